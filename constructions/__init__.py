@@ -1,0 +1,1 @@
+"""Explicit weights, task generators and small models (torch). May import ``theory``, never ``verify``."""

@@ -1,0 +1,54 @@
+"""Figure registry: ``@figure(id, claims=(...))`` registers a drawing function.
+
+A drawing function takes ``records`` (claim id -> the newest stored result record, with its
+``details``) and returns a matplotlib Figure. ``python -m paper_figs`` reads the records from the
+results file; with ``--recompute`` it first runs the claims the figure is fed by.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Callable
+
+AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    claims: tuple[str, ...]
+    title: str
+    draw: Callable
+
+
+FIGURES: dict[str, Figure] = {}
+
+
+def figure(id: str, *, claims: tuple[str, ...], title: str):
+    def wrap(fn):
+        if id in FIGURES:
+            raise ValueError(f"figure {id} registered twice")
+        FIGURES[id] = Figure(id=id, claims=tuple(claims), title=title, draw=fn)
+        return fn
+
+    return wrap
+
+
+def load_all() -> dict[str, Figure]:
+    for area in AREAS:
+        name = f"paper_figs.{area}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    return FIGURES
+
+
+def need(records: dict, claim_id: str) -> dict:
+    """The stored record of ``claim_id``; a clear error when it is missing or errored."""
+    rec = records.get(claim_id)
+    if rec is None:
+        raise LookupError(f"no stored result for {claim_id}; run `python -m verify run {claim_id}` "
+                          "or pass --recompute")
+    if rec.get("status") == "error":
+        raise LookupError(f"stored result for {claim_id} is an error: {rec.get('error')}")
+    return rec

@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verify.measure import decode, decode_naive
+
+
+@given(n=st.integers(2, 60), v=st.integers(2, 40), d=st.integers(1, 8), chunk=st.integers(1, 70),
+       seed=st.integers(0, 2**31 - 1))
+def test_chunked_equals_naive(n, v, d, chunk, seed):
+    rng = np.random.default_rng(seed)
+    H, U = rng.normal(size=(n, d)), rng.normal(size=(v, d))
+    t = rng.integers(0, v, size=n)
+    a, b = decode(H, U, t, chunk=chunk, return_margins=True), decode_naive(H, U, t)
+    np.testing.assert_allclose(a.margins, b.margins, rtol=1e-12, atol=1e-12)
+    assert a.n_correct == b.n_correct
+
+
+def test_ties_are_errors():
+    U = np.eye(3)
+    H = np.array([[1.0, 1.0, 0.0]])  # ties between candidates 0 and 1
+    res = decode(H, U, np.array([0]))
+    assert res.accuracy == 0.0 and res.min_margin == 0.0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        decode(np.array([[np.nan, 1.0]]), np.eye(2), np.array([0]))
+    with pytest.raises(ValueError, match="same d"):
+        decode(np.ones((2, 3)), np.eye(2), np.array([0, 1]))
+    with pytest.raises(ValueError, match="targets"):
+        decode(np.ones((2, 2)), np.eye(2), np.array([0, 5]))
+    with pytest.raises(ValueError, match="targets shape"):
+        decode(np.ones((2, 2)), np.eye(2), np.array([0]))
+
+
+def test_float32_tensor_input():
+    g = torch.Generator().manual_seed(1)
+    H, U = torch.randn(100, 16, generator=g), torch.randn(50, 16, generator=g)
+    t = torch.randint(0, 50, (100,), generator=g)
+    a, b = decode(H, U, t, chunk=7, return_margins=True), decode_naive(H, U, t)
+    torch.testing.assert_close(torch.from_numpy(a.margins), torch.from_numpy(b.margins))

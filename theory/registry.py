@@ -1,0 +1,90 @@
+"""Registry of bounds: each a sympy expression plus a fast numeric evaluation.
+
+A :class:`Bound` names its parameters, states the inequality it stands for and carries its
+provenance tag. ``python -m theory list`` and ``python -m theory eval`` read this registry.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+PROVENANCES = ("abstract", "paper", "reference", "derived")
+
+#: Areas, in the order of DESIGN.md. A module ``theory.<area>`` registers its bounds on import.
+AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One bound of one paper.
+
+    name: ``<area>.<name>``; statement: the inequality in one sentence; provenance: one of
+    PROVENANCES; params: parameter name -> short description; symbolic: () -> sympy.Expr in
+    sympy symbols named like the params; numeric: (**params) -> float, validated.
+    """
+
+    name: str
+    statement: str
+    provenance: str
+    source: str
+    params: Mapping[str, str]
+    numeric: Callable[..., float]
+    symbolic: Callable[[], object] | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.provenance not in PROVENANCES:
+            raise ValueError(f"bound {self.name}: provenance {self.provenance!r} not in {PROVENANCES}")
+
+    def evaluate(self, **values) -> float:
+        missing = [p for p in self.params if p not in values]
+        unknown = [p for p in values if p not in self.params]
+        if missing or unknown:
+            raise ValueError(
+                f"bound {self.name} takes parameters {list(self.params)}; "
+                f"missing {missing}, unknown {unknown}")
+        value = self.numeric(**values)
+        if isinstance(value, (int, float)) and math.isnan(value):
+            raise ValueError(f"bound {self.name} evaluated to NaN at {values}")
+        return value
+
+    def expression(self):
+        return None if self.symbolic is None else self.symbolic()
+
+    def latex(self) -> str | None:
+        expr = self.expression()
+        if expr is None:
+            return None
+        import sympy
+
+        return sympy.latex(expr)
+
+
+BOUNDS: dict[str, Bound] = {}
+
+
+def register_bound(bound: Bound) -> Bound:
+    if bound.name in BOUNDS:
+        raise ValueError(f"bound {bound.name} registered twice")
+    BOUNDS[bound.name] = bound
+    return bound
+
+
+def load_all() -> dict[str, Bound]:
+    """Import every area module that exists, so its bounds register."""
+    for area in AREAS:
+        name = f"theory.{area}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    return BOUNDS
+
+
+def get_bound(name: str) -> Bound:
+    load_all()
+    try:
+        return BOUNDS[name]
+    except KeyError:
+        raise ValueError(f"unknown bound {name!r}; `python -m theory list` shows them") from None

@@ -1,0 +1,188 @@
+"""The claim registry: the unit of the toolkit (DESIGN.md, "The claim").
+
+A :class:`Claim` is one checkable consequence of one theorem, construction or experiment. Its
+``check(params, ctx)`` measures something and returns an :class:`Outcome`; nothing is
+hard-coded. Area modules ``verify/<area>.py`` call :func:`register` at import time;
+:func:`load_all` imports every area module that exists.
+
+Claims that need the same trained model or sweep share it through :meth:`Context.shared`,
+a cache keyed by its parameters and seed, so a model is trained once per run.
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+PROVENANCES = ("abstract", "paper", "reference", "derived")
+AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one check found.
+
+    predicted: what the theory says (a number, or a short string such as "acc = 1.0").
+    measured: what was measured (a number, or a short string / small dict).
+    passed: whether the claim's stated inequality held on this measurement.
+    details: JSON-able series used by the report and the figures (lists, not arrays).
+    skipped: a reason string when the claim could not run here (e.g. no weights); a skip is
+      never a pass (``passed`` is then False and the runner reports "skipped").
+    """
+
+    predicted: Any
+    measured: Any
+    passed: bool
+    details: Mapping[str, Any] = field(default_factory=dict)
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    source: str
+    provenance: str
+    statement: str
+    quick: Mapping[str, Any]
+    full: Mapping[str, Any]
+    check: Callable[[Mapping[str, Any], "Context"], Outcome]
+    #: True for the "must fail" claims: the claim's statement is that a guarantee is violated
+    #: when a hypothesis is violated; details then hold the inner check's result.
+    demonstrates_failure: bool = False
+    needs: tuple[str, ...] = ()  # e.g. ("torch",), ("transformers",): informational
+
+    def __post_init__(self):
+        if self.provenance not in PROVENANCES:
+            raise ValueError(f"claim {self.id}: provenance {self.provenance!r} not in {PROVENANCES}")
+        if self.id.count(".") != 2:
+            raise ValueError(f"claim id {self.id!r} must read <area>.<topic>.<property>")
+
+    @property
+    def area(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    def params(self, scale: str) -> dict:
+        if scale not in ("quick", "full"):
+            raise ValueError(f"scale must be 'quick' or 'full', got {scale!r}")
+        return dict(self.quick if scale == "quick" else self.full)
+
+
+CLAIMS: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    if claim.id in CLAIMS:
+        raise ValueError(f"claim {claim.id} registered twice")
+    CLAIMS[claim.id] = claim
+    return claim
+
+
+def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mapping,
+          full: Mapping | None = None, demonstrates_failure: bool = False, needs=()):
+    """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``."""
+
+    def wrap(fn):
+        register(Claim(id=id, source=source, provenance=provenance, statement=statement,
+                       quick=dict(quick), full=dict(full if full is not None else quick),
+                       check=fn, demonstrates_failure=demonstrates_failure, needs=tuple(needs)))
+        return fn
+
+    return wrap
+
+
+def load_all() -> dict[str, Claim]:
+    for area in AREAS:
+        name = f"verify.{area}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    return CLAIMS
+
+
+def select(patterns) -> list[Claim]:
+    """Claims whose id matches any pattern (exact id or fnmatch glob), in registry order."""
+    claims = load_all()
+    if not patterns:
+        return list(claims.values())
+    chosen = []
+    for pattern in patterns:
+        hits = [c for cid, c in claims.items() if fnmatch.fnmatchcase(cid, pattern)]
+        if not hits:
+            raise ValueError(f"no claim matches {pattern!r}; `python -m verify list` shows the ids")
+        chosen.extend(h for h in hits if h not in chosen)
+    return chosen
+
+
+@dataclass
+class Context:
+    """Run context handed to every check: seed, device, dtype, scale and the shared cache.
+
+    dtype is ``float64`` on CPU (exact theory checks) and ``float32`` on CUDA, unless overridden.
+    """
+
+    seed: int = 0
+    device: str = "cpu"
+    dtype: str = "float64"
+    scale: str = "quick"
+    cache: dict = field(default_factory=dict)
+    progress: bool = False
+
+    def rng(self, *salt: int) -> np.random.Generator:
+        """A fresh numpy Generator from (seed, *salt): no global state."""
+        return np.random.default_rng([int(self.seed), *[int(s) for s in salt]])
+
+    def seeds(self, count: int) -> list[int]:
+        """The K seeds of a fail-rate claim: seed, seed+1, ..., seed+K-1 (0..K-1 by default)."""
+        return [int(self.seed) + i for i in range(int(count))]
+
+    def torch_dtype(self):
+        import torch
+
+        return {"float64": torch.float64, "float32": torch.float32}[self.dtype]
+
+    def torch_generator(self, seed: int | None = None):
+        import torch
+
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(int(self.seed if seed is None else seed))
+        return gen
+
+    def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """Compute once per run: ``key`` must include every parameter and the seed."""
+        full_key = (key, self.device, self.dtype)
+        if full_key not in self.cache:
+            self.cache[full_key] = compute()
+        return self.cache[full_key]
+
+
+def jsonable(value):
+    """Convert numpy scalars/arrays (and tuples) to JSON types; NaN raises ValueError."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        if value != value:
+            raise ValueError("NaN in a claim result")
+        return value
+    if value is None or isinstance(value, (str, int)):
+        return value
+    try:  # torch tensors and other array-likes
+        return jsonable(np.asarray(value).tolist())
+    except Exception:  # noqa: BLE001
+        return str(value)
+
+
+def check_json(value) -> None:
+    json.dumps(jsonable(value))

@@ -1,0 +1,140 @@
+"""Command line of DESIGN.md.
+
+    python -m verify                      every claim at quick scale: table, results file, report
+    python -m verify list [--markdown]    ids, sources, provenance, statements
+    python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
+                                          [--out DIR] [--json] [--fresh]
+    python -m verify bench [--json] [NAME ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_OUT = "results"
+
+
+def _add_run_options(p):
+    p.add_argument("--scale", choices=("quick", "full"), default="quick")
+    p.add_argument("--device", default=None, help="auto|cpu|cuda (default: RECALL_DEVICE, else auto)")
+    p.add_argument("--dtype", choices=("float64", "float32"), default=None,
+                   help="default float64 on cpu, float32 on cuda")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=DEFAULT_OUT, help="results folder (claims.jsonl, report.md)")
+    p.add_argument("--json", action="store_true", help="one JSON record per claim on stdout")
+    p.add_argument("--fresh", action="store_true", help="do not reuse finished results")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m verify",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     description=__doc__)
+    sub = parser.add_subparsers(dest="cmd")
+    p_list = sub.add_parser("list", help="list the claims")
+    p_list.add_argument("--markdown", action="store_true")
+    p_list.add_argument("--json", action="store_true")
+    p_run = sub.add_parser("run", help="run claims by id or glob")
+    p_run.add_argument("ids", nargs="+", metavar="ID|GLOB")
+    _add_run_options(p_run)
+    p_bench = sub.add_parser("bench", help="performance of the measurement kernels")
+    p_bench.add_argument("names", nargs="*")
+    p_bench.add_argument("--json", action="store_true")
+    p_bench.add_argument("--device", default=None)
+    p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a local causal LM")
+    p_probe.add_argument("--model", required=True, help="local path of a Hugging Face model")
+    p_probe.add_argument("--pairs", required=True, help="file of subject<TAB>answer lines")
+    p_probe.add_argument("--device", default=None)
+    p_probe.add_argument("--out", default=DEFAULT_OUT)
+    p_probe.add_argument("--json", action="store_true")
+    return parser
+
+
+def claims_markdown(claims) -> str:
+    lines = ["| claim | provenance | statement | source |", "|---|---|---|---|"]
+    for c in claims:
+        statement = c.statement.replace("|", "\\|")
+        mark = " (demonstrates a failure)" if c.demonstrates_failure else ""
+        lines.append(f"| `{c.id}` | {c.provenance} | {statement}{mark} | {c.source} |")
+    return "\n".join(lines)
+
+
+def _print_table(records, stream=sys.stdout):
+    width = max((len(r["id"]) for r in records), default=10)
+    print(f"{'claim':<{width}}  {'status':<17} {'seconds':>7}  predicted | measured", file=stream)
+    for r in records:
+        pred, meas = _short(r.get("predicted")), _short(r.get("measured"))
+        extra = r.get("error") or r.get("skipped") or r.get("ledger") or ""
+        print(f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
+              + (f"  [{extra}]" if extra else ""), file=stream)
+
+
+def _short(value, limit=60) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def cmd_run(args, patterns) -> int:
+    from constructions.device import default_dtype, resolve_device
+    from verify.claims import Context, select
+    from verify.results import REPORT_FILE, ResultStore, write_report
+    from verify.runner import is_failure, run_claims
+
+    claims = select(patterns)
+    device = resolve_device(args.device)
+    dtype = args.dtype or default_dtype(device)
+    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale,
+                  progress=sys.stderr.isatty())
+    store = ResultStore(args.out)
+
+    def emit(record):
+        if args.json:
+            print(json.dumps(record), flush=True)
+    records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
+    report = write_report(records, Path(args.out) / REPORT_FILE)
+    stream = sys.stderr if args.json else sys.stdout
+    if not args.json:
+        _print_table(records, stream)
+    failures = [r for r in records if is_failure(r)]
+    print(f"\n{len(records)} claims: {len(records) - len(failures)} ok, {len(failures)} failed "
+          f"(results {store.path}, report {report})", file=stream)
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd is None:
+            args = parser.parse_args(["run", "*"])
+        if args.cmd == "list":
+            from verify.claims import load_all
+
+            claims = list(load_all().values())
+            if args.markdown:
+                print(claims_markdown(claims))
+            elif args.json:
+                print(json.dumps([{"id": c.id, "source": c.source, "provenance": c.provenance,
+                                   "statement": c.statement, "quick": c.quick, "full": c.full,
+                                   "demonstrates_failure": c.demonstrates_failure}
+                                  for c in claims], indent=2, default=str))
+            else:
+                for c in claims:
+                    print(f"{c.id}  [{c.provenance}]  {c.source}\n    {c.statement}")
+            return 0
+        if args.cmd == "run":
+            return cmd_run(args, args.ids)
+        if args.cmd == "bench":
+            from verify.bench import main as bench_main
+
+            return bench_main(args)
+        if args.cmd == "probe-lm":
+            from verify.probe_lm import main as probe_main  # provided by the hopfield area
+
+            return probe_main(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    parser.print_help()
+    return 2

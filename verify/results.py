@@ -1,0 +1,151 @@
+"""Results as JSON lines, appended one claim at a time, and the Markdown report.
+
+Each record holds: id, scale, params, predicted, measured, passed, status, provenance,
+seed, device, dtype, versions, git revision, code key, seconds, details. A re-run with the
+same claim, parameters, seed, device, dtype and code key resumes: finished records are reused.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+RESULTS_FILE = "claims.jsonl"
+REPORT_FILE = "report.md"
+
+
+@lru_cache(maxsize=None)
+def git_revision() -> str:
+    """HEAD's hash, with "+dirty-<hash of the diff>" when the tree has uncommitted changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        diff = subprocess.run(["git", "diff", "HEAD", "--", "theory", "constructions", "verify"],
+                              cwd=root, capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if diff:
+        rev += "+dirty-" + hashlib.sha1(diff.encode()).hexdigest()[:10]
+    return rev
+
+
+def versions() -> dict:
+    import numpy
+    import scipy
+    import sympy
+
+    out = {"python": platform.python_version(), "numpy": numpy.__version__,
+           "scipy": scipy.__version__, "sympy": sympy.__version__,
+           "platform": platform.platform()}
+    try:
+        import torch
+
+        out["torch"] = torch.__version__
+    except ImportError:  # theory-only installs
+        out["torch"] = None
+    try:
+        from importlib.metadata import version
+
+        out["recall-bounds"] = version("recall-bounds")
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        out["recall-bounds"] = None
+    return out
+
+
+def params_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+class ResultStore:
+    """Append-only JSON-lines file in ``out_dir``."""
+
+    def __init__(self, out_dir: str | os.PathLike):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / RESULTS_FILE
+
+    def records(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        rows = []
+        with self.path.open() as fh:
+            for line in fh:
+                line = line.strip()
+                if line:
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        continue  # a line cut by an interrupted write: ignore it
+        return rows
+
+    def latest(self) -> dict[str, dict]:
+        """The newest record of every claim id."""
+        out = {}
+        for row in self.records():
+            out[row["id"]] = row
+        return out
+
+    def find(self, claim_id: str, scale: str, params: dict, seed: int, device: str,
+             dtype: str, code: str) -> dict | None:
+        key = params_key(params)
+        for row in reversed(self.records()):
+            if (row.get("id") == claim_id and row.get("scale") == scale
+                    and params_key(row.get("params", {})) == key and row.get("seed") == seed
+                    and row.get("device") == device and row.get("dtype") == dtype
+                    and row.get("code") == code and row.get("status") != "error"):
+                return row
+        return None
+
+    def append(self, record: dict) -> None:
+        with self.path.open("a") as fh:
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+    return str(value)
+
+
+def write_report(records: list[dict], path: str | os.PathLike) -> Path:
+    """Markdown table: every claim with predicted, measured, status and provenance."""
+    path = Path(path)
+    lines = ["# recall-bounds report", "",
+             f"{len(records)} claims; status counts: "
+             + ", ".join(f"{k} {v}" for k, v in sorted(_count(records).items())), "",
+             "| claim | provenance | predicted | measured | status | seconds |",
+             "|---|---|---|---|---|---|"]
+    for r in records:
+        status = r["status"]
+        if r.get("ledger"):
+            status += f" (ledger: {r['ledger']})"
+        if r.get("error"):
+            status += f" ({r['error']})"
+        if r.get("skipped"):
+            status += f" ({r['skipped']})"
+        lines.append(f"| `{r['id']}` | {r['provenance']} | {_fmt(r.get('predicted'))} | "
+                     f"{_fmt(r.get('measured'))} | {status} | {r.get('seconds', 0):.1f} |")
+    if records:
+        r0 = records[0]
+        lines += ["", f"seed {r0.get('seed')}, device {r0.get('device')}, dtype {r0.get('dtype')}, "
+                  f"git {r0.get('git')}, versions {json.dumps(r0.get('versions'))}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _count(records):
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    return counts
