@@ -36,10 +36,10 @@ def figure(id: str, *, claims: tuple[str, ...], title: str):
 
 
 def load_all() -> dict[str, Figure]:
-    for area in AREAS:
-        name = f"paper_figs.{area}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    from theory.registry import area_modules
+
+    for name in area_modules("paper_figs"):
+        importlib.import_module(name)
     return FIGURES
 
 

@@ -74,14 +74,10 @@ def main(argv=None) -> int:
 def _add_plugins(sub) -> None:
     """Area-specific subcommands (e.g. ``flops``) register here via ``theory.<area>.add_cli``."""
     import importlib
-    import importlib.util
 
-    from theory.registry import AREAS
+    from theory.registry import area_modules
 
-    for area in AREAS:
-        name = f"theory.{area}"
-        if importlib.util.find_spec(name) is None:
-            continue
+    for name in area_modules("theory"):
         module = importlib.import_module(name)
         hook = getattr(module, "add_cli", None)
         if hook is not None:

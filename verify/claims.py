@@ -96,10 +96,10 @@ def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mappi
 
 
 def load_all() -> dict[str, Claim]:
-    for area in AREAS:
-        name = f"verify.{area}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    from theory.registry import area_modules
+
+    for name in area_modules("verify"):
+        importlib.import_module(name)
     return CLAIMS
 
 

@@ -130,7 +130,7 @@ def main(argv=None) -> int:
 
             return bench_main(args)
         if args.cmd == "probe-lm":
-            from verify.probe_lm import main as probe_main  # provided by the hopfield area
+            from verify.hopfield_lm import main as probe_main  # provided by the hopfield area
 
             return probe_main(args)
     except ValueError as exc:
