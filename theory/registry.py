@@ -40,7 +40,11 @@ class Bound:
             raise ValueError(f"bound {self.name}: provenance {self.provenance!r} not in {PROVENANCES}")
 
     def evaluate(self, **values) -> float:
-        missing = [p for p in self.params if p not in values]
+        import inspect
+
+        sig = inspect.signature(self.numeric).parameters
+        missing = [p for p in self.params if p not in values
+                   and (p not in sig or sig[p].default is inspect.Parameter.empty)]
         unknown = [p for p in values if p not in self.params]
         if missing or unknown:
             raise ValueError(

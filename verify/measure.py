@@ -102,3 +102,25 @@ def min_pairwise_gap(codes) -> float:
     U = _as_tensor(codes)
     res = decode(U, U, torch.arange(U.shape[0], device=U.device))
     return res.min_margin
+
+
+def binomial_tolerance(n_trials: int, fail_prob: float, level: float = 0.99) -> int:
+    """Largest number of failures a claim "fails with probability <= q" tolerates over K seeds:
+    the ``level`` quantile of Binomial(K, q) (DESIGN.md; for q = 0.01, K = 20 it is 1)."""
+    from scipy.stats import binom
+
+    if not 0 < fail_prob < 1:
+        raise ValueError(f"fail_prob={fail_prob} violates 0 < q < 1")
+    return int(binom.ppf(level, int(n_trials), float(fail_prob)))
+
+
+def linear_fit(x, y) -> dict:
+    """Least-squares line y = a x + b with R^2 (used for threshold-vs-ln N fits)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.size < 2:
+        raise ValueError("a linear fit needs two equal-length series of at least 2 points")
+    a, b = np.polyfit(x, y, 1)
+    resid = y - (a * x + b)
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else 1.0
+    return {"slope": float(a), "intercept": float(b), "r2": r2}
