@@ -1,0 +1,176 @@
+"""Claims of the hopfield area for the ungated network and Ramsauer's bounds (spec hopfield.md §7).
+
+energy_monotone, capacity_constants, capacity_empirical, separation_condition, one_step_error,
+error_exponential_in_beta. Gated claims live in verify/hopfield_gating.py, the fixed-point claims
+in verify/hopfield_fixed_point.py, the language-model probe in verify/hopfield_lm.py.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import softmax
+from scipy.stats import binom
+
+from constructions.hopfield import (energy, gated_energy, gated_update, gaussian_patterns,
+                                    log_gates_from_gates, noisy_query, retrieval_distribution,
+                                    retrieval_error, retrieval_errors_batch, sphere_patterns, update)
+from theory.hopfield import capacity, capacity_constants, sphere_radius, well_separated_threshold
+from theory.hopfield_derived import epsilon_ungated, error_bound, norm_bound, separation
+from verify.claims import Outcome, claim
+
+RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
+PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+
+
+def binomial_tolerance(trials: int, rate: float) -> int:
+    """Upper 99% quantile of binomial(trials, rate): the failure count a fail-rate claim allows."""
+    return int(binom.ppf(0.99, int(trials), float(rate)))
+
+
+@claim("hopfield.energy.monotone", source=f"{RAMSAUER}, Thm 1 (ungated); {PAPER}, spec §5.2 (gated)",
+       provenance="derived",
+       statement="along 20 updates from a random start, every step of f changes E by <= 1e-9 and "
+                 "every step of f_g (random gates g in [0.01, 1]) changes E_g by <= 1e-9",
+       quick={"dim": 64, "n_patterns": 256, "beta": 4.0, "steps": 20, "seeds": 100, "g_min": 0.01},
+       full={"dim": 512, "n_patterns": 10_000, "beta": 4.0, "steps": 20, "seeds": 100, "g_min": 0.01})
+def energy_monotone(params, ctx):
+    worst_u, worst_g, traces = -math.inf, -math.inf, []
+    for s in ctx.seeds(params["seeds"]):
+        gen = ctx.rng(1, s)
+        X = gaussian_patterns(params["n_patterns"], params["dim"], gen)
+        u = log_gates_from_gates(gen.uniform(params["g_min"], 1.0, params["n_patterns"]))
+        xi = gen.standard_normal(params["dim"]) / math.sqrt(params["dim"])
+        xg = xi.copy()
+        e_u, e_g = [energy(X, xi, params["beta"])], [gated_energy(X, xg, params["beta"], u)]
+        for _ in range(params["steps"]):
+            xi = update(X, xi, params["beta"])
+            xg = gated_update(X, xg, params["beta"], u)
+            e_u.append(energy(X, xi, params["beta"]))
+            e_g.append(gated_energy(X, xg, params["beta"], u))
+        worst_u = max(worst_u, float(np.max(np.diff(e_u))))
+        worst_g = max(worst_g, float(np.max(np.diff(e_g))))
+        if len(traces) < 5:
+            traces.append({"ungated": e_u, "gated": e_g})
+    worst = max(worst_u, worst_g)
+    return Outcome(predicted="max step change <= 1e-9", measured=worst, passed=worst <= 1e-9,
+                   details={"max_increase_ungated": worst_u, "max_increase_gated": worst_g,
+                            "traces": traces})
+
+
+@claim("hopfield.capacity.constants", source=f"{RAMSAUER}, Thm 3 (worked values)", provenance="reference",
+       statement="R4 gives c = 3.1546 +- 1e-4 (beta=1, K=3, d=20, p=0.001) with a + ln b > 1.27 and "
+                 "c = 1.3718 +- 1e-4 (beta=1, K=1, d=75, p=0.001) with a + ln b < -0.94",
+       quick={"cases": [[1.0, 3.0, 20, 0.001, 3.1546], [1.0, 1.0, 75, 0.001, 1.3718]]})
+def capacity_constants_claim(params, ctx):
+    rows = []
+    for beta, k, d, p, expected in params["cases"]:
+        const = capacity_constants(beta, k, d, p)
+        rows.append({"beta": beta, "K": k, "d": d, "p": p, "expected_c": expected, **const})
+    ok = (abs(rows[0]["c"] - 3.1546) <= 1e-4 and rows[0]["a_plus_log_b"] > 1.27
+          and abs(rows[1]["c"] - 1.3718) <= 1e-4 and rows[1]["a_plus_log_b"] < -0.94)
+    return Outcome(predicted=[r["expected_c"] for r in rows], measured=[r["c"] for r in rows],
+                   passed=ok, details={"rows": rows})
+
+
+@claim("hopfield.capacity.empirical", source=f"{RAMSAUER}, Thm 3", provenance="reference",
+       statement="N = floor(sqrt(p) c^((d-1)/4)) random sphere patterns (radius K sqrt(d-1)) are all "
+                 "retrieved in one update to within 1/(beta N M) of x_i, failing in at most the "
+                 "binomial(seeds, p) 99% quantile of seeds",
+       quick={"beta": 1.0, "K": 1.0, "dim": 75, "p": 0.001, "seeds": 200},
+       full={"beta": 1.0, "K": 1.0, "dim": 200, "p": 0.001, "seeds": 200})
+def capacity_empirical(params, ctx):
+    beta, k, d, p = params["beta"], params["K"], params["dim"], params["p"]
+    n = int(math.floor(capacity(beta, k, d, p)))
+    radius = k * math.sqrt(d - 1)
+    tol = sphere_radius(beta, n, radius)
+    failures, worst = 0, 0.0
+    for s in ctx.seeds(params["seeds"]):
+        X = sphere_patterns(n, d, radius, ctx.rng(2, s))
+        errs = retrieval_errors_batch(X, np.arange(n), beta)
+        worst = max(worst, float(errs.max()))
+        failures += int(np.any(errs > tol))
+    allowed = binomial_tolerance(params["seeds"], p)
+    return Outcome(predicted=f"failures <= {allowed}", measured=failures, passed=failures <= allowed,
+                   details={"N": n, "dim": d, "radius_S": tol, "worst_error": worst,
+                            "allowed_failures": allowed, "seeds": params["seeds"]})
+
+
+@claim("hopfield.separation.condition", source=f"{RAMSAUER}, Thm 4", provenance="reference",
+       statement="every sphere pattern meeting R1 ends, after 200 updates from x_i, within "
+                 "1/(beta N M) of x_i, and at least 40 (pattern, seed) pairs meet R1 per beta",
+       quick={"dim": 32, "n_patterns": 64, "radius": 3.0, "betas": [2.0, 8.0], "seeds": 5,
+              "updates": 200, "min_meeting": 40})
+def separation_condition(params, ctx):
+    rows, ok = [], True
+    for beta in params["betas"]:
+        meeting, violations = 0, 0
+        for s in ctx.seeds(params["seeds"]):
+            X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng(3, s))
+            need = well_separated_threshold(beta, params["n_patterns"], params["radius"])
+            tol = sphere_radius(beta, params["n_patterns"], params["radius"])
+            chosen = [i for i in range(params["n_patterns"]) if separation(X, i) >= need]
+            meeting += len(chosen)
+            states = X[:, chosen].copy()  # column k: the state started at x_{chosen[k]}
+            for _ in range(params["updates"]):  # f applied to every column at once
+                states = X @ softmax(beta * (X.T @ states), axis=0)
+            violations += int(np.sum(np.linalg.norm(states - X[:, chosen], axis=0) > tol))
+        rows.append({"beta": beta, "meeting_R1": meeting, "violations": violations})
+        ok &= violations == 0 and meeting >= params["min_meeting"]
+    return Outcome(predicted=f"0 violations, >= {params['min_meeting']} meeting R1",
+                   measured={str(r["beta"]): [r["meeting_R1"], r["violations"]] for r in rows},
+                   passed=bool(ok), details={"rows": rows})
+
+
+@claim("hopfield.one_step.error", source=f"{PAPER}, D1 (our version of {RAMSAUER} Thm 5)",
+       provenance="derived",
+       statement="for noisy queries xi = x_i + r u, 1 - p_i <= eps(xi) and ||f(xi) - x_i|| <= "
+                 "2 M min(1, eps(xi)) in every trial (zero violations)",
+       quick={"dim": 32, "n_patterns": 64, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
+       full={"dim": 32, "n_patterns": 10_000, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000})
+def one_step_error(params, ctx):
+    d, n = params["dim"], params["n_patterns"]
+    gen = ctx.rng(4)
+    radius = math.sqrt(d)
+    violations, points = 0, []
+    for _ in range(params["trials"]):
+        X = sphere_patterns(n, d, radius, gen)
+        i = int(gen.integers(n))
+        beta = float(gen.uniform(*params["beta_range"]))
+        xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
+        p = retrieval_distribution(X, xi, beta)
+        eps = epsilon_ungated(X, xi, i, beta)
+        err = retrieval_error(X, xi, i, beta)
+        miss = float(np.sum(np.delete(p, i)))
+        bound = error_bound(eps, norm_bound(X))
+        violations += int(miss > eps * (1 + 1e-12)) + int(err > bound * (1 + 1e-12))
+        if len(points) < 400:
+            points.append([beta * separation(X, i), err, bound])
+    return Outcome(predicted="0 violations", measured=violations, passed=violations == 0,
+                   details={"beta_delta_error_bound": points, "trials": params["trials"]})
+
+
+@claim("hopfield.error.exponential_in_beta", source=f"{RAMSAUER}, Thm 5", provenance="reference",
+       statement="for one well-separated pattern queried with itself, the fitted slope of "
+                 "log ||f(x_i) - x_i|| against beta Delta_i lies in [-1.2, -0.8]",
+       quick={"dim": 32, "n_patterns": 64, "betas": [1.0, 16.0, 12], "slope_range": [-1.2, -0.8]})
+def error_exponential_in_beta(params, ctx):
+    X = sphere_patterns(params["n_patterns"], params["dim"], 1.0, ctx.rng(5))
+    # the well-separated pattern: the one with the largest separation Delta_i
+    i = max(range(params["n_patterns"]), key=lambda j: separation(X, j))
+    delta = separation(X, i)
+    lo, hi, num = params["betas"]
+    betas = np.linspace(lo, hi, int(num))
+    errs = np.array([retrieval_error(X, X[:, i], i, b) for b in betas])
+    slope = float(np.polyfit(betas * delta, np.log(errs), 1)[0])
+    r1 = retrieval_error_bound_curve(betas, X, i)
+    low, high = params["slope_range"]
+    return Outcome(predicted=f"slope in [{low}, {high}]", measured=slope, passed=low <= slope <= high,
+                   details={"beta": betas.tolist(), "beta_delta": (betas * delta).tolist(),
+                            "error": errs.tolist(), "d1_bound": r1, "separation": delta, "pattern": i})
+
+
+def retrieval_error_bound_curve(betas, X, i):
+    """D1 at the noise-free query (r = 0) for each beta: 2 M min(1, eps)."""
+    m = norm_bound(X)
+    return [error_bound(epsilon_ungated(X, X[:, i], i, b), m) for b in betas]
