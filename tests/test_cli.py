@@ -1,0 +1,112 @@
+"""The verify command line: JSON records, resumable results, exit status, report; paper_figs."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from verify.claims import CLAIMS, Claim, Context, Outcome, load_all, select
+from verify.results import ResultStore
+from verify.runner import is_failure, run_claim, run_claims
+
+FAST = "geometric.single_hop.param_count"
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_run_json_and_resume(tmp_path):
+    out = run("verify", "run", FAST, "geometric.single_hop.info_bound", "--json", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["id"] for r in records] == [FAST, "geometric.single_hop.info_bound"]
+    for r in records:
+        for field in ("id", "passed", "predicted", "measured", "provenance", "seconds", "seed", "device",
+                      "dtype", "versions", "git"):
+            assert field in r
+        assert r["passed"] is True and r["device"] == "cpu" and r["dtype"] == "float64"
+    assert (tmp_path / "report.md").read_text().count("| `geometric.") == 2
+    again = run("verify", "run", FAST, "--json", "--out", str(tmp_path))
+    assert json.loads(again.stdout)["resumed"] is True
+    assert len(ResultStore(tmp_path).records()) == 2  # nothing recomputed, nothing appended
+
+
+def test_unknown_claim_and_device_fail_loudly(tmp_path):
+    out = run("verify", "run", "nope.*", "--out", str(tmp_path))
+    assert out.returncode == 2 and "no claim matches" in out.stderr
+    bad = run("verify", "run", FAST, "--device", "tpu", "--out", str(tmp_path))
+    assert bad.returncode == 2 and "not a device" in bad.stderr
+
+
+def test_list_markdown():
+    out = run("verify", "list", "--markdown")
+    assert out.returncode == 0 and "| `geometric.single_hop.selector_exact` | derived |" in out.stdout
+
+
+def _fake(check, cid="geometric.fake.claim"):
+    return Claim(id=cid, source="test", provenance="derived", statement="s", quick={}, full={}, check=check)
+
+
+def test_failing_and_nan_and_error_claims_are_reported():
+    ctx = Context()
+    fail = run_claim(_fake(lambda p, c: Outcome(1.0, 0.5, False)), ctx)
+    assert fail["status"] == "fail" and is_failure(fail)
+    nan = run_claim(_fake(lambda p, c: Outcome(1.0, float("nan"), True)), ctx)
+    assert nan["status"] == "error" and "NaN" in nan["error"] and not nan["passed"]
+    boom = run_claim(_fake(lambda p, c: 1 / 0), ctx)
+    assert boom["status"] == "error" and "ZeroDivisionError" in boom["error"]
+    skip = run_claim(_fake(lambda p, c: Outcome(None, None, False, skipped="no weights")), ctx)
+    assert skip["status"] == "skipped" and not skip["passed"] and not is_failure(skip)
+
+
+def test_interrupted_run_keeps_finished_records(tmp_path):
+    calls = []
+
+    def ok(p, c):
+        calls.append(1)
+        return Outcome(1, 1, True)
+
+    def interrupt(p, c):
+        raise KeyboardInterrupt
+
+    store = ResultStore(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run_claims([_fake(ok, "geometric.fake.a"), _fake(interrupt, "geometric.fake.b")], Context(), store)
+    assert [r["id"] for r in store.records()] == ["geometric.fake.a"]
+    run_claims([_fake(ok, "geometric.fake.a")], Context(), store)
+    assert len(calls) == 1  # resumed, not recomputed
+
+
+def test_every_claim_is_well_formed():
+    claims = load_all()
+    assert claims
+    for cid, c in claims.items():
+        assert c.statement and c.source and c.quick is not None, cid
+    assert select(["geometric.single_hop.*"])
+
+
+def test_paper_figs_from_stored_results(tmp_path):
+    res, figs = tmp_path / "res", tmp_path / "figs"
+    out = run("verify", "run", "geometric.single_hop.log_scaling", "--out", str(res))
+    assert out.returncode == 0, out.stdout + out.stderr
+    draw = run("paper_figs", "geometric.fig_threshold", "--results", str(res), "--out", str(figs))
+    assert draw.returncode == 0, draw.stderr
+    assert (figs / "geometric.fig_threshold.png").stat().st_size > 10_000
+    assert (figs / "geometric.fig_threshold.pdf").exists()
+    missing = run("paper_figs", "geometric.fig_threshold", "--results", str(tmp_path / "empty"),
+                  "--out", str(figs))
+    assert missing.returncode == 1 and "--recompute" in missing.stderr
+
+
+@pytest.mark.gpu
+def test_claims_on_cuda_float32(claim_cache):
+    """Every geometric single-hop claim on cuda in float32 (tolerances stated in each check)."""
+    ctx = Context(device="cuda", dtype="float32", cache={})
+    for claim in select(["geometric.single_hop.*"]):
+        record = run_claim(claim, ctx)
+        assert record["status"] == "pass", (claim.id, record.get("error"), record["measured"])
+
+
+def test_claim_ids_unique_and_three_part():
+    assert all(cid.count(".") == 2 for cid in CLAIMS)
