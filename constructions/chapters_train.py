@@ -1,0 +1,155 @@
+"""Toy synthetic experiments of Mixture of Chapters (spec §4, §5.6) [derived]: fact data, the
+toy configurations (MoC and its iso-FLOP dense comparator) and the two-phase training loop.
+
+Sequences are ``[BOS, KEY, SEP]``; the VALUE is predicted at SEP and never enters the input, so
+it cannot reach the router's pool. Token ids: 0..3 BOS/SEP/PAD/UNK, then phase-1 keys, then
+phase-2 keys, then values. All sequences have length 3, so no padding is needed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from constructions.chapters import (MoCModel, auxiliary_losses, normalised_entropy,
+                                    selection_frequency)
+from theory.chapters_flops import TOY_CONFIG, iso_flop_depth
+
+BOS, SEP, PAD, UNK = 0, 1, 2, 3
+N_SPECIAL = 4
+
+
+@dataclass(frozen=True)
+class FactSet:
+    """A random map key -> value: ``keys`` and ``values`` are token ids (numpy int64)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    def inputs(self) -> np.ndarray:
+        n = len(self.keys)
+        return np.stack([np.full(n, BOS), self.keys, np.full(n, SEP)], axis=1)
+
+
+def make_fact_dataset(n_keys: int, n_values: int, gen: np.random.Generator,
+                      key_start: int = N_SPECIAL, value_start: int | None = None) -> FactSet:
+    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys (spec §4) [derived]."""
+    if n_keys < 1 or n_values < 1:
+        raise ValueError(f"n_keys={n_keys} and n_values={n_values} must be >= 1")
+    value_start = key_start + n_keys if value_start is None else value_start
+    keys = np.arange(key_start, key_start + n_keys, dtype=np.int64)
+    return FactSet(keys, value_start + gen.integers(n_values, size=n_keys).astype(np.int64))
+
+
+def make_phase2_dataset(n_pairs: int, gen: np.random.Generator, key_start: int, value_start: int,
+                        n_values: int) -> FactSet:
+    """A disjoint task on fresh key tokens ``key_start..key_start+n_pairs-1`` (a new random map
+    to the same value range); phase 2 never shows phase-1 keys (spec §4) [derived]."""
+    return make_fact_dataset(n_pairs, n_values, gen, key_start=key_start, value_start=value_start)
+
+
+def make_mixed_batches(datasets, batch: int, gen: np.random.Generator):
+    """Endless (inputs, targets) batches; each example from a uniformly drawn dataset, then a
+    uniformly drawn fact (spec §4). Sequences share one length, so nothing is padded."""
+    inputs = [d.inputs() for d in datasets]
+    while True:
+        which = gen.integers(len(datasets), size=batch)
+        rows = [gen.integers(len(datasets[i].keys)) for i in which]
+        x = np.stack([inputs[i][r] for i, r in zip(which, rows)])
+        y = np.array([datasets[i].values[r] for i, r in zip(which, rows)])
+        yield torch.from_numpy(x), torch.from_numpy(y)
+
+
+def toy_configs(n_facts=1024, n_values=256, n_phase2=1024, top_k=4):
+    """(MoC config, iso-FLOP dense config) of spec §5.6 [derived]. The dense depth is the smallest
+    integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes)."""
+    moc = dict(TOY_CONFIG, vocab=N_SPECIAL + n_facts + n_phase2 + n_values, top_k=top_k)
+    depth = iso_flop_depth(moc)
+    dense = dict(moc, n_layers=depth, mem_layers=[])
+    return moc, dense
+
+
+def lr_factor(step: int, steps: int, warmup: int) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.1 (spec §5.6)."""
+    if step < warmup:
+        return (step + 1) / warmup
+    t = (step - warmup) / max(1, steps - warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
+
+
+@torch.no_grad()
+def accuracy(model, facts: FactSet, device="cpu") -> float:
+    """Fraction of facts whose argmax over the whole vocabulary at SEP is the value."""
+    model.eval()
+    logits, _ = model(torch.from_numpy(facts.inputs()).to(device), last_only=True)
+    model.train()
+    return float((logits.argmax(-1).cpu().numpy() == facts.values).mean())
+
+
+def train(model, batches, steps, *, lr=3e-3, lr_memory=6e-3, lr_bank=None, lb_coef=0.01,
+          z_coef=0.001, warmup=50, eval_sets=(), eval_every=25, usage_at=(), device="cpu"):
+    """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
+
+    Memory layers get ``lr_memory``; the bank gets ``lr_bank`` (default ``lr_memory``; 0 freezes
+    it). Returns a history: step-wise LM loss, accuracy of each of ``eval_sets`` every
+    ``eval_every`` steps (and at the end), and for each step in ``usage_at`` the routed-chapter
+    selection frequency f accumulated since the start (first memory layer)."""
+    lr_bank = lr_memory if lr_bank is None else lr_bank
+    memory = [p for n, p in model.named_parameters() if ".memory." in n]
+    bank = [model.bank] if model.bank is not None else []
+    ids = {id(p) for p in memory + bank}
+    backbone = [p for p in model.parameters() if id(p) not in ids]
+    groups = [{"params": backbone, "lr": lr}, {"params": memory, "lr": lr_memory}]
+    if bank and lr_bank > 0:
+        groups.append({"params": bank, "lr": lr_bank})
+    for p in bank:
+        p.requires_grad_(lr_bank > 0)
+    groups = [g for g in groups if g["params"]]
+    for g in groups:
+        g["base_lr"] = g["lr"]
+    opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+    hist = {"loss": [], "eval_steps": [], "acc": [[] for _ in eval_sets], "usage": {},
+            "usage_entropy": [], "usage_entropy_steps": []}
+    counts = None
+    for step in range(steps):
+        if eval_sets and step % eval_every == 0:
+            hist["eval_steps"].append(step)
+            for i, facts in enumerate(eval_sets):
+                hist["acc"][i].append(accuracy(model, facts, device))
+        for g in groups:
+            g["lr"] = g["base_lr"] * lr_factor(step, steps, warmup)
+        x, y = next(batches)
+        logits, routings = model(x.to(device), last_only=True)
+        loss = F.cross_entropy(logits, y.to(device))
+        total = loss
+        if routings:
+            lb, z = auxiliary_losses(routings)
+            total = loss + lb_coef * lb + z_coef * z
+            r = routings[0]
+            f = selection_frequency(r.chapters[:, r.n_shared:], r.probs.shape[-1])[r.n_shared:]
+            counts = f if counts is None else counts + f
+            if (step + 1) % 8 == 0:
+                hist["usage_entropy_steps"].append(step + 1)
+                hist["usage_entropy"].append(normalised_entropy(f.cpu() + 0.0)
+                                             if f.sum() > 0 else 0.0)
+            if step + 1 in usage_at:
+                hist["usage"][step + 1] = (counts / (step + 1)).cpu().tolist()
+        opt.zero_grad(set_to_none=True)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        hist["loss"].append(float(loss))
+    if eval_sets:
+        hist["eval_steps"].append(steps)
+        for i, facts in enumerate(eval_sets):
+            hist["acc"][i].append(accuracy(model, facts, device))
+    return hist
+
+
+def build(cfg, seed, device="cpu", dtype=torch.float32):
+    """A toy model initialised from ``torch.Generator().manual_seed(seed)``."""
+    gen = torch.Generator().manual_seed(int(seed))
+    return MoCModel(cfg, generator=gen, device=device, dtype=dtype)

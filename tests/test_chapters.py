@@ -1,0 +1,123 @@
+"""Tests of the Mixture of Chapters area: FLOP accounting, configuration errors, memory layer."""
+import json
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from constructions.chapters import (ChapterRouter, MemoryLayer, MoCModel, load_balance_loss,
+                                    rms_normalise, z_loss)
+from constructions.chapters_train import build, toy_configs
+from theory import chapters_flops as fl
+from theory.__main__ import main as theory_main
+
+
+def test_paper_totals_exact():
+    totals = fl.model_totals(fl.PAPER_CONFIG)
+    assert totals["backbone"] == 356_363_685_888
+    assert totals["iso_flop"] == 495_763_542_016
+    assert totals["moc"] == 459_171_802_488
+    assert all(isinstance(v, int) for v in totals.values())
+
+
+def test_toy_iso_flop_depth_is_21():
+    moc, dense = toy_configs()
+    assert dense["n_layers"] == 21 == fl.iso_flop_depth(moc)
+    assert fl.flops_model(dense, 21, 0) >= fl.flops_model(moc, 1, 1) > fl.flops_model(dense, 20, 0)
+
+
+def test_flops_cli_json(capsys, tmp_path):
+    assert theory_main(["flops", "--config", "paper", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["totals"]["moc"] == 459_171_802_488
+    assert sum(r["flops"] for r in out["memory_layer_extra"]) == out["memory_layer_extra_total"]
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(dict(fl.PAPER_CONFIG, top_k=16)))
+    assert theory_main(["flops", "--config", str(path)]) == 0
+    assert "MoC (12 standard + 4 memory)" in capsys.readouterr().out
+    assert theory_main(["flops", "--config", str(tmp_path / "missing.json")]) == 2
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"n_chapters": 4096}, "must divide the bank"),
+    ({"top_k": 4097}, "exceeds the number of routed chapters"),
+    ({"mem_layers": [2, 16]}, "outside the model's layers"),
+    ({"n_heads": 10}, "must equal d_model"),
+])
+def test_bad_configuration_is_a_clear_error(change, message):
+    cfg = dict(fl.PAPER_CONFIG, **change)
+    with pytest.raises(ValueError, match=message):
+        fl.validate_config(cfg)
+    with pytest.raises(ValueError, match=message):
+        MoCModel(cfg, device="meta")
+
+
+def test_router_rejects_topk_above_routed():
+    with pytest.raises(ValueError, match="top_k"):
+        ChapterRouter(8, 5, 1, 5)
+
+
+@given(seed=st.integers(0, 2**16), n_shared=st.integers(1, 3), top_k=st.integers(1, 6),
+       scale=st.floats(0.5, 4.0))
+def test_mixing_weights_sum_to_one(seed, n_shared, top_k, scale):
+    gen = torch.Generator().manual_seed(seed)
+    router = ChapterRouter(8, n_shared + 6, n_shared, top_k, scale, dtype=torch.float64)
+    with torch.no_grad():
+        router.linear.weight.copy_(torch.randn(router.linear.weight.shape, generator=gen,
+                                               dtype=torch.float64))
+        r = router(torch.randn(4, 3, 8, generator=gen, dtype=torch.float64))
+    torch.testing.assert_close(r.weights.sum(-1), torch.ones(4, dtype=torch.float64))
+    torch.testing.assert_close(r.weights[:, :n_shared].sum(-1),
+                               torch.full((4,), n_shared / (n_shared + scale), dtype=torch.float64))
+    assert (r.chapters[:, :n_shared] == torch.arange(n_shared)).all()
+    assert (r.chapters[:, n_shared:] >= n_shared).all()
+
+
+def test_load_balance_and_z_loss_values():
+    probs = torch.full((3, 9), 1 / 9, dtype=torch.float64)
+    sel = torch.tensor([[1, 2], [3, 4], [5, 6]])
+    assert float(load_balance_loss(probs, sel)) == pytest.approx(2.0)
+    assert float(z_loss(torch.zeros(2, 9))) == pytest.approx(np.log(9) ** 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("batch", [2, 3])
+def test_project_first_equals_gather_first(batch):
+    """Both orders of projection and gathering in MemoryLayer give K = (w * RMS(M_S)) W_K:
+    batch 3 selects 3*3*4 = 36 > 32 bank tokens (project first), batch 2 selects 24 (gather first)."""
+    gen = torch.Generator().manual_seed(batch)
+    layer = MemoryLayer(16, 2, 8, 1, 2, dtype=torch.float64)
+    bank = torch.randn(8 * 4, 16, generator=gen, dtype=torch.float64)
+    routing = layer.router(torch.randn(batch, 5, 16, generator=gen, dtype=torch.float64))
+    keys, values = layer.selected_keys_values(bank, routing)
+    chapters = bank.view(8, 4, 16)[routing.chapters]
+    manual = (rms_normalise(chapters) * routing.weights[..., None, None]).reshape(batch, -1, 16)
+    torch.testing.assert_close(keys, layer.attention.wk(manual))
+    torch.testing.assert_close(values, layer.attention.wv(manual))
+
+
+def test_zero_init_identity_and_router_gradient_path():
+    moc, _ = toy_configs()
+    model = build(moc, 0)
+    plain = MoCModel(dict(moc, mem_layers=[]), generator=torch.Generator().manual_seed(1))
+    plain.load_state_dict({k: v for k, v in model.state_dict().items()
+                           if ".memory." not in k and k != "bank"})
+    x = torch.randint(4, moc["vocab"], (4, 3), generator=torch.Generator().manual_seed(2))
+    a, routings = model(x, last_only=True)
+    b, none = plain(x, last_only=True)
+    assert torch.equal(a, b) and none == [] and len(routings) == 1
+    # with W_O = 0 the LM loss gives the router no gradient; a non-zero W_O opens the weighting path
+    a.sum().backward()
+    assert float(model.blocks[1].memory.router.linear.weight.grad.abs().max()) == 0.0
+    model2 = build(dict(moc, wo_init="normal"), 0)
+    out, _ = model2(x, last_only=True)
+    out.logsumexp(-1).sum().backward()
+    assert float(model2.blocks[1].memory.router.linear.weight.grad.abs().max()) > 0.0
+    assert float(model2.bank.grad.abs().max()) > 0.0
+
+
+def test_model_needs_explicit_generator():
+    moc, _ = toy_configs()
+    with pytest.raises(ValueError, match="Generator"):
+        MoCModel(moc)
