@@ -23,10 +23,11 @@ from constructions.retrieval import RetrievalData, RetrievalTask
 CHUNK = 4096
 
 
-def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
+def _softmax(x: np.ndarray, axis: int = -1, overwrite: bool = False) -> np.ndarray:
+    x = np.subtract(x, x.max(axis=axis, keepdims=True), out=x if overwrite else None)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
 
 
 def attend(hidden: np.ndarray, w_kq: np.ndarray, eos: np.ndarray):
@@ -60,12 +61,16 @@ def loss_and_grads(data: RetrievalData, w_out: np.ndarray, w_kq: np.ndarray,
     g_out = np.zeros_like(w_out)
     g_vec = np.zeros(task.d_model)
     loss = 0.0
+    w_out_is_zero = not np.any(w_out)
     for start in range(0, N, chunk):
         stop = min(start + chunk, N)
         hidden = data.hidden(start, stop)
         _, attn, states = attend(hidden, w_kq, task.eos)
         feats, pullback = _features_and_pullback(task, states)
-        probs = _softmax(feats @ w_out.T)
+        if w_out_is_zero:  # uniform softmax output at W_v = 0 (step 1)
+            probs = np.full((stop - start, V), 1.0 / V)
+        else:
+            probs = _softmax(feats @ w_out.T, overwrite=True)
         y = data.labels[start:stop]
         rows = np.arange(stop - start)
         loss += float(-np.log(probs[rows, y]).sum())

@@ -157,3 +157,33 @@ def test_oracle_accuracy_is_one_with_orthogonal_embeddings_and_many_samples():
     task = make_retrieval_task(32, 32, rng, "orthogonal")
     label_counts, counts = sample_cooccurrence_counts(task, 4, 20000, rng)
     assert oracle_accuracy(task, value_memory(task, label_counts, counts, 4)) == 1.0
+
+
+# ------------------------------------------------------------------ capacity measurement and fit
+
+def test_fit_scaling_law_recovers_exponents():
+    from verify.retrieval_scaling import fit_scaling_law
+
+    rng = np.random.default_rng(0)
+    grid = [[V, d, L] for V in (64, 128, 256) for d in (16, 32) for L in (2, 8)]
+    n_c = [math.exp(1.0 + 1.2 * math.log(V) + 0.5 * math.log(L) - 0.9 * math.log(d) + 1e-3 * rng.standard_normal())
+           for V, d, L in grid]
+    fit = fit_scaling_law(grid, n_c)
+    np.testing.assert_allclose(fit["coef"][1:], [1.2, 0.5, -0.9], atol=0.01)
+    for (lo, hi), true in zip(fit["ci"][1:], (1.2, 0.5, -0.9)):
+        assert lo < true < hi
+    assert fit["b_plus_cprime_ci"][0] < -0.4 < fit["b_plus_cprime_ci"][1]
+    with pytest.raises(ValueError, match="more than 4 points"):
+        fit_scaling_law(grid[:4], n_c[:4])
+    with pytest.raises(ValueError, match="finite N_c"):
+        fit_scaling_law(grid, [math.inf] + n_c[1:])
+
+
+def test_critical_n_brackets_the_target():
+    from verify.retrieval_capacity import critical_n, mean_oracle_accuracy
+
+    out = critical_n(32, 32, 4, seed=0, embedding="orthogonal")
+    assert out["hi"] / out["lo"] <= 1.1 + 1e-9
+    assert mean_oracle_accuracy(32, 32, 4, out["hi"], 0, embedding="orthogonal") >= 0.9
+    assert mean_oracle_accuracy(32, 32, 4, out["lo"], 0, embedding="orthogonal") < 0.9
+    assert critical_n(64, 4, 4, seed=0)["n_c"] == math.inf  # d = 4 <= 2 ln 64: population margin < 0
