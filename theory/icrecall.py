@@ -1,0 +1,202 @@
+"""Bounds and formulas of in-context factual recall (spec icrecall.md §5-§6).
+
+Source: Huang, Nichani, Lee, Ge, *Fine-Tuning Dynamics of In-Context Factual Recall in
+Transformers* (arXiv 2605.27774). The abstract states qualitatively that fine-tuning finds a
+pairwise attention pattern and needs polylog(#triplets) samples [abstract]. The incoherence and
+linear-memory statements are standard [reference: Nichani, Lee & Bietti 2024, arXiv 2412.06538].
+Every constant below is this project's own formalisation [derived]; none is the paper's.
+No torch here (a test proves it).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from theory.registry import Bound, register_bound
+from theory.validate import require_int, require_real
+
+SOURCE = "Fine-Tuning Dynamics of In-Context Factual Recall (2605.27774)"
+REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538)"
+V, d, S, R, n, rho, theta, K, c = sp.symbols("V d S R n rho theta K c", positive=True)
+
+
+def incoherence_bound(n_vectors, dim) -> float:
+    """[reference] For V independent unit Gaussian directions in R^d, with high probability
+    max_{t != t'} |<e_t, e_t'>| <= 2 sqrt(2 ln V / d).
+
+    Sketch: <e_t, e_t'> is sub-Gaussian with variance proxy about 1/d; a union bound over V^2
+    pairs gives the max below sqrt(2 ln(V^2) / d) times a constant; the factor 2 absorbs the
+    normalisation and the constant. Hypotheses: V >= 2, d >= 1.
+    """
+    v = require_int("V", n_vectors, 2)
+    dd = require_int("d", dim, 1)
+    return 2.0 * math.sqrt(2.0 * math.log(v) / dd)
+
+
+def mlp_sufficient_dim(n_subj, n_rel) -> float:
+    """[derived, heuristic] The triplet MLP (spec §5.2, theta = 1.5) recalls every fact once
+    d >= 32 ln(S R).
+
+    Sketch: on z = e_s + e_r the correct neuron's pre-activation is 2 + 2<e_s, e_r>; recall needs
+    it above theta = 1.5, i.e. the noise 2<e_s, e_r> ~ N(0, 4/d) above -1/2 for all m = S R facts.
+    The Gaussian maximum of m such variables is about sqrt(2 (4/d) ln m), below 1/2 when
+    d >= 32 ln m. The neurons sharing only s or r sit at 1 + (sum of <= 3 inner products,
+    variance <= 3/d) and need to stay below 1.5, which the same d gives for the (S + R) m
+    pairs up to the constant. This is a Gaussian-maximum approximation, not a union-bound
+    guarantee (at small S R its failure probability is of order one); the rigorous
+    version is :func:`mlp_guarantee_dim`. Hypotheses: S >= 2, R >= 1.
+    """
+    s = require_int("S", n_subj, 2)
+    r = require_int("R", n_rel, 1)
+    return 32.0 * math.log(s * r) if s * r > 1 else 0.0
+
+
+def mlp_guarantee_dim(n_subj, n_rel, fail_prob) -> float:
+    """[derived, rigorous] With d >= 72 ln((S + R)^2 / delta), the triplet MLP at theta = 1.5
+    recalls every one of the S R facts from e_s + e_r with probability >= 1 - delta.
+
+    Proof sketch: suppose every pair among the S + R vectors {e_s} and {e_r} has
+    |<.,.>| <= t = 1/6. On z = e_s + e_r the correct neuron sits at 2 + 2<e_s, e_r> >= 5/3 > 1.5;
+    a neuron sharing s or r sits at 1 + (three inner products) <= 1.5, one sharing neither at
+    <= 4/6; so only the correct neuron is active, F(z) = h u_{a*} with h > 0, and u_{a*} wins the
+    argmax because <u_a, u_{a*}> < 1 for a != a* (almost surely). For independent uniform unit
+    vectors P(|<e, e'>| > t) <= 2 exp(-d t^2 / 2); a union bound over fewer than (S + R)^2 / 2
+    pairs gives failure probability <= (S + R)^2 exp(-d / 72) <= delta.
+    Hypotheses: S >= 2, R >= 1, 0 < delta < 1.
+    """
+    s = require_int("S", n_subj, 2)
+    r = require_int("R", n_rel, 1)
+    dl = require_real("delta", fail_prob, 0, 1, low_open=True, high_open=True)
+    return 72.0 * math.log((s + r) ** 2 / dl)
+
+
+def mlp_params(n_subj, n_rel, dim) -> int:
+    """[derived] The triplet MLP has m = S R neurons and 2 m d + m parameters (m x d first layer,
+    m biases, d x m second layer)."""
+    m = require_int("S", n_subj, 2) * require_int("R", n_rel, 1)
+    return 2 * m * require_int("d", dim, 1) + m
+
+
+def linear_capacity(dim, n_outputs, const) -> float:
+    """[reference] A linear memory W = sum_i u_{y_i} e_{x_i}^T stores N <= c d^2 / ln V pairs
+    (V outputs); the constant c is not known and is a parameter here. Hypotheses: d >= 1,
+    V >= 2, c > 0."""
+    dd = require_int("d", dim, 1)
+    v = require_int("V", n_outputs, 2)
+    cc = require_real("c", const, 0, low_open=True)
+    return cc * dd * dd / math.log(v)
+
+
+def pairwise_preactivations(n_pairs, rho) -> dict:
+    """[derived] Pre-activations of the triplet MLP on z = e_{s_q} + omega sum_j alpha_j x_j with the
+    hand-set pairwise pattern (alpha = 1/(2n) on each context token, 0 on the query) and
+    omega = 2/rho, up to O(sqrt(log(N_f)/d)) noise (spec §6).
+
+    Sketch: the answers contribute omega (1/(2n)) n rho e_r = e_r; each context subject
+    contributes omega/(2n) e_{s_i} = e_{s_i}/(n rho); the query contributes e_{s_q}. So
+    (s_q, r): 2; (s_q, r'): 1; (s_i, r): 1 + 1/(n rho); (s', r): 1.
+    Hypotheses: n >= 1, 0 < rho <= 1.
+    """
+    nn = require_int("n", n_pairs, 1)
+    rr = require_real("rho", rho, 0, 1, low_open=True)
+    return {"correct": 2.0, "query_other_relation": 1.0,
+            "context_subject": 1.0 + 1.0 / (nn * rr), "other_subject": 1.0}
+
+
+def pairwise_margin(n_pairs, rho, theta=1.5) -> float:
+    """[derived] min(2 - theta, theta - 1 - 1/(n rho)): the noise-free margin of the pairwise
+    pattern to the threshold. Positive iff the pattern recalls (up to noise); at theta = 1.5 it is
+    1/2 - 1/(n rho), so n >= 3 is needed at rho = 1/sqrt 2. Hypotheses: as above, 1 < theta < 2."""
+    th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
+    pre = pairwise_preactivations(n_pairs, rho)
+    return min(pre["correct"] - th, th - pre["context_subject"])
+
+
+def min_context_pairs(rho, theta=1.5) -> int:
+    """[derived] The least n with pairwise_margin(n, rho, theta) > 0: floor(1/(rho (theta-1))) + 1."""
+    rr = require_real("rho", rho, 0, 1, low_open=True)
+    th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
+    return int(math.floor(1.0 / (rr * (th - 1.0)))) + 1
+
+
+def relation_chance_ceiling(n_rel, n_test, sigmas=3.0, slack=0.01) -> float:
+    """[derived] Upper acceptance bound for an accuracy at relation chance 1/R measured on K test
+    sequences: 1/R + sigmas sqrt((1/R)(1 - 1/R)/K) + slack (binomial tolerance).
+
+    Rationale: if the context holds no information about the target relation r (mixed contexts),
+    any predictor of a*(s_q, r) is right with probability at most 1/R (it can at best guess r
+    and know a*(s_q, r') for all r'); the count of successes over K independent test sequences is
+    then dominated by Binomial(K, 1/R). Hypotheses: R >= 1, K >= 1, sigmas >= 0."""
+    r = require_int("R", n_rel, 1)
+    k = require_int("K", n_test, 1)
+    sg = require_real("sigmas", sigmas, 0)
+    p = 1.0 / r
+    return p + sg * math.sqrt(p * (1.0 - p) / k) + float(slack)
+
+
+def fit_sample_complexity(n_facts, n_star) -> dict:
+    """[derived] Two 2-parameter fits of the sample need N* against N_f, least squares in log N*:
+    power law  log N* = log a + k log N_f,  polylog  log N* = log b + p log log N_f.
+
+    Returns the exponents k and p, the coefficients, and the residual sums of squares (sse_power,
+    sse_polylog). The spec's decision rule: polylog wins when sse_polylog <= sse_power and the
+    power-law exponent k < 0.5. Hypotheses: at least 2 points, N_f > e (log log defined and
+    positive), N* > 0 everywhere, at least two distinct N_f.
+    """
+    x = np.asarray(n_facts, float)
+    y = np.asarray(n_star, float)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError("fit needs two equally long 1-d sequences of at least 2 points")
+    if np.any(x <= math.e) or np.any(y <= 0):
+        raise ValueError("fit needs N_f > e and N* > 0 (hypothesis of the log-log fits)")
+    if np.unique(x).size < 2:
+        raise ValueError("fit needs at least two distinct N_f")
+    ly = np.log(y)
+    out = {}
+    for name, feat in (("power", np.log(x)), ("polylog", np.log(np.log(x)))):
+        A = np.stack([np.ones_like(feat), feat], axis=1)
+        coef, *_ = np.linalg.lstsq(A, ly, rcond=None)
+        resid = ly - A @ coef
+        out[f"{name}_exponent"] = float(coef[1])
+        out[f"{name}_coef"] = float(math.exp(coef[0]))
+        out[f"sse_{name}"] = float(resid @ resid)
+    out["polylog_better"] = bool(out["sse_polylog"] <= out["sse_power"] + 1e-12)
+    return out
+
+
+for _bound in (
+    Bound("icrecall.incoherence", "max |<e_t, e_t'>| <= 2 sqrt(2 ln V / d) w.h.p. for V random unit "
+          "directions", "reference", REF, {"V": "number of vectors", "d": "dimension"},
+          lambda V, d: incoherence_bound(V, d), lambda: 2 * sp.sqrt(2 * sp.log(V) / d)),
+    Bound("icrecall.mlp_sufficient_dim", "the triplet MLP recalls every fact when d >= 32 ln(S R) "
+          "(Gaussian-maximum heuristic)", "derived", SOURCE, {"S": "subjects", "R": "relations"},
+          lambda S, R: mlp_sufficient_dim(S, R), lambda: 32 * sp.log(S * R)),
+    Bound("icrecall.mlp_guarantee_dim", "the triplet MLP recalls every fact with probability "
+          ">= 1 - delta when d >= 72 ln((S + R)^2 / delta) (union bound)", "derived", SOURCE,
+          {"S": "subjects", "R": "relations", "delta": "failure probability"},
+          lambda S, R, delta: mlp_guarantee_dim(S, R, delta),
+          lambda: 72 * sp.log((S + R) ** 2 / sp.Symbol("delta", positive=True))),
+    Bound("icrecall.mlp_params", "the triplet MLP has 2 m d + m parameters, m = S R", "derived",
+          SOURCE, {"S": "subjects", "R": "relations", "d": "dimension"},
+          lambda S, R, d: float(mlp_params(S, R, d)), lambda: 2 * S * R * d + S * R),
+    Bound("icrecall.linear_capacity", "a linear memory stores N <= c d^2 / ln V pairs", "reference",
+          REF, {"d": "dimension", "V": "outputs", "c": "unknown constant"},
+          lambda d, V, c: linear_capacity(d, V, c), lambda: c * d**2 / sp.log(V)),
+    Bound("icrecall.pairwise_margin", "pairwise pattern margin to theta: min(2 - theta, "
+          "theta - 1 - 1/(n rho)) > 0 needed for recall", "derived", SOURCE,
+          {"n": "context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
+          lambda n, rho, theta: pairwise_margin(n, rho, theta),
+          lambda: sp.Min(2 - theta, theta - 1 - 1 / (n * rho))),
+    Bound("icrecall.min_context_pairs", "the pairwise pattern needs n > 1/(rho (theta - 1)) pairs",
+          "derived", SOURCE, {"rho": "answer-relation alignment", "theta": "MLP threshold"},
+          lambda rho, theta: float(min_context_pairs(rho, theta)),
+          lambda: sp.floor(1 / (rho * (theta - 1))) + 1),
+    Bound("icrecall.relation_chance", "with an uninformative context, accuracy <= 1/R + "
+          "3 sqrt((1/R)(1-1/R)/K) + 0.01 on K test sequences", "derived", SOURCE,
+          {"R": "relations", "K": "test sequences"},
+          lambda R, K: relation_chance_ceiling(R, K),
+          lambda: 1 / R + 3 * sp.sqrt((1 / R) * (1 - 1 / R) / K) + sp.Rational(1, 100)),
+):
+    register_bound(_bound)
