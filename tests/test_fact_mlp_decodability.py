@@ -1,0 +1,81 @@
+"""fact_mlp decodability (spec §5.1): exactness, certificate, invariances, bad input."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theory.fact_mlp_decodability import (coherence, decodability, is_feasible,
+                                          rho_lower_bound)
+
+
+def spherical(n, d, seed):
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def test_reference_value_d32_n256():
+    """Spec §5.1 reference: d=32, n_V=256, seed 0 gives rho = 0.551, mu = 0.621."""
+    V = spherical(256, 32, 0)
+    res = decodability(V)
+    assert abs(res.rho - 0.551) < 1e-3
+    assert abs(coherence(V) - 0.621) < 1e-3
+    assert res.gap < 1e-6
+    assert res.rho >= rho_lower_bound(coherence(V))
+
+
+def test_matches_full_nnls_without_column_generation():
+    V = spherical(80, 6, 3)
+    small = decodability(V, working_set=2)
+    full = decodability(V, working_set=79)
+    np.testing.assert_allclose(small.per_value, full.per_value, atol=1e-9)
+
+
+def test_brute_force_2d():
+    """In d = 2 the max over the unit circle is found by a fine angle grid."""
+    V = spherical(7, 2, 5)
+    res = decodability(V)
+    ang = np.linspace(0, 2 * np.pi, 200001)
+    U = np.stack([np.cos(ang), np.sin(ang)], 1)
+    for i in range(len(V)):
+        W = V[i] - np.delete(V, i, 0)
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        brute = max(0.0, float((U @ W.T).min(axis=1).max()))
+        assert abs(brute - res.per_value[i]) < 1e-4
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 40), d=st.integers(2, 12),
+       scale=st.floats(0.1, 10.0))
+def test_certificate_and_invariance(seed, n, d, scale):
+    V = spherical(n, d, seed)
+    res = decodability(V)
+    assert res.gap < 1e-6
+    assert np.all(res.per_value >= 0) and res.rho <= 1.0 + 1e-12
+    Q, _ = np.linalg.qr(np.random.default_rng(seed + 1).standard_normal((d, d)))
+    for W in (scale * V, V @ Q):
+        np.testing.assert_allclose(decodability(W).per_value, res.per_value, atol=1e-8)
+
+
+def test_interior_value_has_rho_zero():
+    V = spherical(20, 32, 0)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    res = decodability(V)
+    assert res.per_value[-1] < 1e-8
+    assert not np.any(res.separators[-1])
+    feasible, bad = is_feasible(V, np.arange(21))
+    assert not feasible and bad == [20]
+
+
+@pytest.mark.parametrize("values, pattern", [
+    (np.zeros((3,)), "shape"),
+    (np.ones((1, 4)), "n_values >= 2"),
+    (np.array([[1.0, 0.0], [np.nan, 1.0]]), r"values\[1\].*NaN"),
+    (np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), r"values\[0\] and values\[2\].*duplicate"),
+])
+def test_bad_input(values, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        decodability(values)
+
+
+def test_rho_lower_bound_rejects_bad_mu():
+    with pytest.raises(ValueError, match="mu"):
+        rho_lower_bound(1.5)

@@ -1,0 +1,215 @@
+"""Decodability (value separability) rho of a value table, computed exactly with a certificate.
+
+fact_mlp spec §5.1. For values V (n_V, d) the per-value decodability is [reference definition]
+
+    rho_i(V) = max_{||u|| <= 1} min_{j != i} <u, w_ij>,   w_ij = (v_i - v_j) / ||v_i - v_j||,
+
+and rho(V) = min_i rho_i. A dot-product argmax decoder can output v_i for some query iff
+rho_i > 0 (spec B4). Computation method [derived]:
+
+* Minimax duality: rho_i = dist(0, conv{w_ij : j != i}) when 0 is outside the hull, else 0
+  (u = 0 is admissible, so rho_i >= 0). The minimum-norm point p* of the hull gives the
+  separator u*_i = p*/||p*||, and min_j <u*_i, w_ij> = ||p*||.
+* The minimum-norm point is found exactly by Lawson & Hanson's least-distance programming
+  (LDP, "Solving Least Squares Problems", ch. 23): minimise ||x|| subject to W x >= 1 by the
+  non-negative least-squares problem min_{lam >= 0} ||[W^T; 1^T] lam - e_{d+1}||, solved with
+  scipy.optimize.nnls (an active-set method that terminates at the KKT point, no iteration
+  count to tune). lam / sum(lam) are the convex weights of p*.
+* Column generation: the NNLS is solved on a working set of columns (the j nearest to v_i in
+  the direction v_i), then every column is checked; columns violating min_j <u, w_ij> >= ||p||
+  are added and the NNLS re-solved. The loop stops only when the full check passes, so the
+  result is exact for the whole problem, at a cost of about O(n_V * d) per value.
+
+Certificate: for every value the *primal* value min_j <u_i, w_ij> of the returned separator
+(a lower bound on rho_i) and the *dual* value ||p_i|| of the returned hull point (an upper
+bound) are both reported; ``gap`` = max_i (dual - primal) >= 0 bounds the error of rho_i.
+
+This module uses numpy and scipy only (theory/ never imports torch).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+#: Duplicate detection: two values closer than this (relative to the largest norm) are the same.
+DUPLICATE_TOL = 1e-12
+#: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
+VIOLATION_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Decodability:
+    """Result of :func:`decodability` (spec §5.1).
+
+    rho: min_i rho_i. per_value: rho_i for every value (the primal value of the separator,
+    clipped at 0). separators: (n_V, d) unit rows u*_i (a zero row where rho_i = 0).
+    primal / dual: lower and upper bounds on every rho_i (see module docstring).
+    gap: max_i (dual_i - primal_i). working_set: number of columns each NNLS needed.
+    """
+
+    rho: float
+    per_value: np.ndarray
+    separators: np.ndarray
+    primal: np.ndarray
+    dual: np.ndarray
+    gap: float
+    working_set: np.ndarray
+
+    @property
+    def argmin(self) -> int:
+        return int(np.argmin(self.per_value))
+
+
+def check_values(values, name: str = "values") -> np.ndarray:
+    """Validate a value table: finite float array (n_V, d), n_V >= 2, no duplicate rows.
+
+    Raises ValueError naming the offending shape or the offending value indices.
+    """
+    V = np.asarray(values, dtype=np.float64)
+    if V.ndim != 2:
+        raise ValueError(f"{name} must have shape (n_values, d), got shape {V.shape}")
+    n, d = V.shape
+    if n < 2 or d < 1:
+        raise ValueError(f"{name} shape {V.shape} violates the hypothesis n_values >= 2, d >= 1")
+    bad = np.argwhere(~np.isfinite(V))
+    if len(bad):
+        raise ValueError(f"{name}[{bad[0][0]}] holds a NaN or infinite entry (column {bad[0][1]})")
+    sq = np.einsum("ij,ij->i", V, V)
+    scale = max(1.0, float(sq.max()))
+    chunk = max(1, int(2**22 // n))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        dist2 = sq[start:stop, None] + sq[None, :] - 2.0 * V[start:stop] @ V.T
+        rows = np.arange(start, stop)
+        dist2[np.arange(stop - start), rows] = np.inf
+        hit = np.argwhere(dist2 <= DUPLICATE_TOL * scale)
+        if len(hit):
+            a, b = rows[hit[0][0]], hit[0][1]
+            raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values: a value "
+                             "repeated in the table cannot be decoded (rho = 0)")
+    return V
+
+
+def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
+    """Convex weights lam (sum 1) of the minimum-norm point of conv(rows of W), via NNLS-LDP."""
+    k, d = W.shape
+    E = np.empty((d + 1, k))
+    E[:d] = W.T
+    E[d] = 1.0
+    f = np.zeros(d + 1)
+    f[d] = 1.0
+    lam, _ = nnls(E, f, maxiter=50 * (k + d + 1))
+    total = lam.sum()
+    if not total > 0:  # cannot happen: lam = e_j/1 already improves on 0
+        raise ValueError("NNLS returned the zero vector; the value table is degenerate")
+    return lam / total
+
+
+def _directions(V: np.ndarray, sq: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
+    diff = V[i] - V[cols]
+    return diff / np.sqrt(np.maximum(sq[i] + sq[cols] - 2.0 * V[cols] @ V[i], 1e-300))[:, None]
+
+
+def decodability(values, *, working_set: int | None = None, chunk: int = 256) -> Decodability:
+    """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
+    computation of the [reference] definition; see the module docstring for the method).
+
+    values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
+    working_set: initial number of columns per value (default min(n_V - 1, 2d + 8)).
+    """
+    V = check_values(values)
+    n, d = V.shape
+    sq = np.einsum("ij,ij->i", V, V)
+    k0 = int(working_set) if working_set else min(n - 1, 2 * d + 8)
+    k0 = max(1, min(n - 1, k0))
+    separators = np.zeros((n, d))
+    primal = np.zeros(n)
+    dual = np.zeros(n)
+    sizes = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        rows = np.arange(start, stop)
+        c = len(rows)
+        G = V[rows] @ V.T
+        dist = np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2.0 * G, 0.0))
+        dist[np.arange(c), rows] = np.inf
+        # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
+        score = (sq[rows, None] - G) / dist
+        score[np.arange(c), rows] = np.inf
+        init = np.argpartition(score, k0 - 1, axis=1)[:, :k0]
+        cols = [init[a] for a in range(c)]
+        pending = np.arange(c)
+        U = np.zeros((c, d))
+        P = np.zeros(c)
+        while len(pending):
+            for a in pending:
+                W = _directions(V, sq, rows[a], cols[a])
+                p = _ldp_min_norm(W) @ W
+                P[a] = float(np.linalg.norm(p))
+                U[a] = p / P[a] if P[a] > 1e-14 else 0.0
+            # full check of every separator in the chunk against every column j != i
+            vals = ((U * V[rows]).sum(axis=1)[:, None] - U @ V.T) / dist
+            vals[np.arange(c), rows] = np.inf
+            low = vals.min(axis=1)
+            still = []
+            for a in pending:
+                if not np.any(U[a]):
+                    continue
+                bad = np.flatnonzero(vals[a] < P[a] - VIOLATION_TOL)
+                if len(bad) == 0:
+                    continue
+                mask = np.ones(len(bad), dtype=bool)
+                mask[np.isin(bad, cols[a])] = False
+                bad = bad[mask]
+                if len(bad) == 0:
+                    continue
+                worst = bad[np.argsort(vals[a, bad])[: d + 1]]
+                cols[a] = np.concatenate([cols[a], worst])
+                still.append(a)
+            pending = np.asarray(still, dtype=np.int64)
+        for a, i in enumerate(rows):
+            u, lo = U[a], float(low[a])
+            if lo <= 0 or not np.any(u):  # 0 in the hull (or numerically so): u = 0 attains 0
+                u, lo = np.zeros(d), 0.0
+            separators[i], primal[i], dual[i], sizes[i] = u, lo, P[a], len(cols[a])
+    gap = float(np.max(dual - primal))
+    return Decodability(rho=float(primal.min()), per_value=primal, separators=separators,
+                        primal=primal, dual=dual, gap=gap, working_set=sizes)
+
+
+def coherence(values) -> float:
+    """mu = max_{i != j} <v_i, v_j> of the row-normalised values (spec §3)."""
+    V = check_values(values)
+    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    best = -np.inf
+    for start in range(0, len(U), 1024):
+        G = U[start:start + 1024] @ U.T
+        G[np.arange(G.shape[0]), np.arange(start, start + G.shape[0])] = -np.inf
+        best = max(best, float(G.max()))
+    return best
+
+
+def rho_lower_bound(mu: float) -> float:
+    """[derived] For unit-norm values, u = v_i gives rho >= sqrt((1 - mu)/2) (spec §5.1).
+
+    Sketch: <v_i, v_i - v_j> / ||v_i - v_j|| = (1 - <v_i,v_j>)/sqrt(2 - 2<v_i,v_j>)
+    = sqrt((1 - <v_i, v_j>)/2) >= sqrt((1 - mu)/2).
+    """
+    mu = float(mu)
+    if not -1.0 <= mu <= 1.0:
+        raise ValueError(f"coherence mu={mu} violates the hypothesis -1 <= mu <= 1 (unit-norm values)")
+    return float(np.sqrt((1.0 - mu) / 2.0))
+
+
+def is_feasible(values, fact_map) -> tuple[bool, list[int]]:
+    """B4 [derived]: the fact set is storable by a dot-product argmax decoder iff every used value
+    has rho_i > 0 (is a vertex of conv(V)). Returns (feasible, indices of used undecodable values).
+    """
+    res = decodability(values)
+    used = np.unique(np.asarray(fact_map, dtype=np.int64))
+    if used.min() < 0 or used.max() >= len(res.per_value):
+        raise ValueError(f"fact_map entries must lie in [0, {len(res.per_value)})")
+    bad = [int(j) for j in used if res.per_value[j] <= 1e-9]
+    return (not bad), bad
