@@ -37,24 +37,32 @@ def best_time(fn, repeats: int = 5, warmup: int = 1) -> float:
     return best
 
 
-def peak_extra_bytes(fn) -> int:
-    """Peak traced allocation of ``fn`` beyond what existed before (CPU; tracemalloc sees torch's
-    allocations only through numpy, so torch tensors are measured with the profiler's memory)."""
-    import torch
+_PEAK_SCRIPT = """
+import sys, torch
+from verify.measure import decode, decode_naive
+def hwm():  # peak resident set of this process (VmHWM; unlike ru_maxrss it is not inherited over exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+F, V, d = (int(a) for a in sys.argv[2:5])
+g = torch.Generator().manual_seed(0)
+H, U = torch.randn(F, d, generator=g), torch.randn(V, d, generator=g)
+t = torch.randint(0, V, (F,), generator=g)
+decode(H[:8], U[:64], t[:8] % 64)  # load kernels before the baseline
+base = hwm()
+{"chunked": decode, "naive": decode_naive}[sys.argv[1]](H, U, t)
+print(hwm() - base)
+"""
 
-    from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
-    # running total of allocations (positive) and frees (negative) in event order
-    events = sorted((e for e in prof.events() if e.cpu_memory_usage),
-                    key=lambda e: e.time_range.start)
-    total = peak = 0
-    for e in events:
-        total += e.cpu_memory_usage
-        peak = max(peak, total)
-    del torch
-    return int(peak)
+def peak_extra_bytes(kernel: str, n_queries: int, n_candidates: int, dim: int) -> int:
+    """Peak resident memory the kernel adds beyond its inputs, measured in a fresh process (CPU)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, kernel, str(n_queries), str(n_candidates),
+                          str(dim)], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
 
 
 @bench_case("measure")
@@ -62,7 +70,7 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
                   dim: int = 128) -> dict:
     import torch
 
-    from verify.measure import decode, decode_naive
+    from verify.measure import chunk_rows, decode, decode_naive
 
     gen = torch.Generator().manual_seed(0)
     H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
@@ -94,8 +102,9 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
            "ratio_to_matmul": t_mm / t_ch, "target_ratio": 0.85,
            "full_logits_bytes": n_queries * n_candidates * 4}
     if device == "cpu":
-        row["chunked_peak_extra_bytes"] = peak_extra_bytes(lambda: decode(H, U, t))
-        row["naive_peak_extra_bytes"] = peak_extra_bytes(lambda: decode_naive(H, U, t))
+        row["chunk_bytes"] = chunk_rows(n_candidates, 4) * n_candidates * 4
+        row["chunked_peak_extra_bytes"] = peak_extra_bytes("chunked", n_queries, n_candidates, dim)
+        row["naive_peak_extra_bytes"] = peak_extra_bytes("naive", n_queries, n_candidates, dim)
     return row
 
 
