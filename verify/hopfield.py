@@ -96,6 +96,22 @@ def capacity_empirical(params, ctx):
                             "allowed_failures": allowed, "seeds": params["seeds"]})
 
 
+def _r1_sweep(params, ctx, beta, meeting_r1: bool):
+    """Patterns that meet (or violate) R1, iterated 200 times from x_i: (count, ended outside S_i)."""
+    count, outside = 0, 0
+    for s in ctx.seeds(params["seeds"]):
+        X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng(3, s))
+        need = well_separated_threshold(beta, params["n_patterns"], params["radius"])
+        tol = sphere_radius(beta, params["n_patterns"], params["radius"])
+        chosen = [i for i in range(params["n_patterns"]) if (separation(X, i) >= need) == meeting_r1]
+        count += len(chosen)
+        states = X[:, chosen].copy()  # column k: the state started at x_{chosen[k]}
+        for _ in range(params["updates"]):  # f applied to every column at once
+            states = X @ softmax(beta * (X.T @ states), axis=0)
+        outside += int(np.sum(np.linalg.norm(states - X[:, chosen], axis=0) > tol))
+    return count, outside
+
+
 @claim("hopfield.separation.condition", source=f"{RAMSAUER}, Thm 4", provenance="reference",
        statement="every sphere pattern meeting R1 ends, after 200 updates from x_i, within "
                  "1/(beta N M) of x_i, and at least 40 (pattern, seed) pairs meet R1 per beta",
@@ -104,22 +120,25 @@ def capacity_empirical(params, ctx):
 def separation_condition(params, ctx):
     rows, ok = [], True
     for beta in params["betas"]:
-        meeting, violations = 0, 0
-        for s in ctx.seeds(params["seeds"]):
-            X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng(3, s))
-            need = well_separated_threshold(beta, params["n_patterns"], params["radius"])
-            tol = sphere_radius(beta, params["n_patterns"], params["radius"])
-            chosen = [i for i in range(params["n_patterns"]) if separation(X, i) >= need]
-            meeting += len(chosen)
-            states = X[:, chosen].copy()  # column k: the state started at x_{chosen[k]}
-            for _ in range(params["updates"]):  # f applied to every column at once
-                states = X @ softmax(beta * (X.T @ states), axis=0)
-            violations += int(np.sum(np.linalg.norm(states - X[:, chosen], axis=0) > tol))
+        meeting, violations = _r1_sweep(params, ctx, beta, True)
         rows.append({"beta": beta, "meeting_R1": meeting, "violations": violations})
         ok &= violations == 0 and meeting >= params["min_meeting"]
     return Outcome(predicted=f"0 violations, >= {params['min_meeting']} meeting R1",
                    measured={str(r["beta"]): [r["meeting_R1"], r["violations"]] for r in rows},
                    passed=bool(ok), details={"rows": rows})
+
+
+@claim("hopfield.separation.violated_fails", source=f"{RAMSAUER}, Thm 4", provenance="reference",
+       demonstrates_failure=True,
+       statement="MUST FAIL: at beta = 0.5 the patterns violating R1 (radius 3, d=32, N=64) are not "
+                 "all retrieved: at least half of them end, after 200 updates from x_i, outside "
+                 "1/(beta N M) of x_i (the iteration settles on a metastable mixture)",
+       quick={"dim": 32, "n_patterns": 64, "radius": 3.0, "beta": 0.5, "seeds": 5, "updates": 200})
+def separation_violated_fails(params, ctx):
+    count, outside = _r1_sweep(params, ctx, params["beta"], False)
+    return Outcome(predicted=">= half of the R1-violating patterns end outside S_i",
+                   measured=[outside, count], passed=count > 0 and outside >= count / 2,
+                   details={"violating_R1": count, "outside_S_i": outside})
 
 
 @claim("hopfield.one_step.error", source=f"{PAPER}, D1 (our version of {RAMSAUER} Thm 5)",
