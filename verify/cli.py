@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
     p_bench.add_argument("--device", default=None)
+    p_docs = sub.add_parser("docs", help="print (or --write into README.md) the generated README sections")
+    p_docs.add_argument("--write", action="store_true")
     p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a local causal LM")
     p_probe.add_argument("--model", required=True, help="local path of a Hugging Face model")
     p_probe.add_argument("--pairs", required=True, help="file of subject<TAB>answer lines")
@@ -129,6 +131,15 @@ def main(argv=None) -> int:
             from verify.bench import main as bench_main
 
             return bench_main(args)
+        if args.cmd == "docs":
+            from verify import docs
+
+            if args.write:
+                readme = Path(__file__).resolve().parent.parent / "README.md"
+                readme.write_text(docs.replace_in(readme.read_text()))
+            else:
+                print(docs.sections())
+            return 0
         if args.cmd == "probe-lm":
             from verify.hopfield_lm import main as probe_main  # provided by the hopfield area
 
