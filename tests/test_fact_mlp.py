@@ -1,0 +1,131 @@
+"""fact_mlp constructions and bounds (spec §4-§6): exact storage, parameter counts, bad input."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constructions.fact_mlp import (FactSet, decode_numpy, fact_set, feasibility, gated_forward,
+                                    interior_value, spike, spherical)
+from constructions.fact_mlp_baselines import (hebbian_readout, linear_memory, ntk_memory,
+                                              smallest_size)
+from constructions.fact_mlp_encoder import build_encoder_decoder, feature_rank, fit_error
+from theory.registry import get_bound
+
+
+def test_info_bound_numbers():
+    assert abs(get_bound("fact_mlp.info_bits").evaluate(n_facts=1000, n_values=1000) - 9965.78) < 0.01
+    assert abs(get_bound("fact_mlp.info_bits_tied").evaluate(n_facts=1000) - 8529.4) < 0.1
+    assert abs(get_bound("fact_mlp.min_params").evaluate(
+        n_facts=1000, n_values=1000, bits_per_param=2) - 4982.9) < 0.1
+    assert abs(get_bound("fact_mlp.jl_code_dim").evaluate(n_values=512, rho=0.663) - 113.5) < 0.5
+
+
+def test_symbolic_matches_numeric():
+    import sympy
+
+    b = get_bound("fact_mlp.construction_params")
+    expr = b.expression()
+    values = {"code_dim": 48, "d_model": 128, "n_facts": 2048}
+    val = expr.subs({s: values[s.name] for s in expr.free_symbols})
+    assert float(val) == b.evaluate(n_facts=2048, d_model=128, code_dim=48) == 294912
+    assert sympy.simplify(get_bound("fact_mlp.gated_mlp_params").expression().subs(
+        {sympy.Symbol("d_model", positive=True): 64, sympy.Symbol("hidden", positive=True): 256})) == 49728
+
+
+def test_bounds_reject_bad_input():
+    with pytest.raises(ValueError, match="rho"):
+        get_bound("fact_mlp.jl_code_dim").evaluate(n_values=10, rho=0.0)
+    with pytest.raises(ValueError, match="n_values"):
+        get_bound("fact_mlp.info_bits").evaluate(n_facts=10, n_values=1)
+
+
+@settings(max_examples=8)
+@given(seed=st.integers(0, 2**31 - 1), d=st.integers(4, 16), ratio=st.integers(1, 4),
+       n_values=st.integers(4, 40))
+def test_every_feasible_set_is_stored_exactly(seed, d, ratio, n_values):
+    """Encoder-decoder with m_c = d (Rp^T Rp invertible): every feasible fact set is stored."""
+    rng = np.random.default_rng(seed)
+    facts = fact_set(ratio * d, n_values, d, rng)
+    feasible, _ = feasibility(facts.values, facts.fact_map)
+    assert feasible
+    mlp = build_encoder_decoder(facts, 4 * d, rng)
+    acc, margin = mlp.decode()
+    assert fit_error(mlp) < 1e-8
+    assert acc == 1.0 and margin > 0
+    X = facts.keys[:5]
+    np.testing.assert_allclose(gated_forward(mlp.gated, X), mlp.forward(X), atol=1e-9)
+
+
+def test_reference_counts_and_rank():
+    rng = np.random.default_rng(0)
+    facts = fact_set(256, 64, 32, rng)
+    mlp = build_encoder_decoder(facts, 16, rng)
+    H = math.ceil(256 / 32)
+    assert mlp.size["n_gates"] == H
+    assert mlp.params_standard == 3 * 32 * H * 16
+    assert mlp.params_unique == H * 32 + H * 32 * 16 + 16 * 32
+    assert feature_rank(mlp) == 256
+
+
+def test_torch_module_matches_forward():
+    import torch
+
+    rng = np.random.default_rng(1)
+    facts = fact_set(64, 16, 16, rng)
+    mlp = build_encoder_decoder(facts, 16, rng)
+    module = mlp.torch_module()
+    out = module(torch.as_tensor(facts.keys)).detach().numpy()
+    np.testing.assert_allclose(out, mlp.forward(facts.keys), atol=1e-9)
+    ntk = ntk_memory(facts, 64, rng)
+    np.testing.assert_allclose(ntk.torch_module()(torch.as_tensor(facts.keys)).detach().numpy(),
+                               ntk.forward(facts.keys), atol=1e-9)
+
+
+def test_baselines_run_and_count():
+    rng = np.random.default_rng(2)
+    facts = fact_set(64, 64, 32, rng)
+    assert linear_memory(facts).params_standard == 32 * 32
+    whitened = hebbian_readout(facts, 128, rng, whitened=True)
+    assert whitened.decode()[0] == 1.0 and whitened.params_standard == 3 * 32 * 128
+    best, trace = smallest_size(lambda m: ntk_memory(facts, m, np.random.default_rng(0)),
+                                [64, 256, 1024, 4096])
+    assert best is not None and trace[-1]["stored"] in (True, False)
+
+
+def test_interior_value_cannot_be_decoded():
+    rng = np.random.default_rng(3)
+    V = interior_value(spherical(20, 32, rng))
+    keys = spherical(21, 32, rng)
+    facts = FactSet(keys, V, np.arange(21))
+    acc, _ = decode_numpy(build_encoder_decoder(facts, 32, rng).forward(keys[20:]), V, [20])
+    assert acc == 0.0
+
+
+def test_spike_lowers_rho():
+    from theory.fact_mlp_decodability import decodability
+
+    rng = np.random.default_rng(0)
+    V = spherical(128, 16, rng)
+    u = spherical(1, 16, rng)[0]
+    assert decodability(spike(V, 3.0, u)).rho < decodability(V).rho
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    (dict(keys=np.zeros((4, 3)), values=np.zeros((5, 2)), fact_map=np.zeros(4, int)), "same d"),
+    (dict(keys=np.zeros((4, 3)), values=np.eye(3), fact_map=np.zeros(3, int)), r"fact_map shape"),
+    (dict(keys=np.full((2, 3), np.nan), values=np.eye(3), fact_map=np.zeros(2, int)), r"keys\[0\]"),
+    (dict(keys=np.zeros((2, 3)), values=np.eye(3), fact_map=np.array([0, 3])), r"\[0, 3\)"),
+])
+def test_fact_set_bad_input(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        FactSet(**kwargs)
+
+
+def test_construction_rejects_duplicate_values():
+    rng = np.random.default_rng(4)
+    V = spherical(5, 8, rng)
+    V[3] = V[1]
+    with pytest.raises(ValueError, match=r"values\[1\] and values\[3\]"):
+        build_encoder_decoder(FactSet(spherical(8, 8, rng), V, np.arange(8) % 5), 8, rng)
