@@ -123,15 +123,21 @@ class TextEncoder:
 # ---------------------------------------------------------------------------------------------
 # models
 def tiny_llama(seed: int, dtype="float64"):
-    """The tiny random Llama of spec §7.1, built inside torch.random.fork_rng (global RNG untouched)."""
+    """The tiny random Llama of spec §7.1; its weights come from an explicit torch.Generator(seed)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))  # restored on exit of fork_rng
-        model = LlamaForCausalLM(config)
+    with torch.random.fork_rng(devices=[]):  # transformers' own init draws from the global RNG:
+        model = LlamaForCausalLM(config)       # keep it untouched, then overwrite every weight
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():  # weights from the explicit generator only: N(0, 0.02), norms at 1
+        for name, param in sorted(model.named_parameters()):
+            if "norm" in name:
+                param.fill_(1.0)
+            else:
+                param.copy_(torch.randn(param.shape, generator=gen, dtype=param.dtype) * 0.02)
     return model.to({"float64": torch.float64, "float32": torch.float32}[dtype]).eval()
 
 
