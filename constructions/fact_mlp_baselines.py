@@ -92,6 +92,19 @@ def train_gated_mlp(facts: FactSet, hidden: int, seed: int, *, epochs: int = 100
     cannot change the accuracy-1 verdict). 3dm + 2m + d params with biases."""
     import torch
 
+    # Tiny full-batch problems: intra-op threads only add contention (50x slower on a loaded
+    # 2-core machine), so train on one thread and restore the caller's setting afterwards.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
+    import torch
+
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
     d, m = facts.d_model, int(hidden)
     K = torch.as_tensor(facts.keys, dtype=torch.float32, device=device)
