@@ -71,23 +71,37 @@ def gate_features(keys: np.ndarray, gates: np.ndarray) -> np.ndarray:
     return (R[:, :, None] * keys[:, None, :]).reshape(len(keys), -1)
 
 
-def random_projection(code_dim: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Rp (m_c, d) with i.i.d. N(0, 1/m_c) entries (spec §5.2)."""
+def random_projection(code_dim: int, d: int, rng: np.random.Generator,
+                      orthogonal: bool = False) -> np.ndarray:
+    """Rp (m_c, d) with i.i.d. N(0, 1/m_c) entries (spec §5.2). ``orthogonal`` (needs m_c >= d)
+    [derived]: Rp with orthonormal columns, so Rp^T Rp = I and M(k_i) = u*_{f(i)} exactly; then
+    every feasible fact set (all used rho_j > 0, B4) is decoded with margin rho ||v_i - v_j||."""
     if code_dim < 1:
         raise ValueError(f"code_dim={code_dim} violates the hypothesis m_c >= 1")
+    if orthogonal:
+        if code_dim < d:
+            raise ValueError(f"an orthogonal decoder needs m_c >= d, got m_c={code_dim}, d={d}")
+        Q, _ = np.linalg.qr(rng.standard_normal((code_dim, d)))
+        return Q
     return rng.standard_normal((code_dim, d)) / np.sqrt(code_dim)
 
 
 def build_encoder_decoder(facts: FactSet, code_dim: int, rng: np.random.Generator,
-                          n_gates: int | None = None, decodability=None) -> FactMLP:
+                          n_gates: int | None = None, decodability=None,
+                          allow_undecodable: bool = False, orthogonal: bool = False) -> FactMLP:
     """Spec §5.2 [derived] construction. ``decodability``: a precomputed
     :class:`theory.fact_mlp_decodability.Decodability` of ``facts.values`` (else computed).
-    ``n_gates`` defaults to :func:`theory.fact_mlp.n_gates` = ceil(F/d)."""
-    return encoder_decoder_family(facts, [code_dim], rng, n_gates, decodability)[0]
+    ``n_gates`` defaults to :func:`theory.fact_mlp.n_gates` = ceil(F/d). A used value inside
+    the hull of the others (rho_j = 0, B4) raises ValueError naming it, unless
+    ``allow_undecodable`` (then its separator is 0 and its facts are ties: must-fail claims)."""
+    return encoder_decoder_family(facts, [code_dim], rng, n_gates, decodability,
+                                  allow_undecodable, orthogonal)[0]
 
 
 def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
-                           n_gates: int | None = None, decodability=None) -> list[FactMLP]:
+                           n_gates: int | None = None, decodability=None,
+                           allow_undecodable: bool = False,
+                           orthogonal: bool = False) -> list[FactMLP]:
     """One encoder-decoder MLP per code dimension m_c in ``code_dims``, sharing the gates and
     the factorised F x F solve (only the decoder Rp and the target codes depend on m_c)."""
     from theory.fact_mlp import n_gates as default_gates
@@ -100,6 +114,12 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
     rho = compute_rho(V) if decodability is None else decodability
     if rho.separators.shape != V.shape:
         raise ValueError(f"decodability separators {rho.separators.shape} do not match values {V.shape}")
+    used = np.unique(f)
+    bad = used[rho.per_value[used] <= 1e-9]
+    if len(bad) and not allow_undecodable:
+        raise ValueError(f"values[{int(bad[0])}] lies in the convex hull of the other values "
+                         f"(rho = {rho.per_value[bad[0]]:.2e}): no argmax decoder can output it "
+                         "(B4 feasibility); undecodable used values: " + str(bad[:10].tolist()))
     G = covering_gates(K, H, rng)
     H = len(G)
     R = np.maximum(K @ G.T, 0.0)                           # (F, H)
@@ -121,7 +141,7 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
     out = []
     for code_dim in code_dims:
         m_c = int(code_dim)
-        Rp = random_projection(m_c, d, rng)
+        Rp = random_projection(m_c, d, rng, orthogonal)
         target = (rho.separators @ Rp.T)[f]                # rows c_{f(i)} = Rp u*_{f(i)}
         A_flat = solve(target)
         out.append(_assemble(facts, G, Rp, A_flat, target, rho.rho))

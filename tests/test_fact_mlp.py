@@ -45,12 +45,13 @@ def test_bounds_reject_bad_input():
 @given(seed=st.integers(0, 2**31 - 1), d=st.integers(4, 16), ratio=st.integers(1, 4),
        n_values=st.integers(4, 40))
 def test_every_feasible_set_is_stored_exactly(seed, d, ratio, n_values):
-    """Encoder-decoder with m_c = d (Rp^T Rp invertible): every feasible fact set is stored."""
+    """Encoder-decoder with the orthogonal decoder (m_c = d, Rp^T Rp = I): every feasible fact
+    set is stored, with margin >= rho * min ||v_i - v_j||."""
     rng = np.random.default_rng(seed)
     facts = fact_set(ratio * d, n_values, d, rng)
     feasible, _ = feasibility(facts.values, facts.fact_map)
     assert feasible
-    mlp = build_encoder_decoder(facts, 4 * d, rng)
+    mlp = build_encoder_decoder(facts, d, rng, orthogonal=True)
     acc, margin = mlp.decode()
     assert fit_error(mlp) < 1e-8
     assert acc == 1.0 and margin > 0
@@ -99,8 +100,11 @@ def test_interior_value_cannot_be_decoded():
     V = interior_value(spherical(20, 32, rng))
     keys = spherical(21, 32, rng)
     facts = FactSet(keys, V, np.arange(21))
-    acc, _ = decode_numpy(build_encoder_decoder(facts, 32, rng).forward(keys[20:]), V, [20])
+    mlp = build_encoder_decoder(facts, 32, rng, allow_undecodable=True)
+    acc, _ = decode_numpy(mlp.forward(keys[20:]), V, [20])
     assert acc == 0.0
+    with pytest.raises(ValueError, match=r"values\[20\] lies in the convex hull"):
+        build_encoder_decoder(facts, 32, rng)
 
 
 def test_spike_lowers_rho():
@@ -121,6 +125,17 @@ def test_spike_lowers_rho():
 def test_fact_set_bad_input(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         FactSet(**kwargs)
+
+
+def test_construction_rejects_nan_keys_and_bad_shapes():
+    rng = np.random.default_rng(5)
+    V = spherical(5, 8, rng)
+    K = spherical(6, 8, rng)
+    K[2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"keys\[2\]"):
+        FactSet(K, V, np.arange(6) % 5)
+    with pytest.raises(ValueError, match=r"\(6, 8\).*\(5, 7\)"):
+        FactSet(spherical(6, 8, rng), spherical(5, 7, rng), np.arange(6) % 5)
 
 
 def test_construction_rejects_duplicate_values():

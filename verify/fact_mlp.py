@@ -124,7 +124,7 @@ def check_rho_interior(p, ctx):
     f[: p["midpoint_facts"]] = new
     facts = FactSet(_spherical(F, p["d"], rng), V, f.astype(np.int64))
     res = decodability(V)
-    mlps = [build_encoder_decoder(facts, p["d"], rng, decodability=res),
+    mlps = [build_encoder_decoder(facts, p["d"], rng, decodability=res, allow_undecodable=True),
             ntk_memory(facts, 4096, rng), hebbian_readout(facts, 4 * F, rng, whitened=True),
             linear_memory(facts)]
     sel = f == new

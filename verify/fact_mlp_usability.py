@@ -91,7 +91,7 @@ def check_margin_equiv(p, ctx):
             facts = fact_set(p["n_facts"], 32, p["d"], rng)
         kind = k % 3
         if kind == 0:
-            mlp = build_encoder_decoder(facts, [2, 4, 8, 16][k % 4], rng)
+            mlp = build_encoder_decoder(facts, [2, 4, 8, 16][k % 4], rng, allow_undecodable=True)
         elif kind == 1:
             mlp = ntk_memory(facts, [64, 512, 4096][k % 3], rng)
         else:
