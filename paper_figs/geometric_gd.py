@@ -37,8 +37,9 @@ def fig_gd_structure(records):
     if thr and thr.get("status") != "error":
         rows, fit = thr["details"]["rows"], thr["details"]["fit"]
         x = np.array([math.log(r["N"]) for r in rows])
-        ax2.plot(x, [r["trained_d_star"] for r in rows], "o", color="C0",
-                 label="trained: smallest d with train accuracy 1")
+        ax2.errorbar(x, [r["mean"] for r in rows], yerr=[r["sd"] for r in rows], fmt="o", capsize=3,
+                     color="C0", label=f"trained: smallest d with train accuracy 1 "
+                                       f"(mean ± sd, {len(rows[0]['trained_d_star'])} seeds)")
         xs = np.linspace(x.min() - 0.1, x.max() + 0.1, 20)
         ax2.plot(xs, fit["slope"] * xs + fit["intercept"], "-", color="C0", alpha=0.6,
                  label=f"fit d* = {fit['slope']:.2f} ln N {fit['intercept']:+.2f} (R² = {fit['r2']:.2f})")

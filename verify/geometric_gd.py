@@ -244,30 +244,47 @@ def trained_threshold(n, p, seed) -> tuple[int, list]:
     return hi, tried
 
 
+def threshold_search(params, seed) -> dict:
+    """Sweep point (verify.sweep): the trained threshold d* at one N for one seed."""
+    d_star, tried = trained_threshold(params["n_subjects"], params, seed)
+    return {"d_star": d_star, "tried": tried}
+
+
 @claim("geometric.gd.threshold_scaling", source=f"{SRC}, log dimension suffices (abstract)",
        provenance="abstract",
-       statement="the smallest trained d reaching train accuracy 1 grows with N like ln N: the fit "
-                 "d* = a ln N + b has a > 0 and R^2 >= 0.8 (derived criterion); the construction's "
-                 "threshold R*d0*(margin 0.25) is reported beside it",
+       statement="the smallest trained d reaching train accuracy 1 grows with N like ln N: the fit of the "
+                 "per-N mean over seeds d* = a ln N + b has a > 0 and R^2 >= 0.8 (derived criterion); the "
+                 "construction's threshold R*d0*(margin 0.25) is reported beside it",
        quick={"n_values": [64, 128, 256, 512], "n_relations": 2, "mlp_width": 32, "steps": 200, "lr": 3e-2,
-              "record_every": 25, "d_max": 8},
+              "record_every": 25, "d_max": 8, "seeds": 2, "workers": 1},
        full={"n_values": [64, 128, 256, 512, 1024, 2048, 4096], "n_relations": 4, "mlp_width": 128,
-             "steps": 1000, "lr": 1e-2, "record_every": 50, "d_max": 64}, needs=("torch",))
+             "steps": 1000, "lr": 1e-2, "record_every": 50, "d_max": 64, "seeds": 3, "workers": 2},
+       needs=("torch",))
 def gd_threshold_scaling(p, ctx):
-    """Pilot (recorded as spec §7 asks): at quick scale d* is 4, 4, 5, 5 for N = 64..512 (slope 0.58,
-    passes), while the 300-step pilot measured 4, 4, 5, 4 (fails): the trained threshold barely
-    moves, unlike the construction's R*d0* (26 -> 50). Argmax accuracy with a trainable, unnormalised
-    unembedding needs no margin, and points in convex position are all argmax-decodable in few
-    dimensions, so the ln N law of the margin threshold need not show in the accuracy threshold."""
+    """Pilot (recorded as spec §7 asks): one seed per N gave d* = 4, 4, 5, 5 (seed 0; R^2 = 0.8000 exactly,
+    a pass by rounding) and 3, 4, 4, 6 (seed 1); a 300-step single-seed pilot gave 4, 4, 5, 4 (fails).
+    The criterion is therefore applied to per-N means over seeds (as single_hop.log_scaling does).
+    The trained threshold barely moves, unlike the construction's R*d0* (26 -> 50): argmax accuracy
+    with a trainable, unnormalised unembedding needs no margin, and points in convex position are all
+    argmax-decodable in few dimensions, so the ln N law of the margin threshold need not show here.
+    The (N, seed) points run through verify.sweep.run_grid (``workers`` local processes)."""
     from verify.geometric import code_threshold
     from verify.measure import linear_fit
+    from verify.sweep import run_grid
 
+    base = {k: p[k] for k in ("n_relations", "mlp_width", "steps", "lr", "record_every", "d_max")}
+    grid = [{**base, "n_subjects": n} for n in p["n_values"]]
+    records = run_grid(threshold_search, grid, seeds=ctx.seeds(p["seeds"]), workers=p["workers"],
+                       progress=ctx.progress)
     rows = []
     for n in p["n_values"]:
-        d_star, tried = trained_threshold(n, p, ctx.seed)
-        rows.append({"N": n, "trained_d_star": d_star, "tried": tried,
+        found = [r["result"]["d_star"] for r in records if r["params"]["n_subjects"] == n]
+        rows.append({"N": n, "trained_d_star": found, "mean": float(np.mean(found)), "sd": float(np.std(found)),
                      "construction_d": p["n_relations"] * code_threshold(n, 0.25, ctx.seed, range(2, 121))[0]})
-    fit = linear_fit([math.log(r["N"]) for r in rows], [r["trained_d_star"] for r in rows])
+    fit = linear_fit([math.log(r["N"]) for r in rows], [r["mean"] for r in rows])
+    construction_fit = linear_fit([math.log(r["N"]) for r in rows], [r["construction_d"] for r in rows])
     return Outcome(predicted={"slope": "> 0", "r2": ">= 0.8"},
-                   measured={"trained_d_star": [r["trained_d_star"] for r in rows], **fit},
-                   passed=fit["slope"] > 0 and fit["r2"] >= 0.8, details={"rows": rows, "fit": fit})
+                   measured={"mean_trained_d_star": [r["mean"] for r in rows], **fit},
+                   passed=fit["slope"] > 0 and fit["r2"] >= 0.8,
+                   details={"rows": rows, "fit": fit, "construction_fit": construction_fit,
+                            "tried": [r["result"]["tried"] for r in records]})
