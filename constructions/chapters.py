@@ -182,12 +182,23 @@ class MemoryLayer(nn.Module):
         return self.attention(hidden, keys, values), routing
 
 
+_ROPE_CACHE: dict = {}
+
+
+def _rope_tables(length, dim, theta, device, dtype):
+    key = (length, dim, theta, str(device), dtype)
+    if key not in _ROPE_CACHE:
+        inv = theta ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim)
+        ang = torch.arange(length, device=device, dtype=torch.float64)[:, None] * inv[None]
+        _ROPE_CACHE[key] = (torch.cat([ang.cos()] * 2, -1).to(dtype),
+                            torch.cat([ang.sin()] * 2, -1).to(dtype))
+    return _ROPE_CACHE[key]
+
+
 def rope(x, theta=1e5):
     """Rotary position embedding on (B, heads, L, d_h), rotate-half convention [reference]."""
     length, dim = x.shape[-2], x.shape[-1]
-    inv = theta ** (-torch.arange(0, dim, 2, device=x.device, dtype=x.dtype) / dim)
-    ang = torch.arange(length, device=x.device, dtype=x.dtype)[:, None] * inv[None]
-    cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
+    cos, sin = _rope_tables(length, dim, theta, x.device, x.dtype)
     x1, x2 = x[..., : dim // 2], x[..., dim // 2:]
     return x * cos + torch.cat([-x2, x1], -1) * sin
 
@@ -218,9 +229,8 @@ class Block(nn.Module):
         q = rope(self.wq(x).view(b, n, self.h, self.d_h).transpose(1, 2))
         k = rope(self.wk(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2))
         v = self.wv(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2)
-        rep = self.h // self.h_kv
-        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                             enable_gqa=self.h != self.h_kv)
         return self.wo(out.transpose(1, 2).reshape(b, n, -1))
 
     def forward(self, x, bank=None):

@@ -81,22 +81,30 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
 
 
 @torch.no_grad()
-def accuracy(model, facts: FactSet, device="cpu") -> float:
-    """Fraction of facts whose argmax over the whole vocabulary at SEP is the value."""
-    model.eval()
+def evaluate(model, facts: FactSet, device="cpu") -> tuple[float, float]:
+    """(accuracy, mean cross-entropy in nats) of the value at SEP over every fact; accuracy is
+    the fraction whose argmax over the whole vocabulary is the value."""
     logits, _ = model(torch.from_numpy(facts.inputs()).to(device), last_only=True)
-    model.train()
-    return float((logits.argmax(-1).cpu().numpy() == facts.values).mean())
+    target = torch.from_numpy(facts.values).to(device)
+    acc = float((logits.argmax(-1) == target).double().mean())
+    return acc, float(F.cross_entropy(logits.double(), target))
+
+
+def accuracy(model, facts: FactSet, device="cpu") -> float:
+    return evaluate(model, facts, device)[0]
 
 
 def train(model, batches, steps, *, lr=3e-3, lr_memory=6e-3, lr_bank=None, lb_coef=0.01,
-          z_coef=0.001, warmup=50, eval_sets=(), eval_every=25, usage_at=(), device="cpu"):
+          z_coef=0.001, warmup=50, eval_sets=(), eval_every=25, schedule_steps=None,
+          device="cpu"):
     """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
 
     Memory layers get ``lr_memory``; the bank gets ``lr_bank`` (default ``lr_memory``; 0 freezes
-    it). Returns a history: step-wise LM loss, accuracy of each of ``eval_sets`` every
-    ``eval_every`` steps (and at the end), and for each step in ``usage_at`` the routed-chapter
-    selection frequency f accumulated since the start (first memory layer)."""
+    it). ``schedule_steps`` (default ``steps``) sets the cosine horizon, so a run may stop early on
+    the schedule of a longer one. Returns a history: step-wise LM loss, accuracy and loss of each
+    of ``eval_sets`` every ``eval_every`` steps and at the end, and ``f``: per step, the routed
+    chapters' selection frequency in the batch (first memory layer; numpy, steps x (C - C_sh))."""
+    schedule_steps = steps if schedule_steps is None else schedule_steps
     lr_bank = lr_memory if lr_bank is None else lr_bank
     memory = [p for n, p in model.named_parameters() if ".memory." in n]
     bank = [model.bank] if model.bank is not None else []
@@ -111,16 +119,21 @@ def train(model, batches, steps, *, lr=3e-3, lr_memory=6e-3, lr_bank=None, lb_co
     for g in groups:
         g["base_lr"] = g["lr"]
     opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
-    hist = {"loss": [], "eval_steps": [], "acc": [[] for _ in eval_sets], "usage": {},
-            "usage_entropy": [], "usage_entropy_steps": []}
-    counts = None
+    hist = {"loss": [], "eval_steps": [], "acc": [[] for _ in eval_sets],
+            "eval_loss": [[] for _ in eval_sets], "f": []}
+
+    def record_eval(step):
+        hist["eval_steps"].append(step)
+        for i, facts in enumerate(eval_sets):
+            acc, nats = evaluate(model, facts, device)
+            hist["acc"][i].append(acc)
+            hist["eval_loss"][i].append(nats)
+
     for step in range(steps):
         if eval_sets and step % eval_every == 0:
-            hist["eval_steps"].append(step)
-            for i, facts in enumerate(eval_sets):
-                hist["acc"][i].append(accuracy(model, facts, device))
+            record_eval(step)
         for g in groups:
-            g["lr"] = g["base_lr"] * lr_factor(step, steps, warmup)
+            g["lr"] = g["base_lr"] * lr_factor(step, schedule_steps, warmup)
         x, y = next(batches)
         logits, routings = model(x.to(device), last_only=True)
         loss = F.cross_entropy(logits, y.to(device))
@@ -130,23 +143,25 @@ def train(model, batches, steps, *, lr=3e-3, lr_memory=6e-3, lr_bank=None, lb_co
             total = loss + lb_coef * lb + z_coef * z
             r = routings[0]
             f = selection_frequency(r.chapters[:, r.n_shared:], r.probs.shape[-1])[r.n_shared:]
-            counts = f if counts is None else counts + f
-            if (step + 1) % 8 == 0:
-                hist["usage_entropy_steps"].append(step + 1)
-                hist["usage_entropy"].append(normalised_entropy(f.cpu() + 0.0)
-                                             if f.sum() > 0 else 0.0)
-            if step + 1 in usage_at:
-                hist["usage"][step + 1] = (counts / (step + 1)).cpu().tolist()
+            hist["f"].append(f.cpu().numpy())
         opt.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        hist["loss"].append(float(loss))
+        hist["loss"].append(float(loss.detach()))
     if eval_sets:
-        hist["eval_steps"].append(steps)
-        for i, facts in enumerate(eval_sets):
-            hist["acc"][i].append(accuracy(model, facts, device))
+        record_eval(steps)
+    hist["f"] = np.array(hist["f"])
     return hist
+
+
+def usage(f_steps: np.ndarray, end: int, window: int) -> dict:
+    """Routed-chapter usage over the steps (end - window, end] of a history's ``f``: the mean
+    selection frequency per chapter, the fraction of chapters selected at least once and the
+    normalised entropy of the frequencies [derived metrics]."""
+    f = f_steps[max(0, end - window):end].mean(0)
+    return {"f": f.tolist(), "fraction_used": float((f > 0).mean()),
+            "entropy": normalised_entropy(f)}
 
 
 def build(cfg, seed, device="cpu", dtype=torch.float32):

@@ -1,0 +1,150 @@
+"""Figures of the Mixture of Chapters area (spec chapters.md §8, F-ch1..F-ch4), drawn from stored
+results of the chapters claims."""
+from __future__ import annotations
+
+import numpy as np
+
+from paper_figs.registry import figure, need
+
+
+def _stamp(fig, rec):
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, "
+                          f"git {str(rec.get('git'))[:10]}", fontsize=6, color="grey")
+
+
+@figure("chapters.fig_flop_breakdown", claims=("chapters.flops.model_totals",
+                                               "chapters.flops.standard_layer",
+                                               "chapters.flops.memory_layer"),
+        title="Forward FLOPs per component: backbone, iso-FLOP dense, MoC")
+def fig_flop_breakdown(records):
+    import matplotlib.pyplot as plt
+
+    rec = need(records, "chapters.flops.model_totals")
+    det = rec["details"]
+    n_layers, n_mem, n_iso = det["n_layers"], det["n_mem"], det["iso_flop_layers"]
+    models = {"backbone\n(16 standard)": (n_layers, 0), f"iso-FLOP dense\n({n_iso} standard)": (n_iso, 0),
+              f"MoC\n({n_layers - n_mem} standard + {n_mem} memory)": (n_layers, n_mem)}
+    labels = [(r["section"], r["group"]) for r in det["groups"]]
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
+    cmap = plt.get_cmap("tab20")
+    for j, (name, (layers, mem)) in enumerate(models.items()):
+        bottom = 0.0
+        for i, row in enumerate(det["groups"]):
+            mult = {"standard_layer": layers, "memory_layer_extra": mem, "head": 1}[row["section"]]
+            value = mult * row["flops"] / 1e9
+            if value == 0:
+                continue
+            section = "memory layer" if row["section"] == "memory_layer_extra" else \
+                row["section"].replace("_", " ")
+            ax.bar(j, value, bottom=bottom, color=cmap(i % 20),
+                   label=f"{section}: {row['group']}" if j == 2 or mem == 0 and j == 1 else None)
+            bottom += value
+        ax.text(j, bottom, f"{bottom:,.1f}", ha="center", va="bottom", fontsize=8)
+    handles, names = ax.get_legend_handles_labels()
+    seen = dict(zip(names, handles))
+    ax.legend(seen.values(), seen.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
+              title="component (sub-items summed)", title_fontsize=7)
+    ax.set_xticks(range(len(models)), list(models), fontsize=8)
+    ax.set_ylabel("forward FLOPs per sequence (GFLOP, B = 1, L = 1024)")
+    ax.set_ylim(0, 1.1 * max(rec["measured"][k] for k in ("backbone", "iso_flop", "moc")) / 1e9)
+    ax.set_title(f"MoC/iso-FLOP = {rec['measured']['moc_over_iso']:.4f}, "
+                 f"MoC/backbone = {rec['measured']['moc_over_backbone']:.4f}  (paper totals reproduced)",
+                 fontsize=9)
+    del labels
+    _stamp(fig, rec)
+    return fig
+
+
+def _band(ax, x, curves, color, label):
+    arr = np.array(curves)
+    ax.plot(x, arr.mean(0), "-", color=color, label=label)
+    ax.fill_between(x, arr.min(0), arr.max(0), color=color, alpha=0.2)
+
+
+@figure("chapters.fig_retention", claims=("chapters.toy.fact_storage_vs_isoflop",
+                                          "chapters.toy.retention"),
+        title="Phase-1 fact accuracy through phases 1 and 2, MoC vs iso-FLOP dense")
+def fig_retention(records):
+    import matplotlib.pyplot as plt
+
+    st = need(records, "chapters.toy.fact_storage_vs_isoflop")
+    rt = need(records, "chapters.toy.retention")
+    d1, d2 = st["details"], rt["details"]
+    steps1 = st["params"]["steps1"]
+    x1 = np.array(d1["eval_steps"])
+    x2 = steps1 + np.array(d2["moc_eval_steps"])
+    fig, ax = plt.subplots(figsize=(9.6, 4.4))
+    n = len(d1["seeds"])
+    _band(ax, x1, d1["curves_moc"], "C0", f"MoC, phase-1 facts (mean, range over {n} seeds)")
+    _band(ax, x1, d1["curves_dense"], "C3",
+          f"iso-FLOP dense ({d1['dense_layers']} layers), phase-1 facts")
+    _band(ax, x2, d2["moc_curves_A"], "C0", None)
+    _band(ax, x2, d2["dense_curves_A"], "C3", None)
+    ax.plot(x2, np.mean(d2["moc_curves_B"], 0), "--", color="C0", label="MoC, phase-2 facts")
+    ax.plot(x2, np.mean(d2["dense_curves_B"], 0), "--", color="C3", label="dense, phase-2 facts")
+    ax.axvline(steps1, color="grey", lw=0.8, ls=":", label="start of phase 2 (fresh optimiser)")
+    ax.axvline(st["params"]["compare_step"], color="grey", lw=0.8, ls="-.",
+               label=f"comparison step {st['params']['compare_step']}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("value accuracy (fraction of facts)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"mean drop of phase-1 accuracy: MoC {d2['mean_drop_moc']:.3f}, "
+                 f"dense {d2['mean_drop_dense']:.3f} ({rt['status']})", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    _stamp(fig, st)
+    return fig
+
+
+@figure("chapters.fig_router_usage", claims=("chapters.toy.router_utilisation",
+                                             "chapters.toy.lb_needed"),
+        title="Routed-chapter selection frequency with and without the load-balance loss")
+def fig_router_usage(records):
+    import matplotlib.pyplot as plt
+
+    rec = need(records, "chapters.toy.lb_needed")
+    det = rec["details"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
+    f_with, f_without = np.array(det["f_with_lb"][0]), np.array(det["f_without_lb"][0])
+    idx = np.arange(len(f_with))
+    ax1.bar(idx - 0.2, np.sort(f_with)[::-1], width=0.4, color="C0", label="with L_lb (coef 0.01)")
+    ax1.bar(idx + 0.2, np.sort(f_without)[::-1], width=0.4, color="C3", label="without L_lb")
+    ax1.axhline(4 / len(f_with), color="grey", ls="--", lw=0.8, label="uniform k / (C - C_sh)")
+    ax1.set_xlabel("routed chapter (sorted by frequency)")
+    ax1.set_ylabel("selection frequency f_i, first epoch (seed 0)")
+    ax1.legend(fontsize=8)
+    for rows, color, name in ((det["rows_with"], "C0", "with L_lb"),
+                              (det["rows_without"], "C3", "without L_lb")):
+        for i, r in enumerate(rows):
+            ax2.plot(r["entropy_steps"], r["entropy"], "-o", ms=2, color=color, alpha=0.7,
+                     label=f"{name}" if i == 0 else None)
+    ax2.set_xlabel(f"training step (windows of {det['window']} steps = one epoch)")
+    ax2.set_ylabel("normalised entropy of f over the window")
+    ax2.set_ylim(0, 1.02)
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=8)
+    ax2.set_title("router usage entropy, every seed", fontsize=9)
+    _stamp(fig, rec)
+    return fig
+
+
+@figure("chapters.fig_topk", claims=("chapters.toy.topk_sweep",), title="Early loss against top-k")
+def fig_topk(records):
+    import matplotlib.pyplot as plt
+
+    rec = need(records, "chapters.toy.topk_sweep")
+    det = rec["details"]
+    lo, hi = rec["params"]["window"]
+    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    ax.plot(det["top_ks"], det["loss"], "-o", color="C0", label="MoC toy, one seed")
+    for k, v in det["reported"].items():
+        ax.plot([int(k)], [v], "s", color="C3", label=f"k = {k} (constant weight: no router LM gradient)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("routed chapters selected, k")
+    ax.set_ylabel(f"mean training loss, steps {lo}-{hi} (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"top-k sweep ({rec['status']})", fontsize=9)
+    _stamp(fig, rec)
+    return fig
