@@ -121,3 +121,28 @@ def test_model_needs_explicit_generator():
     moc, _ = toy_configs()
     with pytest.raises(ValueError, match="Generator"):
         MoCModel(moc)
+
+
+@given(top_k=st.integers(1, 32), seq_len=st.integers(1, 64), n_chapters=st.sampled_from([33, 65]))
+def test_iso_flop_depth_is_the_smallest_match(top_k, seq_len, n_chapters):
+    cfg = dict(fl.TOY_CONFIG, top_k=top_k, seq_len=seq_len, n_chapters=n_chapters,
+               bank_tokens=64 * n_chapters)
+    depth = fl.iso_flop_depth(cfg)
+    target = fl.flops_model(cfg, 1, 1)
+    assert fl.flops_model(cfg, depth, 0) >= target
+    assert depth == 2 or fl.flops_model(cfg, depth - 1, 0) < target
+
+
+def test_dense_bank_replaces_n_sel_by_bank_size():
+    ratio = fl.flops_memory_attention(fl.PAPER_CONFIG, dense_bank=True) / \
+        fl.flops_memory_attention(fl.PAPER_CONFIG)
+    assert 57.1 <= ratio <= 57.3
+
+
+def test_config_file_must_be_an_object(tmp_path):
+    path = tmp_path / "cfg.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="JSON object"):
+        fl.load_config(str(path))
+    with pytest.raises(ValueError, match="lacks the keys"):
+        fl.validate_config({"d_model": 8})
