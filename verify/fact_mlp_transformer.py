@@ -1,0 +1,301 @@
+"""Claims of the fact_mlp area, part 4: fact-storing MLPs inside a one-layer Transformer.
+
+Spec fact_mlp.md §4 (the Transformer task), §5.5 (capacity vs usability), §7 transformer_recall.
+The model and schedules are in :mod:`constructions.fact_mlp_transformer`; the MLPs are the ones of
+:mod:`constructions.fact_mlp_encoder` and :mod:`constructions.fact_mlp_baselines`. Trained models
+and the zoo of inserted MLPs are shared between claims (and with :mod:`verify.fact_mlp_edit`)
+through ``ctx.shared``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from verify.claims import Outcome, claim
+
+SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+#: spec §7 transformer_recall quick scale (d=32, F=64, L=8, AdamW on attention, <= 2000 steps).
+#: Pilot change, recorded: the spec's lr 3e-3 left the MLP-first schedule unconverged after 2000
+#: steps in our parametrisation (recall 0.947 at seed 0, batch accuracy still rising), so the
+#: quick scale uses lr 1e-2 (converged in 200-700 steps on 3 of 3 pilot tasks); the 0.95
+#: criterion is unchanged.
+BASE = dict(n_facts=64, d_model=32, seq_len=8, lr=1e-2, steps=2000, code_dim=48, n_gates=12,
+            contexts=8)
+#: the sizes tried per MLP family (hidden width; encoder-decoder: (n_gates, code_dim), 0 = minimal H)
+GRIDS = {"encoder_decoder": [[0, 16], [0, 32], [0, 48], [4, 32], [4, 48], [12, 32], [12, 48]],
+         "ntk": [128, 256, 512, 1024],
+         "hebbian": [64, 128, 256],
+         "hebbian_whitened": [64, 128, 256],
+         "gd": [4, 8, 16]}
+GD_EPOCHS = 3000
+
+
+def _key(p, *names):
+    return tuple((n, p[n]) for n in names)
+
+
+def task(ctx, p):
+    from constructions.fact_mlp_transformer import recall_task
+
+    return ctx.shared(("fact_mlp.tf.task", _key(p, "n_facts", "d_model"), ctx.seed),
+                      lambda: recall_task(p["n_facts"], p["d_model"], ctx.rng(71)))
+
+
+def table_rho(ctx, p):
+    """Decodability of the whole embedding table (the MLP's value set), computed once."""
+    from theory.fact_mlp_decodability import decodability
+
+    return ctx.shared(("fact_mlp.tf.rho", _key(p, "n_facts", "d_model"), ctx.seed),
+                      lambda: decodability(task(ctx, p).embedding))
+
+
+def build_encoder(ctx, p, facts, n_gates, code_dim):
+    """The [derived] encoder-decoder for ``facts`` on the task's table (n_gates 0 = minimal H)."""
+    from constructions.fact_mlp_encoder import build_encoder_decoder
+
+    return build_encoder_decoder(facts, int(code_dim), ctx.rng(72, int(n_gates), int(code_dim)),
+                                 n_gates=int(n_gates) or None, decodability=table_rho(ctx, p))
+
+
+def build_gd(ctx, facts, hidden):
+    from constructions.fact_mlp_baselines import train_gated_mlp
+
+    return train_gated_mlp(facts, int(hidden), ctx.seed, epochs=GD_EPOCHS, device="cpu")
+
+
+def contexts(ctx, p, salt):
+    """Every key in p["contexts"] fresh junk contexts (salt 0: evaluation, 1: paraphrases)."""
+    from constructions.fact_mlp_transformer import evaluation_contexts
+
+    return ctx.shared(("fact_mlp.tf.contexts", _key(p, "n_facts", "d_model", "seq_len", "contexts"),
+                       salt, ctx.seed),
+                      lambda: evaluation_contexts(task(ctx, p), p["contexts"], p["seq_len"],
+                                                  ctx.rng(73, salt)))
+
+
+def _new_model(ctx, p):
+    import torch
+
+    from constructions.fact_mlp_transformer import OneLayerRecallTransformer
+
+    return OneLayerRecallTransformer(task(ctx, p), ctx.torch_generator(ctx.seed + 7),
+                                     device=ctx.device, dtype=torch.float64)
+
+
+def attention_first(ctx, p):
+    """Schedule 1: attention trained on the copy target with the identity MLP (no MLP inserted)."""
+    from constructions.fact_mlp_transformer import train_attention
+
+    def compute():
+        model = _new_model(ctx, p)
+        hist = train_attention(model, "key", ctx.rng(74), steps=p["steps"], lr=p["lr"],
+                               seq_len=p["seq_len"])
+        return model, hist
+
+    return ctx.shared(("fact_mlp.tf.attn_first", _key(p, "n_facts", "d_model", "seq_len", "lr",
+                                                      "steps"), ctx.seed), compute)
+
+
+def mlp_first(ctx, p, name, mlp):
+    """Schedule 2: ``mlp`` inserted first, attention trained on the recall target through it."""
+    from constructions.fact_mlp_transformer import swap_mlp, train_attention
+
+    def compute():
+        model = _new_model(ctx, p)
+        swap_mlp(model, mlp)
+        hist = train_attention(model, "value", ctx.rng(75), steps=p["steps"], lr=p["lr"],
+                               seq_len=p["seq_len"])
+        return model, hist
+
+    return ctx.shared(("fact_mlp.tf.mlp_first", name, _key(p, "n_facts", "d_model", "seq_len", "lr",
+                                                           "steps"), ctx.seed), compute)
+
+
+def default_encoder(ctx, p):
+    key = ("fact_mlp.tf.ed", _key(p, "n_facts", "d_model", "n_gates", "code_dim"), ctx.seed)
+    return ctx.shared(key, lambda: build_encoder(ctx, p, task(ctx, p).facts(), p["n_gates"],
+                                                 p["code_dim"]))
+
+
+def inserted(ctx, p, mlp):
+    """Recall and attention noise of ``mlp`` inserted into the attention-first model."""
+    from constructions.fact_mlp_transformer import attention_noise, clone_model, recall, swap_mlp
+
+    base, _ = attention_first(ctx, p)
+    model = clone_model(base)
+    swap_mlp(model, mlp)
+    tok, keys = contexts(ctx, p, 0)
+    acc, margin = recall(model, tok, keys)
+    return {"recall": acc, "min_margin": margin,
+            "attention_noise_mean": float(attention_noise(model, tok, keys).mean())}
+
+
+def zoo(ctx, p):
+    """Every family x size of GRIDS built on the task's fact set: standalone accuracy, parameters,
+    scale-free Lipschitz constant (spec §7 definition) and recall inside the attention-first model."""
+    from constructions.fact_mlp_baselines import hebbian_readout, ntk_memory
+    from verify.fact_mlp_usability import lipschitz
+
+    def compute():
+        facts = task(ctx, p).facts()
+        rows, mlps = [], {}
+        for family, sizes in GRIDS.items():
+            for size in sizes:
+                rng = ctx.rng(76, len(rows))
+                if family == "encoder_decoder":
+                    mlp = build_encoder(ctx, p, facts, *size)
+                elif family == "ntk":
+                    mlp = ntk_memory(facts, size, rng)
+                elif family.startswith("hebbian"):
+                    mlp = hebbian_readout(facts, size, rng, whitened=family.endswith("whitened"))
+                else:
+                    mlp = build_gd(ctx, facts, size)
+                acc, margin = mlp.decode()
+                row = {"family": family, "size": size, "params": mlp.params_standard,
+                       "params_unique": mlp.params_unique, "standalone_acc": acc,
+                       "standalone_margin": margin,
+                       "lipschitz": lipschitz(mlp, facts.keys, ctx.rng(77, len(rows))),
+                       "size_detail": dict(mlp.size)}
+                row.update(inserted(ctx, p, mlp))
+                row["drop"] = acc - row["recall"]
+                mlps[(family, str(size))] = mlp
+                rows.append(row)
+        return rows, mlps
+
+    return ctx.shared(("fact_mlp.tf.zoo", _key(p, "n_facts", "d_model", "seq_len", "lr", "steps",
+                                               "contexts"), ctx.seed), compute)
+
+
+@claim("fact_mlp.transformer.recall", source=SRC + ", spec §7 transformer_recall",
+       provenance="abstract",
+       statement="the [derived] encoder-decoder MLP (H=12, m_c=48) inserted in the constrained "
+                 "1-layer 1-head Transformer (tied frozen embeddings, frozen RMSNorm, identity "
+                 "value/output, no residual; d=32, F=64, L=8, AdamW lr 1e-2 on attention, <= 2000 "
+                 "steps) recalls >= 0.95 of the facts in fresh junk contexts under both schedules "
+                 "(attention first then MLP; MLP first then attention)",
+       quick=BASE, full=dict(BASE, d_model=64, n_facts=256, steps=4000))
+def check_recall(p, ctx):
+    from constructions.fact_mlp_transformer import (attention_noise, clone_model, recall,
+                                                    swap_mlp)
+
+    mlp = default_encoder(ctx, p)
+    tok, keys = contexts(ctx, p, 0)
+    base, hist_a = attention_first(ctx, p)
+    model_a = clone_model(base)
+    swap_mlp(model_a, mlp)
+    model_m, hist_m = mlp_first(ctx, p, "encoder_decoder", mlp)
+    out = {}
+    for sched, model, hist in (("attention_first", model_a, hist_a), ("mlp_first", model_m, hist_m)):
+        acc, margin = recall(model, tok, keys)
+        noise = attention_noise(model, tok, keys)
+        out[sched] = {"recall": acc, "min_margin": margin, "steps": hist["steps"][-1],
+                      "loss_history": hist["loss"], "acc_history": hist["batch_acc"],
+                      "attention_noise_mean": float(noise.mean()),
+                      "attention_noise_max": float(noise.max())}
+    worst = min(v["recall"] for v in out.values())
+    return Outcome(predicted="recall >= 0.95 (both schedules)",
+                   measured={k: v["recall"] for k, v in out.items()}, passed=worst >= 0.95,
+                   details={"schedules": out, "standalone_acc": mlp.decode()[0],
+                            "params": mlp.params_standard, "size": dict(mlp.size)})
+
+
+def _smallest(rows, family, ok):
+    hits = [r for r in rows if r["family"] == family and ok(r)]
+    return min(hits, key=lambda r: r["params"]) if hits else None
+
+
+@claim("fact_mlp.transformer.inserted", source=SRC + " (abstract: optimal scaling inside "
+       "Transformers with fewer parameters than prior constructions)", provenance="abstract",
+       statement="inside the attention-first Transformer (d=32, F=64), the encoder-decoder reaches "
+                 "recall >= 0.95 with fewer MLP parameters than the NTK baseline (ratio P_ntk/P_ed "
+                 "> 1 at the smallest size of each grid reaching it); every family's recall, "
+                 "parameters and facts per parameter inside vs standalone are reported, and the "
+                 "GD MLP also under the MLP-first schedule",
+       quick=BASE, full=dict(BASE, d_model=64, n_facts=256, steps=4000))
+def check_inserted(p, ctx):
+    from constructions.fact_mlp_transformer import recall
+
+    rows, mlps = zoo(ctx, p)
+    F = p["n_facts"]
+    table = {}
+    for family in GRIDS:
+        alone = _smallest(rows, family, lambda r: r["standalone_acc"] == 1.0)
+        inside = _smallest(rows, family, lambda r: r["recall"] >= 0.95)
+        table[family] = {
+            "standalone_size": alone and alone["size"], "standalone_params": alone and alone["params"],
+            "facts_per_param_standalone": alone and F * alone["standalone_acc"] / alone["params"],
+            "recall_at_standalone_size": alone and alone["recall"],
+            "inside_size": inside and inside["size"], "inside_params": inside and inside["params"],
+            "inside_recall": inside and inside["recall"],
+            "facts_per_param_inside": inside and F * inside["recall"] / inside["params"]}
+    gd_row = _smallest(rows, "gd", lambda r: r["standalone_acc"] == 1.0)
+    if gd_row is not None:
+        model, hist = mlp_first(ctx, p, "gd", mlps[("gd", str(gd_row["size"]))])
+        table["gd"]["mlp_first_recall"] = recall(model, *contexts(ctx, p, 0))[0]
+        table["gd"]["mlp_first_steps"] = hist["steps"][-1]
+    ed, ntk = table["encoder_decoder"]["inside_params"], table["ntk"]["inside_params"]
+    if ed is None:
+        ratio = 0.0
+    elif ntk is None:
+        ratio = float("inf")
+    else:
+        ratio = ntk / ed
+    return Outcome(predicted="P_ntk / P_ed > 1 inside the Transformer", measured=ratio,
+                   passed=ratio > 1.0,
+                   details={"table": table, "rows": rows, "ratio_ntk_over_ed": ratio
+                            if np.isfinite(ratio) else "inf (NTK never reached 0.95)",
+                            "attention_params": 2 * p["d_model"] ** 2})
+
+
+@claim("fact_mlp.transformer.tradeoff", source=SRC + " (abstract and reference: capacity vs "
+       "usability)", provenance="abstract",
+       statement="over every inserted MLP that stores all F facts standalone (d=32, F=64), the "
+                 "recall lost inside the Transformer (standalone accuracy - recall) rises with the "
+                 "scale-free empirical Lipschitz constant: Spearman correlation >= 0.5",
+       quick=BASE, full=dict(BASE, d_model=64, n_facts=256, steps=4000))
+def check_tradeoff(p, ctx):
+    from scipy.stats import spearmanr
+
+    rows, _ = zoo(ctx, p)
+    stored = [r for r in rows if r["standalone_acc"] == 1.0]
+    lip = [r["lipschitz"] for r in stored]
+    drop = [r["drop"] for r in stored]
+    rho = float(spearmanr(lip, drop).statistic) if len(stored) >= 3 else -1.0
+    if not np.isfinite(rho):
+        rho = -1.0
+    return Outcome(predicted="Spearman(Lipschitz, recall drop) >= 0.5", measured=rho,
+                   passed=rho >= 0.5,
+                   details={"points": [{k: r[k] for k in ("family", "size", "params", "lipschitz",
+                                                         "recall", "drop", "attention_noise_mean")}
+                                       for r in stored], "spearman": rho,
+                            "n_stored": len(stored), "n_total": len(rows)})
+
+
+@claim("fact_mlp.transformer.foreign_table_fails", source=SRC + ", the insertion constraints "
+       "(tied frozen embeddings)", provenance="derived", demonstrates_failure=True,
+       statement="must fail: an encoder-decoder built for the same facts on a re-drawn embedding "
+                 "table is refused by swap_mlp, and forced in anyway it recalls < 0.2 of the facts "
+                 "(chance 1/(F+17)); the MLP only works on the table it was built for",
+       quick=BASE)
+def check_foreign(p, ctx):
+    from constructions.fact_mlp_transformer import (RecallTask, clone_model, recall, recall_task,
+                                                    swap_mlp)
+
+    t = task(ctx, p)
+    other = recall_task(p["n_facts"], p["d_model"], ctx.rng(78))
+    other = RecallTask(other.embedding, t.fact_map, t.n_facts)
+    from constructions.fact_mlp_encoder import build_encoder_decoder
+
+    mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng(79), n_gates=p["n_gates"])
+    base, _ = attention_first(ctx, p)
+    model = clone_model(base)
+    try:
+        swap_mlp(model, mlp)
+        refused, message = False, ""
+    except ValueError as err:
+        refused, message = True, str(err)
+    swap_mlp(model, mlp, atol=np.inf)
+    acc = recall(model, *contexts(ctx, p, 0))[0]
+    return Outcome(predicted="refused, and recall < 0.2 when forced", measured=acc,
+                   passed=refused and acc < 0.2,
+                   details={"refused": refused, "error": message, "forced_recall": acc,
+                            "chance": 1.0 / t.vocab_size, "standalone_acc_own_table": mlp.decode()[0]})
