@@ -290,25 +290,6 @@ def attention_noise(model: OneLayerRecallTransformer, tokens, key_ids) -> np.nda
     return np.linalg.norm(mlp_inputs(model, tokens) - keys, axis=1)
 
 
-def empirical_lipschitz(forward, points: np.ndarray, rng: np.random.Generator, n_pairs: int = 200,
-                        radius: float = 0.05) -> dict:
-    """Spec §7 lipschitz_tradeoff: max over ``n_pairs`` random pairs (x, x') with x a random
-    point of ``points`` and ||x - x'|| = radius of ||M(x) - M(x')|| / ||x - x'||; also that value
-    divided by the mean output norm (scale-free). Returns {"lipschitz", "normalised", "mean_norm"}."""
-    check_generator(rng)
-    P = np.asarray(points, dtype=np.float64)
-    X = P[rng.integers(0, len(P), n_pairs)]
-    D = rng.standard_normal(X.shape)
-    D *= radius / np.linalg.norm(D, axis=1, keepdims=True)
-    Y0, Y1 = forward(X), forward(X + D)
-    lip = float(np.max(np.linalg.norm(Y1 - Y0, axis=1)) / radius)
-    mean_norm = float(np.mean(np.linalg.norm(forward(P), axis=1)))
-    if mean_norm <= 0:
-        raise ValueError("the MLP's outputs are zero on every point: the scale-free Lipschitz "
-                         "constant is undefined")
-    return {"lipschitz": lip, "normalised": lip / mean_norm, "mean_norm": mean_norm}
-
-
 def clone_model(model: OneLayerRecallTransformer) -> OneLayerRecallTransformer:
     """A deep copy (attention, norm, embeddings and the inserted MLP)."""
     return copy.deepcopy(model)

@@ -79,7 +79,7 @@ def _row(rows, mlp, k, method):
                  "specificity >= 0.9 with every attention parameter bit-identical; a rank-one "
                  "ROME-style edit of a GD-trained MLP retains fewer unedited facts (specificity) "
                  "than the swap",
-       quick=EDIT, full=dict(EDIT, d_model=64, n_facts=256, steps=4000, n_edits=64,
+       quick=EDIT, full=dict(EDIT, d_model=128, n_facts=256, steps=4000, n_edits=64,
                              ks=[1, 4, 16, 64, 128]))
 def check_swap(p, ctx):
     ks = sorted(set(p["ks"]) | {p["n_edits"]})
@@ -100,27 +100,41 @@ def check_swap(p, ctx):
 
 @claim("fact_mlp.edit.by_k", source=SRC + "; " + ROME, provenance="derived",
        statement="over k in {1, 4, 16, 32} edited facts of 64, on both the encoder-decoder and a "
-                 "GD-trained MLP, the swap's Score is >= 0.9 at every k, and at the largest k it "
-                 "beats both fine-tuning the MLP and the sequential rank-one edit",
-       quick=EDIT, full=dict(EDIT, d_model=64, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]))
+                 "GD-trained MLP, the swap's Score is >= 0.9 at every k; at the largest k it beats "
+                 "fine-tuning the MLP on both, beats the sequential rank-one edit on the GD MLP, "
+                 "and on the constructed MLP the rank-one edit stays within 0.05 of it (spec §7: "
+                 "a rank-one output edit keeps the other facts on the constructed MLP only)",
+       quick=EDIT, full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]))
 def check_by_k(p, ctx):
     rows = edit_table(ctx, p, sorted(set(p["ks"]) | {p["n_edits"]}))
     rows = [r for r in rows if r["k"] in p["ks"]]
     kmax = max(p["ks"])
     swap_min = min(r["score"] for r in rows if r["method"] == "swap")
-    wins = {}
-    for mlp in ("encoder_decoder", "gd"):
-        s = _row(rows, mlp, kmax, "swap")["score"]
-        wins[mlp] = all(s > _row(rows, mlp, kmax, m)["score"] for m in ("rank_one", "finetune"))
+
+    def score(mlp, method):
+        return _row(rows, mlp, kmax, method)["score"]
+
+    checks = {
+        "swap_min_score_ge_0.9": swap_min >= 0.9,
+        "swap_beats_finetune_ed": score("encoder_decoder", "swap") > score("encoder_decoder",
+                                                                            "finetune"),
+        "swap_beats_finetune_gd": score("gd", "swap") > score("gd", "finetune"),
+        "swap_beats_rank_one_gd": score("gd", "swap") > score("gd", "rank_one"),
+        "rank_one_close_on_ed": abs(score("encoder_decoder", "rank_one")
+                                    - score("encoder_decoder", "swap")) <= 0.05}
     best = {}
     for mlp in ("encoder_decoder", "gd"):
         for k in p["ks"]:
             cands = [r for r in rows if r["mlp"] == mlp and r["k"] == k]
             best[f"{mlp}@{k}"] = max(cands, key=lambda r: r["score"])["method"]
-    return Outcome(predicted="swap score >= 0.9 at every k; swap best at the largest k",
-                   measured={"min_swap_score": swap_min, "swap_wins_at_kmax": wins},
-                   passed=swap_min >= 0.9 and all(wins.values()),
-                   details={"rows": rows, "ks": list(p["ks"]), "winner": best})
+    return Outcome(predicted="swap >= 0.9 at every k; at k_max swap > FT (both), swap > rank-one "
+                             "(GD), |rank-one - swap| <= 0.05 (constructed)",
+                   measured={"min_swap_score": swap_min,
+                             "at_kmax": {f"{m}/{meth}": score(m, meth)
+                                         for m in ("encoder_decoder", "gd")
+                                         for meth in ("swap", "rank_one", "finetune")}},
+                   passed=all(checks.values()),
+                   details={"rows": rows, "ks": list(p["ks"]), "winner": best, "checks": checks})
 
 
 @claim("fact_mlp.edit.score", source=ROME + " (reference: hebbian-mlps editing metrics)",
