@@ -135,10 +135,21 @@ class MemoryAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
 
-    def forward(self, hidden, keys, values):
-        """hidden (B, L, d); keys, values (B, N_sel, d) already projected."""
+    def forward(self, hidden, keys, values, token_weights=None):
+        """hidden (B, L, d); keys, values (B, N_sel, d) projected from the selected tokens.
+
+        With ``token_weights`` (B, N_sel), keys and values are those of the normalised, UNweighted
+        tokens and the chapter weights are applied inside the attention: q.(w k) = w (q.k) and
+        sum_t p_t (w_t v_t) = sum_t (p_t w_t) v_t, the same MemRead as projecting w * M_S
+        [derived, exact up to rounding] at a fraction of the element-wise work."""
         q = self.heads(self.wq(self.norm(hidden)))
-        out = F.scaled_dot_product_attention(q, self.heads(keys), self.heads(values))
+        k, v = self.heads(keys), self.heads(values)
+        if token_weights is None:
+            out = F.scaled_dot_product_attention(q, k, v)
+        else:
+            w = token_weights[:, None, None, :]
+            scores = (q @ k.transpose(-1, -2)) * (w / math.sqrt(self.head_dim))
+            out = (scores.softmax(-1) * w) @ v
         b, _, n, _ = out.shape
         return self.wo(out.transpose(1, 2).reshape(b, n, -1))
 
@@ -150,7 +161,8 @@ class MemoryLayer(nn.Module):
     Preprocessing: gather the chapters, RMS-normalise every selected token (no scale), multiply by
     its chapter weight. Because W_K, W_V are linear, (w m^) W = w (m^ W): when the batch selects
     more tokens than the bank holds it is cheaper to project the normalised bank once and gather
-    the projections; both orders give the same K, V [derived, exact up to rounding].
+    the projections; both orders give the same K, V, and the weight is applied inside the
+    attention (see :meth:`MemoryAttention.forward`) [derived, exact up to rounding].
     """
 
     def __init__(self, d_model, n_heads, n_chapters, n_shared, top_k, routed_scale=2.5,
@@ -161,25 +173,29 @@ class MemoryLayer(nn.Module):
         self.attention = MemoryAttention(d_model, n_heads, device=device, dtype=dtype)
         self.n_chapters = n_chapters
 
-    def selected_keys_values(self, bank, routing: Routing):
+    def selected_keys_values(self, bank, routing: Routing, weighted=True):
+        """K, V of the selected memory M~ = w * RMS(M_S), each (B, N_sel, d); with
+        ``weighted=False`` also the per-token weights (B, N_sel) and K, V of RMS(M_S) alone."""
         chapters = bank.view(self.n_chapters, -1, bank.shape[-1])       # (C, T, d)
         b, n_sel_chapters = routing.chapters.shape
-        tokens = chapters.shape[1]
-        w = routing.weights.unsqueeze(-1).unsqueeze(-1)                # (B, C_sh + k, 1, 1)
+        tokens, dim = chapters.shape[1], bank.shape[-1]
         att = self.attention
         if b * n_sel_chapters * tokens > bank.shape[0]:
             normed = rms_normalise(chapters)
-            k_all, v_all = att.wk(normed), att.wv(normed)                # (C, T, d)
-            keys, values = k_all[routing.chapters] * w, v_all[routing.chapters] * w
+            keys, values = att.wk(normed)[routing.chapters], att.wv(normed)[routing.chapters]
         else:
-            selected = rms_normalise(chapters[routing.chapters]) * w     # (B, C_sh + k, T, d)
+            selected = rms_normalise(chapters[routing.chapters])         # (B, C_sh + k, T, d)
             keys, values = att.wk(selected), att.wv(selected)
-        return keys.reshape(b, -1, bank.shape[-1]), values.reshape(b, -1, bank.shape[-1])
+        keys, values = keys.reshape(b, -1, dim), values.reshape(b, -1, dim)
+        token_weights = routing.weights.repeat_interleave(tokens, dim=1)  # (B, N_sel)
+        if weighted:
+            return keys * token_weights[..., None], values * token_weights[..., None]
+        return keys, values, token_weights
 
     def forward(self, block_input, hidden, bank):
         routing = self.router(block_input)
-        keys, values = self.selected_keys_values(bank, routing)
-        return self.attention(hidden, keys, values), routing
+        keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
+        return self.attention(hidden, keys, values, token_weights), routing
 
 
 _ROPE_CACHE: dict = {}
@@ -229,8 +245,16 @@ class Block(nn.Module):
         q = rope(self.wq(x).view(b, n, self.h, self.d_h).transpose(1, 2))
         k = rope(self.wk(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2))
         v = self.wv(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                             enable_gqa=self.h != self.h_kv)
+        if n <= 16:  # short toy sequences: plain matmuls launch fewer, cheaper kernels on CPU
+            rep = self.h // self.h_kv
+            q = q.reshape(b, self.h_kv, rep * n, self.d_h)           # query heads grouped by KV head
+            scores = (q @ k.transpose(-1, -2)).view(b, self.h_kv, rep, n, n) / math.sqrt(self.d_h)
+            mask = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            probs = scores.masked_fill(mask, float("-inf")).softmax(-1)
+            out = (probs.view(b, self.h_kv, rep * n, n) @ v).view(b, self.h, n, self.d_h)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                 enable_gqa=self.h != self.h_kv)
         return self.wo(out.transpose(1, 2).reshape(b, n, -1))
 
     def forward(self, x, bank=None):

@@ -146,3 +146,40 @@ def test_config_file_must_be_an_object(tmp_path):
         fl.load_config(str(path))
     with pytest.raises(ValueError, match="lacks the keys"):
         fl.validate_config({"d_model": 8})
+
+
+def _randomise(module, seed):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.3)
+
+
+def test_weights_inside_attention_equal_weighted_tokens():
+    """MemRead with w applied inside the attention equals attention over K, V of w * RMS(M_S)."""
+    layer = MemoryLayer(16, 2, 8, 1, 2, dtype=torch.float64)
+    _randomise(layer, 0)
+    gen = torch.Generator().manual_seed(1)
+    bank = torch.randn(32, 16, generator=gen, dtype=torch.float64)
+    hidden = torch.randn(3, 5, 16, generator=gen, dtype=torch.float64)
+    routing = layer.router(hidden)
+    reference = layer.attention(hidden, *layer.selected_keys_values(bank, routing))
+    read, _ = layer(hidden, hidden, bank)
+    torch.testing.assert_close(read, reference)
+
+
+@pytest.mark.parametrize("length", [3, 16, 20])
+def test_short_sequence_self_attention_matches_sdpa(length):
+    from constructions.chapters import Block, rope
+
+    block = Block(dict(d_model=16, n_heads=4, n_kv_heads=2, head_dim=4, d_ff=32), False,
+                  dtype=torch.float64)
+    _randomise(block, 2)
+    x = torch.randn(3, length, 16, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    with torch.no_grad():
+        q = rope(block.wq(x).view(3, length, 4, 4).transpose(1, 2))
+        k = rope(block.wk(x).view(3, length, 2, 4).transpose(1, 2)).repeat_interleave(2, 1)
+        v = block.wv(x).view(3, length, 2, 4).transpose(1, 2).repeat_interleave(2, 1)
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        ref = block.wo(ref.transpose(1, 2).reshape(3, length, -1))
+        torch.testing.assert_close(block.self_attention(x), ref)
