@@ -168,13 +168,16 @@ class OneLayerRecallTransformer(nn.Module):
         return self.mlp(self.normed(tokens)) @ self.embedding.T
 
 
-def swap_mlp(model: OneLayerRecallTransformer, mlp: FactMLP, atol: float = 0.0) -> FactMLP:
+def swap_mlp(model: OneLayerRecallTransformer, mlp: FactMLP, atol: float | None = None) -> FactMLP:
     """Insert (or swap in) a fact MLP, leaving attention, norm and embeddings untouched.
 
     The MLP must have been built for this model's embedding table: its keys must be E[:F] and its
-    values the whole table E, equal to ``atol`` (exact by default); otherwise ValueError. Gated
-    MLPs enter as a frozen torch module, the others through :class:`NumpyMLP`.
+    values the whole table E, equal to ``atol`` (default: exact in float64, 1e-6 when the model
+    holds its table in float32 on a GPU); otherwise ValueError. Gated MLPs enter as a frozen torch
+    module, the others through :class:`NumpyMLP`.
     """
+    if atol is None:
+        atol = 0.0 if model.embedding.dtype == torch.float64 else 1e-6
     E = model.embedding.detach().cpu().double().numpy()
     F = model.task.n_facts
     K, V = mlp.facts.keys, mlp.facts.values

@@ -81,12 +81,10 @@ def contexts(ctx, p, salt, seq_len=None):
 
 
 def _new_model(ctx, p):
-    import torch
-
     from constructions.fact_mlp_transformer import OneLayerRecallTransformer
 
     return OneLayerRecallTransformer(task(ctx, p), ctx.torch_generator(ctx.seed + 7),
-                                     device=ctx.device, dtype=torch.float64)
+                                     device=ctx.device, dtype=ctx.torch_dtype())
 
 
 def attention_first(ctx, p):
