@@ -134,20 +134,45 @@ def default_encoder(ctx, p):
                                                  p["code_dim"]))
 
 
-def inserted(ctx, p, mlp):
-    """Recall and attention noise of ``mlp`` inserted into the attention-first model."""
-    from constructions.fact_mlp_transformer import attention_noise, clone_model, recall, swap_mlp
+def attention_inputs(ctx, p, seq_len=None):
+    """The attention-first model's MLP inputs (RMSNorm of the attention output) on the evaluation
+    contexts, and their attention noise ||n - k||: both independent of the inserted MLP."""
+    from constructions.fact_mlp_transformer import attention_noise, mlp_inputs
 
-    base, _ = attention_first(ctx, p)
-    model = clone_model(base)
+    L = int(seq_len or p["seq_len"])
+
+    def compute():
+        model, _ = attention_first(ctx, p)
+        tok, keys = contexts(ctx, p, 0, L)
+        return mlp_inputs(model, tok), keys, attention_noise(model, tok, keys)
+
+    return ctx.shared(("fact_mlp.tf.inputs", _key(p, "n_facts", "d_model", "seq_len", "lr", "steps",
+                                                  "contexts"), L, ctx.seed), compute)
+
+
+def inserted(ctx, p, mlp):
+    """Recall of ``mlp`` inserted into (a copy of) the attention-first model, on contexts of the
+    training length and of length p["long_len"]. The frozen attention's outputs are computed once
+    (:func:`attention_inputs`) and fed to the inserted module."""
+    import torch
+
+    from constructions.fact_mlp import decode_numpy
+    from constructions.fact_mlp_transformer import clone_model, swap_mlp
+
+    model = clone_model(attention_first(ctx, p)[0])
     swap_mlp(model, mlp)
-    tok, keys = contexts(ctx, p, 0)
-    acc, margin = recall(model, tok, keys)
-    long_tok, long_keys = contexts(ctx, p, 0, p["long_len"])
-    return {"recall": acc, "min_margin": margin,
-            "attention_noise_mean": float(attention_noise(model, tok, keys).mean()),
-            "recall_long": recall(model, long_tok, long_keys)[0],
-            "attention_noise_long": float(attention_noise(model, long_tok, long_keys).mean())}
+    E = model.embedding.cpu().double().numpy()
+    out = {}
+    for suffix, L in (("", p["seq_len"]), ("_long", p["long_len"])):
+        X, keys, noise = attention_inputs(ctx, p, L)
+        with torch.no_grad():
+            y = model.mlp(torch.as_tensor(X, dtype=model.embedding.dtype,
+                                          device=model.embedding.device))
+        acc, margin = decode_numpy(y.cpu().double().numpy(), E, model.mlp_facts.fact_map[keys])
+        out["recall" + suffix] = acc
+        out["min_margin" + suffix] = margin
+        out["attention_noise" + (suffix or "_mean")] = float(noise.mean())
+    return out
 
 
 def zoo(ctx, p):
