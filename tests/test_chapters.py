@@ -183,3 +183,34 @@ def test_short_sequence_self_attention_matches_sdpa(length):
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         ref = block.wo(ref.transpose(1, 2).reshape(3, length, -1))
         torch.testing.assert_close(block.self_attention(x), ref)
+
+
+def test_figures_render_from_tiny_records():
+    """F-ch1..F-ch4 draw from records of the chapters claims (toy claims run at a tiny size)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all as load_figures
+    from verify.claims import Context, load_all
+    from verify.runner import run_claim
+
+    claims, figures = load_all(), load_figures()
+    tiny = dict(n_facts=64, n_values=16, n_phase2=64, batch=16, steps1=12, steps2=6,
+                compare_step=10, seeds=1, eval_every=2, lr=3e-3, lr_memory=6e-3,
+                bank_lr_factor=0.1)
+    special = {"chapters.toy.lb_needed": dict(tiny, steps_nolb=8),
+               "chapters.toy.topk_sweep": dict(tiny, top_ks=[2, 4], report_ks=[1], window=[2, 8])}
+    ctx = Context(seed=0, device="cpu", dtype="float64", cache={})
+    chapter_figures = [f for f in figures.values() if f.id.startswith("chapters.")]
+    assert {f.id for f in chapter_figures} >= {"chapters.fig_flop_breakdown", "chapters.fig_retention",
+                                               "chapters.fig_router_usage", "chapters.fig_topk"}
+    records = {}
+    for fig in chapter_figures:
+        for cid in fig.claims:
+            if cid not in records:
+                params = special.get(cid, tiny) if cid.startswith("chapters.toy.") else None
+                records[cid] = run_claim(claims[cid], ctx, params)
+                assert records[cid]["status"] != "error", records[cid].get("error")
+        plt.close(fig.draw(records))
