@@ -1,8 +1,6 @@
 """Figures of fact MLPs inside the Transformer (fact_mlp spec §8 fig_tradeoff) and of editing."""
 from __future__ import annotations
 
-import numpy as np
-
 from paper_figs.registry import figure, need
 
 FAMILY_STYLE = {"encoder_decoder": ("C0", "o", "encoder-decoder [derived]"),
@@ -78,7 +76,8 @@ def fig_tradeoff(records):
 @figure("fact_mlp.fig_edit", claims=("fact_mlp.edit.by_k",),
         title="Editing k facts: MLP swap vs fine-tuning vs rank-one edit")
 def fig_edit(records):
-    det = need(records, "fact_mlp.edit.by_k")["details"]
+    rec = need(records, "fact_mlp.edit.by_k")
+    det, n_facts = rec["details"], rec["params"]["n_facts"]
     rows, ks = det["rows"], det["ks"]
     plt = _plt()
     metrics = ("score", "efficacy", "specificity")
@@ -97,7 +96,7 @@ def fig_edit(records):
             ax.set_title(f"{'encoder-decoder' if mlp == 'encoder_decoder' else 'GD-trained'} "
                          f"MLP: {metric}", fontsize=9)
             if i == 1:
-                ax.set_xlabel("edited facts k (of 64)")
+                ax.set_xlabel(f"edited facts k (of F = {n_facts})")
             if j == 0:
                 ax.set_ylabel("fraction of facts")
     axes[0, 0].legend(fontsize=7, loc="lower left")
