@@ -93,8 +93,9 @@ def fig_edit(records):
                 ax.plot(ks, y, color=color, marker=marker, label=label)
             ax.set_xscale("log", base=2)
             ax.set_ylim(-0.02, 1.05)
-            ax.set_title(f"{'encoder-decoder' if mlp == 'encoder_decoder' else 'GD-trained'} "
-                         f"MLP: {metric}", fontsize=9)
+            where = ("encoder-decoder MLP, MLP-first model" if mlp == "encoder_decoder"
+                     else "GD-trained MLP, attention-first model")
+            ax.set_title(f"{where}: {metric}", fontsize=9)
             if i == 1:
                 ax.set_xlabel(f"edited facts k (of F = {n_facts})")
             if j == 0:
