@@ -1,6 +1,6 @@
 """Command line of DESIGN.md.
 
-    python -m verify                      every claim at quick scale: table, results file, report
+    python -m verify [run options]        every claim at quick scale: table, results file, report
     python -m verify list [--markdown]    ids, sources, provenance, statements
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
                                           [--out DIR] [--json] [--fresh]
@@ -99,17 +99,21 @@ def cmd_run(args, patterns) -> int:
     if not args.json:
         _print_table(records, stream)
     failures = [r for r in records if is_failure(r)]
-    print(f"\n{len(records)} claims: {len(records) - len(failures)} ok, {len(failures)} failed "
-          f"(results {store.path}, report {report})", file=stream)
+    counts = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"\n{len(records)} claims: {summary} (results {store.path}, report {report})", file=stream)
     return 1 if failures else 0
 
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["run", "*", *argv]  # `python -m verify [--out DIR ...]`: every claim
     args = parser.parse_args(argv)
     try:
-        if args.cmd is None:
-            args = parser.parse_args(["run", "*"])
         if args.cmd == "list":
             from verify.claims import load_all
 
