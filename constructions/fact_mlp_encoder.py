@@ -13,10 +13,15 @@ random-projection decoder. The gadget itself is ours (the paper's was not obtain
   refinement of spec §5.2, which adds gates until every key opens one; spec's H >= 12 floor
   is not needed]. Antipodal pairs (g, -g) would also cover every key but make Phi rank
   deficient: sum_p g_p beta_p^T antisymmetric gives C(H/2, 2) column dependencies.
-  Claim (generic full rank) [derived]: for keys in general position, Phi has full row rank F
-  when H d >= F and every key opens a gate; sketch: rank deficiency is a polynomial identity
-  in the keys and gates that fails at one point, so it fails off a measure-zero set. Checked
-  numerically by ``fact_mlp.encoder.encoder_exact`` (rank(Phi) = F, max error < 1e-8).
+  Full rank is NOT implied by H d >= F and covering: the keys whose open-gate set is the same
+  span at most d dimensions of their shared feature block, so when more than d keys open
+  exactly one and the same gate (likely at small d: F=8, d=4, H=2 was found by the property
+  test) Phi loses rank and no exact fit exists. [derived] remedy: the builder checks the
+  Cholesky factor of Phi Phi^T and appends one N(0, I_d) gate at a time until it is well
+  conditioned (``size["extra_gates"]`` counts them; parameter counts use the final H). Random
+  extra gates split such groups, and for keys in general position with distinct open-gate
+  patterns of size <= d per pattern, Phi has full row rank generically. Checked numerically by
+  ``fact_mlp.encoder.encoder_exact`` (rank(Phi) = F, max error < 1e-8).
 * Exact fit: when H d >= F, A = Phi^T alpha with (Phi Phi^T) alpha = C_f, and
   Phi Phi^T = (R R^T) * (K K^T) (R = ReLU(K G^T)): an F x F solve. When H d < F the
   least-squares solution of Phi A = C_f is used (it cannot be exact: encoder_underparam).
@@ -121,11 +126,21 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
                          f"(rho = {rho.per_value[bad[0]]:.2e}): no argmax decoder can output it "
                          "(B4 feasibility); undecodable used values: " + str(bad[:10].tolist()))
     G = covering_gates(K, H, rng)
+    extra = 0
+    while len(G) * d >= F:
+        R = np.maximum(K @ G.T, 0.0)                       # (F, H)
+        gram = (R @ R.T) * (K @ K.T)
+        factor = _well_conditioned_cholesky(gram)
+        if factor is not None:
+            break
+        if extra >= F:
+            raise ValueError(f"the encoder's feature Gram stays singular after {extra} extra gates: "
+                             "the keys are not in general position")
+        G = np.vstack([G, rng.standard_normal((1, d))])     # split keys sharing one gate pattern
+        extra += 1
     H = len(G)
     R = np.maximum(K @ G.T, 0.0)                           # (F, H)
     if H * d >= F:
-        gram = (R @ R.T) * (K @ K.T)
-        factor = cho_factor(gram, lower=True, check_finite=True)
 
         def solve(target):
             A_flat = _adjoint(K, R, cho_solve(factor, target))  # A = Phi^T alpha
@@ -144,8 +159,25 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
         Rp = random_projection(m_c, d, rng, orthogonal)
         target = (rho.separators @ Rp.T)[f]                # rows c_{f(i)} = Rp u*_{f(i)}
         A_flat = solve(target)
-        out.append(_assemble(facts, G, Rp, A_flat, target, rho.rho))
+        mlp = _assemble(facts, G, Rp, A_flat, target, rho.rho)
+        mlp.size["extra_gates"] = extra
+        out.append(mlp)
     return out
+
+
+def _well_conditioned_cholesky(gram: np.ndarray, rcond: float = 1e-12):
+    """cho_factor of ``gram`` when it is positive definite with min(diag L)^2 / max(diag gram) above
+    ``rcond`` (a cheap conditioning proxy), else None."""
+    from numpy.linalg import LinAlgError
+
+    try:
+        factor = cho_factor(gram, lower=True, check_finite=True)
+    except LinAlgError:
+        return None
+    diag = np.diag(factor[0])
+    if np.min(diag) ** 2 < rcond * np.max(np.diag(gram)):
+        return None
+    return factor
 
 
 def _assemble(facts, G, Rp, A_flat, target, rho) -> FactMLP:
