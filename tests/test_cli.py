@@ -110,3 +110,20 @@ def test_claims_on_cuda_float32(claim_cache):
 
 def test_claim_ids_unique_and_three_part():
     assert all(cid.count(".") == 2 for cid in CLAIMS)
+
+
+def test_parallel_run_matches_serial(tmp_path):
+    from verify.runner import partition_by_area, run_claims_parallel
+
+    claims = select(["geometric.single_hop.param_count", "geometric.single_hop.info_bound",
+                     "hopfield.capacity.constants"])
+    groups = partition_by_area(claims, 2)
+    assert sorted(len(g) for g in groups) == [1, 2] and all(len({c.area for c in g}) == 1 for g in groups)
+    store = ResultStore(tmp_path)
+    par = run_claims_parallel(claims, Context(), store, jobs=2)
+    ser = run_claims(claims, Context(), None)
+    assert [r["id"] for r in par] == [c.id for c in claims]
+    assert [(r["status"], r["measured"]) for r in par] == [(r["status"], r["measured"]) for r in ser]
+    assert len(store.records()) == 3
+    again = run_claims_parallel(claims, Context(), store, jobs=2)  # everything resumes
+    assert all(r.get("resumed") for r in again) and len(store.records()) == 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,9 @@ def _add_run_options(p):
     p.add_argument("--out", default=DEFAULT_OUT, help="results folder (claims.jsonl, report.md)")
     p.add_argument("--json", action="store_true", help="one JSON record per claim on stdout")
     p.add_argument("--fresh", action="store_true", help="do not reuse finished results")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes, whole areas each (default: up to the CPU count, at most "
+                        "one per area; 1 runs in this process)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +85,7 @@ def cmd_run(args, patterns) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
     from verify.results import REPORT_FILE, ResultStore, write_report
-    from verify.runner import is_failure, run_claims
+    from verify.runner import is_failure, run_claims, run_claims_parallel
 
     claims = select(patterns)
     device = resolve_device(args.device)
@@ -93,7 +97,14 @@ def cmd_run(args, patterns) -> int:
     def emit(record):
         if args.json:
             print(json.dumps(record), flush=True)
-    records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
+    areas = {c.area for c in claims}
+    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
+    if jobs < 1:
+        raise ValueError(f"--jobs={jobs} must be >= 1")
+    if jobs > 1 and len(areas) > 1:
+        records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
+    else:
+        records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
     report = write_report(records, Path(args.out) / REPORT_FILE)
     stream = sys.stderr if args.json else sys.stdout
     if not args.json:

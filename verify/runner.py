@@ -86,3 +86,112 @@ def run_claims(claims: list[Claim], ctx: Context, store: ResultStore | None = No
         if on_record is not None:
             on_record(record)
     return records
+
+
+def _area_costs(claims: list[Claim], store: ResultStore | None) -> dict[str, float]:
+    """Expected seconds per area, from the latest stored run of each claim (5 s when unknown)."""
+    latest = store.latest() if store is not None else {}
+    costs: dict[str, float] = {}
+    for claim in claims:
+        seconds = latest.get(claim.id, {}).get("seconds", 5.0)
+        costs[claim.area] = costs.get(claim.area, 0.0) + float(seconds)
+    return costs
+
+
+def partition_by_area(claims: list[Claim], jobs: int, store: ResultStore | None = None) -> list[list[Claim]]:
+    """Split claims into at most ``jobs`` groups of whole areas (claims of one area share trained
+    models through the cache), balancing expected seconds greedily (longest area first)."""
+    costs = _area_costs(claims, store)
+    bins: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, int(jobs)))]
+    for area in sorted(costs, key=costs.get, reverse=True):
+        i = min(range(len(bins)), key=lambda k: bins[k][0])
+        bins[i] = (bins[i][0] + costs[area], bins[i][1] + [area])
+    return [[c for c in claims if c.area in areas] for _, areas in bins if areas]
+
+
+def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | None, jobs: int,
+                        resume: bool = True, on_record=None) -> list[dict]:
+    """Run claims in ``jobs`` worker processes (``python -m verify run ... --json``), whole areas per
+    worker, each with ``cpu_count // jobs`` threads. Records are appended to ``store`` by this
+    process as they arrive, so an interrupted run keeps every finished claim; a worker that dies
+    leaves error records for the claims it did not report."""
+    import json
+    import os
+    import queue
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+
+    done: dict[str, dict] = {}
+    pending = []
+    for claim in claims:
+        found = None
+        if store is not None and resume:
+            found = store.find(claim.id, ctx.scale, jsonable(claim.params(ctx.scale)), ctx.seed,
+                               ctx.device, ctx.dtype, git_revision())
+        if found is not None:
+            done[claim.id] = dict(found, resumed=True)
+            if on_record is not None:
+                on_record(done[claim.id])
+        else:
+            pending.append(claim)
+    groups = partition_by_area(pending, jobs, store)
+    threads = str(max(1, (os.cpu_count() or 1) // max(1, len(groups))))
+    inbox: queue.Queue = queue.Queue()
+    procs = []
+    with tempfile.TemporaryDirectory(prefix="recall-bounds-") as tmp:
+        for i, group in enumerate(groups):
+            cmd = [sys.executable, "-m", "verify", "run", *[c.id for c in group], "--json", "--fresh",
+                   "--jobs", "1", "--out", os.path.join(tmp, str(i)), "--seed", str(ctx.seed),
+                   "--scale", ctx.scale, "--device", ctx.device, "--dtype", ctx.dtype]
+            env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    env=env)
+            procs.append((proc, group))
+
+            def pump(p=proc):
+                for line in p.stdout:
+                    line = line.strip()
+                    if line.startswith("{"):
+                        inbox.put(json.loads(line))
+                inbox.put(None)
+
+            threading.Thread(target=pump, daemon=True).start()
+        bar = tqdm(total=len(pending), desc="claims", unit="claim", disable=not ctx.progress, leave=False)
+        open_streams = len(procs)
+        while open_streams:
+            record = inbox.get()
+            if record is None:
+                open_streams -= 1
+                continue
+            done[record["id"]] = record
+            if store is not None:
+                store.append(record)
+            if on_record is not None:
+                on_record(record)
+            bar.update(1)
+            bar.set_postfix_str(record["id"])
+        bar.close()
+        for proc, group in procs:
+            stderr = proc.stderr.read()
+            proc.wait()
+            for claim in group:
+                if claim.id not in done:  # the worker died before reporting this claim
+                    record = run_claim(_Crashed(claim, proc.returncode, stderr[-2000:]), ctx)
+                    done[claim.id] = record
+                    if store is not None:
+                        store.append(record)
+                    if on_record is not None:
+                        on_record(record)
+    return [done[c.id] for c in claims]
+
+
+def _Crashed(claim: Claim, returncode: int, stderr: str) -> Claim:
+    from dataclasses import replace
+
+    def check(params, ctx):
+        raise RuntimeError(f"worker process exited with status {returncode} before reporting "
+                           f"this claim; its stderr ends: {stderr}")
+
+    return replace(claim, check=check)
