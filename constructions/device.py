@@ -1,6 +1,6 @@
 """Device choice, made once: ``--device``, else ``RECALL_DEVICE``, else cuda when available, else cpu.
 
-Library code never calls ``.cuda()``; it receives a device string from here.
+Library code never hard-codes a cuda call; it receives a device string from here.
 """
 from __future__ import annotations
 

@@ -204,7 +204,7 @@ def gated_forward(gated: dict, X: np.ndarray) -> np.ndarray:
 
 
 def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
-    """torch module of a gated MLP with the given weights (no .cuda(); device string only)."""
+    """torch module of a gated MLP with the given weights (device given as a string, never hard-coded)."""
     import torch
     from torch import nn
 
