@@ -7,11 +7,8 @@ results file; with ``--recompute`` it first runs the claims the figure is fed by
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from dataclasses import dataclass
 from typing import Callable
-
-AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
 
 
 @dataclass(frozen=True)

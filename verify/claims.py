@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-PROVENANCES = ("abstract", "paper", "reference", "derived")
-AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+from theory.registry import AREAS, PROVENANCES  # noqa: F401  (one list for every registry)
 
 
 @dataclass(frozen=True)
