@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, footer, need
 
 
 def _stamp(fig, rec):
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, "
-                          f"git {str(rec.get('git'))[:10]}", fontsize=6, color="grey")
+    footer(fig, rec)
 
 
 @figure("chapters.fig_flop_breakdown", claims=("chapters.flops.model_totals",

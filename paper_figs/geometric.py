@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, footer, need
 from theory import geometric as B
 
 
@@ -38,8 +38,7 @@ def fig_threshold(records):
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
-    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, git {rec['git'][:10]}",
-             fontsize=6, color="grey")
+    footer(fig, rec)
     return fig
 
 

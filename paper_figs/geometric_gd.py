@@ -5,12 +5,7 @@ import math
 
 import numpy as np
 
-from paper_figs.registry import figure, need
-
-
-def _footer(fig, rec):
-    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, git {rec['git'][:10]}",
-             fontsize=6, color="grey")
+from paper_figs.registry import figure, footer, need
 
 
 @figure("geometric.fig_gd_structure", claims=("geometric.gd.fit", "geometric.gd.superposition",
@@ -55,7 +50,7 @@ def fig_gd_structure(records):
     else:
         ax2.set_axis_off()
     fig.tight_layout()
-    _footer(fig, rec)
+    footer(fig, rec)
     return fig
 
 
@@ -91,5 +86,5 @@ def fig_transfer(records):
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    _footer(fig, rec)
+    footer(fig, rec)
     return fig

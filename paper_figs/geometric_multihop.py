@@ -1,12 +1,7 @@
 """Figure of the geometric area, multi-hop (spec geometric.md §8): required dimension against hops."""
 from __future__ import annotations
 
-from paper_figs.registry import figure, need
-
-
-def _footer(fig, rec):
-    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, git {rec['git'][:10]}",
-             fontsize=6, color="grey")
+from paper_figs.registry import figure, footer, need
 
 
 @figure("geometric.fig_multihop", claims=("geometric.multihop.bound_ratio", "geometric.multihop.nocot_blocks",
@@ -65,5 +60,5 @@ def fig_multihop(records):
     else:
         ax2.set_axis_off()
     fig.tight_layout()
-    _footer(fig, rec)
+    footer(fig, rec)
     return fig

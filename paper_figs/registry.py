@@ -40,6 +40,12 @@ def load_all() -> dict[str, Figure]:
     return FIGURES
 
 
+def footer(fig, rec: dict) -> None:
+    """Stamp a figure with where its data came from: scale, seed and git revision of the record."""
+    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, "
+                          f"git {str(rec.get('git'))[:10]}", fontsize=6, color="grey")
+
+
 def need(records: dict, claim_id: str) -> dict:
     """The stored record of ``claim_id``; a clear error when it is missing or errored."""
     rec = records.get(claim_id)
