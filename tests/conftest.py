@@ -4,9 +4,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", derandomize=True, deadline=None, max_examples=25,
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=30,
                           suppress_health_check=[HealthCheck.too_slow], print_blob=True)
-settings.register_profile("dev", deadline=None, max_examples=15,
+settings.register_profile("dev", deadline=None, max_examples=30,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nightly", deadline=None, max_examples=300,
                           suppress_health_check=[HealthCheck.too_slow])

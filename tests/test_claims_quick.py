@@ -1,11 +1,13 @@
-"""Every registered claim runs at quick scale as a test (DESIGN.md, Tests).
+"""Every registered claim runs at quick scale as a test (DESIGN.md, Tests), with its controls.
 
-A claim in the ledger must still fail in the recorded way; every other claim must pass.
-Skipped claims (e.g. language-model probes without weights) are reported as pytest skips.
+A claim in the ledger must still fail in the recorded way; every other claim must pass. Every
+control must fail the claim's criterion (otherwise the claim is vacuous), and every empirical or
+must_fail claim must have a control. Skipped claims (e.g. language-model probes without weights)
+are reported as pytest skips.
 """
 import pytest
 
-from verify.claims import Context, load_all
+from verify.claims import Context, load_all, missing_controls
 from verify.ledger import LEDGER
 from verify.runner import run_claim
 
@@ -15,11 +17,14 @@ CLAIMS = load_all()
 @pytest.mark.parametrize("claim_id", list(CLAIMS))
 def test_claim_quick(claim_id, claim_cache):
     claim = CLAIMS[claim_id]
+    assert missing_controls(claim) is None, f"{claim_id}: {missing_controls(claim)}"
     ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache)
     record = run_claim(claim, ctx)
     if record["status"] == "skipped":
         pytest.skip(f"{claim_id}: {record['skipped']}")
-    assert record["status"] != "error", record.get("error") + "\n" + record["details"].get("traceback", "")
+    assert record["status"] != "error", (record.get("error") or "") + "\n" + str(record["details"].get(
+        "traceback", "")) + "".join(c.get("traceback", "") for c in record.get("controls") or [])
+    assert record["status"] != "vacuous", f"{claim_id}: {record.get('vacuous')}"
     if claim_id in LEDGER:
         assert record["status"] == "not reproduced", (
             f"{claim_id} is in the ledger but now passes: update verify/ledger.py "

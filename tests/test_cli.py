@@ -41,7 +41,7 @@ def test_unknown_claim_and_device_fail_loudly(tmp_path):
 
 def test_list_markdown():
     out = run("verify", "list", "--markdown")
-    assert out.returncode == 0 and "| `geometric.single_hop.selector_exact` | derived |" in out.stdout
+    assert out.returncode == 0 and "| `geometric.single_hop.selector_exact` | empirical | derived |" in out.stdout
 
 
 def _fake(check, cid="geometric.fake.claim"):
@@ -127,3 +127,50 @@ def test_parallel_run_matches_serial(tmp_path):
     assert len(store.records()) == 3
     again = run_claims_parallel(claims, Context(), store, jobs=2)  # everything resumes
     assert all(r.get("resumed") for r in again) and len(store.records()) == 3
+
+
+def _with_controls(check, controls, cid="geometric.fake.ctl", kind="empirical"):
+    return Claim(id=cid, source="test", provenance="derived", statement="x > 0.5", quick={"x": 1.0},
+                 full={"x": 1.0}, check=check, kind=kind, controls=tuple(controls),
+                 demonstrates_failure=kind == "must_fail")
+
+
+def _threshold(p, c):
+    return Outcome(0.5, p["x"], p["x"] > 0.5)
+
+
+def test_controls_are_run_and_a_passing_control_makes_the_claim_vacuous():
+    from verify.claims import Control
+
+    good = run_claim(_with_controls(_threshold, [Control("low", {"x": 0.1}, "x below 0.5")]), Context())
+    assert good["status"] == "pass" and good["controls"][0]["status"] == "fails as required"
+    assert good["controls"][0]["params"] == {"x": 0.1} and good["kind"] == "empirical"
+    vac = run_claim(_with_controls(_threshold, [Control("same", lambda p: {"x": p["x"] * 0.9}, "10% less")]),
+                    Context())
+    assert vac["status"] == "vacuous" and is_failure(vac) and "control same" in vac["vacuous"]
+    err = run_claim(_with_controls(_threshold, [Control("typo", {"y": 0}, "unknown key")]), Context())
+    assert err["status"] == "error" and "unknown parameters" in err["error"]
+
+
+def test_claim_kinds_are_validated():
+    from verify.claims import Control, missing_controls
+
+    with pytest.raises(ValueError, match="kind"):
+        _with_controls(_threshold, [], kind="theorem")
+    with pytest.raises(ValueError, match="independent"):
+        _with_controls(_threshold, [], kind="identity")
+    bare = _with_controls(_threshold, [])
+    assert "without a control" in missing_controls(bare)
+    mf = _with_controls(_threshold, [Control("across", {"x": 0.0}, "other side")], kind="must_fail")
+    assert mf.demonstrates_failure and missing_controls(mf) is None
+    with pytest.raises(ValueError, match="repeat"):
+        _with_controls(_threshold, [Control("a", {}, "w"), Control("a", {}, "w")])
+
+
+def test_falsify_reports_claims_without_controls(tmp_path):
+    out = run("verify", "falsify", "geometric.single_hop.selector_exact", "--json")
+    row = json.loads(out.stdout.splitlines()[0])
+    assert row["id"] == "geometric.single_hop.selector_exact"
+    assert out.returncode == (0 if row["ok"] else 1)
+    if not row["ok"]:
+        assert row["problems"]

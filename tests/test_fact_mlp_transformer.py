@@ -23,7 +23,6 @@ def _setup(seed=0, F=24, d=16):
 
 
 @given(seed=st.integers(0, 10_000), L=st.integers(2, 16))
-@settings(max_examples=20)
 def test_sequences_shape_and_content(seed, L):
     task = recall_task(10, 8, np.random.default_rng(seed))
     keys = np.arange(10)

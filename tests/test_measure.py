@@ -41,4 +41,20 @@ def test_float32_tensor_input():
     H, U = torch.randn(100, 16, generator=g), torch.randn(50, 16, generator=g)
     t = torch.randint(0, 50, (100,), generator=g)
     a, b = decode(H, U, t, chunk=7, return_margins=True), decode_naive(H, U, t)
-    torch.testing.assert_close(torch.from_numpy(a.margins), torch.from_numpy(b.margins))
+    # float32 logits: the tolerance follows the dtype (a few ulps of the logit scale), not float64's
+    scale = float(H.norm(dim=1).max() * U.norm(dim=1).max())
+    eps32 = torch.finfo(torch.float32).eps
+    torch.testing.assert_close(torch.from_numpy(a.margins), torch.from_numpy(b.margins),
+                               rtol=16 * eps32, atol=16 * eps32 * scale)
+
+
+def test_ties_are_errors_even_with_rounding_margin():
+    """Two candidates equal up to rounding: a margin of +1e-16 must not count as correct."""
+    u = np.array([0.6, 0.8, 0.0])
+    U = np.stack([u, u + np.array([1e-16, -1e-16, 0.0]), np.array([0.0, 0.0, 1.0])])
+    H = U[:2].copy()
+    res = decode(H, U, np.array([0, 1]), return_margins=True)
+    assert np.all(np.abs(res.margins) < 1e-15)
+    assert res.accuracy == 0.0 and res.tie_tolerance > 1e-15
+    ok = decode(np.eye(3), np.eye(3), np.arange(3))
+    assert ok.accuracy == 1.0  # a genuine margin of 1 is far above the tolerance

@@ -7,6 +7,21 @@ hard-coded. Area modules ``verify/<area>.py`` call :func:`register` at import ti
 
 Claims that need the same trained model or sweep share it through :meth:`Context.shared`,
 a cache keyed by its parameters and seed, so a model is trained once per run.
+
+Every claim can fail (DESIGN.md). A claim has a *kind*:
+
+- ``empirical``: a measurement against a prediction. It declares at least one :class:`Control`:
+  the same check, with the same criterion, run where the statement must NOT hold (the model at
+  initialisation, shuffled inputs, the hypothesis dropped, a competing law). A control whose
+  criterion passes makes the claim *vacuous*.
+- ``identity``: exact agreement of two computations that share no code; ``independence`` says
+  why the two sides are independent.
+- ``must_fail``: a guarantee breaks when a hypothesis is dropped. Its controls are the other side
+  of the bracket: just across the boundary the guarantee holds, so the demonstration's criterion
+  ("it breaks") must fail there.
+
+``seed_rule`` states how a statistical verdict is reached over seeds (every seed, k of n, an
+interval clearing a threshold); ``verify run --seed S`` changes the base seed of every rule.
 """
 from __future__ import annotations
 
@@ -40,6 +55,37 @@ class Outcome:
     skipped: str | None = None
 
 
+KINDS = ("empirical", "identity", "must_fail")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A setting where the claim's criterion must fail (DESIGN.md, "Every claim can fail").
+
+    name: short id ("init", "shuffled_codes", "below_bound", "law_cuberoot", "across_boundary").
+    params: overrides merged into the claim's parameters at the running scale: a mapping, or a
+      callable ``params -> mapping`` when the override depends on the scale's values (e.g. one
+      dimension below the bound).
+    why: one sentence: what the control removes and why the criterion must fail on it.
+    """
+
+    name: str
+    params: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+    why: str
+
+    def __post_init__(self):
+        if not self.name or not self.why:
+            raise ValueError("a control needs a name and a reason (why)")
+
+    def apply(self, params: Mapping[str, Any]) -> dict:
+        override = self.params(dict(params)) if callable(self.params) else self.params
+        unknown = set(override) - set(params) - {"control"}
+        if unknown:
+            raise ValueError(f"control {self.name!r} overrides unknown parameters {sorted(unknown)}; "
+                             f"the claim's parameters are {sorted(params)} (or 'control')")
+        return {**dict(params), **dict(override)}
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str
@@ -53,8 +99,23 @@ class Claim:
     #: when a hypothesis is violated; details then hold the inner check's result.
     demonstrates_failure: bool = False
     needs: tuple[str, ...] = ()  # e.g. ("torch",), ("transformers",): informational
+    kind: str = "empirical"
+    controls: tuple[Control, ...] = ()
+    seed_rule: str = ""      # how the verdict is reached over seeds ("" = one deterministic run)
+    independence: str = ""   # identity claims: why the two computations share no code
 
     def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} not in {KINDS}")
+        if self.demonstrates_failure != (self.kind == "must_fail"):
+            raise ValueError(f"claim {self.id}: demonstrates_failure must be True exactly for "
+                             "kind='must_fail'")
+        if self.kind == "identity" and not self.independence:
+            raise ValueError(f"claim {self.id}: an identity claim must say why its two "
+                             "computations are independent (independence=...)")
+        names = [c.name for c in self.controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim {self.id}: control names repeat: {names}")
         if self.provenance not in PROVENANCES:
             raise ValueError(f"claim {self.id}: provenance {self.provenance!r} not in {PROVENANCES}")
         if self.id.count(".") != 2:
@@ -81,13 +142,20 @@ def register(claim: Claim) -> Claim:
 
 
 def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mapping,
-          full: Mapping | None = None, demonstrates_failure: bool = False, needs=()):
-    """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``."""
+          full: Mapping | None = None, demonstrates_failure: bool = False, needs=(),
+          kind: str | None = None, controls=(), seed_rule: str = "", independence: str = ""):
+    """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``.
+
+    ``kind`` defaults to ``must_fail`` when ``demonstrates_failure`` is set, else ``empirical``.
+    """
+    kind = kind or ("must_fail" if demonstrates_failure else "empirical")
 
     def wrap(fn):
         register(Claim(id=id, source=source, provenance=provenance, statement=statement,
                        quick=dict(quick), full=dict(full if full is not None else quick),
-                       check=fn, demonstrates_failure=demonstrates_failure, needs=tuple(needs)))
+                       check=fn, demonstrates_failure=kind == "must_fail", needs=tuple(needs),
+                       kind=kind, controls=tuple(controls), seed_rule=seed_rule,
+                       independence=independence))
         return fn
 
     return wrap
@@ -99,6 +167,15 @@ def load_all() -> dict[str, Claim]:
     for name in area_modules("verify"):
         importlib.import_module(name)
     return CLAIMS
+
+
+def missing_controls(claim: Claim) -> str | None:
+    """Why a claim cannot show that it can fail, or None: empirical and must_fail claims need a
+    control (a must_fail claim's control is the passing side of its bracket)."""
+    if claim.kind in ("empirical", "must_fail") and not claim.controls:
+        side = "the other side of its bracket" if claim.kind == "must_fail" else "a control"
+        return f"{claim.kind} claim without {side}"
+    return None
 
 
 def select(patterns) -> list[Claim]:

@@ -4,6 +4,9 @@
     python -m verify list [--markdown]    ids, sources, provenance, statements
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
                                           [--out DIR] [--json] [--fresh]
+    python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
+                                          run every control; exit 1 if one passes (the claim is
+                                          vacuous) or an empirical/must_fail claim has none
     python -m verify bench [--json] [NAME ...]
 """
 from __future__ import annotations
@@ -42,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="run claims by id or glob")
     p_run.add_argument("ids", nargs="+", metavar="ID|GLOB")
     _add_run_options(p_run)
+    p_fals = sub.add_parser("falsify", help="run every control: each must fail its claim's criterion")
+    p_fals.add_argument("ids", nargs="*", metavar="ID|GLOB")
+    p_fals.add_argument("--scale", choices=("quick", "full"), default="quick")
+    p_fals.add_argument("--device", default=None)
+    p_fals.add_argument("--dtype", choices=("float64", "float32"), default=None)
+    p_fals.add_argument("--seed", type=int, default=0)
+    p_fals.add_argument("--json", action="store_true", help="one JSON row per claim on stdout")
     p_bench = sub.add_parser("bench", help="performance of the measurement kernels")
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
@@ -58,12 +68,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def claims_markdown(claims) -> str:
-    lines = ["| claim | provenance | statement | source |", "|---|---|---|---|"]
+    lines = ["| claim | kind | provenance | statement | controls (must fail) | source |",
+             "|---|---|---|---|---|---|"]
     for c in claims:
         statement = c.statement.replace("|", "\\|")
-        mark = " (demonstrates a failure)" if c.demonstrates_failure else ""
-        lines.append(f"| `{c.id}` | {c.provenance} | {statement}{mark} | {c.source} |")
+        if c.seed_rule:
+            statement += f" *Over seeds: {c.seed_rule}.*".replace("|", "\\|")
+        controls = ", ".join(f"`{k.name}`" for k in c.controls) or "-"
+        lines.append(f"| `{c.id}` | {c.kind} | {c.provenance} | {statement} | {controls} | {c.source} |")
     return "\n".join(lines)
+
+
+def cmd_falsify(args) -> int:
+    """Run the controls of the selected claims (not the claims themselves)."""
+    from constructions.device import default_dtype, resolve_device
+    from verify.claims import Context, missing_controls, select
+    from verify.runner import run_controls
+
+    claims = select(args.ids)
+    device = resolve_device(args.device)
+    ctx = Context(seed=args.seed, device=device, dtype=args.dtype or default_dtype(device),
+                  scale=args.scale, progress=sys.stderr.isatty())
+    bad = 0
+    stream = sys.stderr if args.json else sys.stdout
+    for c in claims:
+        missing = missing_controls(c)
+        rows = [] if missing else run_controls(c, ctx)
+        problems = ([missing] if missing else []) + [
+            f"control {r['name']} " + ("errors: " + r["error"] if r["status"] == "error"
+                                       else f"passes the criterion (measured {_short(r.get('measured'))})")
+            for r in rows if r["status"] in ("passes", "error")]
+        bad += bool(problems)
+        if args.json:
+            print(json.dumps({"id": c.id, "kind": c.kind, "ok": not problems, "problems": problems,
+                              "controls": rows, "seed": ctx.seed, "scale": ctx.scale,
+                              "device": ctx.device, "dtype": ctx.dtype}), flush=True)
+        verdict = "ok" if not problems else "VACUOUS" if rows else "NO CONTROL"
+        names = ", ".join(f"{r['name']}: {r['status']}" for r in rows) or ("-" if not missing else "")
+        print(f"{c.id:<60} {c.kind:<10} {verdict:<10} {names}", file=stream)
+        for p in problems:
+            print(f"    {p}", file=stream)
+    print(f"\n{len(claims)} claims, {bad} without a failing control", file=stream)
+    return 1 if bad else 0
 
 
 def _print_table(records, stream=sys.stdout):
@@ -133,15 +179,25 @@ def main(argv=None) -> int:
                 print(claims_markdown(claims))
             elif args.json:
                 print(json.dumps([{"id": c.id, "source": c.source, "provenance": c.provenance,
-                                   "statement": c.statement, "quick": c.quick, "full": c.full,
+                                   "kind": c.kind, "statement": c.statement, "seed_rule": c.seed_rule,
+                                   "controls": [{"name": k.name, "why": k.why} for k in c.controls],
+                                   "independence": c.independence, "quick": c.quick, "full": c.full,
                                    "demonstrates_failure": c.demonstrates_failure}
                                   for c in claims], indent=2, default=str))
             else:
                 for c in claims:
-                    print(f"{c.id}  [{c.provenance}]  {c.source}\n    {c.statement}")
+                    print(f"{c.id}  [{c.kind}, {c.provenance}]  {c.source}\n    {c.statement}")
+                    if c.seed_rule:
+                        print(f"    over seeds: {c.seed_rule}")
+                    for k in c.controls:
+                        print(f"    control {k.name}: {k.why}")
+                    if c.independence:
+                        print(f"    independence: {c.independence}")
             return 0
         if args.cmd == "run":
             return cmd_run(args, args.ids)
+        if args.cmd == "falsify":
+            return cmd_falsify(args)
         if args.cmd == "bench":
             from verify.bench import main as bench_main
 

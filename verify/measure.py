@@ -2,8 +2,13 @@
 
 For queries H (F x d), candidates U (V x d) and targets t (F,), the logits are z = H U^T.
 The decoding margin of query i is z[i, t_i] - max_{j != t_i} z[i, j]; a query is correct iff its
-margin is > 0, so ties count as errors. The full F x V logit matrix is never held: rows are
-processed ``chunk`` at a time, with one reused logits buffer (extra memory: one chunk).
+margin exceeds a rounding tolerance relative to the logit scale, so ties count as errors even
+when rounding leaves them a margin of +1e-16: the tolerance of row i is
+``TIE_ULPS * eps(dtype) * ||H_i|| * max_j ||U_j||`` (a bound on the rounding error of a dot product
+is a small multiple of eps * d * ||h|| ||u||; 64 ulps of the norm product covers d up to a few
+thousand in practice and is 1.4e-14 for unit float64 vectors, 7.6e-6 for float32). The full
+F x V logit matrix is never held: rows are processed ``chunk`` at a time, with one reused logits
+buffer (extra memory: one chunk).
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+TIE_ULPS = 64
 DEFAULT_CHUNK_BYTES = 8 * 2**20  # one chunk of logits: 8 MiB (128 float32 rows at V = 16384; stays in cache)
 
 
@@ -22,6 +28,7 @@ class Decoding:
     n_correct: int
     n_queries: int
     margins: np.ndarray | None  # per-query margins (float64) when requested
+    tie_tolerance: float = 0.0  # largest per-row tolerance a margin had to exceed to count as correct
 
     def as_dict(self) -> dict:
         return {"accuracy": self.accuracy, "min_margin": self.min_margin,
@@ -63,6 +70,9 @@ def decode(queries, candidates, targets, *, chunk: int | None = None,
     buf = torch.empty((min(rows, max(n_queries, 1)), n_cand), dtype=H.dtype, device=H.device)
     Ut = U.t()
     margins = torch.empty(n_queries, dtype=torch.float64, device=H.device)
+    tols = torch.empty(n_queries, dtype=torch.float64, device=H.device)
+    u_scale = float(U.norm(dim=1).max()) if n_cand else 0.0
+    eps = TIE_ULPS * torch.finfo(H.dtype).eps * u_scale
     neg_inf = torch.tensor(float("-inf"), dtype=H.dtype, device=H.device)
     for start in range(0, n_queries, rows):
         stop = min(start + rows, n_queries)
@@ -73,13 +83,15 @@ def decode(queries, candidates, targets, *, chunk: int | None = None,
         out.scatter_(1, idx, neg_inf.expand(stop - start, 1))
         best_other = out.amax(dim=1)
         margins[start:stop] = (correct - best_other).to(torch.float64)
+        tols[start:stop] = eps * H[start:stop].norm(dim=1).to(torch.float64)
     if torch.isnan(margins).any():
         raise ValueError("NaN in the logits")
-    n_correct = int((margins > 0).sum())
+    n_correct = int((margins > tols).sum())
     return Decoding(accuracy=n_correct / max(n_queries, 1),
                     min_margin=float(margins.min()) if n_queries else float("inf"),
                     n_correct=n_correct, n_queries=n_queries,
-                    margins=margins.cpu().numpy() if return_margins else None)
+                    margins=margins.cpu().numpy() if return_margins else None,
+                    tie_tolerance=float(tols.max()) if n_queries else 0.0)
 
 
 @torch.no_grad()
@@ -92,9 +104,11 @@ def decode_naive(queries, candidates, targets) -> Decoding:
     correct = z.gather(1, t[:, None]).squeeze(1)
     z.scatter_(1, t[:, None], float("-inf"))
     margins = (correct - z.amax(dim=1)).double()
-    n_correct = int((margins > 0).sum())
+    tols = (TIE_ULPS * torch.finfo(H.dtype).eps * float(U.norm(dim=1).max())
+            * H.norm(dim=1).double())
+    n_correct = int((margins > tols).sum())
     return Decoding(n_correct / len(t), float(margins.min()), n_correct, len(t),
-                    margins.cpu().numpy())
+                    margins.cpu().numpy(), float(tols.max()) if len(t) else 0.0)
 
 
 def min_pairwise_gap(codes) -> float:
@@ -124,3 +138,52 @@ def linear_fit(x, y) -> dict:
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else 1.0
     return {"slope": float(a), "intercept": float(b), "r2": r2}
+
+
+# --- verdicts over seeds (DESIGN.md: a statistical claim states its rule over seeds) -----------
+def seeds_verdict(passes, rule: str = "every") -> bool:
+    """Combine per-seed verdicts: ``"every"`` (all seeds pass) or ``"k_of_n:K"`` (at least K)."""
+    passes = [bool(p) for p in passes]
+    if not passes:
+        raise ValueError("a verdict over seeds needs at least one seed")
+    if rule == "every":
+        return all(passes)
+    if rule.startswith("k_of_n:"):
+        k = int(rule.split(":", 1)[1])
+        if not 1 <= k <= len(passes):
+            raise ValueError(f"rule {rule!r} needs 1 <= K <= {len(passes)} seeds")
+        return sum(passes) >= k
+    raise ValueError(f"unknown seed rule {rule!r}: 'every' or 'k_of_n:K'")
+
+
+def bootstrap_interval(values, level: float = 0.95, n_boot: int = 4000, seed: int = 0,
+                       stat=np.mean) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``stat`` over per-seed values (seeded, no global RNG)."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError("a bootstrap interval needs at least 2 finite values")
+    rng = np.random.default_rng([int(seed), 7919])
+    boots = np.array([stat(x[rng.integers(0, x.size, x.size)]) for _ in range(int(n_boot))])
+    lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def binomial_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Clopper-Pearson (exact) interval of a success rate."""
+    from scipy.stats import binomtest
+
+    if trials < 1 or not 0 <= successes <= trials:
+        raise ValueError(f"binomial interval needs 0 <= successes={successes} <= trials={trials}, trials >= 1")
+    ci = binomtest(int(successes), int(trials)).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of the mean of per-seed values."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError("a t interval needs at least 2 finite values")
+    half = stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
+    return float(x.mean() - half), float(x.mean() + half)

@@ -124,8 +124,10 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
     lines = ["# recall-bounds report", "",
              f"{len(records)} claims; status counts: "
              + ", ".join(f"{k} {v}" for k, v in sorted(_count(records).items())), "",
-             "| claim | provenance | predicted | measured | status | seconds |",
-             "|---|---|---|---|---|---|"]
+             "Controls are the same check run where the claim must not hold; each must fail "
+             "(\"fails as required\"), otherwise the claim is vacuous.", "",
+             "| claim | kind | provenance | predicted | measured | controls | status | seconds |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
         status = r["status"]
         if r.get("ledger"):
@@ -134,8 +136,11 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
             status += f" ({r['error']})"
         if r.get("skipped"):
             status += f" ({r['skipped']})"
-        lines.append(f"| `{r['id']}` | {r['provenance']} | {_fmt(r.get('predicted'))} | "
-                     f"{_fmt(r.get('measured'))} | {status} | {r.get('seconds', 0):.1f} |")
+        controls = "; ".join(f"{c['name']}: {c['status']} ({_fmt(c.get('measured'))})"
+                             for c in r.get("controls") or []) or "-"
+        lines.append(f"| `{r['id']}` | {r.get('kind', '')} | {r['provenance']} | {_fmt(r.get('predicted'))} | "
+                     f"{_fmt(r.get('measured'))} | {controls.replace('|', '/')} | {status} | "
+                     f"{r.get('seconds', 0):.1f} |")
     if records:
         r0 = records[0]
         lines += ["", f"seed {r0.get('seed')}, device {r0.get('device')}, dtype {r0.get('dtype')}, "

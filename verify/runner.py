@@ -10,14 +10,19 @@ from verify.claims import Claim, Context, Outcome, jsonable
 from verify.ledger import LEDGER
 from verify.results import ResultStore, git_revision, versions
 
-STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "skipped", "error")
+STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "vacuous", "skipped", "error")
 
 
-def status_of(claim: Claim, outcome: Outcome | None, error: str | None) -> str:
+def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
+              controls: list[dict] | None = None) -> str:
     if error is not None:
         return "error"
     if outcome.skipped:
         return "skipped"
+    if controls and any(c["status"] == "error" for c in controls):
+        return "error"
+    if controls and any(c["status"] == "passes" for c in controls):
+        return "vacuous"  # the criterion also holds where the statement must not: it tests nothing
     if claim.id in LEDGER:
         return "ledger now passes" if outcome.passed else "not reproduced"
     return "pass" if outcome.passed else "fail"
@@ -25,10 +30,41 @@ def status_of(claim: Claim, outcome: Outcome | None, error: str | None) -> str:
 
 def is_failure(record: dict) -> bool:
     """Statuses that make the exit status non-zero. Skips and ledgered failures do not."""
-    return record["status"] in ("fail", "error", "ledger now passes")
+    return record["status"] in ("fail", "error", "ledger now passes", "vacuous")
 
 
-def run_claim(claim: Claim, ctx: Context, params: dict | None = None) -> dict:
+def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
+    """Run the claim's check on one control's parameters. The control does its job when the
+    criterion fails there ("fails as required"); "passes" means the claim cannot tell the control
+    from the real setting."""
+    start = time.perf_counter()
+    row = {"name": control.name, "why": control.why}
+    try:
+        cparams = control.apply(params)
+        row["params"] = jsonable({k: v for k, v in cparams.items() if params.get(k, object()) != v})
+        out = claim.check(cparams, ctx)
+        if not isinstance(out, Outcome):
+            raise TypeError(f"check of {claim.id} returned {type(out).__name__}, not Outcome")
+        row.update(predicted=jsonable(out.predicted), measured=jsonable(out.measured),
+                   criterion_passed=bool(out.passed))
+        if out.skipped:
+            row["status"], row["skipped"] = "skipped", out.skipped
+        else:
+            row["status"] = "passes" if out.passed else "fails as required"
+    except Exception as exc:  # noqa: BLE001 - a control that cannot run is an error
+        row.update(status="error", error=f"{type(exc).__name__}: {exc}",
+                   traceback=traceback.format_exc(limit=6))
+    row["seconds"] = round(time.perf_counter() - start, 3)
+    return row
+
+
+def run_controls(claim: Claim, ctx: Context, params: dict | None = None) -> list[dict]:
+    params = claim.params(ctx.scale) if params is None else dict(params)
+    return [run_control(claim, c, ctx, params) for c in claim.controls]
+
+
+def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: bool = True) -> dict:
+    """Run one claim and (unless ``controls`` is False) each of its controls."""
     params = claim.params(ctx.scale) if params is None else dict(params)
     start = time.perf_counter()
     outcome, error = None, None
@@ -42,11 +78,15 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None) -> dict:
         error = f"{type(exc).__name__}: {exc}"
         predicted = measured = None
         details = {"traceback": traceback.format_exc(limit=6)}
+    control_rows = None
+    if controls and error is None and not outcome.skipped and claim.controls:
+        control_rows = run_controls(claim, ctx, params)
     seconds = time.perf_counter() - start
-    status = status_of(claim, outcome, error)
+    status = status_of(claim, outcome, error, control_rows)
     record = {
         "id": claim.id, "scale": ctx.scale, "params": jsonable(params),
         "provenance": claim.provenance, "source": claim.source, "statement": claim.statement,
+        "kind": claim.kind, "seed_rule": claim.seed_rule,
         "predicted": predicted, "measured": measured,
         "passed": bool(outcome is not None and outcome.passed and error is None
                        and not outcome.skipped),
@@ -56,6 +96,15 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None) -> dict:
     }
     if claim.demonstrates_failure:
         record["demonstrates_failure"] = True
+    if claim.independence:
+        record["independence"] = claim.independence
+    if control_rows is not None:
+        record["controls"] = control_rows
+        bad = [c for c in control_rows if c["status"] in ("passes", "error")]
+        if bad and error is None:
+            record["error" if any(c["status"] == "error" for c in bad) else "vacuous"] = "; ".join(
+                f"control {c['name']}: " + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
+                for c in bad)
     if outcome is not None and outcome.skipped:
         record["skipped"] = outcome.skipped
     if error:
