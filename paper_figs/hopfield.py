@@ -48,7 +48,7 @@ def error_vs_separation(records):
     ax2.semilogy(bd, err[0] * np.exp(-(bd - bd[0])), ":", c="k", label="slope -1 reference")
     ax2.set_xlabel("beta * Delta_i (dimensionless)")
     ax2.set_ylabel("||f(x_i) - x_i|| (unit-norm patterns)")
-    ax2.set_title(f"exponential in beta (fitted slope {need(records, 'hopfield.error.exponential_in_beta')['measured']:.3f})")
+    ax2.set_title(f"exponential in beta (fitted slope {exp.get('slopes', [float('nan')])[0]:.3f}, first seed)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
     return fig
