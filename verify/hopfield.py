@@ -15,7 +15,8 @@ from scipy.stats import binom
 from constructions.hopfield import (clustered_patterns, energy, gated_energy, gated_update, gaussian_patterns,
                                     log_gates_from_gates, noisy_query, retrieval_distribution,
                                     retrieval_error, retrieval_errors_batch, sphere_patterns, update)
-from theory.hopfield import capacity, capacity_constants, sphere_radius, well_separated_threshold
+from theory.hopfield import (capacity, capacity_constants, jacobian_norm_bound, sphere_radius,
+                             well_separated_threshold)
 from theory.hopfield_derived import epsilon_ungated, error_bound, norm_bound, separation
 from verify.claims import Control, Outcome, claim
 
@@ -196,6 +197,55 @@ def separation_violated_fails(params, ctx):
     return Outcome(predicted=">= half of the selected patterns end outside S_i",
                    measured=[outside, count], passed=count > 0 and outside >= count / 2,
                    details=details)
+
+
+@claim("hopfield.retrieval.r2_contraction", source=f"{RAMSAUER}, Thm 4 (R2)", provenance="reference",
+       statement="for sphere patterns meeting R1 and queries xi on the boundary of S_i, one update "
+                 "shrinks the distance to the fixed point x_i* by at most R2's factor (||f(xi) - x_i*|| "
+                 "<= ||J^m|| ||xi - x_i*|| with ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta_i - 2 M r))) "
+                 "and that factor is < 1, for every pattern and query",
+       quick={"dim": 32, "n_patterns": 64, "radius": 3.0, "beta": 8.0, "seeds": 3, "queries": 4,
+              "updates": 200},
+       seed_rule="every (pattern, query) of seeds seed..seed+2",
+       controls=[Control("violating_R1", {"control": "violating", "beta": 0.5},
+                         "R1 dropped: for the patterns violating R1 at beta = 0.5 R2's factor is >= 1 "
+                         "(it certifies no contraction), so the criterion must fail")])
+def r2_contraction(params, ctx):
+    """R2 is Ramsauer's one-update contraction (Thm 4): R1 is exactly the condition that makes its
+    factor < 1 on S_i. R3 needs no claim of its own: with r = max{||xi - x_i||, ||x_i* - x_i||} >=
+    ||xi - x_i|| and Delta_ij >= Delta_i, R3's bound 2 M (N-1) exp(-beta (Delta_i - 2 M r)) is at least
+    D1's 2 M min(1, eps), so every D1 check (hopfield.one_step.error, zero violations) is an R3 check
+    with more slack."""
+    beta, n, radius = params["beta"], params["n_patterns"], params["radius"]
+    meeting = params.get("control") != "violating"
+    count, v_ratio, v_factor, worst, factors = 0, 0, 0, 0.0, []
+    for s in ctx.seeds(params["seeds"]):
+        gen = ctx.rng(6, s)
+        X = sphere_patterns(n, params["dim"], radius, gen)
+        need = well_separated_threshold(beta, n, radius)
+        tol = sphere_radius(beta, n, radius)
+        chosen = [i for i in range(n) if (separation(X, i) >= need) == meeting]
+        stars = X[:, chosen].copy()  # the fixed points x_i*, iterated from x_i for all i at once
+        for _ in range(params["updates"]):
+            stars = X @ softmax(beta * (X.T @ stars), axis=0)
+        for k, i in enumerate(chosen):
+            delta, star = separation(X, i), stars[:, k]
+            for _ in range(params["queries"]):
+                z = gen.standard_normal(params["dim"])
+                xi = X[:, i] + tol * z / np.linalg.norm(z)
+                r = max(float(np.linalg.norm(xi - X[:, i])), float(np.linalg.norm(star - X[:, i])))
+                factor = jacobian_norm_bound(beta, n, radius, delta, r)
+                ratio = float(np.linalg.norm(update(X, xi, beta) - star) / np.linalg.norm(xi - star))
+                count += 1
+                v_ratio += int(ratio > factor * (1 + 1e-9))
+                v_factor += int(factor >= 1.0)
+                worst = max(worst, ratio / factor)
+                factors.append(factor)
+    ok = count > 0 and v_ratio == 0 and v_factor == 0
+    return Outcome(predicted="ratio <= R2 factor < 1", measured=[v_ratio, v_factor, count], passed=bool(ok),
+                   details={"cases": count, "violations_ratio": v_ratio, "factor_at_least_1": v_factor,
+                            "max_ratio_over_factor": worst,
+                            "factor_range": [min(factors), max(factors)] if factors else None})
 
 
 @claim("hopfield.one_step.error", source=f"{PAPER}, D1 (our version of {RAMSAUER} Thm 5)",
