@@ -168,7 +168,7 @@ def sparsity_pr(params, ctx):
     ok = max(pr_g) <= pr_bound(params["n_eff"]) and min(pr_u) >= 0.5 * n
     details = {"pr_gated": pr_g, "pr_ungated": pr_u, "kappa": kappa,
                "max_pr_over_bound": max(pr_g) / pr_bound(params["n_eff"])}
-    if math.isinf(kappa):  # the bracket (issue 15, item 3): D5 breaks as soon as the gates soften
+    if math.isinf(kappa):  # the bracket (issue 15, item 3): how soft the gates may be before D5 breaks
         sweep = []
         for k in (0.0, 2.0, 4.0, 8.0, 12.0, 16.0):
             g, _ = _pr_draws({**params, "draws": 10}, ctx, k)
