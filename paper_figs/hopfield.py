@@ -186,7 +186,8 @@ def tightness(records):
     lo = r1["details"]["looseness_by_beta"]
     ax.semilogx([r["beta"] for r in lo], [r["violators_outside"] / max(r["violating_R1"], 1) for r in lo],
                 "o-", base=2, c="C3", label="R1 violators ending outside S_i (fraction)")
-    ax.semilogx([r["beta"] for r in lo], [r["meeting_R1"] / max(r["meeting_R1"] + r["violating_R1"], 1) for r in lo], "s-", base=2, c="C0",
+    share = [r["meeting_R1"] / max(r["meeting_R1"] + r["violating_R1"], 1) for r in lo]
+    ax.semilogx([r["beta"] for r in lo], share, "s-", base=2, c="C0",
                 label="patterns meeting R1 (fraction)")
     ax.set_xlabel("inverse temperature beta")
     ax.set_ylabel("fraction of (pattern, seed) pairs")

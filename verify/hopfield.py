@@ -1,8 +1,11 @@
 """Claims of the hopfield area for the ungated network and Ramsauer's bounds (spec hopfield.md §7).
 
-energy_monotone, capacity_constants, capacity_empirical, separation_condition, one_step_error,
-error_exponential_in_beta. Gated claims live in verify/hopfield_gating.py, the fixed-point claims
-in verify/hopfield_fixed_point.py, the language-model probe in verify/hopfield_lm.py.
+energy_monotone, capacity_constants (identity), capacity_empirical (R4), separation_condition and
+separation_violated_fails (R1, with its bracket over beta), r2_contraction (R2; R3 is covered by
+D1, see its docstring), one_step_error (D1), error_exponential_in_beta. Gated claims live in
+verify/hopfield_gating.py, the capacity claims (D3, R4's tightness) in verify/hopfield_capacity.py,
+the fixed-point claims in verify/hopfield_fixed_point.py, the language-model probe in
+verify/hopfield_lm.py.
 """
 from __future__ import annotations
 

@@ -120,7 +120,7 @@ WRONG_CONTEXT = Control("wrong_context", {"control": "wrong_context"},
                  "capacity (N where the fraction retrieved to error <= 1e-3 falls through 0.5, grid "
                  "extended until gated retrieval fails) is >= 16 times the ungated one in every seed",
        quick=CAPACITY_QUICK,
-       full={**CAPACITY_QUICK, "dim": 32, "grid": [2 ** k for k in range(4, 21)]},
+       full={**CAPACITY_QUICK, "dim": 32, "grid": [2 ** k for k in range(4, 19)]},
        seed_rule="every seed of seed..seed+2; the 95% t-interval of the ratio (log scale) is recorded",
        controls=[WRONG_CONTEXT])
 def capacity_gain(params, ctx):
@@ -140,7 +140,7 @@ def capacity_gain(params, ctx):
                  "effective-competitor prediction N_eff + (N_u - N_eff) e^kappa from the measured "
                  "ungated capacity N_u, in every seed",
        quick={**CAPACITY_QUICK, "max_factor": 2.0},
-       full={**CAPACITY_QUICK, "dim": 32, "grid": [2 ** k for k in range(4, 21)], "max_factor": 2.0},
+       full={**CAPACITY_QUICK, "dim": 32, "grid": [2 ** k for k in range(4, 19)], "max_factor": 2.0},
        seed_rule="every seed of seed..seed+2 (the same sweep as capacity.gain)",
        controls=[WRONG_CONTEXT])
 def capacity_d3(params, ctx):
