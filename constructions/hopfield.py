@@ -201,3 +201,17 @@ def retrieval_errors_batch(X, targets, beta, log_gates=None) -> np.ndarray:
     for k, i in enumerate(targets):  # x_i subtracted before weighting: no cancellation
         errs[k] = np.linalg.norm((X - X[:, [i]]) @ P[k])
     return errs
+
+
+def clustered_patterns(n_patterns, dim, radius, spread, gen: np.random.Generator) -> np.ndarray:
+    """N columns of norm ``radius`` clustered around one random direction: radius * normalise(mu + spread w),
+    mu and w_k unit random directions. Not uniform on the sphere: a control that drops the
+    uniform-pattern hypothesis of Ramsauer's capacity theorem (R4)."""
+    n = require_int("N", n_patterns, 1)
+    d = require_int("d", dim, 1)
+    r = require_real("radius", radius, 0, low_open=True)
+    s = require_real("spread", spread, 0)
+    mu = gen.standard_normal((d, 1))
+    W = gen.standard_normal((d, n))
+    Z = mu / np.linalg.norm(mu) + s * W / np.linalg.norm(W, axis=0, keepdims=True)
+    return r * Z / np.linalg.norm(Z, axis=0, keepdims=True)

@@ -48,7 +48,7 @@ def error_vs_separation(records):
     ax2.semilogy(bd, err[0] * np.exp(-(bd - bd[0])), ":", c="k", label="slope -1 reference")
     ax2.set_xlabel("beta * Delta_i (dimensionless)")
     ax2.set_ylabel("||f(x_i) - x_i|| (unit-norm patterns)")
-    ax2.set_title(f"exponential in beta (fitted slope {need(records, 'hopfield.error.exponential_in_beta')['measured']:.3f})")
+    ax2.set_title(f"exponential in beta (fitted slope {exp.get('slopes', [float('nan')])[0]:.3f}, first seed)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -73,27 +73,31 @@ def gate_strength(records):
     return fig
 
 
-@figure("hopfield.fig_capacity", claims=("hopfield.capacity.empirical", "hopfield.capacity.gain"),
-        title="F-hop3: capacity, ungated against gated, and the R4 bound against d")
+@figure("hopfield.fig_capacity", claims=("hopfield.capacity.empirical", "hopfield.capacity.gain",
+                                         "hopfield.capacity.d3"),
+        title="F-hop3: capacity, ungated against context-gated (kappa = 4), and the R4 bound against d")
 def capacity(records):
     plt = _plt()
     from theory.hopfield import capacity as r4
 
     emp = need(records, "hopfield.capacity.empirical")
     gain = need(records, "hopfield.capacity.gain")["details"]
+    d3 = need(records, "hopfield.capacity.d3")["details"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     grid = gain["grid"]
     for k, s in enumerate(gain["seeds"]):
         ax1.semilogx(grid, s["frac_ungated"], "o-", c="C0", alpha=0.7, base=2, label="ungated" if k == 0 else None)
         ax1.semilogx(grid, s["frac_gated"], "s-", c="C3", alpha=0.7, base=2,
-                     label="gated, N_eff = 16 hard gates" if k == 0 else None)
-    ax1.axhline(0.8, c="k", ls=":", label="capacity threshold 0.8")
+                     label=f"gated, N_eff = 16 open, others at -kappa = -{gain['kappa']}" if k == 0 else None)
+    ax1.axhline(0.5, c="k", ls=":", label="capacity: success falls through 0.5")
     ax1.set_xlabel("number of memories N")
     ax1.set_ylabel("fraction retrieved with error <= 1e-3")
-    # gated capacity at the top of the grid (and ungated below its bottom) make the ratios lower bounds
-    ax1.set_title(f"d={gain['dim']}, beta=16: ratios N_g/N_u >= {[round(s['ratio']) for s in gain['seeds']]} "
-                  "(grid-limited)", fontsize=10)
-    ax1.legend(fontsize=8)
+    ratios = [s.get("ratio") for s in gain["seeds"]]
+    ci = gain.get("ratio_interval95")
+    ci_txt = f", 95% t-interval [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else ""
+    ax1.set_title(f"d={gain['dim']}, beta=16: N_g/N_u = {[None if r is None else round(r, 1) for r in ratios]}"
+                  f"{ci_txt}", fontsize=9)
+    ax1.legend(fontsize=7)
     dims, bound = [], []
     for d in range(20, 201, 2):
         try:  # R4 says nothing where its hypothesis c >= (2/sqrt p)^(4/(d-1)) fails
@@ -105,17 +109,91 @@ def capacity(records):
     ed = emp["details"]
     ax2.semilogy([ed["dim"]], [ed["N"]], "o", c="C0",
                  label=f"R4 N stored: {emp['measured']} failing seeds of {ed['seeds']}")
-    caps = gain["seeds"]
-    below = sum(s["capacity_ungated"] == 0 for s in caps)
-    ax2.semilogy([gain["dim"]] * (len(caps) - below), [s["capacity_ungated"] for s in caps
-                                                      if s["capacity_ungated"] > 0], "v", c="C0",
-                 label=f"measured ungated capacity (beta=16; below the grid's N={grid[0]} in {below} seeds)")
+    caps = [s for s in d3["seeds"] if s["capacity_ungated"] and s["capacity_gated"]]
+    ax2.semilogy([gain["dim"]] * len(caps), [s["capacity_ungated"] for s in caps], "v", c="C0",
+                 label="measured ungated capacity (beta=16)")
     ax2.semilogy([gain["dim"]] * len(caps), [s["capacity_gated"] for s in caps], "^", c="C3",
-                 label="measured gated capacity (beta=16)")
+                 label="measured gated capacity (kappa = 4)")
+    ax2.semilogy([gain["dim"]] * len(caps), [s["predicted_gated"] for s in caps], "_", c="k", ms=14,
+                 label="D3 prediction N_eff + (N_u - N_eff) e^kappa")
     ax2.set_xlabel("dimension d")
     ax2.set_ylabel("number of memories N")
     ax2.set_title("R4 (beta=1, K=1, p=0.001) and measured capacities")
     ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _control(rec, name):
+    return next(c for c in rec.get("controls", []) if c["name"] == name)
+
+
+@figure("hopfield.fig_tightness",
+        claims=("hopfield.one_step.error", "hopfield.gated.error_bound", "hopfield.gated.separation",
+                "hopfield.capacity.empirical", "hopfield.capacity.r4_tightness", "hopfield.sparsity.pr",
+                "hopfield.separation.violated_fails"),
+        title="F-hop7: tightness of the hopfield bounds: where each holds and where it breaks")
+def tightness(records):
+    plt = _plt()
+    one, gat = need(records, "hopfield.one_step.error"), need(records, "hopfield.gated.error_bound")
+    sep, emp = need(records, "hopfield.gated.separation"), need(records, "hopfield.capacity.empirical")
+    r4t, pr = need(records, "hopfield.capacity.r4_tightness"), need(records, "hopfield.sparsity.pr")
+    r1 = need(records, "hopfield.separation.violated_fails")
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    ax = axes[0, 0]
+    names = ["D1", "D2", "D2 via Delta^g", "R4 at N_R4", "D5 hard gates"]
+    vals = [one["details"]["max_error_over_bound"], gat["details"]["max_error_over_bound"],
+            sep["details"]["max_error_over_bound"], emp["details"]["worst_error_over_tolerance"],
+            pr["details"]["max_pr_over_bound"]]
+    ax.bar(names, [max(v, 1e-300) for v in vals], color="C0")
+    ax.axhline(1.0, c="k", ls="--", label="measured = bound")
+    ax.set_yscale("log")
+    ax.set_ylabel("largest measured / bound (where the bound holds)")
+    ax.set_xlabel("bound (claim records at quick scale)")
+    broken = (f"dropping 2Mr: D1 violated in {_control(one, 'no_2Mr')['measured']} of "
+              f"{one['details']['trials']} trials, D2 in {_control(gat, 'no_2Mr')['measured'][0]}")
+    ax.set_title(broken, fontsize=8)
+    ax.legend(fontsize=7)
+    ax.tick_params(axis="x", labelsize=7)
+    ax = axes[0, 1]
+    det = r4t["details"]
+    near = _control(r4t, "near_R4")
+    ax.axvline(det["N_R4"], c="C0", ls="--", label=f"R4: N_R4 = {det['N_R4']:.2f}")
+    ax.semilogx([near["params"]["n_patterns"]] * len(near["measured"]), near["measured"], "o", c="C2",
+                label="misses at N = 1024 (holds in some seed)")
+    ax.semilogx([r["N"] for r in det["rows"]], [r["missed"] for r in det["rows"]], "s", c="C3",
+                label=f"misses of {det['rows'][0]['targets']} sampled targets (breaks in every seed)")
+    brk = [s["first_break"] for s in det.get("doubling_sweep", []) if s["first_break"]]
+    for k, b in enumerate(brk):
+        ax.axvline(b, c="C3", ls=":", alpha=0.6, label="first break, doubling from N_R4" if k == 0 else None)
+    ax.set_xlabel("number of memories N (beta=1, K=3, d=16)")
+    ax.set_ylabel("targets ending outside S_i")
+    ax.set_title("R4 bracket: retrieval holds far above N_R4", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[1, 0]
+    br = pr["details"]["kappa_bracket"]
+    ax.plot([b["kappa"] for b in br], [b["max_pr_gated"] for b in br], "o-", c="C3", label="soft gates: max PR(p_g)")
+    ax.axhline(max(pr["measured"][0], 0), c="C0", ls=":", label=f"hard gates: max PR = {pr['measured'][0]:.2f}")
+    ax.axhline(16, c="k", ls="--", label="D5 bound N_eff = 16")
+    ax.set_yscale("log")
+    ax.set_xlabel("distractor log-odds kappa (nats)")
+    ax.set_ylabel("participation ratio (memories)")
+    exceed = [b["kappa"] for b in br if b["exceeds_n_eff"]]
+    ax.set_title(f"D5 needs hard gates: soft gates exceed N_eff at kappa <= {max(exceed) if exceed else '-'}",
+                 fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[1, 1]
+    lo = r1["details"]["looseness_by_beta"]
+    ax.semilogx([r["beta"] for r in lo], [r["violators_outside"] / max(r["violating_R1"], 1) for r in lo],
+                "o-", base=2, c="C3", label="R1 violators ending outside S_i (fraction)")
+    share = [r["meeting_R1"] / max(r["meeting_R1"] + r["violating_R1"], 1) for r in lo]
+    ax.semilogx([r["beta"] for r in lo], share, "s-", base=2, c="C0",
+                label="patterns meeting R1 (fraction)")
+    ax.set_xlabel("inverse temperature beta")
+    ax.set_ylabel("fraction of (pattern, seed) pairs")
+    ax.set_title("R1 bracket (d=32, N=64, |x|=3): R1 violators fail up to beta = 1,\n"
+                 "retrieve from beta = 2, where only a fifth of the patterns meet R1", fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -126,3 +126,22 @@ def test_effective_rank():
     assert F.effective_rank(np.diag([1.0, 0, 0])) == pytest.approx(1)
     with pytest.raises(ValueError):
         F.effective_rank(np.zeros((3, 3)))
+
+
+def test_clustered_patterns_norm_and_cluster():
+    gen = np.random.default_rng(0)
+    X = H.clustered_patterns(50, 20, 3.0, 0.3, gen)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=0), 3.0, rtol=1e-12)
+    cos = (X.T @ X) / 9.0
+    assert cos[np.triu_indices(50, 1)].min() > 0.5  # far from uniform on the sphere
+    with pytest.raises(ValueError, match="spread"):
+        H.clustered_patterns(5, 3, 1.0, -0.1, gen)
+
+
+def test_capacity_crossing():
+    from verify.hopfield_capacity import crossing
+
+    grid = [16, 32, 64, 128]
+    assert crossing(grid, [1.0, 0.9, 0.3, 0.0]) == pytest.approx(2 ** (5 + 0.4 / 0.6))
+    assert crossing(grid, [0.4, 0.3, 0.2, 0.1]) is None  # starts below the level
+    assert crossing(grid, [1.0, 1.0, 0.9, 0.6]) is None  # never falls below it on the grid

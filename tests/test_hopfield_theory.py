@@ -150,3 +150,34 @@ def test_every_hopfield_bound_evaluates():
     d1 = get_bound("hopfield.ungated_error").evaluate(beta=2, N=16, M=1, Delta=3.0, r=0)
     d2 = get_bound("hopfield.gated_error").evaluate(beta=2, N_eff=16, M=1, Delta=3.0, r=0, kappa=2)
     assert d2 == pytest.approx(math.exp(-2) * d1)
+
+
+def test_context_competitors_limits_and_shift():
+    assert D.context_competitors(64, 16, 0.0) == pytest.approx(63)
+    assert D.context_competitors(64, 16, math.inf) == pytest.approx(15)
+    # at kappa = inf the context form of D3 is D3's hard-gate shift (kappa term 0 there)
+    assert D.context_capacity_shift(4, 4096, 16, math.inf) == pytest.approx(D.capacity_shift(4, 4096, 16, 0))
+    assert D.context_capacity_shift(4, 4096, 16, 0.0) == pytest.approx(0.0, abs=1e-15)
+    assert D.gated_capacity_prediction(57.0, 16, 0.0) == pytest.approx(57.0)
+    assert D.gated_capacity_prediction(57.0, 16, 4.0) == pytest.approx(16 + 41 * math.exp(4))
+    with pytest.raises(ValueError, match="N_u > N_eff"):
+        D.gated_capacity_prediction(10.0, 16, 4.0)
+    with pytest.raises(ValueError, match="N_eff <= N"):
+        D.context_competitors(8, 9, 1.0)
+
+
+def test_context_competitors_is_the_exact_mean_over_contexts():
+    """E over every context (active set of N_eff - 1 others, target open, rest at -kappa) of eps_g
+    at r = 0 equals C_g / (N - 1) times the ungated eps: exact enumeration at N = 6, N_eff = 3."""
+    from itertools import combinations
+
+    gen = np.random.default_rng(3)
+    n, ne, kappa, beta, i = 6, 3, 1.7, 2.0, 0
+    X = gen.standard_normal((4, n))
+    eps = D.epsilon_ungated(X, X[:, i], i, beta)
+    vals = []
+    for others in combinations(range(1, n), ne - 1):
+        u = np.full(n, -kappa)
+        u[[i, *others]] = 0.0
+        vals.append(D.epsilon_gated(X, X[:, i], i, beta, u))
+    assert np.mean(vals) == pytest.approx(D.context_competitors(n, ne, kappa) / (n - 1) * eps, rel=1e-12)

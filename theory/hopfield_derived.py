@@ -173,6 +173,48 @@ def capacity_shift_symbolic():
     return (sp.log((N_s - 1) / (Neff_s - 1)) + kappa_s) / beta_s
 
 
+def context_competitors(n_patterns, n_eff, kappa) -> float:
+    """D3 for the context gates of spec §4 [derived]: the effective number of competitors.
+
+    With u = 0 on an active set A of N_eff memories (target included) and u = -kappa elsewhere,
+    eps_g = sum_{j in A, j != i} e^{-beta (Delta_ij - 2Mr)} + e^{-kappa} sum_{j not in A} (same).
+    When A is drawn independently of the memories, each term's expectation is the same, so
+    E[eps_g] = C_g / (N - 1) * E[eps] with C_g = (N_eff - 1) + (N - N_eff) e^{-kappa}: the gated
+    network behaves, in its bound, like an ungated one with C_g + 1 memories. C_g = N - 1 at
+    kappa = 0 and C_g = N_eff - 1 at kappa = inf. Hypotheses: 1 <= N_eff <= N, kappa >= 0.
+    """
+    n = require_int("N", n_patterns, 1)
+    ne = require_int("N_eff", n_eff, 1)
+    if ne > n:
+        raise ValueError(f"the context needs N_eff <= N; got N_eff={ne} > N={n}")
+    k = require_real("kappa", kappa, 0)
+    return (ne - 1) + (n - ne) * math.exp(-k)
+
+
+def context_capacity_shift(beta, n_patterns, n_eff, kappa) -> float:
+    """D3 for context gates [derived]: beta^{-1} log((N - 1) / C_g), C_g from
+    :func:`context_competitors`. Same argument as :func:`capacity_shift` with (N_eff - 1) e^{-kappa}
+    replaced by C_g; it equals capacity_shift's log((N-1)/(N_eff-1))/beta at kappa = inf and 0 at
+    kappa = 0."""
+    b = require_real("beta", beta, 0, low_open=True)
+    n = require_int("N", n_patterns, 2)
+    return math.log((n - 1) / context_competitors(n, n_eff, kappa)) / b
+
+
+def gated_capacity_prediction(n_ungated, n_eff, kappa) -> float:
+    """D3 read as a capacity [derived]: if the ungated network retrieves up to N_u memories, the
+    context-gated one retrieves up to N_g with C_g(N_g) + 1 = N_u, i.e.
+    N_g = N_eff + (N_u - N_eff) e^{kappa} (for N_u > N_eff; the bound's separation shift at N_g
+    then equals the ungated separation lost from N_u to N_g). Heuristic step: capacity is taken to
+    depend on the network only through the bound's expected competitor count."""
+    nu = require_real("N_u", n_ungated, 0, low_open=True)
+    ne = require_int("N_eff", n_eff, 1)
+    if nu <= ne:
+        raise ValueError(f"the capacity reading of D3 needs N_u > N_eff; got N_u={nu}, N_eff={ne}")
+    k = require_real("kappa", kappa, 0)
+    return ne + (nu - ne) * math.exp(k)
+
+
 # ---------------------------------------------------------------------------------------------
 # D4
 def contraction_bound(lam, norm, beta=0.0, query_feedback=False) -> float:

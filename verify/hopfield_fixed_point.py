@@ -12,7 +12,8 @@ from constructions.hopfield import noisy_query, sphere_patterns
 from constructions.hopfield_fixed_point import (approximations, fixed_point_probabilities, picard,
                                                 picard_many)
 from theory.hopfield_derived import contraction_bound, norm_bound
-from verify.claims import Outcome, claim
+from verify.claims import Control, Outcome, claim
+from verify.measure import binomial_interval
 
 PAPER = "Context-Gated Associative Retrieval (2605.10970)"
 
@@ -30,26 +31,45 @@ def _instance(gen, dim, n, beta_noise=0.5):
     return X, a, q
 
 
+def _toy():
+    """The multistable toy of multistability_above: X = I_2 (M = 1), xi_q = (1/2, 1/2), a = (-20, -20)."""
+    return np.eye(2), np.array([-20.0, -20.0]), np.array([0.5, 0.5])
+
+
 @claim("hopfield.fixed_point.unique", source=f"{PAPER}, D4 (our formalisation)", provenance="derived",
        statement="for lambda M^2 < 1, Picard iteration from 50 random starts reaches one fixed point "
-                 "(max spread < 1e-8) and every observed step ratio is <= lambda M^2 + 1e-6",
-       quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50},
-       full={"dim": 256, "n_patterns": 512, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50})
+                 "(max spread < 1e-8) and every observed step ratio is <= lambda M^2 + 1e-6, in "
+                 "every seed's random instance",
+       quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50,
+              "seeds": 3},
+       full={"dim": 256, "n_patterns": 512, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50,
+             "seeds": 3},
+       seed_rule="every lambda of every seed of seed..seed+2 (one random instance per seed)",
+       controls=[Control("toy_above_boundary", {"control": "toy", "lams": [4.0]},
+                         "D4's hypothesis dropped: the toy X = I_2 at lambda M^2 = 4 > 1 has two stable "
+                         "fixed points, so the spread criterion must fail")])
 def fixed_point_unique(params, ctx):
-    gen = ctx.rng(21)
-    X, a, q = _instance(gen, params["dim"], params["n_patterns"])
-    m = norm_bound(X)
     rows, ok = [], True
-    for lam in params["lams"]:
-        starts = 2.0 * gen.standard_normal((params["dim"], params["starts"])) / np.sqrt(params["dim"])
-        states, conv, steps = picard_many(X, q, params["beta"], a, lam, starts)
-        rate = max(picard(X, q, params["beta"], a, lam, start=starts[:, k]).contraction_rate
-                   for k in range(min(5, params["starts"])))
-        bound = contraction_bound(lam, m)
-        spread = _spread(states)
-        rows.append({"lam_M2": bound, "lam": lam, "spread": spread, "rate": rate,
-                     "converged": int(conv.sum()), "max_steps": int(steps.max())})
-        ok &= bool(conv.all()) and spread < 1e-8 and rate <= bound + 1e-6
+    for s in ctx.seeds(params["seeds"]):
+        gen = ctx.rng(21, s)
+        if params.get("control") == "toy":
+            X, a, q = _toy()
+            dim = 2
+        else:
+            X, a, q = _instance(gen, params["dim"], params["n_patterns"])
+            dim = params["dim"]
+        m = norm_bound(X)
+        for lam in params["lams"]:
+            starts = 2.0 * gen.standard_normal((dim, params["starts"])) / np.sqrt(dim)
+            states, conv, steps = picard_many(X, q, params["beta"], a, lam, starts)
+            rate = max(picard(X, q, params["beta"], a, lam, start=starts[:, k]).contraction_rate
+                       for k in range(min(5, params["starts"])))
+            bound = contraction_bound(lam, m)
+            good = states[:, conv]
+            spread = _spread(good) if good.shape[1] > 1 else 0.0
+            rows.append({"seed": s, "lam_M2": bound, "lam": lam, "spread": spread, "rate": rate,
+                         "converged": int(conv.sum()), "max_steps": int(steps.max())})
+            ok &= bool(conv.all()) and spread < 1e-8 and rate <= bound + 1e-6
     return Outcome(predicted="spread < 1e-8, rate <= lambda M^2",
                    measured={"spread": max(r["spread"] for r in rows),
                              "rate/bound": max(r["rate"] / r["lam_M2"] for r in rows)},
@@ -62,11 +82,12 @@ def fixed_point_unique(params, ctx):
                  "above the contraction regime: the smallest grid lambda with two converged fixed "
                  "points more than 1e-3 apart, lambda_c, lies in [1.5, 2.5] and lambda_c M^2 >= 1",
        quick={"lams": [0.25 * k for k in range(33)], "starts": 21, "steps": 20_000,
-              "distinct": 1e-3, "window": [1.5, 2.5]})
+              "distinct": 1e-3, "window": [1.5, 2.5]},
+       controls=[Control("inside_contraction", {"lams": [0.25 * k for k in range(5)]},
+                         "the other side of the bracket: on the grid lambda M^2 <= 1 (D4's hypothesis "
+                         "holds) no second fixed point may appear, so the demonstration must fail")])
 def multistability_above(params, ctx):
-    X = np.eye(2)
-    q = np.array([0.5, 0.5])
-    a = np.array([-20.0, -20.0])
+    X, a, q = _toy()
     starts = ctx.rng(22).uniform(0.0, 1.0, (2, params["starts"]))
     rows, lam_c = [], None
     for lam in params["lams"]:
@@ -89,7 +110,12 @@ def multistability_above(params, ctx):
        statement="the log-log slopes of ||xi* - xi1|| and ||xi* - xi2|| against lambda in "
                  "{0.01, ..., 0.16} lie in [0.9, 1.1] and [1.8, 2.2]",
        quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.01, 0.02, 0.04, 0.08, 0.16],
-              "instances": 5})
+              "instances": 5},
+       seed_rule="every one of 5 random instances drawn from the run's seed",
+       controls=[Control("one_order_lower", {"control": "lower_order"},
+                         "xi1 replaced by the zero-shot xi0 and xi2 by xi1 (one order of the expansion "
+                         "dropped): the residuals scale like lambda^0 and lambda^1, so both slope "
+                         "windows must fail")])
 def decomposition_orders(params, ctx):
     gen = ctx.rng(23)
     lams = np.asarray(params["lams"])
@@ -102,6 +128,8 @@ def decomposition_orders(params, ctx):
             if not star.converged:
                 raise RuntimeError(f"Picard did not converge at lambda={lam}")
             approx = approximations(X, q, params["beta"], a, lam)
+            if params.get("control") == "lower_order":
+                approx = {"xi1": approx["xi0"], "xi2": approx["xi1"]}
             r1.append(float(np.linalg.norm(star.xi - approx["xi1"])))
             r2.append(float(np.linalg.norm(star.xi - approx["xi2"])))
         slopes1.append(float(np.polyfit(np.log(lams), np.log(r1), 1)[0]))
@@ -117,7 +145,13 @@ def decomposition_orders(params, ctx):
        "formalisation §5.4", provenance="derived",
        statement="for lambda M^2 <= 0.1, argmax p1 = argmax p* in at least 95% of random instances",
        quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "max_lam": 0.1, "instances": 500,
-              "min_agreement": 0.95})
+              "min_agreement": 0.95},
+       seed_rule="agreement rate over 500 random instances drawn from the run's seed (the exact 95% "
+                 "binomial interval is recorded)",
+       controls=[Control("zero_shot", {"control": "zero_shot"},
+                         "the context bias dropped: argmax p0 (query only) in place of argmax p1; "
+                         "the context logits a ~ 2 N(0,1) move the fixed point's top-1, so the "
+                         "agreement must fall below 0.95")])
 def first_order_top1(params, ctx):
     gen = ctx.rng(24)
     agree = 0
@@ -126,8 +160,10 @@ def first_order_top1(params, ctx):
         lam = float(gen.uniform(0.0, params["max_lam"])) / norm_bound(X) ** 2
         star = picard(X, q, params["beta"], a, lam)
         p_star = fixed_point_probabilities(X, star.xi, q, params["beta"], a, lam)
-        p1 = approximations(X, q, params["beta"], a, lam)["p1"]
+        p1 = approximations(X, q, params["beta"], a, lam)["p0" if params.get("control") == "zero_shot"
+                                                           else "p1"]
         agree += int(np.argmax(p1) == np.argmax(p_star))
     rate = agree / params["instances"]
     return Outcome(predicted=f">= {params['min_agreement']}", measured=rate,
-                   passed=rate >= params["min_agreement"], details={"agreement": rate})
+                   passed=rate >= params["min_agreement"],
+                   details={"agreement": rate, "interval95": binomial_interval(agree, params["instances"])})
