@@ -27,12 +27,12 @@ def _plt():
 
 @figure("retrieval.fig_nc_grid", title="Capacity against L/d: Gaussian vs orthogonal embeddings",
         claims=("retrieval.capacity.multiplicative", "retrieval.capacity.orth_d_independent",
-                "retrieval.capacity.pred_order"))
+                "retrieval.scaling.fit"))
 def fig_nc_grid(records):
     plt = _plt()
     mult = need(records, "retrieval.capacity.multiplicative")["details"]
     orth = need(records, "retrieval.capacity.orth_d_independent")["details"]
-    order = need(records, "retrieval.capacity.pred_order")["details"]
+    order = need(records, "retrieval.scaling.fit")["details"]
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     V = mult["vocab_size"]
     vlnv = V * math.log(V)
@@ -44,7 +44,7 @@ def fig_nc_grid(records):
                label=f"Gaussian, (L, d)=({Lc}, {dc})")
     gx = [L / d for V_, d, L in order["grid"]]
     gy = [n / (V_ * math.log(V_)) for (V_, d, L), n in zip(order["grid"], order["n_c"])]
-    ax.scatter(gx, gy, s=28, marker="^", color="C2", zorder=3, label="Gaussian, reference grid")
+    ax.scatter(gx, gy, s=28, marker="^", color="C2", zorder=3, label="Gaussian, scaling-fit grid (V = 128-512)")
     ox = [orth["seq_len"] / d for d in orth["d_models"]]
     ax.scatter(ox, [n / orth["v_ln_v"] for n in orth["n_c_per_seed"][0]], s=60, marker="D", color="C1",
                zorder=3, label=f"orthogonal (V={orth['vocab_size']}, d >= V)")

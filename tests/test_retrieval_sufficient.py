@@ -130,3 +130,18 @@ def test_theory_registers_the_corrected_statements():
         assert bounds[name].provenance == "derived"
     assert "sufficient" in bounds["retrieval.coupon_floor"].statement
     assert "heuristic" in bounds["retrieval.nc_pred"].statement
+
+
+def test_gd_capacity_bisection_on_nested_samples():
+    """The GD-capacity bisection (verify/retrieval_gd_capacity.py) trains on nested prefixes of one
+    pool, brackets the target, and never reaches it at initialisation (all ties are errors)."""
+    from verify.claims import Context
+    from verify.retrieval_gd_capacity import critical_n_gd, gd_accuracy
+
+    ctx = Context(seed=7)
+    out = critical_n_gd(ctx, 16, 32, 2, seed=7, target=0.5, n_draws=1)
+    assert math.isfinite(out["n_c"])
+    below = [a for n, a in out["trace"] if n < out["n_c"]]
+    assert all(a < 0.5 for a in below)
+    assert gd_accuracy(ctx, 16, 32, 2, out["n_c"], 7, n_draws=1) >= 0.5
+    assert math.isinf(critical_n_gd(ctx, 16, 32, 2, seed=7, target=0.5, init=True, n_draws=1)["n_c"])

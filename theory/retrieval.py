@@ -70,7 +70,7 @@ def nc_pred(vocab_size: int, d_model: int, seq_len: int) -> float:
     scaled by 1/(N L): std sqrt(1/(N V L d)). So SNR^2 = N d / (V L). A union bound over V^2
     (token, wrong label) pairs needs SNR^2 >= 2 ln V^2 = 4 ln V after the population crosstalk has
     eaten the fraction sqrt(2 ln V / d) of the signal (``population_margin``); solving for N gives
-    the formula. Claims use it only for exponents and ordering (``capacity.pred_order``).
+    the formula. Claims compare only its exponents with measured ones (``scaling.fit``).
     """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)

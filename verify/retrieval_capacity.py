@@ -1,7 +1,14 @@
 """Capacity claims of the retrieval area (2603.15923, spec/retrieval.md §7): N_c(target) by
 geometric bisection, its growth with V and L and decay with d, the multiplicative L/d
-dependence, the orthogonal control and the F1 order of magnitude. The fitted scaling law is in
+dependence and the orthogonal control. The fitted scaling law is in
 verify/retrieval_scaling.py; the corrected statements and the two "must fail" claims (now in verify/retrieval_sufficient.py, bracketed at their boundaries).
+
+The former claim capacity.pred_order (F1 within a factor 10 of N_c(0.9) at six reference points,
+spread <= 5) was removed: its verdict flipped with the seed because the point (V, d, L) =
+(256, 16, 8) sits at the plateau boundary d*(0.9) = 15.3 (N_c there 8e4, 2.3e5 or infinite by
+seed), and without that point the coupon scale V ln V, which ignores d and L, passed the same
+criterion (spreads 2.5-3.9), so it tested nothing. F1's exponents are compared with the measured
+ones by retrieval.scaling.fit; its failure as a guarantee is retrieval.capacity.sufficient.
 
 All accuracies are oracle accuracies of the one-step value memory (§5.4), computed from the
 exactly-distributed co-occurrence counts (constructions.retrieval.sample_cooccurrence_counts).
@@ -248,34 +255,3 @@ def orth_d_independent(p, ctx):
                    measured=f"spreads {[round(x, 2) for x in spreads]}", passed=seeds_verdict(passes),
                    details={"vocab_size": V, "seq_len": L, "d_models": ds, "embedding": emb,
                             "n_c_per_seed": runs, "spreads": spreads, "v_ln_v": V * math.log(V)})
-
-
-REFERENCE_GRID = [[256, 32, 8], [512, 32, 8], [256, 64, 8], [256, 32, 4], [256, 32, 16], [256, 16, 8]]
-
-
-@claim("retrieval.capacity.pred_order", source=SOURCE + ", spec §6 F1 (scaling heuristic)", provenance="derived",
-       statement="the F1 scaling heuristic orders the 6 reference (V, d, L) points: measured N_c(0.9) / "
-                 "prediction lies in [0.1, 10] everywhere and its spread max/min is <= 5, on every one "
-                 "of 3 base seeds (F1 is not a guarantee: see retrieval.capacity.sufficient)",
-       quick={"grid": REFERENCE_GRID, "range": [0.1, 10.0], "spread": 5.0, "n_seeds": 3, "predictor": "F1"},
-       seed_rule=SEED_RULE3,
-       controls=[Control("predict_vlnv", {"predictor": "VlnV"},
-                         "the coupon scale V ln V ignores d and L, so its ratios must spread by more than 5")])
-def pred_order(p, ctx):
-    grid = p["grid"]
-    if p["predictor"] == "F1":
-        pred = [th.nc_pred(V, d, L) for V, d, L in grid]
-    else:
-        pred = [V * math.log(V) for V, d, L in grid]
-    lo, hi = p["range"]
-    rows = []
-    for ncs in _per_seed(ctx, p["n_seeds"], [tuple(g) for g in grid]):
-        ratios = [m / q for m, q in zip(ncs, pred)]
-        spread = max(ratios) / min(ratios)
-        rows.append({"n_c": ncs, "ratio": ratios, "spread": spread,
-                     "passed": all(lo <= r <= hi for r in ratios) and spread <= p["spread"]})
-    return Outcome(predicted=f"ratio in [{lo}, {hi}], spread <= {p['spread']} ({p['predictor']})",
-                   measured=f"spreads {[round(r['spread'], 2) for r in rows]}",
-                   passed=seeds_verdict([r["passed"] for r in rows]),
-                   details={"grid": grid, "rows": rows, "n_c": rows[0]["n_c"], "predicted": pred,
-                            "ratio": rows[0]["ratio"], "spread": rows[0]["spread"]})

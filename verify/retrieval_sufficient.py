@@ -78,28 +78,38 @@ def sufficient(p, ctx):
 @claim("retrieval.capacity.plateau", source=SOURCE + "; theory retrieval.plateau_accuracy (issue 13 items 1-2)",
        provenance="derived",
        statement="at N=1e9 the mean oracle accuracy over 8 draws agrees with the N -> infinity "
-                 "plateau E[Phi(chi_d)^(V-1)] at V=256, d in {12, 16, 20, 24}: the prediction lies "
-                 "in the 99% t-interval of the mean widened by 0.005",
+                 "plateau p = E[Phi(chi_d)^(V-1)] at V=256, d in {12, 16, 20, 24}: |mean - p| <= "
+                 "3 sqrt(p (1 - p) / (V K)) + 0.005 (K = 8 draws of V tokens) at every d",
        quick={"vocab_size": 256, "d_models": [12, 16, 20, 24], "seq_len": 4, "n_samples": PLATEAU_N,
-              "n_draws": 8, "slack": 0.005},
-       seed_rule="one interval per d over 8 draws; every d must agree",
+              "n_draws": 8, "slack": 0.005, "z": 3.0},
+       seed_rule="one tolerance per d over 8 draws (binomial standard error at the prediction); every d "
+                 "must agree",
        controls=[Control("finite_n", {"n_samples": 2048},
                          "at N=2048 the sample crosstalk has not averaged out, so the accuracy is far "
                          "below the N -> infinity plateau")])
 def plateau(p, ctx):
     V, L = p["vocab_size"], p["seq_len"]
-    rows, ok = [], []
+    rows, ok, old = [], [], []
     for d in p["d_models"]:
         accs = draw_accuracies(V, d, L, p["n_samples"], ctx.seed, p["n_draws"])
         lo, hi = t_interval(accs, 0.99)
         pred = ts.plateau_accuracy(V, d)
-        good = lo - p["slack"] <= pred <= hi + p["slack"]
+        tol = p["z"] * math.sqrt(pred * (1.0 - pred) / (V * len(accs))) + p["slack"]
+        mean = float(np.mean(accs))
+        good = abs(mean - pred) <= tol
         ok.append(good)
-        rows.append({"d_model": d, "accuracies": accs, "mean": float(np.mean(accs)), "ci99": [lo, hi],
+        old.append(lo - p["slack"] <= pred <= hi + p["slack"])
+        rows.append({"d_model": d, "accuracies": accs, "mean": mean, "ci99": [lo, hi], "tolerance": tol,
                      "predicted": pred, "agrees": good})
     return Outcome(predicted="plateau " + ", ".join(f"d={r['d_model']}: {r['predicted']:.3f}" for r in rows),
                    measured=", ".join(f"{r['mean']:.3f}" for r in rows), passed=all(ok),
-                   details={"vocab_size": V, "seq_len": L, "n_samples": p["n_samples"], "rows": rows})
+                   details={"vocab_size": V, "seq_len": L, "n_samples": p["n_samples"], "rows": rows,
+                            "previous_criterion": {
+                                "rule": "prediction inside the 99% t-interval of the 8 draws widened by "
+                                        "0.005 (replaced: with 8 draws the sample sd is unreliable, e.g. "
+                                        "0.007 at seed 4, d=16, against a per-draw sd of 0.016 over 64 "
+                                        "draws, which the binomial sd 0.017 matches)",
+                                "passed": bool(all(old))}})
 
 
 def _bracket_d(V: int, target: float, side: str) -> int:
