@@ -17,7 +17,7 @@ from constructions.retrieval_gd import (attend, evaluate, hebbian_step_one, thre
                                         three_steps_closed_form, uniform_attention_accuracy)
 from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
-from verify.measure import seeds_verdict
+from verify.measure import seeds_verdict, t_interval
 
 SOURCE = "Learning to Recall with Transformers Beyond Orthogonal Embeddings (2603.15923)"
 N_TEST = 4096
@@ -203,11 +203,12 @@ def full_accuracy(p, ctx):
 
 @claim("retrieval.mlp.md_product", source=SOURCE + ", abstract (capacity); spec §5.3", provenance="derived",
        statement="with a fixed random MLP and d > 2 ln V, the three-step test accuracy depends on m*d: "
-                 "(m, d) = (64, 32) and (128, 16) (same m*d) agree within 20% relative (mean of 3 seeds), "
-                 "while the contrast (64, 16) at half the m*d differs from (64, 32) by more than 20% relative",
+                 "over 3 seeds, the 95% t-interval of acc(64, 32) - acc(128, 16) (same m*d) lies within "
+                 "+-20% of acc(64, 32), while that of acc(64, 32) - acc(64, 16) (half the m*d) excludes "
+                 "0 and its mean exceeds 20% of acc(64, 32)",
        quick={"vocab_size": 256, "seq_len": 4, "n_samples": 32768, "pairs": [[64, 32], [128, 16]],
               "contrast": [64, 16], "counter": [256, 8], "n_seeds": 3, "rel_tol": 0.2},
-       seed_rule="means over seeds seed..seed+2",
+       seed_rule="95% t-intervals over seeds seed..seed+2 of the per-seed differences",
        controls=[Control("same_contrast", {"contrast": [64, 32]},
                          "a contrast with the same (m, d) as the first pair cannot differ from it")])
 def mlp_md(p, ctx):
@@ -223,33 +224,45 @@ def mlp_md(p, ctx):
     contrast = [acc(*p["contrast"], s) for s in seeds]
     means = [float(np.mean(a)) for a in accs]
     c_mean = float(np.mean(contrast))
-    same = abs(means[0] - means[1]) / max(means[0], means[1])
-    diff = abs(means[0] - c_mean) / max(means[0], c_mean)
+    tol = p["rel_tol"] * means[0]
+    same_lo, same_hi = t_interval([a - b for a, b in zip(*accs)], 0.95)
+    diff_vals = [a - c for a, c in zip(accs[0], contrast)]
+    diff_lo, diff_hi = t_interval(diff_vals, 0.95)
+    agree = -tol <= same_lo and same_hi <= tol
+    differ = (diff_lo > 0 or diff_hi < 0) and abs(float(np.mean(diff_vals))) > tol
     counter = acc(*p["counter"], ctx.seed)
-    old_gap = abs(means[0] - means[1])
-    return Outcome(predicted=f"same m*d within {p['rel_tol']:.0%}; half m*d differs by > {p['rel_tol']:.0%}",
-                   measured=f"(64,32) {means[0]:.3f} vs (128,16) {means[1]:.3f} (rel {same:.2f}); "
-                            f"contrast {tuple(p['contrast'])} {c_mean:.3f} (rel {diff:.2f})",
-                   passed=same <= p["rel_tol"] and diff > p["rel_tol"],
+    old_same = abs(means[0] - means[1]) / max(means[0], means[1])
+    old_diff = abs(means[0] - c_mean) / max(means[0], c_mean)
+    return Outcome(predicted=f"CI(same m*d) within +-{tol:.3f}; CI(half m*d) excludes 0, |mean| > {tol:.3f}",
+                   measured=f"means (64,32) {means[0]:.3f}, (128,16) {means[1]:.3f}, "
+                            f"{tuple(p['contrast'])} {c_mean:.3f}; CI same [{same_lo:.3f}, {same_hi:.3f}], "
+                            f"CI contrast [{diff_lo:.3f}, {diff_hi:.3f}]",
+                   passed=bool(agree and differ),
                    details={"pairs": p["pairs"], "accuracies": accs, "mean_accuracy": means,
                             "contrast": p["contrast"], "contrast_accuracies": contrast,
-                            "relative_same": same, "relative_contrast": diff,
+                            "ci_same": [same_lo, same_hi], "ci_contrast": [diff_lo, diff_hi],
                             "counter_example": p["counter"], "counter_accuracy": counter,
                             "lr_value": lr, "lr_attn": lr,
-                            "previous_criterion": {"rule": "|acc(64,32) - acc(128,16)| <= 0.1 absolute",
-                                                   "passed": old_gap <= 0.1}})
+                            "previous_criterion": [
+                                {"rule": "|acc(64,32) - acc(128,16)| <= 0.1 absolute (mean of 3 seeds)",
+                                 "passed": abs(means[0] - means[1]) <= 0.1},
+                                {"rule": "relative gap of the means <= 0.2 at same m*d and > 0.2 at half "
+                                         "m*d (flipped: passed at base seed 4)",
+                                 "passed": old_same <= p["rel_tol"] and old_diff > p["rel_tol"]}]})
 
 
 record(LedgerEntry(
     claim_id="retrieval.mlp.md_product",
-    measured="V=256, L=4, N=32768, eta=gamma=V, means over seeds 0-2: (m, d) = (64, 32) 0.191 and "
-             "(128, 16) 0.105 at the same m*d = 2048 differ by 45% relative; the contrast (64, 16) at "
-             "half the m*d gives 0.184, 4% from (64, 32); (256, 8) 0.07. Under the former absolute "
-             "criterion (|gap| <= 0.1) the verdict flipped with the seed (fails at seed 2, issue 12)",
-    tried="three seeds per configuration; a relative criterion with a contrast at different m*d "
-          "(issue 13 item 5); the issue's own numbers (64,16) 0.184, (64,32) 0.191, (32,32) 0.190 "
-          "show the same pattern",
-    reason="with a fixed random ReLU MLP the three-step accuracy follows d (the embedding dimension "
-           "that carries the crosstalk) and barely m at these sizes, not the product m*d: the random "
-           "features cannot undo crosstalk already present in o, so the m*d hypothesis (spec §5.3, "
-           "[derived]) does not hold here; the criterion is kept"))
+    measured="V=256, L=4, N=32768, eta=gamma=V; three-step test accuracy by seed 0..6: (m, d) = (64, 32) "
+             "0.224, 0.138, 0.213, 0.238, 0.339, 0.166, 0.050; (128, 16) (same m*d) 0.057, 0.167, 0.089, "
+             "0.073, 0.213, 0.183, 0.164; (64, 16) (half m*d) 0.217, 0.139, 0.198, 0.189, 0.126, 0.083, "
+             "0.180. At fixed (m, d) the accuracy spans 0.05-0.34 across seeds, more than any difference "
+             "between configurations; over 3 seeds the 95% t-intervals of the differences span about "
+             "+-0.25, so neither 'same m*d agree' nor 'half m*d differs' can be shown",
+    tried="absolute gap <= 0.1 (flipped: failed at seed 2, issue 12); relative gaps of 3-seed means with "
+          "a contrast at half m*d (issue 13 item 5: failed at seeds 0-3, passed at seed 4: noise); "
+          "t-intervals of the per-seed differences (kept)",
+    reason="with a fixed random ReLU MLP after three GD steps the test accuracy is dominated by the "
+           "draw of the task and the MLP (seed-to-seed spread 0.05-0.34), so at quick scale the m*d "
+           "hypothesis (spec §5.3, [derived]) is not decidable; the pooled means ((64,32) 0.195, "
+           "(128,16) 0.135, (64,16) 0.162) do not support it either. The criterion is kept"))
