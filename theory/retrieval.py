@@ -244,6 +244,7 @@ register_bound(Bound(
 
 register_bound(Bound(
     name="retrieval.v_max", provenance="derived", source=SOURCE + ", spec §6 F5",
-    statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L) (the F1 heuristic inverted; not a guarantee)",
+    statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L) "
+              "(the F1 heuristic inverted; not a guarantee)",
     params={"n_samples": "N, training sequences", "d_model": "d", "seq_len": "L"},
     numeric=v_max, symbolic=v_max_equation))
