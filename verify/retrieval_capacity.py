@@ -1,7 +1,8 @@
 """Capacity claims of the retrieval area (2603.15923, spec/retrieval.md §7): N_c(target) by
 geometric bisection, its growth with V and L and decay with d, the multiplicative L/d
 dependence and the orthogonal control. The fitted scaling law is in
-verify/retrieval_scaling.py; the corrected statements and the two "must fail" claims (now in verify/retrieval_sufficient.py, bracketed at their boundaries).
+verify/retrieval_scaling.py; the corrected statements and the two "must fail" claims (bracketed
+at their boundaries) are in verify/retrieval_sufficient.py.
 
 The former claim capacity.pred_order (F1 within a factor 10 of N_c(0.9) at six reference points,
 spread <= 5) was removed: its verdict flipped with the seed because the point (V, d, L) =
