@@ -1,6 +1,6 @@
 """Capacity claims of the retrieval area (2603.15923, spec/retrieval.md §7): N_c(target) by
-geometric bisection, its growth with V and L and decay with d, the multiplicative L/d
-dependence and the orthogonal control. The fitted scaling law is in
+geometric bisection, its growth with V and L, its decay and plateau in d, and the orthogonal
+control. The fitted scaling law and the multiplicative L/d claim are in
 verify/retrieval_scaling.py; the corrected statements and the two "must fail" claims (bracketed
 at their boundaries) are in verify/retrieval_sufficient.py.
 
