@@ -55,6 +55,28 @@ def test_v_max_sympy_agrees_with_brentq():
     assert th.v_max_sympy(1e4, 64, 8) == pytest.approx(th.v_max(1e4, 64, 8), rel=1e-10)
 
 
+def test_v_max_gradient_signs_and_finite_differences():
+    """Formerly the claim retrieval.theory.capacity_solve (a formula checked against itself, so a
+    unit test): at N=1e4, d=64, L=8 implicit differentiation (sympy) and central finite
+    differences of the brentq root agree in sign: dV/dN > 0, dV/dd > 0, dV/dL < 0."""
+    N, d, L = 1e4, 64, 8
+    grad = th.v_max_gradient(N, d, L)
+    fd = {"n_samples": (th.v_max(N * 1.001, d, L) - th.v_max(N / 1.001, d, L)) / (N * 1.001 - N / 1.001),
+          "d_model": (th.v_max(N, d + 1, L) - th.v_max(N, d - 1, L)) / 2.0,
+          "seq_len": (th.v_max(N, d, L + 1) - th.v_max(N, d, L - 1)) / 2.0}
+    assert grad["n_samples"] > 0 and grad["d_model"] > 0 and grad["seq_len"] < 0
+    for key in grad:
+        assert np.sign(fd[key]) == np.sign(grad[key])
+    assert grad["n_samples"] == pytest.approx(fd["n_samples"], rel=1e-3)
+
+
+def test_param_floor_lgamma_equals_exact_sum():
+    """Formerly the claim retrieval.theory.info_floor: F4 by lgamma vs the exact sum of log2 k."""
+    exact = math.fsum(math.log2(k) for k in range(2, 1025)) / (1024 * 32)
+    assert th.param_floor(1024, 32) == pytest.approx(exact, rel=1e-12)
+    assert th.param_floor(1024, 32) == pytest.approx(0.268, abs=5e-4)
+
+
 @pytest.mark.parametrize("call, word", [
     (lambda: th.nc_pred(256, 0, 8), "d_model >= 1"),
     (lambda: th.nc_pred(256, 32, 0), "seq_len >= 1"),

@@ -9,10 +9,19 @@ Notation (spec §3): V ``vocab_size`` tokens = labels, d ``d_model``, L ``seq_le
 ``n_samples``, delta failure probability, b bits per stored parameter.
 
 F1 ``retrieval.nc_pred``      N_c^pred = 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2)   [derived]
-F2 ``retrieval.coupon_floor`` N >= V (ln V + ln(1/delta))                          [reference]
+                              a scaling heuristic, NOT a guarantee (see below)
+F2 ``retrieval.coupon_floor`` N >= V (ln V + ln(1/delta)) suffices for every token  [derived]
+                              to be seen (coupon-collector union bound [reference])
 F3 ``retrieval.orth_scale``   N_c^orth = Theta(V ln V), independent of d            [derived]
 F4 ``retrieval.param_floor``  d >= log2(V!) / (V b)                                 [derived]
 F5 ``retrieval.v_max``        V_max(N, d, L) solves N = N_c^pred(V; d, L)           [derived]
+
+F1 was first stated as a guarantee and is false as one (issue 13 item 1): at N = N_c^pred the
+oracle accuracy was 0.83-0.94 at four grid points, for d between 2 ln V and about 4 ln V the
+accuracy plateaus below 1 for every N, and for d >> V it asks fewer samples than labels. The true
+statements are in theory/retrieval_sufficient.py: a sufficient condition for exact recall
+(``retrieval.n_sufficient``), the N -> infinity plateau (``retrieval.plateau_accuracy``) and the
+necessary side of the coupon floor (``retrieval.all_seen_upper``).
 
 No torch here (theory/ stays importable without a deep-learning stack).
 """
@@ -47,7 +56,11 @@ def population_margin(vocab_size: int, d_model: int) -> float:
 
 
 def nc_pred(vocab_size: int, d_model: int, seq_len: int) -> float:
-    """F1: predicted capacity threshold of the one-step value memory (spec §6 F1) [derived].
+    """F1: scaling heuristic for the capacity threshold of the one-step memory (spec §6 F1) [derived].
+
+    A heuristic, not a sufficient condition: it takes the crosstalk maximum over the V - 1 wrong
+    labels of one token instead of all V (V - 1) pairs, treats ||e_x||^2 as 1 and has no coupon
+    term (issue 13 item 1). Use ``theory.retrieval_sufficient.n_sufficient`` for a guarantee.
 
     N_c^pred = 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2), and +inf when d <= 2 ln V.
 
@@ -57,7 +70,7 @@ def nc_pred(vocab_size: int, d_model: int, seq_len: int) -> float:
     scaled by 1/(N L): std sqrt(1/(N V L d)). So SNR^2 = N d / (V L). A union bound over V^2
     (token, wrong label) pairs needs SNR^2 >= 2 ln V^2 = 4 ln V after the population crosstalk has
     eaten the fraction sqrt(2 ln V / d) of the signal (``population_margin``); solving for N gives
-    the formula. It is conservative by a constant factor: claims use it for exponents and ordering.
+    the formula. Claims compare only its exponents with measured ones (``scaling.fit``).
     """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)
@@ -76,12 +89,16 @@ def nc_pred_symbolic():
 
 
 def coupon_floor(vocab_size: int, delta: float) -> float:
-    """F2: label-count floor N >= V (ln V + ln(1/delta)) (coupon collector) [reference].
+    """F2: N >= V (ln V + ln(1/delta)) SUFFICES for every token to appear at least once at the
+    informative position with probability >= 1 - delta [derived: the coupon-collector union bound,
+    reference, applied to the task].
 
-    Every token must appear at least once at the informative position for its label to be
-    learnable; by the union bound P(some token unseen after N draws) <= V (1 - 1/V)^N
-    <= V exp(-N/V), which is <= delta once N >= V (ln V + ln(1/delta)). Only a floor: ties from
-    noise tokens push the practical orthogonal threshold to a few times V ln V (spec §6 F2).
+    By the union bound P(some token unseen after N draws) <= V (1 - 1/V)^N <= V exp(-N/V), which
+    is <= delta once N >= V (ln V + ln(1/delta)). It is a sufficient condition, not "only if"
+    (first written that way, and marginally false as such: P(all 256 seen) = 0.903 at N = 2000 <
+    2009). The necessary side is ``retrieval.all_seen_upper``: P(all seen) <= 1/(V (1 - 1/V)^N).
+    Every token seen is necessary for exact recall, not sufficient: ties from noise tokens push
+    the practical orthogonal threshold to a few times V ln V (spec §6 F2).
     """
     V = require_int("vocab_size", vocab_size, 2)
     delta = require_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -200,15 +217,16 @@ def v_max_gradient(n_samples: float, d_model: int, seq_len: int) -> dict:
 
 register_bound(Bound(
     name="retrieval.nc_pred", provenance="derived", source=SOURCE + ", spec §6 F1",
-    statement="one-step value memory is exact w.h.p. once N >= 4 V L ln V / (d (1 - sqrt(2 ln V/d))^2);"
-              " +inf when d <= 2 ln V",
+    statement="scaling heuristic (not a guarantee) for the one-step memory's threshold: "
+              "4 V L ln V / (d (1 - sqrt(2 ln V/d))^2); +inf when d <= 2 ln V; see retrieval.n_sufficient",
     params={"vocab_size": "V, number of tokens = labels", "d_model": "d, embedding dimension",
             "seq_len": "L, sequence length"},
     numeric=nc_pred, symbolic=nc_pred_symbolic))
 
 register_bound(Bound(
-    name="retrieval.coupon_floor", provenance="reference", source=SOURCE + ", spec §6 F2 (coupon collector)",
-    statement="all V labels are learnable with probability >= 1 - delta only if N >= V (ln V + ln(1/delta))",
+    name="retrieval.coupon_floor", provenance="derived", source=SOURCE + ", spec §6 F2 (coupon collector)",
+    statement="N >= V (ln V + ln(1/delta)) is sufficient for every token to appear at the informative "
+              "position with probability >= 1 - delta (necessary for exact recall, not sufficient)",
     params={"vocab_size": "V", "delta": "failure probability in (0, 1)"},
     numeric=coupon_floor, symbolic=coupon_floor_symbolic))
 
@@ -226,6 +244,7 @@ register_bound(Bound(
 
 register_bound(Bound(
     name="retrieval.v_max", provenance="derived", source=SOURCE + ", spec §6 F5",
-    statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L)",
+    statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L) "
+              "(the F1 heuristic inverted; not a guarantee)",
     params={"n_samples": "N, training sequences", "d_model": "d", "seq_len": "L"},
     numeric=v_max, symbolic=v_max_equation))
