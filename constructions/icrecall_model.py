@@ -211,12 +211,27 @@ def evaluate(model: ICAttention, prompts: Prompts, chunk: int = 2048):
     return float(ok.mean()), np.concatenate(alphas), ok
 
 
+def _checkpoint(model: ICAttention, test: Prompts, step: int, loss) -> dict:
+    acc, alpha, _ = evaluate(model, test)
+    m = pattern_metrics(alpha)
+    return {"step": step, "acc": acc, "loss": loss,
+            **{k: m[k] for k in ("query_share", "pair_uniformity", "imbalance", "subject_share",
+                                 "answer_share")}}
+
+
 def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200,
-             lr: float = 0.05) -> FinetuneResult:
+             lr: float = 0.05, record_every: int | None = None) -> FinetuneResult:
     """Full-batch Adam (betas 0.9, 0.999, no weight decay) on the cross-entropy of the training
-    prompts, the memory frozen (spec §5.3) [derived]; accuracy and metrics on ``test``."""
+    prompts, the memory frozen (spec §5.3) [derived]; accuracy and metrics on ``test``.
+
+    With ``record_every`` the trajectory (test accuracy, query share, pair uniformity, imbalance,
+    training loss) is recorded at step 0, every ``record_every`` steps and at the end, in
+    ``extra["trajectory"]``; it does not change the optimisation."""
     if int(steps) != steps or steps < 0:
         raise ValueError(f"steps={steps} violates the hypothesis steps >= 0")
+    if record_every is not None and (int(record_every) != record_every or record_every < 1):
+        raise ValueError(f"record_every={record_every} violates the hypothesis record_every >= 1")
+    trajectory = [_checkpoint(model, test, 0, None)] if record_every else []
     acc0, alpha0, _ = evaluate(model, test)
     X = model.embed(train)
     y = torch.as_tensor(train.target, device=X.device)
@@ -232,6 +247,9 @@ def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
+        step = len(losses)
+        if record_every and (step % int(record_every) == 0 or step == int(steps)):
+            trajectory.append(_checkpoint(model, test, step, losses[-1]))
     acc, alpha, _ = evaluate(model, test)
     return FinetuneResult(acc0, acc, pattern_metrics(alpha0), pattern_metrics(alpha), losses,
-                          model.omega)
+                          model.omega, {"trajectory": trajectory} if record_every else {})
