@@ -211,8 +211,8 @@ def evaluate(model: ICAttention, prompts: Prompts, chunk: int = 2048):
     return float(ok.mean()), np.concatenate(alphas), ok
 
 
-def _checkpoint(model: ICAttention, test: Prompts, step: int, loss) -> dict:
-    acc, alpha, _ = evaluate(model, test)
+def _checkpoint(model: ICAttention, test: Prompts, step: int, loss, evaluated=None) -> dict:
+    acc, alpha, _ = evaluate(model, test) if evaluated is None else evaluated
     m = pattern_metrics(alpha)
     return {"step": step, "acc": acc, "loss": loss,
             **{k: m[k] for k in ("query_share", "pair_uniformity", "imbalance", "subject_share",
@@ -226,13 +226,14 @@ def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200
 
     With ``record_every`` the trajectory (test accuracy, query share, pair uniformity, imbalance,
     training loss) is recorded at step 0, every ``record_every`` steps and at the end, in
-    ``extra["trajectory"]``; it does not change the optimisation."""
+    ``extra["trajectory"]``; it does not change the optimisation. ``extra["correct_init"]`` and
+    ``extra["correct"]`` hold the per-sequence correctness on ``test`` at init and after."""
     if int(steps) != steps or steps < 0:
         raise ValueError(f"steps={steps} violates the hypothesis steps >= 0")
     if record_every is not None and (int(record_every) != record_every or record_every < 1):
         raise ValueError(f"record_every={record_every} violates the hypothesis record_every >= 1")
-    trajectory = [_checkpoint(model, test, 0, None)] if record_every else []
-    acc0, alpha0, _ = evaluate(model, test)
+    acc0, alpha0, ok0 = evaluate(model, test)
+    trajectory = [_checkpoint(model, test, 0, None, (acc0, alpha0, ok0))] if record_every else []
     X = model.embed(train)
     y = torch.as_tensor(train.target, device=X.device)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -250,6 +251,9 @@ def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200
         step = len(losses)
         if record_every and (step % int(record_every) == 0 or step == int(steps)):
             trajectory.append(_checkpoint(model, test, step, losses[-1]))
-    acc, alpha, _ = evaluate(model, test)
+    acc, alpha, ok = evaluate(model, test)
+    extra = {"correct_init": ok0, "correct": ok}
+    if record_every:
+        extra["trajectory"] = trajectory
     return FinetuneResult(acc0, acc, pattern_metrics(alpha0), pattern_metrics(alpha), losses,
-                          model.omega, {"trajectory": trajectory} if record_every else {})
+                          model.omega, extra)

@@ -1,4 +1,4 @@
-"""IC-recall with a pretrained MLP (spec icrecall.md §5.4), and the area's ledger entries.
+"""IC-recall with a pretrained MLP (spec icrecall.md §5.4).
 
 The pretrained variant is judged by the same pairwise-pattern rule as the constructed one
 (:func:`verify.icrecall_finetune.pattern_verdict`), as issue 13 item 14 asks: one rule for both.
@@ -13,7 +13,6 @@ from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim
 from verify.icrecall_finetune import (EVERY3, PATTERN_STATEMENT, PREVIOUS_PATTERN, RHO,
                                       pattern_verdict)
-from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict
 
 PRETRAIN = dict(n_subj=100, n_rel=4, n_ans_per_rel=10, dim=64, width=512, pre_lr=3e-3, batch=256,
@@ -44,7 +43,7 @@ def pretrained_run(p, ctx, seed):
         test = sample_icrecall(world, p["n_pairs"], p["n_test"], np.random.default_rng([seed, 83]))
         train = sample_icrecall(world, p["n_pairs"], p["n_train"], np.random.default_rng([seed, 84]))
         model = ICAttention(world, mem, "struct", omega=1.0, train_omega=True)
-        res = finetune(model, train, test, steps=p["steps"], lr=p["lr"], record_every=20)
+        res = finetune(model, train, test, steps=p["steps"], lr=p["lr"], record_every=40)
         return {"seed": seed, "direct_acc": direct, "pretrain_steps": steps, "acc_init": res.acc_init,
                 "acc": res.acc, "omega": res.omega, "metrics_init": res.metrics_init,
                 "metrics": res.metrics, "trajectory": res.extra.get("trajectory")}
