@@ -76,5 +76,5 @@ record(LedgerEntry(
            "sequences is dominated by which sequences were drawn; the interval is too wide to "
            "reject an exponent of 0.5. The point estimates (0.6-0.9) lean towards growth, not polylog: at "
            "fixed d the larger world's memory is noisier (P-full plateaus lower), so clearing 0.9 "
-           "takes more sequences. A decision needs the full-scale range (N_f = 10^3 -> 10^4, "
-           "5 seeds: measured above, still too wide) or many more seeds per size"))
+           "takes more sequences. Even the full-scale range with 5 seeds leaves the interval too "
+           "wide; a decision needs many more seeds per size or a less noisy definition of N*"))
