@@ -211,13 +211,29 @@ def evaluate(model: ICAttention, prompts: Prompts, chunk: int = 2048):
     return float(ok.mean()), np.concatenate(alphas), ok
 
 
+def _checkpoint(model: ICAttention, test: Prompts, step: int, loss, evaluated=None) -> dict:
+    acc, alpha, _ = evaluate(model, test) if evaluated is None else evaluated
+    m = pattern_metrics(alpha)
+    return {"step": step, "acc": acc, "loss": loss,
+            **{k: m[k] for k in ("query_share", "pair_uniformity", "imbalance", "subject_share",
+                                 "answer_share")}}
+
+
 def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200,
-             lr: float = 0.05) -> FinetuneResult:
+             lr: float = 0.05, record_every: int | None = None) -> FinetuneResult:
     """Full-batch Adam (betas 0.9, 0.999, no weight decay) on the cross-entropy of the training
-    prompts, the memory frozen (spec §5.3) [derived]; accuracy and metrics on ``test``."""
+    prompts, the memory frozen (spec §5.3) [derived]; accuracy and metrics on ``test``.
+
+    With ``record_every`` the trajectory (test accuracy, query share, pair uniformity, imbalance,
+    training loss) is recorded at step 0, every ``record_every`` steps and at the end, in
+    ``extra["trajectory"]``; it does not change the optimisation. ``extra["correct_init"]`` and
+    ``extra["correct"]`` hold the per-sequence correctness on ``test`` at init and after."""
     if int(steps) != steps or steps < 0:
         raise ValueError(f"steps={steps} violates the hypothesis steps >= 0")
-    acc0, alpha0, _ = evaluate(model, test)
+    if record_every is not None and (int(record_every) != record_every or record_every < 1):
+        raise ValueError(f"record_every={record_every} violates the hypothesis record_every >= 1")
+    acc0, alpha0, ok0 = evaluate(model, test)
+    trajectory = [_checkpoint(model, test, 0, None, (acc0, alpha0, ok0))] if record_every else []
     X = model.embed(train)
     y = torch.as_tensor(train.target, device=X.device)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -232,6 +248,12 @@ def finetune(model: ICAttention, train: Prompts, test: Prompts, steps: int = 200
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
-    acc, alpha, _ = evaluate(model, test)
+        step = len(losses)
+        if record_every and (step % int(record_every) == 0 or step == int(steps)):
+            trajectory.append(_checkpoint(model, test, step, losses[-1]))
+    acc, alpha, ok = evaluate(model, test)
+    extra = {"correct_init": ok0, "correct": ok}
+    if record_every:
+        extra["trajectory"] = trajectory
     return FinetuneResult(acc0, acc, pattern_metrics(alpha0), pattern_metrics(alpha), losses,
-                          model.omega)
+                          model.omega, extra)

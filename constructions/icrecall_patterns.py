@@ -71,6 +71,27 @@ def pattern_accuracy(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega
     return float(np.mean(_strict_argmax(logits) == prompts.target))
 
 
+def mixed_input(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> np.ndarray:
+    """z (K, d) = x_T + omega sum_j alpha_j x_j for a fixed pattern alpha (T,) (spec §5.3)."""
+    X = token_embeddings(mlp.world, prompts)
+    return X[:, -1] + omega * np.einsum("t,ktd->kd", np.asarray(alpha, float), X)
+
+
+def context_neuron_firing(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray,
+                          omega: float) -> float:
+    """Fraction of prompts in which some context-subject neuron (s_i, r) of the target relation is
+    active, ReLU(<e_{s_i}, z> + <e_r, z> - theta) > 0, under the fixed pattern alpha [derived].
+
+    Under the pairwise pattern with omega = 2/rho its noise-free pre-activation is
+    1 + 1/(n rho) (theory ``pairwise_preactivations``): it fires iff n < 1/(rho (theta - 1)).
+    """
+    z = mixed_input(mlp, prompts, alpha, omega)
+    w = mlp.world
+    pre = (np.einsum("kd,knd->kn", z, w.subj[prompts.subjects])
+           + np.einsum("kd,kd->k", z, w.rel[prompts.relation])[:, None] - mlp.theta)
+    return float(np.mean((pre > 0).any(axis=1)))
+
+
 def pattern_metrics(alpha) -> dict:
     """Pairwise-pattern metrics of attention alpha (K, T) or (T,) (spec §5.5) [derived].
 

@@ -70,35 +70,40 @@ def handset_ablation(records):
 
 
 @figure("icrecall.fig_sample_complexity", claims=("icrecall.sample_complexity.polylog",),
-        title="F-ic3: held-out accuracy against fine-tuning samples, one curve per N_f")
+        title="F-ic3: held-out accuracy against fine-tuning samples, one curve per N_f and seed")
 def sample_complexity(records):
     det = need(records, "icrecall.sample_complexity.polylog")["details"]
     plt = _plt()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for row in det["rows"]:
-        n = [c["n_train"] for c in row["curve"]]
-        a = [c["acc"] for c in row["curve"]]
-        ax.plot(n, a, "o-", label=f"N_f={row['n_facts']} (d={row['dim']}), N*={row['n_star']}")
+    for k, n_f in enumerate(det["n_facts"]):
+        for j, row in enumerate(det["per_seed"]):
+            curve = row["curves"][k]
+            ax.plot([c["n_train"] for c in curve], [c["acc"] for c in curve], "o-", color=f"C{k}",
+                    alpha=0.7, ms=3, label=f"N_f={n_f} (d={det['dim']})" if j == 0 else None)
     ax.axhline(1 - det["eps"], color="k", ls="--", lw=1, label=f"1 - ε = {1 - det['eps']:.2f}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("fine-tuning samples N_train (sequences)")
     ax.set_ylabel("held-out accuracy (fraction)")
     ax.legend(fontsize=7)
-    ax.set_title("search stops at the first N_train reaching 1 - ε", fontsize=8)
-    rows = [r for r in det["rows"] if r["n_star"] is not None]
-    nf = np.array([r["n_facts"] for r in rows], float)
-    ax2.plot(nf, [r["n_star"] for r in rows], "ko", label="measured N*")
-    if "fit" in det:
-        fit = det["fit"]
+    ax.set_title("one line per seed; the scan stops at the first N_train reaching 1 - ε", fontsize=8)
+    nf = np.array(det["n_facts"], float)
+    for row in det["per_seed"]:
+        pts = [(x, y) for x, y in zip(nf, row["n_star"]) if y is not None]
+        ax2.plot([x for x, _ in pts], [y for _, y in pts], "ko", alpha=0.5, ms=4)
+    ci = det.get("exponent_interval")
+    if ci:
+        stars = np.array([r["n_star"] for r in det["per_seed"]], float)
         xs = np.geomspace(nf.min(), nf.max(), 50)
-        ax2.plot(xs, fit["power_coef"] * xs ** fit["power_exponent"], "C1-",
-                 label=f"power law N_f^{fit['power_exponent']:.2f}")
-        ax2.plot(xs, fit["polylog_coef"] * np.log(xs) ** fit["polylog_exponent"], "C2--",
-                 label=f"polylog (ln N_f)^{fit['polylog_exponent']:.2f}")
+        c0 = np.exp(np.mean(np.log(stars)) - ci["exponent"] * np.mean(np.log(nf)))
+        ax2.plot(xs, c0 * xs ** ci["exponent"], "C1-",
+                 label=f"pooled power law: exponent {ci['exponent']:.2f} "
+                       f"[{ci['low']:.2f}, {ci['high']:.2f}] (95%)")
+        ax2.plot(xs, c0 * xs.min() ** ci["exponent"] * (xs / xs.min()) ** 0.5, "C3:",
+                 label="exponent 0.5 (to be rejected)")
     ax2.set_xscale("log")
     ax2.set_yscale("log", base=2)
     ax2.set_xlabel("stored triplets N_f")
-    ax2.set_ylabel("samples needed N*(ε=0.1)")
+    ax2.set_ylabel("samples needed N*(ε=0.1), per seed")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -112,7 +117,10 @@ def context_length(records):
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.plot(det["n_pairs"], det["accuracy"], "o-", label="hand-set pairwise pattern")
     ax.axvline(det["min_pairs"], color="C3", ls="--", lw=1,
-               label=f"noise-free threshold n > 1/(ρ(θ-1)): n ≥ {det['min_pairs']}")
+               label=f"no wrong neuron fires: n > 1/(ρ(θ-1)), n ≥ {det['min_pairs']}")
+    if "min_recall_pairs" in det:
+        ax.axvline(det["min_recall_pairs"], color="C2", ls=":", lw=1,
+                   label=f"correct neuron wins: n > 1/ρ, n ≥ {det['min_recall_pairs']}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("context pairs n")
     ax.set_ylabel("IC-recall accuracy (fraction)")
@@ -136,5 +144,31 @@ def capacity(records):
     ax.set_xlabel("dimension d")
     ax.set_ylabel("pairs stored at accuracy ≥ 0.99, N99")
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure("icrecall.fig_dynamics", claims=("icrecall.finetune.solves", "icrecall.pretrained.solves"),
+        title="F-ic6: fine-tuning dynamics: accuracy and attention metrics against the step")
+def dynamics(records):
+    runs = need(records, "icrecall.finetune.solves")["details"]["trajectory_per_seed"]
+    pre = need(records, "icrecall.pretrained.solves")["details"].get("trajectory")
+    plt = _plt()
+    keys = [("acc", "held-out accuracy"), ("query_share", "query share α_T"),
+            ("pair_uniformity", "pair uniformity H_p"), ("imbalance", "within-pair imbalance")]
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), sharex=True)
+    for ax, (key, label) in zip(axes, keys):
+        for j, traj in enumerate(runs):
+            if traj:
+                ax.plot([t["step"] for t in traj], [t[key] for t in traj], "-", color="C0", alpha=0.7,
+                        label="constructed MLP, P-full (one line per seed)" if j == 0 else None)
+        if pre:
+            ax.plot([t["step"] for t in pre], [t[key] for t in pre], "--", color="C1",
+                    label="pretrained MLP, P-struct (seed 0)")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("Adam step")
+        ax.set_ylim(-0.02, 1.02)
+    axes[0].set_ylabel("fraction")
+    axes[0].legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -107,18 +107,47 @@ def pairwise_preactivations(n_pairs, rho) -> dict:
 
 def pairwise_margin(n_pairs, rho, theta=1.5) -> float:
     """[derived] min(2 - theta, theta - 1 - 1/(n rho)): the noise-free margin of the pairwise
-    pattern to the threshold. Positive iff the pattern recalls (up to noise); at theta = 1.5 it is
-    1/2 - 1/(n rho), so n >= 3 is needed at rho = 1/sqrt 2. Hypotheses: as above, 1 < theta < 2."""
+    pattern to the threshold theta (omega = 2/rho).
+
+    Positive iff, noise-free, the correct neuron (s_q, r) is the only active neuron. That is
+    sufficient for recall, not necessary: for 1/rho < n < 1/(rho (theta - 1)) the context-subject
+    neurons (s_i, r) fire too, but at 1 + 1/(n rho) - theta, below the correct neuron's
+    2 - theta, so the argmax stays correct unless several context subjects share one wrong answer
+    (:func:`min_recall_pairs`). At theta = 1.5, rho = 1/sqrt 2 the margin is 1/2 - 1/(n rho):
+    negative at n = 2 (-0.21) although the pattern recalls there. Hypotheses: n >= 1,
+    0 < rho <= 1, 1 < theta < 2."""
     th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
     pre = pairwise_preactivations(n_pairs, rho)
     return min(pre["correct"] - th, th - pre["context_subject"])
 
 
 def min_context_pairs(rho, theta=1.5) -> int:
-    """[derived] The least n with pairwise_margin(n, rho, theta) > 0: floor(1/(rho (theta-1))) + 1."""
+    """[derived] The least n with pairwise_margin(n, rho, theta) > 0, i.e. n > 1/(rho (theta-1)):
+    floor(1/(rho (theta-1))) + 1. From this n on no wrong neuron fires (noise-free)."""
     rr = require_real("rho", rho, 0, 1, low_open=True)
     th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
     return int(math.floor(1.0 / (rr * (th - 1.0)))) + 1
+
+
+def min_recall_pairs(rho) -> int:
+    """[derived] The least n at which, noise-free, the pairwise pattern's correct neuron out-activates
+    every single context-subject neuron: 2 - theta > 1 + 1/(n rho) - theta iff n > 1/rho, so
+    floor(1/rho) + 1 (2 at rho = 1/sqrt 2). Below it (n = 1 at rho = 1/sqrt 2) the context
+    subject's own fact a*(s_1, r) wins. Sketch: both neurons carry the relation coefficient 1; the
+    query contributes 1 to (s_q, r), the subject s_i contributes omega/(2n) = 1/(n rho) to
+    (s_i, r). Hypothesis: 0 < rho <= 1."""
+    rr = require_real("rho", rho, 0, 1, low_open=True)
+    return int(math.floor(1.0 / rr)) + 1
+
+
+def relation_signal_boundary(rho_design, theta=1.5) -> float:
+    """[derived] With omega fixed at 2/rho_design and the pairwise pattern, a world whose answers
+    carry the relation with alignment rho puts rho/rho_design on e_r; the correct neuron
+    1 + rho/rho_design passes theta iff rho > (theta - 1) rho_design (0.354 at the defaults).
+    Hypotheses: 0 < rho_design <= 1, 1 < theta < 2."""
+    rr = require_real("rho", rho_design, 0, 1, low_open=True)
+    th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
+    return (th - 1.0) * rr
 
 
 def relation_chance_ceiling(n_rel, n_test, sigmas=3.0, slack=0.01) -> float:
@@ -185,14 +214,24 @@ for _bound in (
           REF, {"d": "dimension", "V": "outputs", "c": "unknown constant"},
           lambda d, V, c: linear_capacity(d, V, c), lambda: c * d**2 / sp.log(V)),
     Bound("icrecall.pairwise_margin", "pairwise pattern margin to theta: min(2 - theta, "
-          "theta - 1 - 1/(n rho)) > 0 needed for recall", "derived", SOURCE,
+          "theta - 1 - 1/(n rho)) > 0 iff only the correct neuron fires (sufficient, not "
+          "necessary, for recall)", "derived", SOURCE,
           {"n": "context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
           lambda n, rho, theta: pairwise_margin(n, rho, theta),
           lambda: sp.Min(2 - theta, theta - 1 - 1 / (n * rho))),
-    Bound("icrecall.min_context_pairs", "the pairwise pattern needs n > 1/(rho (theta - 1)) pairs",
+    Bound("icrecall.min_context_pairs", "no wrong neuron fires under the pairwise pattern once "
+          "n > 1/(rho (theta - 1))",
           "derived", SOURCE, {"rho": "answer-relation alignment", "theta": "MLP threshold"},
           lambda rho, theta: float(min_context_pairs(rho, theta)),
           lambda: sp.floor(1 / (rho * (theta - 1))) + 1),
+    Bound("icrecall.min_recall_pairs", "noise-free, the pairwise pattern recalls (the correct "
+          "neuron beats each context-subject neuron) iff n > 1/rho", "derived", SOURCE,
+          {"rho": "answer-relation alignment"},
+          lambda rho: float(min_recall_pairs(rho)), lambda: sp.floor(1 / rho) + 1),
+    Bound("icrecall.relation_signal_boundary", "with omega = 2/rho_0 the pairwise pattern "
+          "recalls iff the answers' alignment rho > (theta - 1) rho_0", "derived", SOURCE,
+          {"rho": "design alignment rho_0", "theta": "MLP threshold"},
+          lambda rho, theta: relation_signal_boundary(rho, theta), lambda: (theta - 1) * rho),
     Bound("icrecall.relation_chance", "with an uninformative context, accuracy <= 1/R + "
           "3 sqrt((1/R)(1-1/R)/K) + 0.01 on K test sequences", "derived", SOURCE,
           {"R": "relations", "K": "test sequences"},
