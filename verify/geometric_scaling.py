@@ -119,7 +119,7 @@ def log_scaling(p, ctx):
                             "d0_nec": [B.d0_necessary(n, p["margin"]) for n in ns]})
 
 
-@claim("geometric.single_hop.matching_bound", source=f"{SRC}, matching lower bound (abstract); bound B3",
+@claim("geometric.single_hop.matching_bound", source=f"{SRC}, bound B3 (volumetric packing) beside the measured threshold",
        provenance="derived", controls=LAW_CONTROLS,
        seed_rule="per-N means over ctx.seeds(3); every seed's threshold must respect B3",
        statement="the measured single-hop threshold d0* (spherical codes reach margin 0.25) stays within a "
