@@ -32,12 +32,20 @@ def fig_threshold(records):
             label=f"B2 sufficient (Rademacher), t = {1 - margin:g}, δ = 0.01")
     ax.plot(xs, [B.d0_necessary(max(2, round(n)), margin) for n in n_grid], ":", color="C2",
             label=f"B3 necessary, γ = {margin:g}")
+    laws = {"N^(1/4)": lambda v: v ** 0.25, "N^(1/3)": lambda v: v ** (1 / 3), "(ln N)^2": lambda v: math.log(v) ** 2}
+    n0 = rows[0]["N"]
+    for (name, f), color in zip(laws.items(), ("C4", "C5", "C6")):
+        ax.plot(xs, [mean[0] * f(v) / f(n0) for v in n_grid], "-.", color=color, lw=0.9,
+                label=f"competing law {name} from the smallest N (a control: rejected)")
+    gi = rec["measured"].get("growth_factor_interval")
+    if gi:
+        ax.plot([], [], " ", label=f"growth factor d0*(N_max)/d0*(N_min): 95% interval [{gi[0]:.2f}, {gi[1]:.2f}]")
     ax.set_xlabel("ln N  (N = number of subjects)")
     ax.set_ylabel(f"block dimension d0 (margin ≥ {margin:g})")
     ax.set_title("Single-hop threshold grows like ln N (spherical codes)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, 1.3 * max(mean.max(), 1))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=6.5, loc="upper left")
     footer(fig, rec)
     return fig
 
@@ -57,8 +65,8 @@ def fig_margin(records):
     ax.axhline(0, color="black", lw=0.6)
     blk = records.get("geometric.single_hop.block_accuracy")
     if blk and blk.get("status") != "error":
-        d0 = blk["params"]["block_dim"]
-        ms = blk["measured"]["margin"]
+        d0 = blk["details"]["block_dim"]
+        ms = blk["details"]["margin"]
         ax.plot([d0] * len(ms), ms, "kx", label=f"block_accuracy: N = {blk['params']['n_subjects']}, model margins")
     suff = records.get("geometric.single_hop.margin_suff")
     if suff and suff.get("status") != "error":

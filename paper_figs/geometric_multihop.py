@@ -4,24 +4,27 @@ from __future__ import annotations
 from paper_figs.registry import figure, footer, need
 
 
-@figure("geometric.fig_multihop", claims=("geometric.multihop.bound_ratio", "geometric.multihop.nocot_blocks",
-                                          "geometric.multihop.cot_khop", "geometric.multihop.depth_tradeoff"),
+@figure("geometric.fig_multihop", claims=("geometric.multihop.nocot_blocks", "geometric.multihop.cot_khop",
+                                          "geometric.multihop.nocot_single_fail"),
         title="Dimension needed for k-hop recall, with and without chain of thought")
 def fig_multihop(records):
     import matplotlib.pyplot as plt
+    from theory import geometric_multihop as M
 
-    rec = need(records, "geometric.multihop.bound_ratio")
+    rec = need(records, "geometric.multihop.nocot_blocks")
     p, rows = rec["params"], rec["details"]["rows"]
-    ks = [r["k"] for r in rows]
+    n, r, d0, bits = p["n_subjects"], p["n_relations"], p["block_dim"], 32
+    ks = list(range(1, max(p["hops"]) + 3))
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": [1.4, 1]})
-    ax.plot(ks, [r["dim_nocot"] for r in rows], "o-", color="C0", label="no CoT, construction d = R^k d0")
-    ax.plot(ks, [r["bound_nocot"] for r in rows], "--", color="C0",
-            label=f"no CoT, lower bound R^k log2(N+1−I_k)/p (p = {p['bits_per_param']})")
-    ax.plot(ks, [r["dim_cot"] for r in rows], "s-", color="C1", label="CoT, construction d = R d0 (k passes)")
-    ax.plot(ks, [r["bound_cot"] for r in rows], ":", color="C1", label="CoT, lower bound R log2 N / p per step")
-    ok = [r for r in rows if r["accuracy_nocot"] == 1.0]
-    ax.plot([r["k"] for r in ok], [r["dim_nocot"] for r in ok], "k*", ms=10,
-            label=f"measured: no-CoT accuracy 1 ({p['n_queries']} random chains each)")
+    ax.plot(ks, [M.dim_nocot(r, k, d0) for k in ks], "o-", color="C0", label="no CoT, construction d = R^k d0")
+    ax.plot(ks, [M.khop_dim_lower_bound(n, r, k, bits) for k in ks], "--", color="C0",
+            label=f"no CoT, lower bound R^k log2(N+1−I_k)/p (p = {bits})")
+    ax.plot(ks, [M.dim_cot(r, d0)] * len(ks), "s-", color="C1", label="CoT, construction d = R d0 (k passes)")
+    ax.plot(ks, [M.khop_dim_lower_bound(n, r, 1, bits)] * len(ks), ":", color="C1",
+            label="CoT, lower bound R log2 N / p per step")
+    ok = [row for row in rows if row["accuracy"] == 1.0]
+    ax.plot([row["k"] for row in ok], [row["dim"] for row in ok], "k*", ms=10,
+            label="measured: no-CoT accuracy 1 on all N·R^k queries")
     cot = records.get("geometric.multihop.cot_khop")
     if cot and cot.get("status") != "error":
         cp = cot["params"]
@@ -31,32 +34,26 @@ def fig_multihop(records):
     ax.set_xticks(ks)
     ax.set_xlabel("hops k")
     ax.set_ylabel("embedding dimension d (log scale)")
-    ax.set_title(f"N = {p['n_subjects']}, R = {p['n_relations']}, d0 = {p['block_dim']}; "
-                 f"construction / bound = {min(rec['measured']['ratios']):.1f}–{max(rec['measured']['ratios']):.1f}",
-                 fontsize=9)
+    ax.set_title(f"N = {n}, R = {r}, d0 = {d0}; nocot_blocks status: {rec['status']}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="upper left")
-    dep = records.get("geometric.multihop.depth_tradeoff")
-    if dep and dep.get("status") != "error":
-        dp, drows = dep["params"], dep["details"]["rows"]
-        ax2.step([r["dim"] for r in drows], [r["k_max"] for r in drows], "o-", where="post", color="C2",
-                 label=f"k_max = ⌊log_R(d/d0)⌋, R = {dp['n_relations']}, d0 = {dp['block_dim']}")
-        ax2.plot([r["dim"] for r in drows if r["accuracy_at_k_max"] == 1.0],
-                 [r["k_max"] for r in drows if r["accuracy_at_k_max"] == 1.0], "k*", ms=10,
-                 label=f"measured: construction at k_max answers all N·R^k queries (N = {dp['n_subjects']})")
-        ax2.set_xscale("log")
-        ax2.margins(x=0.08)
-        ax2.set_ylim(0.5, max(r["k_max"] for r in drows) + 1.2)
-        ax2.set_yticks(sorted({r["k_max"] for r in drows}))
-        from matplotlib.ticker import NullFormatter
-
-        ax2.set_xticks([r["dim"] for r in drows], [str(r["dim"]) for r in drows])
-        ax2.xaxis.set_minor_formatter(NullFormatter())
-        ax2.set_xlabel("embedding dimension d (log scale)")
-        ax2.set_ylabel("largest depth k answered in one pass")
-        ax2.set_title("Capacity-depth tradeoff without CoT", fontsize=9)
-        ax2.grid(alpha=0.3, which="both")
-        ax2.legend(fontsize=7, loc="upper left")
+    fail = records.get("geometric.multihop.nocot_single_fail")
+    if fail and fail.get("status") != "error":
+        frows = fail["details"]["rows"]
+        x = range(len(frows))
+        ax2.bar([i - 0.2 for i in x], [max(fr["accuracy"], 1e-4) for fr in frows], width=0.4, color="C3",
+                label="R blocks (single-hop embedding), gate r_1 open")
+        ctl = {c["name"]: c for c in fail.get("controls") or []}.get("across_R2_blocks")
+        if ctl and "measured" in ctl:
+            ax2.bar([i + 0.2 for i in x], ctl["measured"]["accuracy"], width=0.4, color="C0",
+                    label="R² blocks (bracket control), same d0")
+        ax2.axhline(1 / fail["params"]["n_subjects"], color="black", ls="--", lw=0.8, label="chance 1/N")
+        ax2.set_yscale("log")
+        ax2.set_xticks(list(x), [f"d0 = {fr['block_dim']}" for fr in frows])
+        ax2.set_ylabel("2-hop accuracy in one pass (log)")
+        ax2.set_title("2 hops in one pass: block count, not d0, decides", fontsize=9)
+        ax2.grid(alpha=0.3, axis="y")
+        ax2.legend(fontsize=7, loc="center right")
     else:
         ax2.set_axis_off()
     fig.tight_layout()

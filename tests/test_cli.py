@@ -9,7 +9,7 @@ from verify.claims import CLAIMS, Claim, Context, Outcome, load_all, select
 from verify.results import ResultStore
 from verify.runner import is_failure, run_claim, run_claims
 
-FAST = "geometric.single_hop.param_count"
+FAST = "geometric.single_hop.rotation_variant"
 
 
 def run(*args, cwd=None):
@@ -17,10 +17,10 @@ def run(*args, cwd=None):
 
 
 def test_run_json_and_resume(tmp_path):
-    out = run("verify", "run", FAST, "geometric.single_hop.info_bound", "--json", "--out", str(tmp_path))
+    out = run("verify", "run", FAST, "geometric.single_hop.construct_transfer", "--json", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     records = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [r["id"] for r in records] == [FAST, "geometric.single_hop.info_bound"]
+    assert [r["id"] for r in records] == [FAST, "geometric.single_hop.construct_transfer"]
     for r in records:
         for field in ("id", "passed", "predicted", "measured", "provenance", "seconds", "seed", "device",
                       "dtype", "versions", "git"):
@@ -115,7 +115,7 @@ def test_claim_ids_unique_and_three_part():
 def test_parallel_run_matches_serial(tmp_path):
     from verify.runner import partition_by_area, run_claims_parallel
 
-    claims = select(["geometric.single_hop.param_count", "geometric.single_hop.info_bound",
+    claims = select(["geometric.single_hop.rotation_variant", "geometric.single_hop.construct_transfer",
                      "hopfield.capacity.constants"])
     groups = partition_by_area(claims, 2)
     assert sorted(len(g) for g in groups) == [1, 2] and all(len({c.area for c in g}) == 1 for g in groups)

@@ -144,3 +144,61 @@ def test_rotation_variant_crosstalk_shrinks_with_dim():
     accs = [decode(build_rotation_model(perms, d, rng_from(d)).selector_output(subj, rel),
                    build_rotation_model(perms, d, rng_from(d)).codes, target).accuracy for d in (6, 80)]
     assert accs[0] < accs[1]
+
+
+# --- formerly claims (issue 13 item 11: a formula against its own constant is a unit test) -----------
+def test_info_bits_reference_values_and_sympy():
+    """Was geometric.single_hop.info_bound: B1 = R log2(N!) against the spec's reference values."""
+    import sympy as sp
+
+    for n, r, ref in ((256, 4, 6736.0), (1000, 4, 34117.6), (10000, 8, 947665.1)):
+        assert abs(B.info_bits(n, r) - ref) <= 0.1
+        assert B.info_bits(n, r) == pytest.approx(float((r * sp.log(sp.factorial(n), 2)).evalf(30)), rel=1e-9)
+
+
+def test_selector_param_count_is_fact_independent():
+    """Was geometric.single_hop.param_count: 2d^2 + 2d + 2d d0 parameters, the same weights for any perms."""
+    a = build_block_model(make_bijections(1000, 4, rng_from(1)), 28, rng=rng_from(2))
+    b = build_block_model(make_bijections(1000, 4, rng_from(3)), 28, rng=rng_from(2))
+    d = 112
+    assert a.selector.param_count() == b.selector.param_count() == 2 * d * d + 2 * d + 2 * d * 28 == 31584
+    for f in ("w_in", "gate_bias", "w_out"):
+        assert np.array_equal(getattr(a.selector, f), getattr(b.selector, f))
+
+
+def test_model_threshold_equals_code_threshold_for_every_R():
+    """Was geometric.single_hop.dim_indep_R (its code threshold ignores R by construction): the built
+    model's margin over all N*R facts equals the code gap whatever R, so no crosstalk moves it."""
+    from verify.geometric import code_threshold
+
+    d0, _ = code_threshold(128, 0.25, 0, range(2, 80))
+    codes_hi = attribute_codes(128, d0, "spherical", np.random.default_rng([0, 2, 128, d0, 0]))
+    codes_lo = attribute_codes(128, d0 - 1, "spherical", np.random.default_rng([0, 2, 128, d0 - 1, 0]))
+    for r in (2, 4, 8):
+        perms = make_bijections(128, r, rng_from(r))
+        hi = model_decoding(build_block_model(perms, codes=codes_hi)).min_margin
+        lo = model_decoding(build_block_model(perms, codes=codes_lo)).min_margin
+        assert hi == pytest.approx(min_pairwise_gap(codes_hi), abs=1e-12) and hi >= 0.25
+        assert lo == pytest.approx(min_pairwise_gap(codes_lo), abs=1e-12) and lo < 0.25
+
+
+def test_volumetric_bound_is_below_the_demonstrations():
+    """Was the symbolic half of margin_nec: d0 = 6 < d0_nec(1000, 0.5) = 6.29 < 7."""
+    assert 6 < B.d0_necessary(1000, 0.5) < 7
+
+
+@given(d0=st.integers(1, 14), seed=seeds)
+def test_rademacher_distinct_codes_collide_only_when_forced(d0, seed):
+    codes = attribute_codes(600, d0, "rademacher_distinct", rng_from(seed))
+    distinct = len(np.unique(codes, axis=0))
+    assert distinct == min(600, 2**d0)
+    np.testing.assert_allclose(np.abs(codes), 1 / math.sqrt(d0))
+
+
+def test_threshold_bisect_is_a_crossing():
+    from verify.geometric_scaling import code_gap, threshold_bisect
+
+    d_star, probed = threshold_bisect(300, 0.25, 3, 64)
+    assert code_gap(300, d_star, 3) >= 0.25 > code_gap(300, d_star - 1, 3)
+    with pytest.raises(ValueError, match="d0_max"):
+        threshold_bisect(300, 0.25, 3, 8)

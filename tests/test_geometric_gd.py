@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from constructions.geometric_train import init_params, train_accuracy, train_model
 from constructions.tasks import make_bijections
 from tests.strategies import rng_from, seeds
-from verify.geometric_gd import (attribute_features, probe_r2, r2_score, ridge_fit, threshold_point,
-                                 trained_threshold)
+from verify.geometric_gd import attribute_features, probe_r2, r2_score, ridge_fit
+from verify.geometric_gd_threshold import threshold_point, trained_threshold
 from verify.sweep import run_grid
 
 
@@ -79,3 +79,14 @@ def test_bad_input():
         train_model(perms, 4, 4, steps=5, lr=-1, generator=_gen(0))
     with pytest.raises(ValueError, match="not a bijection"):
         train_model(np.array([[0, 0, 1]]), 4, 4, steps=5, generator=_gen(0))
+
+
+def test_gate_relation_share_extremes():
+    from verify.geometric_gd import gate_relation_share
+
+    rng = rng_from(0)
+    # gates set by the relation alone (closed blocks): share 1; gates independent of r: share about 0
+    by_rel = np.repeat(np.array([[1.0, -1.0], [-1.0, 1.0]])[:, None, :], 50, axis=1)
+    np.testing.assert_allclose(gate_relation_share(by_rel), 1.0)
+    noise = rng.standard_normal((4, 400, 30))
+    assert np.median(gate_relation_share(noise)) < 0.02

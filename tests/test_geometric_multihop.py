@@ -146,3 +146,24 @@ def test_bad_input():
         nocot.selector_output([0], [[0, 1, 1]])
     with pytest.raises(ValueError, match="R >= 2"):
         M.k_max(100, 10, 1)
+
+
+def test_depth_tradeoff_construction_at_k_max_and_refused_above():
+    """Was geometric.multihop.depth_tradeoff (k_max against a typed-in list): a unit test of B5."""
+    perms = make_bijections(60, 3, rng_from(1))
+    for d, k in ((57, 1), (171, 2), (513, 3)):
+        assert M.k_max(d, 19, 3) == k
+        model = build_nocot_model(perms, k, 19, rng=rng_from(2), dim_budget=d)
+        start, chains, target = all_multi_hop_queries(perms, k)
+        out = model.selector_output(start, chains)
+        assert np.max(np.abs(out - model.codes[target])) < 1e-9
+        with pytest.raises(ValueError, match="k_max"):
+            build_nocot_model(perms, k + 1, 19, rng=rng_from(2), dim_budget=d)
+
+
+def test_construction_to_bound_ratio_is_d0_p_over_log2():
+    """Was geometric.multihop.bound_ratio (a formula divided by a formula)."""
+    for k in range(1, 6):
+        ratio = M.construction_to_bound_ratio(1024, 2, k, 21, 32)
+        assert ratio == pytest.approx(21 * 32 / math.log2(1024 + 1 - M.internal_nodes(2, k)), rel=1e-12)
+        assert ratio >= 1
