@@ -174,3 +174,16 @@ def test_falsify_reports_claims_without_controls(tmp_path):
     assert out.returncode == (0 if row["ok"] else 1)
     if not row["ok"]:
         assert row["problems"]
+
+
+def test_a_seed_dependent_ledger_entry_is_not_reproduced_at_every_seed(monkeypatch):
+    from verify.ledger import LEDGER, LedgerEntry
+
+    cid = "geometric.fake.flaky"
+    monkeypatch.setitem(LEDGER, cid, LedgerEntry(cid, "m", "t", "r", flips_with_seed=True))
+    for verdict in (True, False):
+        rec = run_claim(_fake(lambda p, c, v=verdict: Outcome(1, 1, v), cid), Context())
+        assert rec["status"] == "not reproduced" and rec["passed"] is False
+        assert rec["seed_verdict"] is verdict and not is_failure(rec)
+    monkeypatch.setitem(LEDGER, cid, LedgerEntry(cid, "m", "t", "r"))
+    assert run_claim(_fake(lambda p, c: Outcome(1, 1, True), cid), Context())["status"] == "ledger now passes"

@@ -13,6 +13,7 @@ from constructions.geometric_train import train_accuracy
 from constructions.tasks import make_bijections
 from verify.claims import Control, Outcome, claim
 from verify.geometric_gd import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
+from verify.ledger import LedgerEntry, record
 from verify.measure import binomial_tolerance, seeds_verdict
 
 SRC = "Geometric Factual Recall (2605.12426)"
@@ -131,3 +132,15 @@ def frozen_embed_control(p, ctx):
                    details={"rows": rows, "learned_accuracy": rows[0]["learned"],
                             "frozen_accuracy": rows[0]["frozen"], "dim": p["dim"],
                             "chance": 1 / p["n_subjects"]})
+
+
+record(LedgerEntry(
+    "geometric.gd.intervention",
+    measured="'others unchanged' minus the random-change control's, training seeds 0-8 (quick, float32): "
+             "0.067, 0.044, 0.041, 0.035, 0.059, 0.078, 0.087, 0.072, 0.020; hit rates 0.11-0.19. The rule "
+             "'gap >= 0.03 on every one of 5 training seeds' holds at --seed 0..3 and fails at --seed 4 "
+             "(training seed 8: 0.615 vs control 0.595)",
+    tried="the rule was fixed before any run; it was not changed after seed 4 failed",
+    reason="the gap between the edited model and the random-change control is small (0.02-0.09) against "
+           "its seed-to-seed spread at this size, so an every-seed rule over 5 seeds flips with the base seed",
+    flips_with_seed=True))

@@ -24,6 +24,8 @@ def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
     if controls and any(c["status"] == "passes" for c in controls):
         return "vacuous"  # the criterion also holds where the statement must not: it tests nothing
     if claim.id in LEDGER:
+        if LEDGER[claim.id].flips_with_seed:
+            return "not reproduced"  # a verdict that flips with the seed is not a pass
         return "ledger now passes" if outcome.passed else "not reproduced"
     return "pass" if outcome.passed else "fail"
 
@@ -89,7 +91,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "kind": claim.kind, "seed_rule": claim.seed_rule,
         "predicted": predicted, "measured": measured,
         "passed": bool(outcome is not None and outcome.passed and error is None
-                       and not outcome.skipped),
+                       and not outcome.skipped and status != "not reproduced"),
         "status": status, "seed": ctx.seed, "device": ctx.device, "dtype": ctx.dtype,
         "seconds": round(seconds, 3), "git": git_revision(), "code": git_revision(),
         "versions": versions(), "details": details,
@@ -111,6 +113,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["error"] = error
     if claim.id in LEDGER:
         record["ledger"] = LEDGER[claim.id].reason
+        if LEDGER[claim.id].flips_with_seed and outcome is not None:
+            record["seed_verdict"] = bool(outcome.passed)
     return record
 
 
