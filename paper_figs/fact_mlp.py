@@ -63,7 +63,7 @@ def fig_mc(records):
     xx = np.linspace(0, x.max() * 1.1, 50)
     ax.plot(xx, sc["fit_a"] * xx + sc["fit_b"], "C0--", lw=1,
             label=f"fit a x + b (a = {sc['fit_a']:.2f})")
-    ax.plot(xx, 8 * xx, "k-", lw=1, label="B2 sufficient m_c = 8 ln n_V / rho^2")
+    ax.plot(xx, 8 * xx, "k-", lw=1, label="B2 sufficient m_c = 8 ln n_V / rho^2 (proved, failure <= 1/(2 n_V^2))")
     n_ok = sum(a == 1.0 for a in jl["accuracies"])
     ax.plot([jl["ln_nv_over_rho2"]], [jl["code_dim"]], "*", color="C3", ms=12,
             label=f"jl_decoder: m_c={jl['code_dim']}, {n_ok}/{len(jl['accuracies'])} draws exact")

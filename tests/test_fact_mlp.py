@@ -144,3 +144,48 @@ def test_construction_rejects_duplicate_values():
     V[3] = V[1]
     with pytest.raises(ValueError, match=r"values\[1\] and values\[3\]"):
         build_encoder_decoder(FactSet(spherical(8, 8, rng), V, np.arange(8) % 5), 8, rng)
+
+
+@pytest.mark.parametrize("c, m", [(0.2, 2), (0.5, 4), (0.8, 8), (1.0, 3)])
+def test_pair_failure_bound_dominates_exact_probability(c, m):
+    """B2's one-pair tail: the exact P(<Rp u, Rp w> <= 0) = E[Phi(-(c/s) sqrt(A))], A ~ chi2_m
+    (quadrature, independent of the closed form), never exceeds (1/2)(1 - c^2)^(m/2)."""
+    from scipy import integrate, stats
+
+    from theory.fact_mlp import pair_failure_bound
+
+    bound = pair_failure_bound(c, m)
+    if c == 1.0:
+        assert bound == 0.0
+        return
+    s = math.sqrt(1 - c * c)
+    exact = integrate.quad(lambda a: stats.norm.cdf(-(c / s) * math.sqrt(a)) * stats.chi2.pdf(a, m),
+                           0, np.inf)[0]
+    assert 0 < exact <= bound
+    if (c, m) == (0.8, 8):  # the competing rate with twice the exponent is wrong here
+        assert exact > 0.5 * (1 - c * c) ** m
+
+
+def test_jl_code_dim_delta_and_constant_eight():
+    from theory.fact_mlp import jl_code_dim, jl_code_dim_delta
+
+    # union bound at m_c = 8 ln n_V / rho^2: n_V^2/2 * exp(-m rho^2 / 2) = 1/(2 n_V^2)
+    n, rho = 512, 0.663
+    m = jl_code_dim(n, rho)
+    assert n * (n - 1) / 2 * math.exp(-m * rho ** 2 / 2) <= 1 / (2 * n ** 2)
+    assert jl_code_dim_delta(n, rho, 0.5) <= 4 * math.log(n) / rho ** 2
+    assert jl_code_dim_delta(n, rho, 1e-3) > jl_code_dim_delta(n, rho, 0.5)
+    with pytest.raises(ValueError, match="delta"):
+        jl_code_dim_delta(n, rho, 0.0)
+
+
+def test_active_set_rho_matches_nnls():
+    from theory.fact_mlp_decodability import decodability
+    from verify.fact_mlp import active_set_rho
+
+    V = spherical(12, 3, np.random.default_rng(7))
+    res = decodability(V)
+    for i in range(len(V)):
+        W = V[i] - np.delete(V, i, 0)
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        assert abs(active_set_rho(W, 3) - res.per_value[i]) < 1e-9
