@@ -329,9 +329,10 @@ def check_tradeoff(p, ctx):
     if p.get("control") == "clean_inputs":  # standalone accuracy on the exact keys: drop 0
         drop = [r["standalone_acc"] - mlps[(r["family"], str(r["size"]))].decode()[0]
                 for r in stored]
-    rho = float(spearmanr(lip, drop).statistic) if len(stored) >= 3 else -1.0
-    if not np.isfinite(rho):  # constant drops: no evidence of a tradeoff
-        rho = -1.0
+    if len(stored) < 3 or np.ptp(drop) == 0 or np.ptp(lip) == 0:
+        rho = -1.0  # constant drops (or too few points): no evidence of a tradeoff
+    else:
+        rho = float(spearmanr(lip, drop).statistic)
     keys = ("family", "size", "params", "lipschitz", "recall", "drop", "recall_long", "drop_long",
             "attention_noise_mean", "attention_noise_long")
     return Outcome(predicted="Spearman(Lipschitz, recall drop at L=16) >= 0.5", measured=rho,
