@@ -97,3 +97,36 @@ def fig_geometry(records):
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower left")
     ax.set_title("Anisotropy lowers rho (m_c* at d=256: ledgered)")
     return fig
+
+
+@figure("fact_mlp.fig_gd_vs_construction", claims=("fact_mlp.capacity.gd_vs_construction",),
+        title="Fewest parameters storing every fact: construction, GD and baselines")
+def fig_gd_vs_construction(records):
+    import matplotlib.pyplot as plt
+
+    det = need(records, "fact_mlp.capacity.gd_vs_construction")["details"]
+    fams = ("construction", "gd", "hebbian_whitened", "hebbian", "ntk")
+    labels = {"construction": "encoder-decoder (ours)", "gd": "GD gated MLP",
+              "hebbian_whitened": "whitened Hebbian", "hebbian": "Hebbian", "ntk": "NTK"}
+    points = sorted({(r["d"], r["n_facts"]) for r in det["rows"]})
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    width = 0.8 / len(fams)
+    for j, fam in enumerate(fams):
+        for i, (d, F) in enumerate(points):
+            vals = [r[f"{fam}_params"] for r in det["rows"] if (r["d"], r["n_facts"]) == (d, F)]
+            x = i + (j - len(fams) / 2 + 0.5) * width
+            got = [v for v in vals if v is not None]
+            if got:
+                ax.bar(x, np.median(got), width, color=f"C{j}",
+                       label=labels[fam] if i == 0 else None)
+                ax.plot([x] * len(got), got, "k.", ms=4)
+            else:
+                ax.text(x, 1.2e2, "none stores", rotation=90, ha="center", va="bottom",
+                        fontsize=6, color=f"C{j}")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(points)))
+    ax.set_xticklabels([f"d={d}, F=n_V={F}" for d, F in points])
+    ax.set_ylabel("fewest parameters storing all F facts (count)")
+    ax.legend(fontsize=7)
+    ax.set_title("GD stores with fewer parameters than the construction")
+    return fig

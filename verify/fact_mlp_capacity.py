@@ -202,10 +202,11 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
        full={"n_facts": [2048, 4096, 8192], "n_values": 256, "d": 128, "draws": 3, "need": 2},
        seed_rule="per F, the smallest m_c storing in >= 2 of 3 draws of Rp (values from the run's "
                  "seed)",
-       controls=[Control("fixed_gates", {"control": "fixed_gates"},
+       controls=[Control("fixed_gates", {"control": "fixed_gates", "draws": 1, "need": 1},
                          "the gate count frozen at ceil(F_min/d) for every F (parameters no "
                          "longer grow with F): the larger fact sets are not stored at any m_c, "
-                         "so the criterion must fail")])
+                         "so the criterion must fail (one decoder draw: each failing build is a "
+                         "least-squares solve)")])
 def check_linear_cost(p, ctx):
     """Changed (issue 12, 14 item 8): the slope was fitted to the formula P_std(F) at a fixed m_c
     (stored slope 0.9999999999999999); it is now fitted to the measured smallest storing sizes."""

@@ -39,15 +39,26 @@ def check_gd_fits(p, ctx):
                    details={"accuracies": accs, "epochs": epochs})
 
 
-def gd_capacity(F, d, n_values, epochs, seed, device):
-    """Smallest GD width m in GD_GRID storing F facts (binary search), its parameter count."""
+def gd_facts(F, d, n_values, seed):
+    """The fact set of the GD capacity searches (shared with capacity.gd_vs_construction)."""
     from constructions.fact_mlp import fact_set
+
+    return fact_set(F, n_values, d, np.random.default_rng([seed, 22, F]))
+
+
+def gd_capacity(F, d, n_values, epochs, seed, device, ctx=None):
+    """Smallest GD width m in GD_GRID storing F facts (binary search) and the search trace;
+    cached in ``ctx`` when given (the search is the costliest step of the area)."""
     from constructions.fact_mlp_baselines import smallest_size, train_gated_mlp
 
-    facts = fact_set(F, n_values, d, np.random.default_rng([seed, 22, F]))
-    m, trace = smallest_size(lambda m: train_gated_mlp(facts, m, seed, epochs=epochs,
+    def compute():
+        facts = gd_facts(F, d, n_values, seed)
+        return smallest_size(lambda m: train_gated_mlp(facts, m, seed, epochs=epochs,
                                                        device=device), GD_GRID)
-    return m, trace
+
+    if ctx is None:
+        return compute()
+    return ctx.shared(("fact_mlp.gd_capacity", F, d, n_values, epochs, seed), compute)
 
 
 @claim("fact_mlp.gd.gd_linear_capacity", source=SRC + " (abstract: GD asymptotics)",
@@ -67,7 +78,7 @@ def check_gd_linear_capacity(p, ctx):
     for F in p["n_facts"]:
         ms = []
         for s in ctx.seeds(p["seeds"]):
-            m, trace = gd_capacity(F, p["d"], F, p["epochs"], s, ctx.device)
+            m, trace = gd_capacity(F, p["d"], F, p["epochs"], s, ctx.device, ctx)
             ms.append(float("inf") if m is None else m)
             traces.append({"F": F, "seed": s, "trace": trace})
         widths.append(float(np.mean(ms)))
