@@ -4,8 +4,6 @@ is in :mod:`verify.fact_mlp_compare`.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
