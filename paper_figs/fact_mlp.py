@@ -23,9 +23,10 @@ def fig_capacity(records):
             label="encoder-decoder, d=128, n_V=256 (P_std)")
     ax.plot(lin["params_unique"], lin["n_facts"], "o--", color="C0", alpha=0.6,
             label="encoder-decoder (P_unique)")
-    if "ntk_params" in base:
+    if base.get("ntk_params"):
         ax.plot([base["ntk_params"]], [base["n_facts"]], "s", color="C1", ms=9,
-                label=f"NTK baseline, d=128 (ratio {base['ratio_standard']:.1f}x)")
+                label=f"NTK baseline, d={base.get('d', 128)} (median of draws, ratio "
+                      f"{base['ratio_standard']:.1f}x)")
     ax.plot(gd["params_no_bias"], gd["n_facts"], "^-", color="C2", label="GD gated MLP, d=16")
     for geom, marker in (("spherical", "o"), ("spiked", "D"), ("clustered", "v")):
         rows = [r for r in grid if r["geometry"] == geom and r["ours_params"]]
@@ -121,9 +122,12 @@ def fig_gd_vs_construction(records):
                        label=labels[fam] if i == 0 else None)
                 ax.plot([x] * len(got), got, "k.", ms=4)
             else:
-                ax.text(x, 1.2e2, "none stores", rotation=90, ha="center", va="bottom",
-                        fontsize=6, color=f"C{j}")
+                ax.text(x, 1.2e2, f"{labels[fam]}: none stores", rotation=90, ha="center",
+                        va="bottom", fontsize=6, color=f"C{j}")
     ax.set_yscale("log")
+    top = max(r[f"{f}_params"] or 0 for r in det["rows"] for f in fams)
+    ax.set_ylim(1e2, max(top, 1e3) * 3)
+    ax.set_xlim(-0.5, len(points) - 0.5)
     ax.set_xticks(range(len(points)))
     ax.set_xticklabels([f"d={d}, F=n_V={F}" for d, F in points])
     ax.set_ylabel("fewest parameters storing all F facts (count)")
