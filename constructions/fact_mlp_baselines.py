@@ -121,14 +121,18 @@ def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
         bg, bu, bd = (torch.zeros(n, device=device, requires_grad=True) for n in (m, m, d))
         params += [bg, bu, bd]
     opt = torch.optim.Adam(params, lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs, eta_min=1e-6)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, int(epochs)), eta_min=1e-6)
 
     def net(X):
         g = X @ Wg.T + (bg if biases else 0)
         u = X @ Wu.T + (bu if biases else 0)
         return (u * torch.relu(g)) @ Wd.T + (bd if biases else 0)
 
+    if int(epochs) < 0:
+        raise ValueError(f"epochs={epochs} violates the hypothesis epochs >= 0")
     epochs_run = 0
+    with torch.no_grad():  # the loss at initialisation (reported when epochs = 0)
+        loss = torch.nn.functional.cross_entropy(net(K) @ V.T, f)
     for epoch in range(epochs):
         opt.zero_grad()
         logits = net(K) @ V.T

@@ -13,15 +13,21 @@ random-projection decoder. The gadget itself is ours (the paper's was not obtain
   refinement of spec §5.2, which adds gates until every key opens one; spec's H >= 12 floor
   is not needed]. Antipodal pairs (g, -g) would also cover every key but make Phi rank
   deficient: sum_p g_p beta_p^T antisymmetric gives C(H/2, 2) column dependencies.
-  Full rank is NOT implied by H d >= F and covering: the keys whose open-gate set is the same
-  span at most d dimensions of their shared feature block, so when more than d keys open
-  exactly one and the same gate (likely at small d: F=8, d=4, H=2 was found by the property
-  test) Phi loses rank and no exact fit exists. [derived] remedy: the builder checks the
-  Cholesky factor of Phi Phi^T and appends one N(0, I_d) gate at a time until it is well
-  conditioned (``size["extra_gates"]`` counts them; parameter counts use the final H). Random
-  extra gates split such groups, and for keys in general position with distinct open-gate
-  patterns of size <= d per pattern, Phi has full row rank generically. Checked numerically by
-  ``fact_mlp.encoder.encoder_exact`` (rank(Phi) = F, max error < 1e-8).
+  Full rank is NOT implied by H d >= F and covering. Hall-type necessary condition [derived]:
+  the feature row of key i lies in the blocks of its open gates O(i), so for every set T of
+  gates the keys with O(i) inside T have features in a |T| d-dimensional subspace, and
+  rank(Phi) = F requires #{i : O(i) subset of T} <= d |T| for every T. It fails, e.g., when
+  more than d keys open one and the same single gate (F=8, d=4, H=2, found by the property test;
+  d=2, H=3 with 6 keys: three keys opening only gate 0 give rank <= 5). We do not prove that
+  the condition is sufficient for keys in general position (conjecture, consistent with every
+  case tried). [derived] remedy: the builder checks the Cholesky factor of Phi Phi^T and appends
+  one N(0, I_d) gate at a time until it is well conditioned (``size["extra_gates"]`` counts
+  them; parameter counts use the final H); random extra gates split such groups. Checked
+  numerically by ``fact_mlp.encoder.encoder_exact`` (H = ceil(F/d) with no extra gate,
+  rank(Phi) = F, max error < 1e-8).
+* Duplicate keys are found up front (:func:`unique_keys`): a key repeated with different values
+  cannot be stored by any function and raises ValueError naming both facts; a key repeated with
+  the same value is stored once (the fit uses the distinct keys; H = ceil(F_distinct/d)).
 * Exact fit: when H d >= F, A = Phi^T alpha with (Phi Phi^T) alpha = C_f, and
   Phi Phi^T = (R R^T) * (K K^T) (R = ReLU(K G^T)): an F x F solve. When H d < F the
   least-squares solution of Phi A = C_f is used (it cannot be exact: encoder_underparam).
@@ -37,6 +43,28 @@ from scipy.linalg import cho_factor, cho_solve
 
 from constructions.fact_mlp import FactMLP, FactSet
 from constructions.tasks import check_generator
+
+
+def unique_keys(keys: np.ndarray, fact_map: np.ndarray, tol: float = 1e-9):
+    """Indices of the distinct keys (first occurrences) and, for every key, the index of its
+    distinct representative. Keys closer than ``tol`` times the largest key norm count as equal.
+    Raises ValueError when two equal keys map to different values (no function stores both)."""
+    K = np.asarray(keys, dtype=np.float64)
+    scale = max(float(np.max(np.linalg.norm(K, axis=1))), 1e-300)
+    q = np.round(K / (scale * tol)).astype(np.int64) if tol > 0 else K
+    _, first, inverse = np.unique(q, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    rep = first[inverse]
+    clash = np.flatnonzero(fact_map != fact_map[rep])
+    if len(clash):
+        i, j = int(rep[clash[0]]), int(clash[0])
+        raise ValueError(f"keys[{i}] and keys[{j}] are equal (within {tol:g} relative) but map to "
+                         f"values {int(fact_map[i])} and {int(fact_map[j])}: no function stores "
+                         "both facts (duplicate keys must be consistent)")
+    order = np.sort(first)
+    position = np.empty(len(K), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    return order, position[rep]
 
 
 def covering_gates(keys: np.ndarray, n_gates: int, rng: np.random.Generator) -> np.ndarray:
@@ -113,7 +141,9 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
     from theory.fact_mlp_decodability import decodability as compute_rho
 
     check_generator(rng)
-    K, V, f = facts.keys, facts.values, facts.fact_map
+    V = facts.values
+    distinct, _ = unique_keys(facts.keys, facts.fact_map)
+    K, f = facts.keys[distinct], facts.fact_map[distinct]   # consistent duplicates stored once
     F, d = K.shape
     H = default_gates(F, d) if n_gates is None else int(n_gates)
     rho = compute_rho(V) if decodability is None else decodability
@@ -159,7 +189,8 @@ def encoder_decoder_family(facts: FactSet, code_dims, rng: np.random.Generator,
         Rp = random_projection(m_c, d, rng, orthogonal)
         target = (rho.separators @ Rp.T)[f]                # rows c_{f(i)} = Rp u*_{f(i)}
         A_flat = solve(target)
-        mlp = _assemble(facts, G, Rp, A_flat, target, rho.rho)
+        codes = rho.separators @ Rp.T
+        mlp = _assemble(facts, G, Rp, A_flat, codes[facts.fact_map], rho.rho)
         mlp.size["extra_gates"] = extra
         out.append(mlp)
     return out

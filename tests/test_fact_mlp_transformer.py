@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from constructions.fact_mlp_edit import (attention_unchanged, edit_fact_map, edit_metrics,

@@ -36,15 +36,48 @@ def min_params(n_facts: int, n_values: int, bits_per_param: float) -> float:
 
 
 def jl_code_dim(n_values: int, rho: float) -> float:
-    """B2 [derived]: m_c >= 8 ln(n_V) / rho^2 suffices for the random-projection decoder.
+    """B2 [derived, proved below]: m_c >= 8 ln(n_V) / rho^2 suffices for the random-projection
+    decoder, with failure probability at most 1 / (2 n_V^2) over the draw of Rp.
 
-    Sketch: Gaussian JL with distortion eps = rho/2 on the O(n_V^2) unit difference directions
-    w_ij and separators u*_j keeps <Rp^T Rp u*_i, w_ij> >= rho - eps > 0 for all pairs with
-    probability >= 1 - n_V^2 * 2 exp(-m_c eps^2 / 8) ... the constant 8 is conservative.
+    The spec's first sketch (Gaussian JL at distortion rho/2, tail 2 exp(-m_c eps^2/8)) does
+    not support the constant 8: it needs about 64 ln n_V / rho^2. The constant 8 holds by a
+    sharper, direct argument (:func:`pair_failure_bound`): decoding value i fails against j
+    only if <Rp u*_i, Rp w_ij> <= 0, where <u*_i, w_ij> = c >= rho; that event has probability
+    at most (1/2)(1 - c^2)^(m_c/2) <= (1/2) exp(-m_c rho^2 / 2). A union bound over the
+    n_V (n_V - 1) ordered pairs gives failure <= (n_V^2 / 2) exp(-m_c rho^2 / 2), which is
+    <= 1/(2 n_V^2) at m_c = 8 ln n_V / rho^2 (and < 1/2 already at 4 ln n_V / rho^2;
+    :func:`jl_code_dim_delta` gives the m_c for any failure probability delta).
     """
     n_values = require_int("n_values", n_values, 2)
     rho = require_real("rho", rho, 0.0, 1.0, low_open=True)
     return 8.0 * math.log(n_values) / rho ** 2
+
+
+def pair_failure_bound(cosine: float, code_dim: int) -> float:
+    """B2's one-pair tail [derived]: for unit u, w with <u, w> = c in (0, 1] and Rp (m x d) with
+    i.i.d. N(0, 1/m) entries, P(<Rp u, Rp w> <= 0) <= (1/2)(1 - c^2)^(m/2).
+
+    Proof: write w = c u + s u' with u' a unit vector orthogonal to u, s = sqrt(1 - c^2). With
+    a_r = sqrt(m) (Rp u)_r and b_r = sqrt(m) (Rp u')_r, all i.i.d. N(0, 1), m <Rp u, Rp w> =
+    c A + s sum_r a_r b_r with A = sum_r a_r^2 ~ chi^2_m, and given a the sum is N(0, A).
+    So P = E[Phi(-(c/s) sqrt(A))] <= (1/2) E[exp(-c^2 A / (2 s^2))] (Phi(-x) <= exp(-x^2/2)/2
+    for x >= 0) = (1/2)(1 + c^2/s^2)^(-m/2) = (1/2)(1 - c^2)^(m/2) (chi^2 moment generating
+    function). At c = 1 the probability is 0.
+    """
+    c = require_real("cosine", cosine, 0.0, 1.0, low_open=True)
+    m = require_int("code_dim", code_dim, 1)
+    return 0.5 * (1.0 - c * c) ** (m / 2.0)
+
+
+def jl_code_dim_delta(n_values: int, rho: float, delta: float) -> float:
+    """B2 with failure probability delta [derived]: m_c >= 2 ln(n_V (n_V - 1) / (2 delta)) /
+    ln(1 / (1 - rho^2)) makes the random-projection decoder decode every value with probability
+    >= 1 - delta (union of :func:`pair_failure_bound` over the n_V (n_V - 1) ordered pairs).
+    Since ln(1/(1 - rho^2)) >= rho^2 this is <= (4 ln n_V + 2 ln(1/(2 delta))) / rho^2."""
+    n_values = require_int("n_values", n_values, 2)
+    rho = require_real("rho", rho, 0.0, 1.0, low_open=True, high_open=True)
+    delta = require_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    return 2.0 * math.log(n_values * (n_values - 1) / (2.0 * delta)) / -math.log1p(-rho * rho)
 
 
 def n_gates(n_facts: int, d_model: int) -> int:
@@ -158,7 +191,8 @@ register_bound(Bound(
     numeric=min_params, symbolic=_sym_min_params))
 register_bound(Bound(
     name="fact_mlp.jl_code_dim", provenance="derived", source=SOURCE + ", B2",
-    statement="m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection decoder",
+    statement="m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection decoder (failure "
+              "probability <= 1/(2 n_V^2); proof in jl_code_dim)",
     params={"n_values": "n_V", "rho": "decodability rho in (0, 1]"},
     numeric=jl_code_dim, symbolic=_sym_jl))
 register_bound(Bound(

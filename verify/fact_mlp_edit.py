@@ -7,8 +7,8 @@ attention-first model holding a GD-trained MLP).
 """
 from __future__ import annotations
 
-from verify.claims import Outcome, claim
-from verify.fact_mlp_transformer import (BASE, SRC, build_encoder, build_gd, contexts,
+from verify.claims import Control, Outcome, claim
+from verify.fact_mlp_transformer import (BASE, SRC, _key, build_encoder, build_gd, contexts,
                                          default_encoder, attention_first, mlp_first, task)
 
 EDIT = dict(BASE, gd_hidden=16, n_edits=16, ks=[1, 4, 16, 32], ft_steps=300, ft_lr=1e-3)
@@ -23,11 +23,13 @@ def base_models(ctx, p):
     def compute():
         ed_model, _ = mlp_first(ctx, p, "encoder_decoder", default_encoder(ctx, p))
         gd_model = clone_model(attention_first(ctx, p)[0])
-        swap_mlp(gd_model, build_gd(ctx, task(ctx, p).facts(), p["gd_hidden"]))
+        gd = ctx.shared(("fact_mlp.tf.gd", _key(p, "n_facts", "d_model"), p["gd_hidden"], ctx.seed),
+                        lambda: build_gd(ctx, task(ctx, p).facts(), p["gd_hidden"]))
+        swap_mlp(gd_model, gd)
         return {"encoder_decoder": ed_model, "gd": gd_model}
 
     return ctx.shared(("fact_mlp.edit.bases", tuple(sorted((k, str(v)) for k, v in p.items()
-                                                           if k not in ("ks", "n_edits"))),
+                                                           if k not in ("ks", "n_edits", "control"))),
                        ctx.seed), compute)
 
 
@@ -65,7 +67,28 @@ def edit_table(ctx, p, ks):
         return rows
 
     return ctx.shared(("fact_mlp.edit.table", tuple(ks), tuple(sorted(
-        (k, str(v)) for k, v in p.items() if k not in ("ks", "n_edits"))), ctx.seed), compute)
+        (k, str(v)) for k, v in p.items() if k not in ("ks", "n_edits", "control"))), ctx.seed), compute)
+
+
+STALE = Control("stale_swap", {"control": "stale_swap"},
+                "the swapped-in encoder-decoder is rebuilt for the ORIGINAL map, not the edited "
+                "one: the edited facts keep their old values, so efficacy (and the Score) must "
+                "fail")
+
+
+def stale_row(ctx, p, k):
+    """The swap control: an encoder-decoder built for the unedited map, scored on the edited map."""
+    from constructions.fact_mlp_edit import edit_fact_map, edit_metrics, swap_edit
+
+    model = base_models(ctx, p)["encoder_decoder"]
+    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))
+    old_map = model.mlp_facts.fact_map.copy()
+    out = swap_edit(model, old_map, lambda facts: build_encoder(ctx, p, facts, p["n_gates"],
+                                                                p["code_dim"]))
+    row = {"mlp": "encoder_decoder", "k": int(k), "method": "swap", "ft_steps": 0,
+           "attention_unchanged": True}
+    row.update(edit_metrics(out, new_map, edited, contexts(ctx, p, 0), contexts(ctx, p, 1)))
+    return row
 
 
 def _row(rows, mlp, k, method):
@@ -80,12 +103,14 @@ def _row(rows, mlp, k, method):
                  "ROME-style edit of a GD-trained MLP retains fewer unedited facts (specificity) "
                  "than the swap",
        quick=EDIT, full=dict(EDIT, d_model=128, n_facts=256, steps=4000, n_edits=64,
-                             ks=[1, 4, 16, 64, 128]))
+                             ks=[1, 4, 16, 64, 128]), controls=[STALE])
 def check_swap(p, ctx):
     ks = sorted(set(p["ks"]) | {p["n_edits"]})
     rows = edit_table(ctx, p, ks)
     k = p["n_edits"]
     swap = _row(rows, "encoder_decoder", k, "swap")
+    if p.get("control") == "stale_swap":
+        swap = stale_row(ctx, p, k)
     gd_rank = _row(rows, "gd", k, "rank_one")
     ok = (swap["efficacy"] >= 0.9 and swap["specificity"] >= 0.9 and swap["attention_unchanged"]
           and all(r["attention_unchanged"] for r in rows)
@@ -100,15 +125,24 @@ def check_swap(p, ctx):
 
 @claim("fact_mlp.edit.by_k", source=SRC + "; " + ROME, provenance="derived",
        statement="over k in {1, 4, 16, 32} edited facts of 64, on both the encoder-decoder and a "
-                 "GD-trained MLP, the swap's Score is >= 0.9 at every k; at the largest k it beats "
-                 "fine-tuning the MLP on both and the sequential rank-one edit on the GD MLP; on "
-                 "the constructed MLP the rank-one edit stays within 0.05 of the swap at every "
-                 "k <= F/4 (spec §7: a rank-one output edit keeps the other facts on the "
-                 "constructed MLP only; beyond F/4 its interference is reported, not checked)",
-       quick=EDIT, full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]))
+                 "GD-trained MLP (width 16; the encoder-decoder has width H m_c = 576), the swap's "
+                 "Score is >= 0.9 at every k; at the largest k it beats fine-tuning the MLP on "
+                 "both and the sequential rank-one edit on the GD MLP; on the constructed MLP the "
+                 "rank-one edit stays within 0.05 of the swap at every k (spec §7: a rank-one "
+                 "output edit keeps the other facts on the constructed MLP)",
+       quick=EDIT, full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]),
+       controls=[STALE])
 def check_by_k(p, ctx):
+    """Criterion restored over every k (issue 14 item 6): it had been narrowed to k <= F/4 after
+    the full scale failed at k = F/2; the narrowed check's result is kept in the details.
+    Known: at full scale (d=128, F=256) the restored criterion fails at k = F/2 (rank-one Score
+    0.924 vs swap 0.997, reported in issue 14, not re-run here). It is not in the ledger because
+    the ledger does not distinguish scales and the quick scale passes."""
     rows = edit_table(ctx, p, sorted(set(p["ks"]) | {p["n_edits"]}))
     rows = [r for r in rows if r["k"] in p["ks"]]
+    if p.get("control") == "stale_swap":
+        rows = [r for r in rows if not (r["mlp"] == "encoder_decoder" and r["method"] == "swap")]
+        rows += [stale_row(ctx, p, k) for k in p["ks"]]
     kmax = max(p["ks"])
     swap_min = min(r["score"] for r in rows if r["method"] == "swap")
 
@@ -123,33 +157,25 @@ def check_by_k(p, ctx):
                                                                             "finetune"),
         "swap_beats_finetune_gd": score("gd", "swap") > score("gd", "finetune"),
         "swap_beats_rank_one_gd": score("gd", "swap") > score("gd", "rank_one"),
-        "rank_one_close_on_ed_k_le_F/4": all(
+        "rank_one_close_on_ed_every_k": all(
             abs(score("encoder_decoder", "rank_one", k) - score("encoder_decoder", "swap", k))
-            <= 0.05 for k in small)}
+            <= 0.05 for k in p["ks"])}
+    narrowed = all(abs(score("encoder_decoder", "rank_one", k) - score("encoder_decoder", "swap", k))
+                   <= 0.05 for k in small)
+    previous = {"rule": "as now, but |rank-one - swap| <= 0.05 only at k <= F/4",
+                "passed": all(v for n, v in checks.items() if n != "rank_one_close_on_ed_every_k")
+                and narrowed}
     best = {}
     for mlp in ("encoder_decoder", "gd"):
         for k in p["ks"]:
             cands = [r for r in rows if r["mlp"] == mlp and r["k"] == k]
             best[f"{mlp}@{k}"] = max(cands, key=lambda r: r["score"])["method"]
     return Outcome(predicted="swap >= 0.9 at every k; at k_max swap > FT (both), swap > rank-one "
-                             "(GD); |rank-one - swap| <= 0.05 at k <= F/4 (constructed)",
+                             "(GD); |rank-one - swap| <= 0.05 at every k (constructed)",
                    measured={"min_swap_score": swap_min,
                              "at_kmax": {f"{m}/{meth}": score(m, meth)
                                          for m in ("encoder_decoder", "gd")
                                          for meth in ("swap", "rank_one", "finetune")}},
                    passed=all(checks.values()),
-                   details={"rows": rows, "ks": list(p["ks"]), "winner": best, "checks": checks})
-
-
-@claim("fact_mlp.edit.score", source=ROME + " (reference: hebbian-mlps editing metrics)",
-       provenance="reference",
-       statement="Score = harmonic mean(Efficacy, Paraphrase, Specificity): (1, 1, 0.5) gives "
-                 "0.75 exactly, and any part 0 gives 0",
-       quick=dict(efficacy=1.0, paraphrase=1.0, specificity=0.5))
-def check_score(p, ctx):
-    from constructions.fact_mlp_edit import edit_score
-
-    s = edit_score(p["efficacy"], p["paraphrase"], p["specificity"])
-    zero = edit_score(0.0, 1.0, 1.0)
-    return Outcome(predicted=0.75, measured=s, passed=s == 0.75 and zero == 0.0,
-                   details={"score": s, "score_with_zero_part": zero})
+                   details={"rows": rows, "ks": list(p["ks"]), "winner": best, "checks": checks,
+                            "previous_criterion": previous})
