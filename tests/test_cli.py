@@ -187,3 +187,17 @@ def test_a_seed_dependent_ledger_entry_is_not_reproduced_at_every_seed(monkeypat
         assert rec["seed_verdict"] is verdict and not is_failure(rec)
     monkeypatch.setitem(LEDGER, cid, LedgerEntry(cid, "m", "t", "r"))
     assert run_claim(_fake(lambda p, c: Outcome(1, 1, True), cid), Context())["status"] == "ledger now passes"
+
+
+def test_a_full_scale_ledger_entry_leaves_the_quick_scale_judged(monkeypatch):
+    from verify import ledger
+
+    cid = "geometric.fake.fullonly"
+    entry = ledger.LedgerEntry(cid, "m", "t", "r", scales=("full",))
+    monkeypatch.setitem(ledger.BY_SCALE, (cid, "full"), entry)
+    monkeypatch.setitem(ledger.LEDGER, cid, entry)
+    failing = _fake(lambda p, c: Outcome(1, 0, False), cid)
+    assert run_claim(failing, Context(scale="quick"))["status"] == "fail"
+    assert run_claim(failing, Context(scale="full"))["status"] == "not reproduced"
+    with pytest.raises(ValueError, match="scales"):
+        ledger.LedgerEntry(cid, "m", "t", "r", scales=("huge",))

@@ -34,15 +34,21 @@ def figure_map() -> str:
 
 def ledger_table() -> str:
     from verify.claims import load_all
-    from verify.ledger import LEDGER
+    from verify.ledger import BY_SCALE
 
     load_all()
-    if not LEDGER:
+    if not BY_SCALE:
         return "The ledger is empty."
-    lines = ["| claim | measured | tried | suspected reason |", "|---|---|---|---|"]
-    for e in LEDGER.values():
-        cells = [e.measured, e.tried, e.reason]
-        lines.append(f"| `{e.claim_id}` | " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    lines = ["| claim | scale | measured | tried | suspected reason |", "|---|---|---|---|---|"]
+    seen = []
+    for e in BY_SCALE.values():
+        if any(e is s for s in seen):
+            continue
+        seen.append(e)
+        cells = [e.measured, e.tried, e.reason + (" (the verdict flips with the seed: not reproduced "
+                                                  "at every seed)" if e.flips_with_seed else "")]
+        lines.append(f"| `{e.claim_id}` | {', '.join(e.scales)} | "
+                     + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines)
 
 

@@ -9,6 +9,9 @@ An entry with ``flips_with_seed=True`` records a claim whose verdict depends on 
 passes at some ``--seed`` values and fails at others). A verdict that flips with the seed is not a
 pass, so such a claim is reported "not reproduced" at every seed; the seed's own verdict is kept in
 the record (field ``seed_verdict``).
+
+An entry applies at the scales it names (``scales``, default both): a claim that fails at full
+scale and passes at quick scale has a full-scale entry only, so the quick run still judges it.
 """
 from __future__ import annotations
 
@@ -22,13 +25,34 @@ class LedgerEntry:
     tried: str      # what was tried
     reason: str     # the suspected reason
     flips_with_seed: bool = False  # passes at some base seeds, fails at others (numbers in `measured`)
+    scales: tuple[str, ...] = ("quick", "full")  # the scales at which the claim was not reproduced
+
+    def __post_init__(self):
+        if not self.scales or set(self.scales) - {"quick", "full"}:
+            raise ValueError(f"ledger entry {self.claim_id}: scales {self.scales} must be a non-empty "
+                             "subset of ('quick', 'full')")
 
 
 LEDGER: dict[str, LedgerEntry] = {}
 
 
+#: entries by (claim id, scale); LEDGER (by claim id) keeps every claim with an entry at any scale
+BY_SCALE: dict[tuple[str, str], LedgerEntry] = {}
+
+
 def record(entry: LedgerEntry) -> LedgerEntry:
-    if entry.claim_id in LEDGER:
-        raise ValueError(f"ledger entry for {entry.claim_id} recorded twice")
-    LEDGER[entry.claim_id] = entry
+    for scale in entry.scales:
+        if (entry.claim_id, scale) in BY_SCALE:
+            raise ValueError(f"ledger entry for {entry.claim_id} at {scale} scale recorded twice")
+        BY_SCALE[(entry.claim_id, scale)] = entry
+    LEDGER.setdefault(entry.claim_id, entry)
+    return entry
+
+
+def entry_for(claim_id: str, scale: str) -> LedgerEntry | None:
+    """The ledger entry of a claim at a scale, or None when it is judged normally there."""
+    entry = BY_SCALE.get((claim_id, scale))
+    if entry is None and claim_id in LEDGER and (claim_id, "quick") not in BY_SCALE \
+            and (claim_id, "full") not in BY_SCALE:
+        entry = LEDGER[claim_id]  # placed in LEDGER by hand (tests)
     return entry

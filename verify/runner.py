@@ -7,14 +7,14 @@ import traceback
 from tqdm import tqdm
 
 from verify.claims import Claim, Context, Outcome, jsonable
-from verify.ledger import LEDGER
+from verify.ledger import entry_for
 from verify.results import ResultStore, git_revision, versions
 
 STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "vacuous", "skipped", "error")
 
 
 def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
-              controls: list[dict] | None = None) -> str:
+              controls: list[dict] | None = None, scale: str = "quick") -> str:
     if error is not None:
         return "error"
     if outcome.skipped:
@@ -23,8 +23,9 @@ def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
         return "error"
     if controls and any(c["status"] == "passes" for c in controls):
         return "vacuous"  # the criterion also holds where the statement must not: it tests nothing
-    if claim.id in LEDGER:
-        if LEDGER[claim.id].flips_with_seed:
+    entry = entry_for(claim.id, scale)
+    if entry is not None:
+        if entry.flips_with_seed:
             return "not reproduced"  # a verdict that flips with the seed is not a pass
         return "ledger now passes" if outcome.passed else "not reproduced"
     return "pass" if outcome.passed else "fail"
@@ -84,7 +85,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     if controls and error is None and not outcome.skipped and claim.controls:
         control_rows = run_controls(claim, ctx, params)
     seconds = time.perf_counter() - start
-    status = status_of(claim, outcome, error, control_rows)
+    status = status_of(claim, outcome, error, control_rows, ctx.scale)
+    entry = entry_for(claim.id, ctx.scale)
     record = {
         "id": claim.id, "scale": ctx.scale, "params": jsonable(params),
         "provenance": claim.provenance, "source": claim.source, "statement": claim.statement,
@@ -111,9 +113,9 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["skipped"] = outcome.skipped
     if error:
         record["error"] = error
-    if claim.id in LEDGER:
-        record["ledger"] = LEDGER[claim.id].reason
-        if LEDGER[claim.id].flips_with_seed and outcome is not None:
+    if entry is not None:
+        record["ledger"] = entry.reason
+        if entry.flips_with_seed and outcome is not None:
             record["seed_verdict"] = bool(outcome.passed)
     return record
 
