@@ -137,8 +137,8 @@ def check_by_k(p, ctx):
     """Criterion restored over every k (issue 14 item 6): it had been narrowed to k <= F/4 after
     the full scale failed at k = F/2; the narrowed check's result is kept in the details.
     Known: at full scale (d=128, F=256) the restored criterion fails at k = F/2 (rank-one Score
-    0.924 vs swap 0.997, reported in issue 14, not re-run here). It is not in the ledger because
-    the ledger does not distinguish scales and the quick scale passes."""
+    0.924 vs swap 0.997, reported in issue 14, not re-run here): the ledger holds that failure at
+    full scale only, so the quick scale is still judged."""
     rows = edit_table(ctx, p, sorted(set(p["ks"]) | {p["n_edits"]}))
     rows = [r for r in rows if r["k"] in p["ks"]]
     if p.get("control") == "stale_swap":
