@@ -92,8 +92,11 @@ def tiny_llama(seed: int, dtype="float64"):
     return model.to({"float64": torch.float64, "float32": torch.float32}[dtype]).eval()
 
 
-def additive_stub(vocab_size: int, seed: int):
+def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
     """A model whose last-position logits are q(query token) + h(context) (spec §7.1 identities).
+
+    ``interaction`` != 0 adds interaction * q * h (elementwise): the context effect then depends on
+    the query, the first-order identities no longer hold (the control of the pipeline claim).
 
     q(t) = Q[t] with Q[PLACEHOLDER] = 0, h(context) = sum of H[t] over the tokens before the
     query line (h(empty) = 0). For it, l_f - l0 = h and b = h - mean(h), so r = 1 and l1 = l_f - const.
@@ -109,7 +112,8 @@ def additive_stub(vocab_size: int, seed: int):
         def forward(self, input_ids, output_hidden_states=False):
             ids = input_ids[0]
             logits = torch.zeros(1, ids.shape[0], vocab_size, dtype=torch.float64)
-            logits[0, -1] = Q[ids[-2]] + H[ids[:-2]].sum(0)
+            q, h = Q[ids[-2]], H[ids[:-2]].sum(0)
+            logits[0, -1] = q + h + interaction * q * h
 
             @dataclass
             class Out:

@@ -64,3 +64,27 @@ def test_override_probe_and_states_on_tiny_model():
     assert states.shape == (2, 3, 64) and np.all(np.isfinite(states))
     found, tried = P.known_facts(model, enc, pairs, np.random.default_rng(0), 2)
     assert tried <= 3 and len(found) <= 2
+
+
+def test_probe_figures_draw_from_records():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all
+
+    figs = load_all()
+    sup = {"status": "not reproduced", "params": {"threshold": 0.1},
+           "details": {"model": {"model": "m"}, "r2_by_layer": [0.0, 0.05, 0.09], "middle_layer": 1, "subjects": 50},
+           "controls": [{"name": "shuffled_attributes", "measured": {"r2_middle": -0.05, "layer": 1}}]}
+    ovr = {"status": "not reproduced",
+           "details": {"model": {"model": "m"}, "known_facts": 8,
+                       "summary": {"reps": [0, 1, 2], "override_rate": [0, 0.5, 1], "keeps_fact_rate": [1, 0.5, 0],
+                                   "predicted_rate": [0, 0, 0], "agreement_with_context": 0.25}},
+           "controls": [{"name": "random_weights", "measured": {"override_at_max": 0.0, "agreement": 1.0}}]}
+    records = {"hopfield.lm.superposition_ridge": sup, "hopfield.lm.context_override": ovr}
+    for fid in ("hopfield_lm.fig_superposition", "hopfield_lm.fig_override"):
+        fig = figs[fid].draw(records)
+        assert fig.axes and all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
+        plt.close(fig)

@@ -159,7 +159,13 @@ def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
        statement="on a tiny random Llama the probe runs end to end with finite outputs, identical "
                  "across 2 runs, 1 <= PR <= |C| and 0 < m_C <= 1 for every prompt; on the additive "
                  "stub q(query) + h(context), r = 1 and top-1 agreement = 1",
-       quick={"n_pairs": 10, "k_demo": 4, "repeat_prompts": 3})
+       quick={"n_pairs": 10, "k_demo": 4, "repeat_prompts": 3, "interaction": 0.0}, kind="identity",
+       independence="the stub's r = 1 and agreement = 1 follow by algebra from its additive form "
+                    "(l_f - l0 = h, b = h - mean h); the probe computes them from three forward passes "
+                    "through generic code that does not know the form",
+       controls=[Control("interacting_stub", {"interaction": 1.0},
+                         "the stub's logits get a query-context interaction q * h: l_f - l0 is no "
+                         "longer the context bias, so r = 1 and agreement = 1 must fail")])
 def lm_probe_pipeline(params, ctx):
     missing = _transformers_missing()
     if missing:
@@ -170,12 +176,14 @@ def lm_probe_pipeline(params, ctx):
     # second run (model rebuilt from the seed) on the first prompts: must be bit-identical
     m = params["repeat_prompts"]
     again, _, _ = _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64", m)
+    across = ("r_other", "agree_other", "acc0_C_shuffled")  # use the next prompt: differ at the wrap
     deterministic = all(np.array_equal(np.asarray(rows[k][:m]), np.asarray(again[k]))
-                        for k in rows if isinstance(rows[k], list))
+                        for k in rows if isinstance(rows[k], list) and k not in across)
     nc = rows["n_candidates"]
     pr_ok = all(1 - 1e-12 <= v <= nc + 1e-9 for v in rows["pr0"] + rows["prf"])
     mass_ok = all(0 < v <= 1 + 1e-12 for v in rows["mass0"] + rows["massf"])
-    stub = probe(additive_stub(512, ctx.seed), SyntheticEncoder(), prompts, answers.tolist())
+    stub = probe(additive_stub(512, ctx.seed, params["interaction"]), SyntheticEncoder(), prompts,
+                 answers.tolist())
     stub_r, stub_agree = min(stub["r"]), min(stub["agree"])
     stub_ok = abs(stub_r - 1.0) <= 1e-9 and stub_agree == 1.0
     ok = deterministic and pr_ok and mass_ok and stub_ok
