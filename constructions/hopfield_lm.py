@@ -141,6 +141,42 @@ def last_logits(model, ids, device="cpu"):
     return logits, hidden
 
 
+def batch_last(model, id_lists, device="cpu", chunk=16):
+    """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
+    sequence, float64 numpy.
+
+    Hugging Face models run in batches: sequences are right-padded, so with causal attention the
+    padding (after each sequence's last token) cannot change the positions read; positions start
+    at 0 as for a single sequence. Logits come from the LM head on the gathered final states
+    only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
+    """
+    if not (hasattr(model, "model") and hasattr(model, "lm_head")):
+        pairs = [last_logits(model, ids, device) for ids in id_lists]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    import torch
+
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start:start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+        with torch.no_grad():
+            states = model.model(input_ids=batch.to(device)).last_hidden_state
+            last = states[torch.arange(len(idx), device=states.device),
+                          torch.tensor(lens, device=states.device) - 1]
+            out = model.lm_head(last)
+        for row, i in enumerate(idx):
+            logits[i] = out[row].double().cpu().numpy()
+            hidden[i] = last[row].double().cpu().numpy()
+    logits = np.stack(logits)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, np.stack(hidden)
+
+
 def pearson(x, y) -> float:
     x, y = np.asarray(x, float) - np.mean(x), np.asarray(y, float) - np.mean(y)
     den = math.sqrt(float(x @ x) * float(y @ y))
@@ -188,12 +224,13 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
     rows = {k: [] for k in ("r", "agree", "margin0", "marginf", "mass0", "massf", "pr0", "prf",
                             "acc0_C", "accf_V", "acc0_V", "delta", "bias")}
     h0, hf, saved = [], [], []
-    for demos, subject, answer in prompts:
-        l0, s0 = last_logits(model, encoder.zero_shot(subject), device)
-        lc, _ = last_logits(model, encoder.context_only(demos), device)
-        lf, sf = last_logits(model, encoder.full(demos, subject), device)
-        h0.append(s0)
-        hf.append(sf)
+    L0, H0 = batch_last(model, [encoder.zero_shot(s) for _, s, _ in prompts], device)
+    LC, _ = batch_last(model, [encoder.context_only(d) for d, _, _ in prompts], device)
+    LF, HF = batch_last(model, [encoder.full(d, s) for d, s, _ in prompts], device)
+    for k, (demos, subject, answer) in enumerate(prompts):
+        l0, lc, lf = L0[k], LC[k], LF[k]
+        h0.append(H0[k])
+        hf.append(HF[k])
         l0C, lcC, lfC = l0[cand], lc[cand], lf[cand]
         b = lcC - lcC.mean()
         l1 = l0C + b

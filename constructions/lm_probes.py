@@ -17,19 +17,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from constructions.hopfield_lm import last_logits
+from constructions.hopfield_lm import batch_last
 
 SUBJECT_PROMPT = "Facts about {s}"
 STORY = "In this story, {q} {a}.\n"
 
 
-def hidden_states(model, ids, device="cpu") -> np.ndarray:
-    """Residual stream at the last position after every layer: (n_layers + 1, d), float64."""
+def batch_states(model, id_lists, device="cpu", chunk=16) -> np.ndarray:
+    """Residual stream after every layer at each sequence's last token: (n, n_layers + 1, d).
+
+    Right-padded batches (causal attention: padding after the last token cannot change it)."""
     import torch
 
-    with torch.no_grad():
-        out = model(torch.tensor([ids], device=device), output_hidden_states=True, logits_to_keep=1)
-    states = np.stack([h[0, -1].double().cpu().numpy() for h in out.hidden_states])
+    out_states = [None] * len(id_lists)
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start:start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+        with torch.no_grad():
+            hs = model.model(input_ids=batch.to(device), output_hidden_states=True).hidden_states
+        for row, i in enumerate(idx):
+            out_states[i] = np.stack([h[row, lens[row] - 1].double().cpu().numpy() for h in hs])
+    states = np.stack(out_states)
     if not np.all(np.isfinite(states)):
         raise ValueError("model produced non-finite hidden states")
     return states
@@ -73,8 +85,8 @@ def kfolds(n, k, gen: np.random.Generator) -> list:
 
 def subject_states(model, tokenizer, subjects, device="cpu") -> np.ndarray:
     """(n_subjects, n_layers + 1, d): residual stream at the last token of "Facts about {s}"."""
-    return np.stack([hidden_states(model, list(tokenizer(SUBJECT_PROMPT.replace("{s}", s))["input_ids"]),
-                                   device) for s in subjects])
+    return batch_states(model, [list(tokenizer(SUBJECT_PROMPT.replace("{s}", s))["input_ids"])
+                                for s in subjects], device)
 
 
 def attribute_r2(U, states, table, token_of, gen, k_folds=5, shuffle=False) -> list:
@@ -94,16 +106,21 @@ def attribute_r2(U, states, table, token_of, gen, k_folds=5, shuffle=False) -> l
     return [ridge_cv_r2(feats, states[:, layer], folds) for layer in range(states.shape[1])]
 
 
-def known_facts(model, encoder, pairs, gen, count, device="cpu") -> tuple[list, int]:
-    """Up to ``count`` facts (in a seeded random order) whose zero-shot greedy token over the whole
-    vocabulary is the answer's token; returns (facts, number of facts tried)."""
+def zero_shot_known(model, encoder, pairs, device="cpu") -> list:
+    """For every fact, whether its zero-shot greedy token over the whole vocabulary is the answer's."""
+    logits, _ = batch_last(model, [encoder.zero_shot(s) for s, _ in pairs], device)
+    return [bool(int(np.argmax(row)) == encoder.candidate(a)) for row, (_, a) in zip(logits, pairs)]
+
+
+def known_facts(model, encoder, pairs, gen, count, device="cpu", known=None) -> tuple[list, int]:
+    """Up to ``count`` facts (in a seeded random order) that the model knows zero-shot (``known``,
+    from :func:`zero_shot_known` when not given); returns (facts, number of facts looked at)."""
+    known = zero_shot_known(model, encoder, pairs, device) if known is None else known
     found, tried = [], 0
     for i in gen.permutation(len(pairs)):
-        s, a = pairs[i]
         tried += 1
-        logits, _ = last_logits(model, encoder.zero_shot(s), device)
-        if int(np.argmax(logits)) == encoder.candidate(a):
-            found.append((s, a))
+        if known[i]:
+            found.append(pairs[i])
             if len(found) >= count:
                 break
     return found, tried
@@ -132,20 +149,21 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
     for s, a in chosen:
         others = [x for x in cand_answers if x != a]
         facts.append((s, a, others[int(gen.integers(len(others)))]))
-    l0s = {s: last_logits(model, encoder.zero_shot(s), device)[0][cand] for s, _, _ in facts}
+    L0, _ = batch_last(model, [encoder.zero_shot(s) for s, _, _ in facts], device)
+    l0s = {s: L0[k][cand] for k, (s, _, _) in enumerate(facts)}
     rows = []
     for n in reps:
-        biases, fulls = [], []
-        for s, a, alt in facts:
-            if n == 0:
-                fulls.append(l0s[s])
-                biases.append(np.zeros(len(cand)))
-                continue
-            story = STORY.replace("{q}", _lower_first(encoder.query_text(s))).replace("{a}", alt) * int(n)
-            lf = last_logits(model, encoder._ids(story + encoder.query_text(s)), device)[0][cand]
-            lc = last_logits(model, encoder._ids(story + encoder.query_text("?")), device)[0][cand]
-            fulls.append(lf)
-            biases.append(lc - lc.mean())
+        if n == 0:
+            fulls = [l0s[s] for s, _, _ in facts]
+            biases = [np.zeros(len(cand)) for _ in facts]
+        else:
+            stories = [STORY.replace("{q}", _lower_first(encoder.query_text(s))).replace("{a}", alt) * int(n)
+                       for s, _, alt in facts]
+            LF, _ = batch_last(model, [encoder._ids(st + encoder.query_text(s))
+                                       for st, (s, _, _) in zip(stories, facts)], device)
+            LC, _ = batch_last(model, [encoder._ids(st + encoder.query_text("?")) for st in stories], device)
+            fulls = [LF[k][cand] for k in range(len(facts))]
+            biases = [LC[k][cand] - LC[k][cand].mean() for k in range(len(facts))]
         for i, (s, a, alt) in enumerate(facts):
             k_alt, k_true = cand_answers.index(alt), cand_answers.index(a)
             b_other = biases[(i + 1) % len(facts)]

