@@ -149,3 +149,16 @@ def test_cli_probe_lm_defaults():
 
     args = build_parser().parse_args(["probe-lm"])
     assert args.model is None and args.pairs is None
+
+
+def test_batched_passes_match_single_passes():
+    """Right padding cannot change a causal model's last real position: batched logits and final
+    states equal the one-sequence ones (float64, different matmul shapes: rounding only)."""
+    model = L.tiny_llama(2, "float64")
+    gen = np.random.default_rng(3)
+    ids = [gen.integers(10, 200, size=n).tolist() for n in (3, 9, 5, 12, 1)]
+    logits, hidden = L.batch_last(model, ids, chunk=3)
+    for k, seq in enumerate(ids):
+        l1, h1 = L.last_logits(model, seq)
+        np.testing.assert_allclose(logits[k], l1, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(hidden[k], h1, rtol=0, atol=1e-12)
