@@ -201,3 +201,15 @@ def test_a_full_scale_ledger_entry_leaves_the_quick_scale_judged(monkeypatch):
     assert run_claim(failing, Context(scale="full"))["status"] == "not reproduced"
     with pytest.raises(ValueError, match="scales"):
         ledger.LedgerEntry(cid, "m", "t", "r", scales=("huge",))
+
+
+def test_a_control_known_to_pass_is_kept_and_marked_only_for_a_ledgered_claim(monkeypatch):
+    from verify.claims import Control
+    from verify.ledger import LEDGER, LedgerEntry
+
+    claim_ = _with_controls(_threshold, [Control("same", {"x": 0.9}, "passes too")], cid="geometric.fake.kv")
+    assert run_claim(claim_, Context())["status"] == "vacuous"
+    monkeypatch.setitem(LEDGER, claim_.id, LedgerEntry(claim_.id, "m", "t", "r", known_vacuous=("same",)))
+    rec = run_claim(claim_, Context())
+    assert rec["status"] == "ledger now passes"  # the ledger still judges the claim itself
+    assert rec["controls"][0]["status"] == "passes" and "known" in rec["controls"][0]

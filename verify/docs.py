@@ -45,8 +45,12 @@ def ledger_table() -> str:
         if any(e is s for s in seen):
             continue
         seen.append(e)
-        cells = [e.measured, e.tried, e.reason + (" (the verdict flips with the seed: not reproduced "
-                                                  "at every seed)" if e.flips_with_seed else "")]
+        reason = e.reason + (" (the verdict flips with the seed: not reproduced at every seed)"
+                             if e.flips_with_seed else "")
+        if e.known_vacuous:
+            reason += (" (the criterion also passes on the control(s) " + ", ".join(e.known_vacuous)
+                       + ": it does not discriminate there)")
+        cells = [e.measured, e.tried, reason]
         lines.append(f"| `{e.claim_id}` | {', '.join(e.scales)} | "
                      + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines)

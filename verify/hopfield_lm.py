@@ -267,14 +267,6 @@ def _real_claim(name, predicted, measure):
                    "tokenisation": result["tokenisation"], "known": result["known"],
                    "rows": {k: result["rows"][k] for k in ("margin0", "marginf", "delta", "bias", "r",
                                                            "r_other")}}
-        if name == "zero_shot_discriminates" and control is None:
-            ref, _ = _real(params, ctx, random_weights=True)  # cached when first_order's control ran
-            rs = ref["summary"]
-            details["random_weights_reference"] = {
-                "acc_zero_shot_in_C": rs["acc_zero_shot_in_C"], "acc_full_in_V": rs["acc_full_in_V"],
-                "criterion_passed": criteria(rs)[name],
-                "note": "not a control: with acc(argmax_V l_f) = 0 on random weights the criterion "
-                        "acc0_C >= accf_V - 0.1 holds trivially (the criterion is kept as specified)"}
         return Outcome(predicted=predicted, measured=measure(s), passed=criteria(s)[name], details=details)
     return check
 
@@ -301,7 +293,7 @@ claim("hopfield.lm.zero_shot_discriminates", source=f"{PAPER}, abstract (the zer
       "discriminates within the subspace)", provenance="derived", needs=("torch", "transformers"),
       statement="on real weights (SmolLM2-135M by default), acc(argmax_C l0) >= acc(argmax_V l_f) - 0.1",
       quick=REAL, full=REAL_FULL, seed_rule=SEED_RULE,
-      controls=[Control("shuffled_query", {"control": "shuffled_query"},
+      controls=[RANDOM, Control("shuffled_query", {"control": "shuffled_query"},
                         "the zero-shot logits of another fact with a different answer: a query that "
                         "carries no information on this answer must not rank it")])(
     _real_claim("zero_shot_discriminates", "acc0_C >= accf_V - 0.1",
@@ -314,7 +306,7 @@ record(LedgerEntry(
              "pooled median r = 0.246, agreement = 0.519 (criterion 0.3 and 0.6); per seed r = 0.301, "
              "0.235, 0.243 and agreement = 0.556, 0.500, 0.500. Controls at seed 0: b of another prompt "
              "r = 0.187, agreement = 0.472; RANDOM WEIGHTS r = 0.349, agreement = 0.713 (passes: the "
-             "criterion cannot tell a random network from a trained one, status 'vacuous')",
+             "criterion cannot tell a random network from a trained one at that seed)",
     tried="answer token at len(ids(prompt)) of ids(prompt + ' ' + answer) with a prefix check; "
           "colliding first tokens dropped with counts; a natural-language template per relation "
           "instead of 'subject ->'; three seeds pooled; the criterion is unchanged",
@@ -322,18 +314,22 @@ record(LedgerEntry(
            "closer to a random network's behaviour than to the trained model's: in a random "
            "network the context shifts the last position's logits almost independently of the "
            "query, in the trained model the context's effect depends on the query. The criterion "
-           "tests additivity, not recall, and needs a new statement (lead's decision)"))
+           "tests additivity, not recall, and needs a new statement; kept as issue 16 asks, with the "
+           "random-weights control recorded as passing at some seeds",
+    known_vacuous=("random_weights",)))
 record(LedgerEntry(
     "hopfield.lm.zero_shot_discriminates",
     measured="SmolLM2-135M, 6 relations x 6 prompts per seed draw: (acc0_C, accf_V) = (0.722, 0.694), "
              "(0.639, 0.694), (0.611, 0.694), (0.722, 0.806), (0.667, 0.833) for draws 0..4: the "
              "last fails acc0_C >= accf_V - 0.1. Pooled over three draws: --seed 0 passes (0.657 vs "
              "0.594), --seed 1 passes (0.657 vs 0.631), --seed 2 fails (0.667 vs 0.678). probe-lm on "
-             "288 prompts: 0.684 vs 0.622 (holds). Control shuffled_query: acc0_C = 0.0. Random "
-             "weights (reported, not a control): acc0_C = 0.04-0.06, accf_V = 0.0, criterion holds "
-             "trivially",
+             "288 prompts: 0.684 vs 0.622 (holds). Control shuffled_query: acc0_C = 0.0. Control "
+             "random_weights: acc0_C = 0.04-0.06, accf_V = 0.0: the criterion holds trivially there "
+             "(a known defect of the criterion, kept as specified)",
     tried="three draws pooled per run; per-seed values recorded; the criterion is unchanged",
     reason="the zero-shot query ranks the answer within C about as often as the full prompt "
            "recalls it over V (gap +0.02 on average, within the prompt-sampling noise of 108 "
            "prompts), so the verdict flips with the seed: not a pass. The criterion also holds "
-           "for random weights (accf_V = 0), so it needs a non-triviality condition (lead's decision)"))
+           "for random weights (accf_V = 0), so it needs a non-triviality condition; the criterion "
+           "is kept as issue 16 asks and the control stays, recorded as passing",
+    flips_with_seed=True, known_vacuous=("random_weights",)))

@@ -10,6 +10,12 @@ passes at some ``--seed`` values and fails at others). A verdict that flips with
 pass, so such a claim is reported "not reproduced" at every seed; the seed's own verdict is kept in
 the record (field ``seed_verdict``).
 
+An entry may name ``known_vacuous`` controls: controls on which the (unchanged) criterion is known
+to pass as well, so the criterion does not discriminate against them. Such a claim is not
+reproduced twice over; the control keeps running and its rows stay in every record (status
+"passes", marked ``known``), and ``verify falsify`` lists it as a known defect of the criterion
+instead of a new one. Only a ledgered claim can carry such a control.
+
 An entry applies at the scales it names (``scales``, default both): a claim that fails at full
 scale and passes at quick scale has a full-scale entry only, so the quick run still judges it.
 """
@@ -26,6 +32,7 @@ class LedgerEntry:
     reason: str     # the suspected reason
     flips_with_seed: bool = False  # passes at some base seeds, fails at others (numbers in `measured`)
     scales: tuple[str, ...] = ("quick", "full")  # the scales at which the claim was not reproduced
+    known_vacuous: tuple[str, ...] = ()  # controls on which the criterion is known to pass too
 
     def __post_init__(self):
         if not self.scales or set(self.scales) - {"quick", "full"}:

@@ -21,9 +21,10 @@ def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
         return "skipped"
     if controls and any(c["status"] == "error" for c in controls):
         return "error"
-    if controls and any(c["status"] == "passes" for c in controls):
-        return "vacuous"  # the criterion also holds where the statement must not: it tests nothing
     entry = entry_for(claim.id, scale)
+    known = set(entry.known_vacuous) if entry is not None else set()
+    if controls and any(c["status"] == "passes" and c["name"] not in known for c in controls):
+        return "vacuous"  # the criterion also holds where the statement must not: it tests nothing
     if entry is not None:
         if entry.flips_with_seed:
             return "not reproduced"  # a verdict that flips with the seed is not a pass
@@ -104,7 +105,12 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["independence"] = claim.independence
     if control_rows is not None:
         record["controls"] = control_rows
-        bad = [c for c in control_rows if c["status"] in ("passes", "error")]
+        known = set(entry.known_vacuous) if entry is not None else set()
+        for c in control_rows:
+            if c["status"] == "passes" and c["name"] in known:
+                c["known"] = "ledgered: the criterion is known to pass on this control"
+        bad = [c for c in control_rows if c["status"] == "error"
+               or (c["status"] == "passes" and c["name"] not in known)]
         if bad and error is None:
             record["error" if any(c["status"] == "error" for c in bad) else "vacuous"] = "; ".join(
                 f"control {c['name']}: " + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
