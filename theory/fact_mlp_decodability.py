@@ -20,6 +20,11 @@ rho_i > 0 (spec B4). Computation method [derived]:
   are added and the NNLS re-solved. The loop stops only when the full check passes, so the
   result is exact for the whole problem, at a cost of about O(n_V * d) per value.
 
+Distances and directions are computed from the difference vectors v_i - v_j wherever the
+expansion ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> would cancel (near-duplicate values), so rho is
+invariant under scaling, rotation and translation of the table to rounding (issue 14 item 10);
+duplicates are detected relative to the largest norm.
+
 Certificate: for every value the *primal* value min_j <u_i, w_ij> of the returned separator
 (a lower bound on rho_i) and the *dual* value ||p_i|| of the returned hull point (an upper
 bound) are both reported; ``gap`` = max_i (dual - primal) >= 0 bounds the error of rho_i.
@@ -33,8 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-#: Duplicate detection: two values closer than this (relative to the largest norm) are the same.
-DUPLICATE_TOL = 1e-12
+#: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
+#: largest value norm are the same value (scale invariant; the distance is computed directly
+#: from the difference vector, not by expanding norms).
+DUPLICATE_TOL = 1e-10
+#: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
+#: recomputed from the difference vector (the expansion loses all digits there).
+NEAR_TOL = 1e-6
 #: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
 VIOLATION_TOL = 1e-12
 
@@ -77,19 +87,35 @@ def check_values(values, name: str = "values") -> np.ndarray:
     if len(bad):
         raise ValueError(f"{name}[{bad[0][0]}] holds a NaN or infinite entry (column {bad[0][1]})")
     sq = np.einsum("ij,ij->i", V, V)
-    scale = max(1.0, float(sq.max()))
+    scale = float(sq.max())
+    if not scale > 0:
+        raise ValueError(f"{name} are all zero: every value is a duplicate of every other (rho = 0)")
     chunk = max(1, int(2**22 // n))
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        dist2 = sq[start:stop, None] + sq[None, :] - 2.0 * V[start:stop] @ V.T
-        rows = np.arange(start, stop)
-        dist2[np.arange(stop - start), rows] = np.inf
-        hit = np.argwhere(dist2 <= DUPLICATE_TOL * scale)
+        dist2 = _pair_dist2(V, sq, np.arange(start, stop), scale)
+        hit = np.argwhere(dist2 <= DUPLICATE_TOL ** 2 * scale)
         if len(hit):
-            a, b = rows[hit[0][0]], hit[0][1]
-            raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values: a value "
-                             "repeated in the table cannot be decoded (rho = 0)")
+            a, b = start + hit[0][0], hit[0][1]
+            raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
+                             f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
+                             "cannot be decoded (rho = 0)")
     return V
+
+
+def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float) -> np.ndarray:
+    """Squared distances ||v_i - v_j||^2 for i in ``rows`` and every j (inf on j = i).
+
+    Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
+    difference vectors wherever the expansion is below NEAR_TOL * scale, where it has no
+    correct digits left (near-duplicates, issue 14 item 10)."""
+    dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T)
+    dist2[np.arange(len(rows)), rows] = np.inf
+    a, b = np.nonzero(dist2 <= NEAR_TOL * scale)
+    if len(a):
+        diff = V[rows[a]] - V[b]
+        dist2[a, b] = np.einsum("ij,ij->i", diff, diff)
+    return dist2
 
 
 def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
@@ -107,9 +133,10 @@ def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
     return lam / total
 
 
-def _directions(V: np.ndarray, sq: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
+def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
+    """Unit rows w_ij = (v_i - v_j) / ||v_i - v_j||, normalised from the difference vectors."""
     diff = V[i] - V[cols]
-    return diff / np.sqrt(np.maximum(sq[i] + sq[cols] - 2.0 * V[cols] @ V[i], 1e-300))[:, None]
+    return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
 def decodability(values, *, working_set: int | None = None, chunk: int = 256) -> Decodability:
@@ -122,6 +149,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
     V = check_values(values)
     n, d = V.shape
     sq = np.einsum("ij,ij->i", V, V)
+    scale = float(sq.max())
     k0 = int(working_set) if working_set else min(n - 1, 2 * d + 8)
     k0 = max(1, min(n - 1, k0))
     separators = np.zeros((n, d))
@@ -133,8 +161,8 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         rows = np.arange(start, stop)
         c = len(rows)
         G = V[rows] @ V.T
-        dist = np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2.0 * G, 0.0))
-        dist[np.arange(c), rows] = np.inf
+        dist = np.sqrt(np.maximum(_pair_dist2(V, sq, rows, scale), 0.0))
+        near = [np.flatnonzero(dist[a] ** 2 <= NEAR_TOL * scale) for a in range(c)]
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
         score = (sq[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
@@ -145,13 +173,16 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         P = np.zeros(c)
         while len(pending):
             for a in pending:
-                W = _directions(V, sq, rows[a], cols[a])
+                W = _directions(V, rows[a], cols[a])
                 p = _ldp_min_norm(W) @ W
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
             # full check of every separator in the chunk against every column j != i
             vals = ((U * V[rows]).sum(axis=1)[:, None] - U @ V.T) / dist
             vals[np.arange(c), rows] = np.inf
+            for a in range(c):  # near pairs: <u, v_i - v_j> from the difference vector itself
+                if len(near[a]):
+                    vals[a, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
             low = vals.min(axis=1)
             still = []
             for a in pending:
@@ -179,10 +210,23 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
                         primal=primal, dual=dual, gap=gap, working_set=sizes)
 
 
-def coherence(values) -> float:
-    """mu = max_{i != j} <v_i, v_j> of the row-normalised values (spec §3)."""
+def coherence(values, *, normalise: bool = False) -> float:
+    """mu = max_{i != j} <v_i, v_j> of unit-norm values (spec §3).
+
+    The values must have unit norm (to 1e-8): :func:`rho_lower_bound` holds only for them, and a
+    silent normalisation once gave a "bound" above rho for non-unit values (issue 14 item 10).
+    ``normalise=True`` returns the coherence of the directions v_i / ||v_i|| instead; that
+    number does not bound rho of the un-normalised table.
+    """
     V = check_values(values)
-    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    norms = np.linalg.norm(V, axis=1)
+    if not normalise:
+        off = np.flatnonzero(np.abs(norms - 1.0) > 1e-8)
+        if len(off):
+            raise ValueError(f"values[{int(off[0])}] has norm {norms[off[0]]:.6g}: coherence (and "
+                             "rho_lower_bound) is defined for unit-norm values; pass "
+                             "normalise=True for the coherence of the directions")
+    U = V / norms[:, None]
     best = -np.inf
     for start in range(0, len(U), 1024):
         G = U[start:start + 1024] @ U.T
