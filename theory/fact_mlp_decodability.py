@@ -72,10 +72,12 @@ class Decodability:
         return int(np.argmin(self.per_value))
 
 
-def check_values(values, name: str = "values") -> np.ndarray:
+def check_values(values, name: str = "values", duplicates: bool = True) -> np.ndarray:
     """Validate a value table: finite float array (n_V, d), n_V >= 2, no duplicate rows.
 
     Raises ValueError naming the offending shape or the offending value indices.
+    ``duplicates=False`` skips the O(n_V^2 d) duplicate scan (callers that compute every
+    pairwise distance anyway, like :func:`decodability`, check it there).
     """
     V = np.asarray(values, dtype=np.float64)
     if V.ndim != 2:
@@ -90,26 +92,31 @@ def check_values(values, name: str = "values") -> np.ndarray:
     scale = float(sq.max())
     if not scale > 0:
         raise ValueError(f"{name} are all zero: every value is a duplicate of every other (rho = 0)")
-    chunk = max(1, int(2**22 // n))
-    for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        dist2 = _pair_dist2(V, sq, np.arange(start, stop), scale)
-        hit = np.argwhere(dist2 <= DUPLICATE_TOL ** 2 * scale)
-        if len(hit):
-            a, b = start + hit[0][0], hit[0][1]
-            raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
-                             f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
-                             "cannot be decoded (rho = 0)")
+    if duplicates:
+        chunk = max(1, int(2**22 // n))
+        for start in range(0, n, chunk):
+            rows = np.arange(start, min(n, start + chunk))
+            _raise_on_duplicates(_pair_dist2(V, sq, rows, scale), rows, scale, name)
     return V
 
 
-def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float) -> np.ndarray:
+def _raise_on_duplicates(dist2, rows, scale, name="values"):
+    hit = np.argwhere(dist2 <= DUPLICATE_TOL ** 2 * scale)
+    if len(hit):
+        a, b = rows[hit[0][0]], hit[0][1]
+        raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
+                         f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
+                         "cannot be decoded (rho = 0)")
+
+
+def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
+                gram: np.ndarray | None = None) -> np.ndarray:
     """Squared distances ||v_i - v_j||^2 for i in ``rows`` and every j (inf on j = i).
 
     Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
     difference vectors wherever the expansion is below NEAR_TOL * scale, where it has no
     correct digits left (near-duplicates, issue 14 item 10)."""
-    dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T)
+    dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T if gram is None else gram)
     dist2[np.arange(len(rows)), rows] = np.inf
     a, b = np.nonzero(dist2 <= NEAR_TOL * scale)
     if len(a):
@@ -144,13 +151,14 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
     computation of the [reference] definition; see the module docstring for the method).
 
     values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
-    working_set: initial number of columns per value (default min(n_V - 1, 2d + 8)).
+    working_set: initial number of columns per value (default min(n_V - 1, d + 8, 256); the column
+    generation adds what is missing, so the result does not depend on it).
     """
-    V = check_values(values)
+    V = check_values(values, duplicates=False)   # duplicates: checked below, chunk by chunk
     n, d = V.shape
     sq = np.einsum("ij,ij->i", V, V)
     scale = float(sq.max())
-    k0 = int(working_set) if working_set else min(n - 1, 2 * d + 8)
+    k0 = int(working_set) if working_set else min(n - 1, d + 8, 256)
     k0 = max(1, min(n - 1, k0))
     separators = np.zeros((n, d))
     primal = np.zeros(n)
@@ -161,8 +169,11 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         rows = np.arange(start, stop)
         c = len(rows)
         G = V[rows] @ V.T
-        dist = np.sqrt(np.maximum(_pair_dist2(V, sq, rows, scale), 0.0))
-        near = [np.flatnonzero(dist[a] ** 2 <= NEAR_TOL * scale) for a in range(c)]
+        dist2 = _pair_dist2(V, sq, rows, scale, G)
+        _raise_on_duplicates(dist2, rows, scale)
+        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scale)
+        near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
+        dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
         score = (sq[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
