@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from constructions.chapters_memory import gather_chapters
 from theory.chapters_flops import validate_config
 
 EPS = 1e-6
@@ -154,42 +155,6 @@ class MemoryAttention(nn.Module):
         return self.wo(out.transpose(1, 2).reshape(b, n, -1))
 
 
-class _GatherRows(torch.autograd.Function):
-    """bank[rows] whose backward returns a sparse COO gradient holding only the gathered rows."""
-
-    @staticmethod
-    def forward(ctx, bank, rows):
-        ctx.save_for_backward(rows)
-        ctx.bank_shape = bank.shape
-        return bank.index_select(0, rows)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (rows,) = ctx.saved_tensors
-        g = torch.sparse_coo_tensor(rows[None], grad.reshape(len(rows), -1), ctx.bank_shape,
-                                    dtype=grad.dtype, device=grad.device)
-        return g, None
-
-
-def gather_chapters(bank: torch.Tensor, chapters: torch.Tensor, n_chapters: int,
-                    sparse_grad: bool = False) -> torch.Tensor:
-    """The selected chapters' tokens, (B, n_sel, T, d), of a bank (C T, d) and chapter ids (B, n_sel).
-
-    ``sparse_grad=False``: plain advanced indexing; its backward writes a dense bank-sized
-    gradient (zeros except the selected rows). ``sparse_grad=True`` [derived, issue 17 item 2]:
-    the backward returns a sparse COO gradient with one row per gathered token (duplicates summed
-    on coalescing), so a backward costs what the routed forward computes, not the bank size.
-    The same numbers: ``bank.grad.to_dense()`` equals the dense gradient (sums of the same terms;
-    tests/test_chapters_sparse_grad.py). The optimiser must accept sparse gradients (SGD,
-    Adagrad, SparseAdam) or densify them; the default stays dense for the training loops."""
-    tokens, dim = bank.shape[0] // n_chapters, bank.shape[-1]
-    if not sparse_grad:
-        return bank.view(n_chapters, tokens, dim)[chapters]
-    rows = (chapters[..., None] * tokens
-            + torch.arange(tokens, device=chapters.device)).reshape(-1)
-    return _GatherRows.apply(bank, rows).view(*chapters.shape, tokens, dim)
-
-
 class MemoryLayer(nn.Module):
     """Router + selected-memory preprocessing + memory attention of one memory layer
     [paper + reference]. The bank is passed in (one bank shared by all memory layers).
@@ -201,7 +166,7 @@ class MemoryLayer(nn.Module):
     attention (see :meth:`MemoryAttention.forward`) [derived, exact up to rounding].
 
     ``sparse_bank_grad`` (class default False; set it on an instance): the routed gather's
-    backward writes a sparse gradient holding only the selected chapters (:func:`gather_chapters`).
+    backward writes a sparse gradient holding only the selected chapters (:func:`constructions.chapters_memory.gather_chapters`).
     """
 
     sparse_bank_grad = False

@@ -3,7 +3,8 @@ item 2): the same numbers as the dense-gradient version, written only for the se
 import pytest
 import torch
 
-from constructions.chapters import MemoryLayer, gather_chapters
+from constructions.chapters import MemoryLayer
+from constructions.chapters_memory import gather_chapters
 
 
 def _layer_bank_hidden(seed, n_chapters=32, tokens=8, d=16, batch=2, dtype=torch.float64):
