@@ -34,6 +34,7 @@ def test_dead_worker_recorded_at_once_naming_the_signal(tmp_path, monkeypatch):
                                   on_record=lambda r: order.append(r["id"]))
     by_id = {r["id"]: r for r in records}
     assert by_id[KILLED]["status"] == "error" and "SIGKILL" in by_id[KILLED]["error"]
+    assert by_id[KILLED]["peak_rss_bytes"] is None
     assert by_id[FAST]["status"] == "pass"
     assert order == [KILLED, FAST]
     assert len(store.records()) == 2

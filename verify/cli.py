@@ -151,7 +151,7 @@ def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
             a["unknown"].append(c.id)
             continue
         a["seconds"] += float(row.get("seconds", 0.0))
-        a["peak_rss_bytes"] = max(a["peak_rss_bytes"], int(row.get("peak_rss_bytes", 0)))
+        a["peak_rss_bytes"] = max(a["peak_rss_bytes"], int(row.get("peak_rss_bytes") or 0))
         a["devices"].add(row.get("device", "?"))
     return areas
 

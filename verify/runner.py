@@ -282,8 +282,11 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
                 proc.wait()
                 for claim in group:
                     if claim.id not in done:
-                        deliver(run_claim(_Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx,
-                                          controls=False))
+                        rec = run_claim(_Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx,
+                                        controls=False)
+                        rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
+                        rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
+                        deliver(rec)
                         bar.update(1)
                 continue
             deliver(record)
