@@ -182,24 +182,27 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         pending = np.arange(c)
         U = np.zeros((c, d))
         P = np.zeros(c)
+        low = np.zeros(c)
         while len(pending):
             for a in pending:
                 W = _directions(V, rows[a], cols[a])
                 p = _ldp_min_norm(W) @ W
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
-            # full check of every separator in the chunk against every column j != i
-            vals = ((U * V[rows]).sum(axis=1)[:, None] - U @ V.T) / dist
-            vals[np.arange(c), rows] = np.inf
-            for a in range(c):  # near pairs: <u, v_i - v_j> from the difference vector itself
+            # full check of every separator re-solved this round against every column j != i
+            # (the other rows' separators did not change, nor did their check)
+            vals = (((U[pending] * V[rows[pending]]).sum(axis=1)[:, None] - U[pending] @ V.T)
+                    / dist[pending])
+            vals[np.arange(len(pending)), rows[pending]] = np.inf
+            for r, a in enumerate(pending):  # near pairs: <u, v_i - v_j> from the difference itself
                 if len(near[a]):
-                    vals[a, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
-            low = vals.min(axis=1)
+                    vals[r, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
+            low[pending] = vals.min(axis=1)
             still = []
-            for a in pending:
+            for r, a in enumerate(pending):
                 if not np.any(U[a]):
                     continue
-                bad = np.flatnonzero(vals[a] < P[a] - VIOLATION_TOL)
+                bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
                 if len(bad) == 0:
                     continue
                 mask = np.ones(len(bad), dtype=bool)
@@ -207,7 +210,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
                 bad = bad[mask]
                 if len(bad) == 0:
                     continue
-                worst = bad[np.argsort(vals[a, bad])[: d + 1]]
+                worst = bad[np.argsort(vals[r, bad])[: d + 1]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
             pending = np.asarray(still, dtype=np.int64)
