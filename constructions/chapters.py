@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from constructions.chapters_memory import gather_chapters
 from theory.chapters_flops import validate_config
 
 EPS = 1e-6
@@ -163,7 +164,12 @@ class MemoryLayer(nn.Module):
     more tokens than the bank holds it is cheaper to project the normalised bank once and gather
     the projections; both orders give the same K, V, and the weight is applied inside the
     attention (see :meth:`MemoryAttention.forward`) [derived, exact up to rounding].
+
+    ``sparse_bank_grad`` (class default False; set it on an instance): the routed gather's
+    backward writes a sparse gradient holding only the selected chapters (:func:`constructions.chapters_memory.gather_chapters`).
     """
+
+    sparse_bank_grad = False
 
     def __init__(self, d_model, n_heads, n_chapters, n_shared, top_k, routed_scale=2.5,
                  weighting=True, routing="sequence", device=None, dtype=None):
@@ -184,7 +190,8 @@ class MemoryLayer(nn.Module):
             normed = rms_normalise(chapters)
             keys, values = att.wk(normed)[routing.chapters], att.wv(normed)[routing.chapters]
         else:
-            selected = rms_normalise(chapters[routing.chapters])         # (B, C_sh + k, T, d)
+            selected = rms_normalise(gather_chapters(bank, routing.chapters, self.n_chapters,
+                                                     self.sparse_bank_grad))  # (B, C_sh+k, T, d)
             keys, values = att.wk(selected), att.wv(selected)
         keys, values = keys.reshape(b, -1, dim), values.reshape(b, -1, dim)
         token_weights = routing.weights.repeat_interleave(tokens, dim=1)  # (B, N_sel)

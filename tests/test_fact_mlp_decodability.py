@@ -79,3 +79,58 @@ def test_bad_input(values, pattern):
 def test_rho_lower_bound_rejects_bad_mu():
     with pytest.raises(ValueError, match="mu"):
         rho_lower_bound(1.5)
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e-3, 1e3, 1e6])
+def test_scale_invariance_far_from_one(scale):
+    """rho is scale invariant also far below and above norm 1 (issue 14 item 10: 1e-6 * V used
+    to raise 'duplicate values')."""
+    V = spherical(40, 6, 11)
+    ref = decodability(V)
+    res = decodability(scale * V)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-10)
+    assert res.gap < 1e-9
+
+
+def test_near_duplicates_translation_invariant_and_certified():
+    """Two values 1e-6 apart: the pair's direction is found from the difference vector, so rho is
+    unchanged by translating the table (the w_ij are), and the primal value recomputed directly
+    from the differences equals per_value (the old norm expansion was off by ~4e-6)."""
+    V = spherical(30, 5, 2)
+    e = np.random.default_rng(3).standard_normal(5)
+    V[1] = V[0] + 1e-6 * e / np.linalg.norm(e)
+    res = decodability(V)
+    shifted = decodability(V + 10.0)
+    np.testing.assert_allclose(shifted.per_value, res.per_value, atol=1e-9)
+    for i in range(len(V)):
+        W = V[i] - np.delete(V, i, 0)
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        np.testing.assert_allclose(float((W @ res.separators[i]).min()), res.per_value[i],
+                                   atol=1e-12)
+    assert res.gap < 1e-9
+
+
+def test_duplicates_relative_to_the_largest_norm():
+    V = spherical(10, 4, 0) * 1e-8
+    with pytest.raises(ValueError, match="duplicate"):
+        decodability(np.vstack([V, V[3]]))
+    with pytest.raises(ValueError, match="all zero"):
+        decodability(np.zeros((3, 2)))
+
+
+def test_coherence_requires_unit_norm_unless_asked():
+    """coherence() no longer normalises silently (issue 14 item 10: rho_lower_bound(coherence(V))
+    exceeded rho for non-unit values)."""
+    V = np.random.default_rng(0).standard_normal((30, 8))
+    with pytest.raises(ValueError, match="unit-norm"):
+        coherence(V)
+    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    assert coherence(V, normalise=True) == pytest.approx(coherence(U), abs=1e-12)
+
+
+def test_decodability_exported_from_theory_fact_mlp():
+    """issue 14 item 11: the documented entry point."""
+    import theory.fact_mlp as fm
+    import theory.fact_mlp_decodability as fd
+
+    assert fm.decodability is fd.decodability

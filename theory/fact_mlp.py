@@ -216,3 +216,6 @@ register_bound(Bound(
     statement="improvement = P_baseline/P_ours at the smallest sizes with accuracy 1",
     params={"params_baseline": "P_baseline", "params_ours": "P_ours"},
     numeric=baseline_ratio, symbolic=_sym_ratio))
+
+# The documented entry point for rho (spec §5.1; issue 14 item 11). It lives in its own module.
+from theory.fact_mlp_decodability import Decodability, decodability  # noqa: E402,F401

@@ -20,6 +20,11 @@ rho_i > 0 (spec B4). Computation method [derived]:
   are added and the NNLS re-solved. The loop stops only when the full check passes, so the
   result is exact for the whole problem, at a cost of about O(n_V * d) per value.
 
+Distances and directions are computed from the difference vectors v_i - v_j wherever the
+expansion ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> would cancel (near-duplicate values), so rho is
+invariant under scaling, rotation and translation of the table to rounding (issue 14 item 10);
+duplicates are detected relative to the largest norm.
+
 Certificate: for every value the *primal* value min_j <u_i, w_ij> of the returned separator
 (a lower bound on rho_i) and the *dual* value ||p_i|| of the returned hull point (an upper
 bound) are both reported; ``gap`` = max_i (dual - primal) >= 0 bounds the error of rho_i.
@@ -33,8 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-#: Duplicate detection: two values closer than this (relative to the largest norm) are the same.
-DUPLICATE_TOL = 1e-12
+#: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
+#: largest value norm are the same value (scale invariant; the distance is computed directly
+#: from the difference vector, not by expanding norms).
+DUPLICATE_TOL = 1e-10
+#: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
+#: recomputed from the difference vector (the expansion loses all digits there).
+NEAR_TOL = 1e-6
 #: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
 VIOLATION_TOL = 1e-12
 
@@ -62,10 +72,12 @@ class Decodability:
         return int(np.argmin(self.per_value))
 
 
-def check_values(values, name: str = "values") -> np.ndarray:
+def check_values(values, name: str = "values", duplicates: bool = True) -> np.ndarray:
     """Validate a value table: finite float array (n_V, d), n_V >= 2, no duplicate rows.
 
     Raises ValueError naming the offending shape or the offending value indices.
+    ``duplicates=False`` skips the O(n_V^2 d) duplicate scan (callers that compute every
+    pairwise distance anyway, like :func:`decodability`, check it there).
     """
     V = np.asarray(values, dtype=np.float64)
     if V.ndim != 2:
@@ -77,19 +89,40 @@ def check_values(values, name: str = "values") -> np.ndarray:
     if len(bad):
         raise ValueError(f"{name}[{bad[0][0]}] holds a NaN or infinite entry (column {bad[0][1]})")
     sq = np.einsum("ij,ij->i", V, V)
-    scale = max(1.0, float(sq.max()))
-    chunk = max(1, int(2**22 // n))
-    for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        dist2 = sq[start:stop, None] + sq[None, :] - 2.0 * V[start:stop] @ V.T
-        rows = np.arange(start, stop)
-        dist2[np.arange(stop - start), rows] = np.inf
-        hit = np.argwhere(dist2 <= DUPLICATE_TOL * scale)
-        if len(hit):
-            a, b = rows[hit[0][0]], hit[0][1]
-            raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values: a value "
-                             "repeated in the table cannot be decoded (rho = 0)")
+    scale = float(sq.max())
+    if not scale > 0:
+        raise ValueError(f"{name} are all zero: every value is a duplicate of every other (rho = 0)")
+    if duplicates:
+        chunk = max(1, int(2**22 // n))
+        for start in range(0, n, chunk):
+            rows = np.arange(start, min(n, start + chunk))
+            _raise_on_duplicates(_pair_dist2(V, sq, rows, scale), rows, scale, name)
     return V
+
+
+def _raise_on_duplicates(dist2, rows, scale, name="values"):
+    hit = np.argwhere(dist2 <= DUPLICATE_TOL ** 2 * scale)
+    if len(hit):
+        a, b = rows[hit[0][0]], hit[0][1]
+        raise ValueError(f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
+                         f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
+                         "cannot be decoded (rho = 0)")
+
+
+def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
+                gram: np.ndarray | None = None) -> np.ndarray:
+    """Squared distances ||v_i - v_j||^2 for i in ``rows`` and every j (inf on j = i).
+
+    Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
+    difference vectors wherever the expansion is below NEAR_TOL * scale, where it has no
+    correct digits left (near-duplicates, issue 14 item 10)."""
+    dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T if gram is None else gram)
+    dist2[np.arange(len(rows)), rows] = np.inf
+    a, b = np.nonzero(dist2 <= NEAR_TOL * scale)
+    if len(a):
+        diff = V[rows[a]] - V[b]
+        dist2[a, b] = np.einsum("ij,ij->i", diff, diff)
+    return dist2
 
 
 def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
@@ -107,9 +140,10 @@ def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
     return lam / total
 
 
-def _directions(V: np.ndarray, sq: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
+def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
+    """Unit rows w_ij = (v_i - v_j) / ||v_i - v_j||, normalised from the difference vectors."""
     diff = V[i] - V[cols]
-    return diff / np.sqrt(np.maximum(sq[i] + sq[cols] - 2.0 * V[cols] @ V[i], 1e-300))[:, None]
+    return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
 def decodability(values, *, working_set: int | None = None, chunk: int = 256) -> Decodability:
@@ -117,12 +151,14 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
     computation of the [reference] definition; see the module docstring for the method).
 
     values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
-    working_set: initial number of columns per value (default min(n_V - 1, 2d + 8)).
+    working_set: initial number of columns per value (default min(n_V - 1, d + 8, 256); the column
+    generation adds what is missing, so the result does not depend on it).
     """
-    V = check_values(values)
+    V = check_values(values, duplicates=False)   # duplicates: checked below, chunk by chunk
     n, d = V.shape
     sq = np.einsum("ij,ij->i", V, V)
-    k0 = int(working_set) if working_set else min(n - 1, 2 * d + 8)
+    scale = float(sq.max())
+    k0 = int(working_set) if working_set else min(n - 1, d + 8, 256)
     k0 = max(1, min(n - 1, k0))
     separators = np.zeros((n, d))
     primal = np.zeros(n)
@@ -133,8 +169,11 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         rows = np.arange(start, stop)
         c = len(rows)
         G = V[rows] @ V.T
-        dist = np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2.0 * G, 0.0))
-        dist[np.arange(c), rows] = np.inf
+        dist2 = _pair_dist2(V, sq, rows, scale, G)
+        _raise_on_duplicates(dist2, rows, scale)
+        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scale)
+        near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
+        dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
         score = (sq[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
@@ -143,21 +182,27 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         pending = np.arange(c)
         U = np.zeros((c, d))
         P = np.zeros(c)
+        low = np.zeros(c)
         while len(pending):
             for a in pending:
-                W = _directions(V, sq, rows[a], cols[a])
+                W = _directions(V, rows[a], cols[a])
                 p = _ldp_min_norm(W) @ W
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
-            # full check of every separator in the chunk against every column j != i
-            vals = ((U * V[rows]).sum(axis=1)[:, None] - U @ V.T) / dist
-            vals[np.arange(c), rows] = np.inf
-            low = vals.min(axis=1)
+            # full check of every separator re-solved this round against every column j != i
+            # (the other rows' separators did not change, nor did their check)
+            vals = (((U[pending] * V[rows[pending]]).sum(axis=1)[:, None] - U[pending] @ V.T)
+                    / dist[pending])
+            vals[np.arange(len(pending)), rows[pending]] = np.inf
+            for r, a in enumerate(pending):  # near pairs: <u, v_i - v_j> from the difference itself
+                if len(near[a]):
+                    vals[r, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
+            low[pending] = vals.min(axis=1)
             still = []
-            for a in pending:
+            for r, a in enumerate(pending):
                 if not np.any(U[a]):
                     continue
-                bad = np.flatnonzero(vals[a] < P[a] - VIOLATION_TOL)
+                bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
                 if len(bad) == 0:
                     continue
                 mask = np.ones(len(bad), dtype=bool)
@@ -165,7 +210,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
                 bad = bad[mask]
                 if len(bad) == 0:
                     continue
-                worst = bad[np.argsort(vals[a, bad])[: d + 1]]
+                worst = bad[np.argsort(vals[r, bad])[: d + 1]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
             pending = np.asarray(still, dtype=np.int64)
@@ -179,10 +224,23 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
                         primal=primal, dual=dual, gap=gap, working_set=sizes)
 
 
-def coherence(values) -> float:
-    """mu = max_{i != j} <v_i, v_j> of the row-normalised values (spec §3)."""
+def coherence(values, *, normalise: bool = False) -> float:
+    """mu = max_{i != j} <v_i, v_j> of unit-norm values (spec §3).
+
+    The values must have unit norm (to 1e-8): :func:`rho_lower_bound` holds only for them, and a
+    silent normalisation once gave a "bound" above rho for non-unit values (issue 14 item 10).
+    ``normalise=True`` returns the coherence of the directions v_i / ||v_i|| instead; that
+    number does not bound rho of the un-normalised table.
+    """
     V = check_values(values)
-    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    norms = np.linalg.norm(V, axis=1)
+    if not normalise:
+        off = np.flatnonzero(np.abs(norms - 1.0) > 1e-8)
+        if len(off):
+            raise ValueError(f"values[{int(off[0])}] has norm {norms[off[0]]:.6g}: coherence (and "
+                             "rho_lower_bound) is defined for unit-norm values; pass "
+                             "normalise=True for the coherence of the directions")
+    U = V / norms[:, None]
     best = -np.inf
     for start in range(0, len(U), 1024):
         G = U[start:start + 1024] @ U.T

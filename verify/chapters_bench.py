@@ -1,6 +1,11 @@
 """``python -m verify bench chapters_memory``: routed against dense memory attention (Mixture of
 Chapters, 2603.21096) at bank sizes 2^12..2^18 tokens, d = 64, forward + backward, with the FLOP
 ratio of :func:`theory.chapters_flops.flops_memory_attention` beside the measured time ratio.
+Three variants: dense (attention over the whole bank), routed with the dense bank gradient of
+plain indexing, and routed with the sparse bank gradient (``routed_sparse``, issue 17 item 2).
+Every step starts from ``bank.grad = None`` (as after ``zero_grad(set_to_none=True)``). Times are
+medians over ``pairs`` interleaved rounds of the three variants; ratios are medians of per-round
+ratios, with their range.
 Exploratory: no acceptance threshold (spec §7, timing note).
 """
 from __future__ import annotations
@@ -9,13 +14,15 @@ import json
 import subprocess
 import sys
 
-from verify.bench import bench_case, best_time
+import numpy as np
+
+from verify.bench import bench_case, interleaved_times, ratio_summary
 
 _PEAK_SCRIPT = '''
 import json, sys
-from verify.chapters_bench import _layer_and_inputs, routed_step, dense_step
+from verify.chapters_bench import _layer_and_inputs, routed_step, routed_sparse_step, dense_step
 args = json.loads(sys.argv[1])
-step = routed_step if args.pop("variant") == "routed" else dense_step
+step = {"routed": routed_step, "routed_sparse": routed_sparse_step, "dense": dense_step}[args.pop("variant")]
 layer, bank, hidden = _layer_and_inputs(device="cpu", **args)
 def status(field):
     for line in open("/proc/self/status"):
@@ -55,15 +62,31 @@ def _layer_and_inputs(bank_tokens, d_model, n_heads, top_k, tokens_per_chapter, 
 
 
 def routed_step(layer, bank, hidden):
-    """Forward + backward of routed memory attention: router, gather, weighting, attention."""
+    """Forward + backward of routed memory attention: router, gather, weighting, attention; the
+    bank gradient is dense (bank-sized), as plain indexing writes it."""
+    bank.grad = None  # as after optimizer.zero_grad(set_to_none=True): each step allocates it
+    layer.sparse_bank_grad = False
     read, _ = layer(hidden, hidden, bank)
     read.sum().backward()
+
+
+def routed_sparse_step(layer, bank, hidden):
+    """The same forward + backward with the sparse bank gradient of
+    :func:`constructions.chapters.gather_chapters` (only the selected chapters' rows)."""
+    bank.grad = None
+    layer.sparse_bank_grad = True
+    try:
+        read, _ = layer(hidden, hidden, bank)
+        read.sum().backward()
+    finally:
+        layer.sparse_bank_grad = False
 
 
 def dense_step(layer, bank, hidden):
     """Forward + backward of memory attention over the whole (RMS-normalised) bank."""
     from constructions.chapters import rms_normalise
 
+    bank.grad = None
     normed = rms_normalise(bank)
     att = layer.attention
     keys = att.wk(normed).expand(hidden.shape[0], -1, -1)
@@ -73,7 +96,7 @@ def dense_step(layer, bank, hidden):
 
 @bench_case("chapters_memory")
 def bench_chapters_memory(device: str = "cpu", log2_sizes=range(12, 19), d_model=64, n_heads=4,
-                          top_k=4, tokens_per_chapter=64, seq_len=64, batch=1) -> dict:
+                          top_k=4, tokens_per_chapter=64, seq_len=64, batch=1, pairs=7) -> dict:
     import torch
 
     from theory.chapters_flops import flops_memory_attention
@@ -90,21 +113,29 @@ def bench_chapters_memory(device: str = "cpu", log2_sizes=range(12, 19), d_model
                "top_k": top_k, "mem_layers": [0]}
         flop_ratio = flops_memory_attention(cfg, dense_bank=True) / flops_memory_attention(cfg)
         row = {"bank_tokens": n, "flop_ratio_dense_over_routed": flop_ratio}
-        for name, step in (("routed", routed_step), ("dense", dense_step)):
+        steps = {"routed": routed_step, "routed_sparse": routed_sparse_step, "dense": dense_step}
+
+        def runner(step):
             def run():
                 step(layer, bank, hidden)
                 sync()
+            return run
 
-            row[f"{name}_s"] = best_time(run, repeats=2)
+        times = interleaved_times({k: runner(v) for k, v in steps.items()}, pairs=pairs)
+        for name in steps:
+            row[f"{name}_s"] = float(np.median(times[name]))
             if str(device) == "cpu":
                 row[f"{name}_peak_bytes"] = peak_rss_bytes(
                     name, bank_tokens=n, d_model=d_model, n_heads=n_heads, top_k=top_k,
                     tokens_per_chapter=tokens_per_chapter, seq_len=seq_len, batch=batch)
             else:
                 torch.cuda.reset_peak_memory_stats()
-                run()
+                runner(steps[name])()
                 row[f"{name}_peak_bytes"] = int(torch.cuda.max_memory_allocated())
-        row["time_ratio_dense_over_routed"] = row["dense_s"] / row["routed_s"]
+        for name in ("routed", "routed_sparse"):
+            summary = ratio_summary(times["dense"], times[name])
+            row[f"time_ratio_dense_over_{name}"] = summary["median"]
+            row[f"time_ratio_dense_over_{name}_min_max"] = [summary["min"], summary["max"]]
         rows.append(row)
     out = {"name": "chapters_memory", "device": device,
            "shape": f"d={d_model} heads={n_heads} L={seq_len} B={batch} T={tokens_per_chapter} "

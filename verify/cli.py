@@ -4,6 +4,7 @@
     python -m verify list [--markdown]    ids, sources, provenance, statements
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
                                           [--out DIR] [--json] [--fresh]
+    python -m verify run ... --dry-run    expected time per area from stored records, nothing run
     python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
                                           run every control; exit 1 if one passes (the claim is
                                           vacuous) or an empirical/must_fail claim has none
@@ -29,6 +30,8 @@ def _add_run_options(p):
     p.add_argument("--out", default=DEFAULT_OUT, help="results folder (claims.jsonl, report.md)")
     p.add_argument("--json", action="store_true", help="one JSON record per claim on stdout")
     p.add_argument("--fresh", action="store_true", help="do not reuse finished results")
+    p.add_argument("--dry-run", action="store_true",
+                   help="run nothing: print the expected seconds per area from stored records")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes, whole areas each (default: up to the CPU count, at most "
                         "one per area; 1 runs in this process)")
@@ -145,6 +148,66 @@ def _short(value, limit=60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
+    """Per area: claims, the seconds of the newest stored record of each claim at ``scale`` (any
+    seed or device) found in ``folders``, the claims with no such record, and their peak memory."""
+    from verify.results import ResultStore
+
+    latest: dict[str, dict] = {}
+    for folder in folders:
+        if (Path(folder) / "claims.jsonl").exists():
+            for row in ResultStore(folder).records():
+                if row.get("scale") == scale and row.get("status") != "error":
+                    latest[row["id"]] = row
+    areas: dict[str, dict] = {}
+    for c in claims:
+        a = areas.setdefault(c.area, {"claims": 0, "seconds": 0.0, "unknown": [],
+                                      "peak_rss_bytes": 0, "devices": set()})
+        a["claims"] += 1
+        row = latest.get(c.id)
+        if row is None:
+            a["unknown"].append(c.id)
+            continue
+        a["seconds"] += float(row.get("seconds", 0.0))
+        a["peak_rss_bytes"] = max(a["peak_rss_bytes"], int(row.get("peak_rss_bytes") or 0))
+        a["devices"].add(row.get("device", "?"))
+    return areas
+
+
+def cmd_dry_run(args, claims, jobs: int) -> int:
+    """``run --dry-run``: the expected time per area (from stored records), nothing is run."""
+    folders = [args.out] + ([str(Path(DEFAULT_OUT) / "full")] if args.scale == "full" else [])
+    areas = expected_seconds(claims, args.scale, folders)
+    rows = []
+    for area, a in areas.items():
+        rows.append({"area": area, "claims": a["claims"], "expected_seconds": round(a["seconds"], 1),
+                     "claims_without_record": len(a["unknown"]),
+                     "max_peak_rss_gb": round(a["peak_rss_bytes"] / 2**30, 2),
+                     "measured_on": sorted(a["devices"])})
+    loads = [0.0] * max(1, jobs)
+    for r in sorted(rows, key=lambda r: -r["expected_seconds"]):  # whole areas per worker
+        loads[loads.index(min(loads))] += r["expected_seconds"]
+    total = {"scale": args.scale, "serial_seconds": round(sum(r["expected_seconds"] for r in rows), 1),
+             "jobs": jobs, "wall_seconds_with_jobs": round(max(loads), 1),
+             "claims_without_record": sum(r["claims_without_record"] for r in rows),
+             "from": folders}
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        print(json.dumps(total))
+        return 0
+    print(f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9} {'peak GB':>8}  measured on")
+    for r in rows:
+        print(f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} "
+              f"{r['claims_without_record']:>9} {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}")
+    print(f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
+          f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
+          f"{total['claims_without_record']} claims have no stored record at this scale (not "
+          f"counted). Records from {', '.join(folders)}; times are those of the machine that "
+          "stored them.")
+    return 0
+
+
 def cmd_run(args, patterns) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
@@ -156,15 +219,17 @@ def cmd_run(args, patterns) -> int:
     dtype = args.dtype or default_dtype(device)
     ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale,
                   progress=sys.stderr.isatty())
+    areas = {c.area for c in claims}
+    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
+    if jobs < 1:
+        raise ValueError(f"--jobs={jobs} must be >= 1")
+    if getattr(args, "dry_run", False):
+        return cmd_dry_run(args, claims, jobs)
     store = ResultStore(args.out)
 
     def emit(record):
         if args.json:
             print(json.dumps(record), flush=True)
-    areas = {c.area for c in claims}
-    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
-    if jobs < 1:
-        raise ValueError(f"--jobs={jobs} must be >= 1")
     if jobs > 1 and len(areas) > 1:
         records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
     else:

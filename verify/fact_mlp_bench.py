@@ -105,3 +105,66 @@ def bench_decodability(device: str = "cpu", n_values: int = 1024, dim: int = 64,
             "admm_rho_primal": float(primal.min()),
             "admm_max_gap": float(np.max(dual - primal)),
             "admm_max_abs_error": float(np.max(np.abs(dual - ours.per_value[subset])))}
+
+
+_BUILD_SCRIPT = '''
+import json, math, resource, sys, time
+import numpy as np
+from constructions.fact_mlp import decode_numpy, fact_set
+from constructions.fact_mlp_large import build_large
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+F, n_v, d, seed = (int(a) for a in sys.argv[1:5])
+facts = fact_set(F, n_v, d, np.random.default_rng(seed))
+c0, w0 = cpu(), time.perf_counter()
+mlp = build_large(facts.keys, facts.values, facts.fact_map, seed=seed)
+c1, w1 = cpu(), time.perf_counter()
+out = mlp.forward(facts.keys)
+acc, margin = decode_numpy(out, facts.values, facts.fact_map)
+err = float(np.max(np.abs(mlp.code(facts.keys) - mlp.info["value_codes"][facts.fact_map])))
+c2, w2 = cpu(), time.perf_counter()
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        peak = int(line.split()[1]) * 1024
+print(json.dumps({"build_cpu_s": c1 - c0, "build_wall_s": w1 - w0, "verify_cpu_s": c2 - c1,
+                  "verify_wall_s": w2 - w1, "peak_rss_bytes": peak, "n_params": mlp.n_params,
+                  "n_params_relu_form": mlp.n_params_relu, "n_buckets": mlp.n_buckets,
+                  "accuracy": acc, "min_margin": margin, "max_code_error": err,
+                  "bits_per_param": F * math.log2(n_v) / mlp.n_params}))
+'''
+
+
+@bench_case("fact_mlp_build")
+def bench_fact_mlp_build(device: str = "cpu", log10_facts=(3, 4, 5, 6), n_values: int = 1024,
+                         dim: int = 64, seed: int = 0) -> dict:
+    """Build + verify the bucketed builder (:func:`constructions.fact_mlp_large.build_large`) at
+    F = 10^3 .. 10^6 (d = 64, n_V = 1024, spherical), each F in a fresh process: CPU and wall
+    seconds of the build (decodability included) and of the verification (forward on every key,
+    argmax decode against all n_V values, code error), peak resident memory of the process
+    (VmHWM, inputs included), parameters, parameters per fact against the joint construction's
+    (formula :func:`theory.fact_mlp.construction_params_unique` at m_c = d), bits per parameter
+    F log2 n_V / P, accuracy and minimum margin. CPU only (numpy); the 10^6 row is marked slow.
+    Targets (issue 17): F = 10^5 under 2 min, 10^6 under 15 min, peak under 8 GB."""
+    import json as _json
+    import subprocess
+    import sys
+
+    from theory.fact_mlp import construction_params_unique
+
+    out = {"name": "fact_mlp_build", "device": "cpu",
+           "shape": f"d={dim} n_V={n_values} m_c={dim}", "dtype": "float64",
+           "note": "one process per F; cpu seconds are user+system of that process"}
+    for e in log10_facts:
+        F = 10 ** int(e)
+        res = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, str(F), str(n_values), str(dim),
+                              str(seed)], capture_output=True, text=True, check=True)
+        row = _json.loads(res.stdout.strip().splitlines()[-1])
+        row["params_per_fact"] = row["n_params"] / F
+        row["ratio_to_joint_per_fact"] = row["n_params"] / construction_params_unique(F, dim, dim)
+        row["exact"] = bool(row["accuracy"] == 1.0 and row["min_margin"] > 0
+                            and row["max_code_error"] < 1e-8)
+        row["slow"] = F >= 10 ** 6
+        for key, value in row.items():
+            out[f"{key}@F=1e{int(e)}"] = value
+    return out

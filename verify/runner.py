@@ -70,6 +70,7 @@ def run_controls(claim: Claim, ctx: Context, params: dict | None = None) -> list
 def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: bool = True) -> dict:
     """Run one claim and (unless ``controls`` is False) each of its controls."""
     params = claim.params(ctx.scale) if params is None else dict(params)
+    peak_scope = reset_peak_memory(ctx.device)
     start = time.perf_counter()
     outcome, error = None, None
     try:
@@ -98,6 +99,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "status": status, "seed": ctx.seed, "device": ctx.device, "dtype": ctx.dtype,
         "seconds": round(seconds, 3), "git": git_revision(), "code": git_revision(),
         "versions": versions(), "details": details,
+        **peak_memory(ctx.device, peak_scope),
     }
     if claim.demonstrates_failure:
         record["demonstrates_failure"] = True
@@ -124,6 +126,53 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         if entry.flips_with_seed and outcome is not None:
             record["seed_verdict"] = bool(outcome.passed)
     return record
+
+
+def reset_peak_memory(device: str = "cpu") -> str:
+    """Reset the peak-memory counters before a claim; returns the scope the next
+    :func:`peak_memory` reading covers: "claim" where the resident-set peak can be reset
+    (Linux /proc/self/clear_refs), else "process" (the peak since the process started)."""
+    import sys
+
+    if str(device).startswith("cuda") and "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # resets VmHWM to the current resident set
+        return "claim"
+    except OSError:
+        return "process"
+
+
+def peak_memory(device: str = "cpu", scope: str = "process") -> dict:
+    """Peak memory fields of a claim record: ``peak_rss_bytes`` (VmHWM of this process, or
+    ru_maxrss where /proc is absent), its ``peak_rss_scope`` ("claim" when it was reset before
+    the claim, else "process"), and on cuda ``peak_cuda_bytes`` (torch.cuda.max_memory_allocated)."""
+    import sys
+
+    out: dict = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    out["peak_rss_bytes"] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if "peak_rss_bytes" not in out:
+        import resource
+
+        out["peak_rss_bytes"] = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+        scope = "process"
+    out["peak_rss_scope"] = scope
+    if str(device).startswith("cuda") and "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available():
+            out["peak_cuda_bytes"] = int(torch.cuda.max_memory_allocated())
+    return out
 
 
 def run_claims(claims: list[Claim], ctx: Context, store: ResultStore | None = None,
@@ -175,7 +224,9 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
     """Run claims in ``jobs`` worker processes (``python -m verify run ... --json``), whole areas per
     worker, each with ``cpu_count // jobs`` threads. Records are appended to ``store`` by this
     process as they arrive, so an interrupted run keeps every finished claim; a worker that dies
-    leaves error records for the claims it did not report."""
+    leaves error records for the claims it did not report as soon as its output closes (while the
+    other workers go on), naming its exit status or the signal that killed it."""
+    import collections
     import json
     import os
     import queue
@@ -201,6 +252,14 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
     threads = str(max(1, (os.cpu_count() or 1) // max(1, len(groups))))
     inbox: queue.Queue = queue.Queue()
     procs = []
+
+    def deliver(record):
+        done[record["id"]] = record
+        if store is not None:
+            store.append(record)
+        if on_record is not None:
+            on_record(record)
+
     with tempfile.TemporaryDirectory(prefix="recall-bounds-") as tmp:
         for i, group in enumerate(groups):
             cmd = [sys.executable, "-m", "verify", "run", *[c.id for c in group], "--json", "--fresh",
@@ -209,50 +268,68 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
             env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     env=env)
-            procs.append((proc, group))
+            tail: collections.deque = collections.deque(maxlen=200)
+            procs.append((proc, group, tail))
 
-            def pump(p=proc):
+            def pump(p=proc, k=i):
                 for line in p.stdout:
                     line = line.strip()
                     if line.startswith("{"):
                         inbox.put(json.loads(line))
-                inbox.put(None)
+                inbox.put(k)  # this worker's stdout closed: it finished or died
+
+            def drain(p=proc, t=tail):  # read stderr as it comes, so a chatty worker never blocks
+                for line in p.stderr:
+                    t.append(line)
 
             threading.Thread(target=pump, daemon=True).start()
+            threading.Thread(target=drain, daemon=True).start()
         bar = tqdm(total=len(pending), desc="claims", unit="claim", disable=not ctx.progress, leave=False)
         open_streams = len(procs)
         while open_streams:
             record = inbox.get()
-            if record is None:
+            if isinstance(record, int):  # a worker ended: record its missing claims at once
                 open_streams -= 1
+                proc, group, tail = procs[record]
+                proc.wait()
+                for claim in group:
+                    if claim.id not in done:
+                        rec = run_claim(_Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx,
+                                        controls=False)
+                        rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
+                        rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
+                        deliver(rec)
+                        bar.update(1)
                 continue
-            done[record["id"]] = record
-            if store is not None:
-                store.append(record)
-            if on_record is not None:
-                on_record(record)
+            deliver(record)
             bar.update(1)
             bar.set_postfix_str(record["id"])
         bar.close()
-        for proc, group in procs:
-            stderr = proc.stderr.read()
-            proc.wait()
-            for claim in group:
-                if claim.id not in done:  # the worker died before reporting this claim
-                    record = run_claim(_Crashed(claim, proc.returncode, stderr[-2000:]), ctx)
-                    done[claim.id] = record
-                    if store is not None:
-                        store.append(record)
-                    if on_record is not None:
-                        on_record(record)
     return [done[c.id] for c in claims]
+
+
+def exit_cause(returncode: int | None) -> str:
+    """Words for a worker's exit status: a negative status is the signal that killed it."""
+    import signal
+
+    if returncode is None:
+        return "no exit status"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        hint = (" (SIGKILL is what the out-of-memory killer sends; see the kernel log)"
+                if -returncode == signal.SIGKILL else "")
+        return f"killed by {name}{hint}"
+    return f"exited with status {returncode}"
 
 
 def _Crashed(claim: Claim, returncode: int, stderr: str) -> Claim:
     from dataclasses import replace
 
     def check(params, ctx):
-        raise RuntimeError(f"worker process exited with status {returncode} before reporting "
-                           f"this claim; its stderr ends: {stderr}")
+        raise RuntimeError(f"worker process {exit_cause(returncode)} before reporting this claim; "
+                           f"its stderr ends: {stderr}")
 
     return replace(claim, check=check)

@@ -1,0 +1,70 @@
+"""Worker processes of ``verify run --jobs``: a dead worker's claims are recorded at once, naming
+the signal; every record carries its peak memory (issue 17 item 4)."""
+import os
+import signal
+import stat
+import sys
+
+from verify.claims import Context, select
+from verify.results import ResultStore
+from verify.runner import exit_cause, run_claim, run_claims_parallel
+
+FAST = "hopfield.capacity.constants"
+KILLED = "retrieval.theory.info_floor"
+
+
+def test_exit_cause_names_the_signal():
+    assert "SIGKILL" in exit_cause(-signal.SIGKILL) and "out-of-memory" in exit_cause(-9)
+    assert "SIGTERM" in exit_cause(-signal.SIGTERM)
+    assert exit_cause(3) == "exited with status 3"
+
+
+def test_dead_worker_recorded_at_once_naming_the_signal(tmp_path, monkeypatch):
+    """The worker of one area SIGKILLs itself; the other sleeps 4 s first. The killed worker's
+    claim is recorded (error, 'SIGKILL') before the slow worker's claim arrives."""
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *{KILLED}*) kill -9 $$ ;; esac\n"
+                       f"sleep 4\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(sys, "executable", str(wrapper))
+    order = []
+    claims = select([FAST, KILLED])
+    store = ResultStore(tmp_path / "out")
+    records = run_claims_parallel(claims, Context(), store, jobs=2,
+                                  on_record=lambda r: order.append(r["id"]))
+    by_id = {r["id"]: r for r in records}
+    assert by_id[KILLED]["status"] == "error" and "SIGKILL" in by_id[KILLED]["error"]
+    assert by_id[KILLED]["peak_rss_bytes"] is None
+    assert by_id[FAST]["status"] == "pass"
+    assert order == [KILLED, FAST]
+    assert len(store.records()) == 2
+
+
+def test_records_carry_peak_memory():
+    record = run_claim(select([FAST])[0], Context())
+    assert record["peak_rss_bytes"] > 10 * 2**20
+    assert record["peak_rss_scope"] in ("claim", "process")
+    if os.path.exists("/proc/self/clear_refs"):
+        assert record["peak_rss_scope"] == "claim"
+
+
+def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsys):
+    """`run --dry-run` sums the newest stored record per claim at the asked scale, per area."""
+    import json
+
+    from verify.cli import main
+
+    store = ResultStore(tmp_path)
+    store.append({"id": FAST, "scale": "full", "seconds": 12.5, "status": "pass", "device": "cuda",
+                  "peak_rss_bytes": 2**30})
+    store.append({"id": FAST, "scale": "quick", "seconds": 99.0, "status": "pass", "device": "cpu"})
+    before = len(store.records())
+    assert main(["run", FAST, KILLED, "--scale", "full", "--dry-run", "--jobs", "1", "--json",
+                 "--out", str(tmp_path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    by_area = {r["area"]: r for r in rows if "area" in r}
+    assert by_area["hopfield"]["expected_seconds"] == 12.5
+    assert by_area["hopfield"]["measured_on"] == ["cuda"] and by_area["hopfield"]["max_peak_rss_gb"] == 1.0
+    assert by_area["retrieval"]["claims_without_record"] == 1
+    assert rows[-1]["serial_seconds"] == 12.5 and rows[-1]["scale"] == "full"
+    assert len(store.records()) == before  # nothing ran
