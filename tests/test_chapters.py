@@ -214,3 +214,34 @@ def test_figures_render_from_tiny_records():
                 records[cid] = run_claim(claims[cid], ctx, params)
                 assert records[cid]["status"] != "error", records[cid].get("error")
         plt.close(fig.draw(records))
+
+
+def test_dense_bank_cost_ratio():
+    """Formerly the claim chapters.flops.dense_bank_cost (a formula against its own value: a unit
+    test): attending to the whole bank costs 57.19x routed memory attention at the paper config."""
+    routed = fl.flops_memory_attention(fl.PAPER_CONFIG)
+    dense = fl.flops_memory_attention(fl.PAPER_CONFIG, dense_bank=True)
+    assert 57.1 <= dense / routed <= 57.3
+
+
+def test_bank_geometry():
+    """Formerly the claim chapters.bank.geometry (config arithmetic: a unit test)."""
+    cfg = fl.PAPER_CONFIG
+    T = cfg["bank_tokens"] // cfg["n_chapters"]
+    assert cfg["bank_tokens"] % cfg["n_chapters"] == 0 and T == 64
+    n_sel = (cfg["n_shared"] + cfg["top_k"]) * T
+    assert n_sel == 4160 and 0.01586 <= n_sel / cfg["bank_tokens"] <= 0.01587
+    assert fl.substitutions(cfg)[fl.N_sel] == n_sel
+
+
+def test_flops_cli_prints_appendix_subtotals(capsys):
+    assert theory_main(["flops", "--config", "paper"]) == 0
+    text = capsys.readouterr().out
+    for value in ("6,530,531,328", "10,883,432,448", "7,124,491", "331,859", "15,991,040",
+                  "25,674,645,504", "460,913,577,984"):
+        assert value in text
+    assert theory_main(["flops", "--config", "paper", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["subtotals"]["memory_layer_extra"]["router losses"] == 331_859
+    assert out["subtotals"]["standard_layer"]["mlp"] == 10_883_432_448
+    assert out["totals"]["iso_flop_rule_layers"] == 22 and out["totals"]["iso_flop_layers"] == 24
