@@ -245,3 +245,37 @@ def test_flops_cli_prints_appendix_subtotals(capsys):
     assert out["subtotals"]["memory_layer_extra"]["router losses"] == 331_859
     assert out["subtotals"]["standard_layer"]["mlp"] == 10_883_432_448
     assert out["totals"]["iso_flop_rule_layers"] == 22 and out["totals"]["iso_flop_layers"] == 24
+
+
+def test_prefix_routing_equals_sequence_routing_on_each_prefix():
+    """routing='prefix' at position t == the paper's per-sequence routing run on x[:, :t+1] (the
+    prefix-only evaluation at inference) at its last position, with the same weights."""
+    moc, _ = toy_configs(64, 16, 16)
+    cfg = dict(moc, wo_init="normal")
+    seq = build(dict(cfg, routing="sequence"), 3, dtype=torch.float64)
+    pre = build(dict(cfg, routing="prefix"), 3, dtype=torch.float64)
+    pre.load_state_dict(seq.state_dict())
+    x = torch.from_numpy(np.random.default_rng(0).integers(4, cfg["vocab"], size=(5, 7)))
+    with torch.no_grad():
+        full, routings = pre(x)
+        assert routings[0].chapters.shape == (5 * 7, cfg["n_shared"] + cfg["top_k"])
+        for t in range(7):
+            last, _ = seq(x[:, :t + 1], last_only=True)
+            torch.testing.assert_close(full[:, t], last)
+
+
+def test_first_routing_is_fixed_chapters_with_bos():
+    """routing='first' reads position 0 only: with BOS first every input gets one chapter set."""
+    moc, _ = toy_configs(64, 16, 16)
+    model = build(dict(moc, routing="first"), 0)
+    x = torch.from_numpy(np.random.default_rng(1).integers(4, moc["vocab"], size=(16, 3)))
+    x[:, 0] = 0
+    with torch.no_grad():
+        _, routings = model(x)
+    chapters = routings[0].chapters
+    assert (chapters == chapters[0]).all()
+
+
+def test_unknown_routing_mode_is_an_error():
+    with pytest.raises(ValueError, match="prefix"):
+        ChapterRouter(8, 5, 1, 2, routing="causal")
