@@ -279,3 +279,41 @@ def test_first_routing_is_fixed_chapters_with_bos():
 def test_unknown_routing_mode_is_an_error():
     with pytest.raises(ValueError, match="prefix"):
         ChapterRouter(8, 5, 1, 2, routing="causal")
+
+
+def test_copy_batch_layout_and_errors():
+    from constructions.chapters_train import BOS, N_SPECIAL, make_copy_batch
+
+    seqs = make_copy_batch(16, 6, 8, np.random.default_rng(0)).numpy()
+    assert seqs.shape == (8, 13) and (seqs[:, 0] == BOS).all()
+    assert (seqs[:, 1:7] == seqs[:, 7:]).all()
+    assert seqs[:, 1:].min() >= N_SPECIAL and seqs[:, 1:].max() < N_SPECIAL + 16
+    with pytest.raises(ValueError, match="n >= 2"):
+        make_copy_batch(16, 1, 8, np.random.default_rng(0))
+
+
+def test_prefix_only_evaluation_equals_prefix_routing():
+    """copy_eval(prefix_only=True) of a sequence-routed model == the whole-sequence evaluation of
+    the same weights with per-position causal routing ('prefix')."""
+    from constructions.chapters_train import copy_config, copy_eval, make_copy_batch
+
+    seqs = make_copy_batch(8, 4, 16, np.random.default_rng(2))
+    seq = build(dict(copy_config(8, "sequence"), wo_init="normal"), 5, dtype=torch.float64)
+    pre = build(dict(copy_config(8, "prefix"), wo_init="normal"), 5, dtype=torch.float64)
+    pre.load_state_dict(seq.state_dict())
+    a = copy_eval(seq, seqs, 4, prefix_only=True)
+    b = copy_eval(pre, seqs, 4)
+    assert abs(a - b) <= 1e-10
+    assert abs(copy_eval(seq, seqs, 4) - a) > 1e-6  # the whole-sequence view differs
+
+
+def test_untrained_copy_model_is_near_the_floor():
+    """At initialisation the first-half loss is near ln(vocab) >= ln v: nothing is leaked yet."""
+    import math
+
+    from constructions.chapters_train import copy_config, copy_eval, make_copy_batch
+
+    cfg = copy_config(16)
+    model = build(cfg, 0)
+    loss = copy_eval(model, make_copy_batch(16, 6, 64, np.random.default_rng(3)), 6)
+    assert loss >= math.log(16)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Outcome, claim
+from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
 
 record(LedgerEntry(
@@ -42,10 +42,20 @@ BASE = {"n_facts": 512, "n_values": 256, "n_phase2": 512, "batch": 64, "steps1":
         "steps2": 100, "compare_step": 100, "seeds": 2, "eval_every": 25, "lr": 3e-3,
         "lr_memory": 6e-3, "bank_lr_factor": 0.1}
 FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_step=250, seeds=3)
+#: Router usage is measured over the first epoch, which costs a fraction of a second per seed,
+#: so its claims use 5 seeds (issue 12: >= 3 seeds where a seed is cheap); the first ``seeds``
+#: of them reuse the full phase-1 runs (end-of-training usage is reported for those).
+USAGE = {"usage_seeds": 5}
+
+
+#: The parameters a phase-1/phase-2 run depends on: the cache key of the shared runs, so claims
+#: with extra parameters (and their controls) reuse the same trained models.
+TRAIN_KEYS = ("n_facts", "n_values", "n_phase2", "batch", "steps1", "steps2", "eval_every", "lr",
+              "lr_memory", "bank_lr_factor")
 
 
 def _key(p):
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in p.items()))
+    return tuple((k, p[k]) for k in TRAIN_KEYS)
 
 
 def _data(p, seed):
@@ -110,17 +120,24 @@ def _acc_at(hist, step, which=0):
 
 @claim("chapters.toy.fact_storage_vs_isoflop", source=f"{SOURCE}, abstract (iso-FLOP comparison)",
        provenance="derived",
-       statement="on synthetic facts (quick: 512 facts, step 100 of 150), the MoC toy's mean value "
-                 "accuracy at the comparison step is >= the iso-FLOP dense model's - 0.02 ("
-                 "a speed-of-storage comparison, same optimiser for both; seeds: 2 quick, 3 full)",
-       quick=BASE, full=FULL, needs=("torch",))
+       statement="on synthetic facts, the MoC toy's mean value accuracy over the seeds at the "
+                 "comparison step is >= the iso-FLOP dense model's (rule depth) - 0.02, a "
+                 "speed-of-storage comparison with the same optimiser for both. Quick scale is "
+                 "weaker than the spec: 512 facts, step 100 of 150, 2 seeds (the dense model is "
+                 "near 0.28 there); full scale is the spec's 1024 facts, step 250 of 300, 3 seeds",
+       quick=BASE, full=FULL, needs=("torch",), seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
+       controls=[Control("moc_init", {"control": "moc_init"},
+                         "MoC's accuracy taken at step 0 (the untrained model) against the "
+                         "trained dense model: the criterion must fail")])
 def check_fact_storage(p, ctx):
     from theory.chapters_flops import flops_model
 
     moc_cfg, dense_cfg = _configs(p)
     seeds = ctx.seeds(p["seeds"])
     runs = {kind: [phase1(p, ctx, s, kind)[0] for s in seeds] for kind in ("moc", "dense")}
-    acc = {k: [_acc_at(h, p["compare_step"]) for h in hs] for k, hs in runs.items()}
+    step = {"moc": 0 if p.get("control") == "moc_init" else p["compare_step"],
+            "dense": p["compare_step"]}
+    acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
     m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
     flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
     return Outcome(f"MoC >= dense - 0.02 (dense {m_dense:.3f})", m_moc, m_moc >= m_dense - 0.02,
@@ -142,14 +159,21 @@ def check_fact_storage(p, ctx):
        statement="after phase 2 on a disjoint fact set (bank lr 1/10 of base), the mean drop of "
                  "phase-1 accuracy over the seeds (2 quick, 3 full) is <= for MoC than for the iso-FLOP "
                  "dense model",
-       quick=BASE, full=FULL, needs=("torch",))
+       quick=BASE, full=FULL, needs=("torch",), seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
+       controls=[Control("moc_forgets", {"control": "moc_forgets"},
+                         "MoC's phase-1 accuracy after phase 2 replaced by its accuracy at "
+                         "initialisation (complete forgetting): its drop is then ~1, larger than "
+                         "the dense model's, so the criterion must fail")])
 def check_retention(p, ctx):
     seeds = ctx.seeds(p["seeds"])
     out = {}
     for kind in ("moc", "dense"):
-        before = [phase1(p, ctx, s, kind)[0]["acc"][0][-1] for s in seeds]
+        firsts = [phase1(p, ctx, s, kind)[0] for s in seeds]
+        before = [h["acc"][0][-1] for h in firsts]
         hists = [phase2(p, ctx, s, kind) for s in seeds]
         after = [h["acc"][0][-1] for h in hists]
+        if kind == "moc" and p.get("control") == "moc_forgets":
+            after = [h["acc"][0][0] for h in firsts]
         out[kind] = {"before": before, "after": after,
                      "drop": [b - a for b, a in zip(before, after)],
                      "phase2_acc_B": [h["acc"][1][-1] for h in hists],
@@ -164,16 +188,22 @@ def check_retention(p, ctx):
 @claim("chapters.toy.frozen_bank_parity", source=f"{SOURCE}, Table 8 (frozen bank in IFT)",
        provenance="derived",
        statement="freezing the bank in phase 2 costs nothing against updating it at 1/10 lr: in every "
-                 "seed the phase-2 accuracy differs by <= 0.01 or the phase-2 loss by <= 0.01 nats",
-       quick=BASE, full=FULL, needs=("torch",))
+                 "seed the phase-2 accuracy differs by <= 0.01 or the phase-2 loss by <= 0.01 nats. "
+                 "Quick scale is weaker than the spec's 150-300 phase-2 steps: 100 steps on 512 "
+                 "facts, 2 seeds (at 75 steps it failed on seed 1: gap 0.021, 0.018 nats)",
+       quick=BASE, full=FULL, needs=("torch",), seed_rule="every seed of 0..1 (quick), 0..2 (full)",
+       controls=[Control("no_phase2", {"control": "no_phase2"},
+                         "the frozen-bank arm read before its phase-2 training (step 0): it has not "
+                         "learnt the phase-2 facts, so both gaps must exceed 0.01")])
 def check_frozen(p, ctx):
     seeds = ctx.seeds(p["seeds"])
     rows = []
+    at = 0 if p.get("control") == "no_phase2" else -1
     for s in seeds:
         slow, frozen = phase2(p, ctx, s, "moc", "slow"), phase2(p, ctx, s, "moc", "frozen")
-        rows.append({"seed": s, "acc_slow": slow["acc"][1][-1], "acc_frozen": frozen["acc"][1][-1],
+        rows.append({"seed": s, "acc_slow": slow["acc"][1][-1], "acc_frozen": frozen["acc"][1][at],
                      "loss_slow": slow["eval_loss"][1][-1],
-                     "loss_frozen": frozen["eval_loss"][1][-1],
+                     "loss_frozen": frozen["eval_loss"][1][at],
                      "retained_A_slow": slow["acc"][0][-1],
                      "retained_A_frozen": frozen["acc"][0][-1]})
     ok = [abs(r["acc_slow"] - r["acc_frozen"]) <= 0.01 or abs(r["loss_slow"] - r["loss_frozen"])
@@ -188,8 +218,11 @@ def _usage_rows(p, ctx, lb_coef, steps):
 
     window = max(1, p["n_facts"] // p["batch"])  # one epoch of the facts
     rows = []
-    for s in ctx.seeds(p["seeds"]):
-        hist = phase1(p, ctx, s, "moc", steps=steps, lb_coef=lb_coef)[0]
+    for i, s in enumerate(ctx.seeds(p["usage_seeds"])):
+        # The first `seeds` seeds reuse the full phase-1 runs; the others train the first epoch
+        # only (same schedule, so the first epoch is the same as in a full run).
+        run_steps = steps if i < p["seeds"] else window
+        hist = phase1(p, ctx, s, "moc", steps=run_steps, lb_coef=lb_coef)[0]
         ends = list(range(window, len(hist["f"]) + 1, window))
         rows.append({"seed": s, "first_epoch": usage(hist["f"], window, window),
                      "end": usage(hist["f"], len(hist["f"]), window), "entropy_steps": ends,
@@ -200,11 +233,17 @@ def _usage_rows(p, ctx, lb_coef, steps):
 @claim("chapters.toy.router_utilisation", source=f"{SOURCE}; Switch Transformer load balance",
        provenance="derived",
        statement="with L_lb at coefficient 0.01, over the first epoch of the facts (quick: 8 steps) "
-                 "every seed selects >= 90% of the routed chapters at least once and the normalised "
+                 "every seed of 5 selects >= 90% of the routed chapters at least once and the normalised "
                  "entropy of the selection frequencies is >= 0.8 (end-of-training usage reported)",
-       quick=BASE, full=FULL, needs=("torch",))
+       quick=dict(BASE, **USAGE, lb_coef=0.01, steps_nolb=24),
+       full=dict(FULL, **USAGE, lb_coef=0.01, steps_nolb=300),
+       needs=("torch",), seed_rule="every seed of 0..4",
+       controls=[Control("no_lb", {"lb_coef": 0.0},
+                         "the load-balance loss switched off: usage collapses within the first "
+                         "epoch (the lb_needed run), so the entropy criterion must fail")])
 def check_utilisation(p, ctx):
-    rows, window = _usage_rows(p, ctx, 0.01, p["steps1"])
+    steps = p["steps1"] if p["lb_coef"] == 0.01 else p["steps_nolb"]
+    rows, window = _usage_rows(p, ctx, p["lb_coef"], steps)
     frac = min(r["first_epoch"]["fraction_used"] for r in rows)
     ent = min(r["first_epoch"]["entropy"] for r in rows)
     return Outcome({"fraction_used": ">= 0.9", "entropy": ">= 0.8"},
@@ -216,13 +255,18 @@ def check_utilisation(p, ctx):
 @claim("chapters.toy.lb_needed", source=f"{SOURCE}; Switch Transformer load balance",
        provenance="derived",
        statement="without L_lb (coefficient 0), chapter usage over the first epoch collapses: its "
-                 "normalised entropy is <= the entropy with L_lb - 0.1 in every seed",
-       quick=dict(BASE, steps_nolb=24), full=dict(FULL, steps_nolb=300),
-       demonstrates_failure=True, needs=("torch",))
+                 "normalised entropy is <= the entropy with L_lb - 0.1 in every seed of 5",
+       quick=dict(BASE, **USAGE, steps_nolb=24, lb_coef_dropped=0.0),
+       full=dict(FULL, **USAGE, steps_nolb=300, lb_coef_dropped=0.0),
+       demonstrates_failure=True, needs=("torch",), seed_rule="every seed of 0..4",
+       controls=[Control("lb_kept", {"lb_coef_dropped": 0.01},
+                         "the other side of the bracket: the 'without' arm keeps L_lb at 0.01, so "
+                         "its usage equals the with-L_lb run and the collapse criterion must fail")])
 def check_lb_needed(p, ctx):
-    base = {k: v for k, v in p.items() if k != "steps_nolb"}
+    base = {k: v for k, v in p.items() if k not in ("steps_nolb", "lb_coef_dropped")}
     with_lb, window = _usage_rows(base, ctx, 0.01, base["steps1"])
-    without, _ = _usage_rows(base, ctx, 0.0, p["steps_nolb"])
+    coef = p["lb_coef_dropped"]
+    without, _ = _usage_rows(base, ctx, coef, base["steps1"] if coef == 0.01 else p["steps_nolb"])
     e_with = [r["first_epoch"]["entropy"] for r in with_lb]
     e_without = [r["first_epoch"]["entropy"] for r in without]
     passed = all(b <= a - 0.1 for a, b in zip(e_with, e_without))
@@ -236,14 +280,18 @@ def check_lb_needed(p, ctx):
 
 @claim("chapters.toy.topk_sweep", source=f"{SOURCE}; this project (top-k sweep)",
        provenance="derived",
-       statement="at a fixed bank the mean training loss over the early window (quick: steps 25-100) "
-                 "is non-increasing in "
-                 "k in {2, 4, 8}, up to +0.02 per step (k = 1 reported: its router gets no LM "
-                 "gradient)",
+       statement="at a fixed bank the mean training loss over the early window (quick: steps 25-100 "
+                 "of a 150-step schedule, one seed; full: steps 50-150) is non-increasing in k in "
+                 "{2, 4, 8}: every increment <= 0 (k = 1 reported: its router gets no LM gradient). "
+                 "The effect is small (0.003-0.005 nats per doubling at quick scale, seed 0)",
        quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[1], window=[25, 100]),
-       full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150]), needs=("torch",))
+       full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150]), needs=("torch",),
+       seed_rule="one seed (the run's base seed)",
+       controls=[Control("k_reversed", {"control": "k_reversed"},
+                         "the measured losses read in reverse k order (a synthetic law in which "
+                         "the loss rises with k): the criterion must fail")])
 def check_topk(p, ctx):
-    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window")}
+    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "control")}
     lo, hi = p["window"]
     seed = ctx.seeds(1)[0]
     losses = {}
@@ -252,7 +300,14 @@ def check_topk(p, ctx):
             phase1(base, ctx, seed, "moc")[0]
         losses[k] = float(np.mean(hist["loss"][lo:hi]))
     sweep = [losses[k] for k in p["top_ks"]]
+    if p.get("control") == "k_reversed":
+        sweep = sweep[::-1]
     increments = [b - a for a, b in zip(sweep, sweep[1:])]
-    return Outcome("non-increasing up to +0.02", sweep, all(i <= 0.02 for i in increments),
-                   details={"top_ks": list(p["top_ks"]), "loss": sweep, "increments": increments,
-                            "reported": {str(k): losses[k] for k in p["report_ks"]}})
+    # Criterion changed at issue 15 item 10: the old tolerance (+0.02 per step) accepted a flat
+    # or slightly rising curve while the effect is 0.003-0.005 nats; its result is kept here.
+    return Outcome("non-increasing (every increment <= 0)", sweep, all(i <= 0 for i in increments),
+                   details={"seed": seed, "top_ks": list(p["top_ks"]), "loss": sweep,
+                            "increments": increments,
+                            "reported": {str(k): losses[k] for k in p["report_ks"]},
+                            "previous_criterion": {"rule": "every increment <= +0.02",
+                                                   "passed": all(i <= 0.02 for i in increments)}})
