@@ -16,11 +16,16 @@ from verify.ledger import LedgerEntry, record
 record(LedgerEntry(
     claim_id="chapters.toy.retention",
     measured="quick scale (512 facts, 256 values, phase 1 150 steps, phase 2 100 steps on 512 "
-             "fresh facts, bank lr 3e-4, seeds 0 and 1): drop of phase-1 accuracy MoC 0.643, 0.303 "
-             "(mean 0.473) vs iso-FLOP dense (21 layers) 0.309, 0.385 (mean 0.347). MoC starts "
-             "phase 2 at 0.99-1.00 phase-1 accuracy and ends it at 0.91-0.93 on the new facts; the "
-             "dense model starts at 0.52 and ends at 0.48-0.49. With 3 seeds: 0.486 vs 0.340; with "
-             "a 75-step phase 2: 0.383 vs 0.307.",
+             "fresh facts, bank lr 3e-4), per seed, drop of phase-1 accuracy MoC vs iso-FLOP dense "
+             "(21 layers): seed 0 0.674 vs 0.309, seed 1 0.312 vs 0.385, seed 2 0.471 vs 0.342, "
+             "seed 3 0.609 vs 0.432; mean over the rule's 2 seeds at base seed 0, 1, 2: 0.493 vs "
+             "0.347, 0.392 vs 0.363, 0.540 vs 0.387 (run of 2026-12-01; an earlier run of seed 0 "
+             "gave 0.643). MoC starts phase 2 at 0.99-1.00 phase-1 accuracy and learns the new "
+             "facts to 0.91-0.93; the dense model starts at 0.52 and reaches 0.48-0.49. With a "
+             "75-step phase 2: 0.383 vs 0.307. Full scale (1024 facts, 300/150 steps, 3 seeds) was "
+             "not run here: issue 15 reports that it passes on a GPU (drop 0.099), so this entry "
+             "holds for quick scale only; the ledger has no per-scale entries yet, so a full-scale "
+             "run reports 'ledger now passes'.",
     tried="the spec's recipe (AdamW, lr 3e-3 backbone / 6e-3 memory, fresh optimiser in phase 2, "
           "bank at 1/10 lr); phase 2 of 75 and 100 steps; the spec's own pilot (1024 facts, 600/320 "
           "steps) also failed: MoC 0.74 vs dense 0.57.",
@@ -29,7 +34,39 @@ record(LedgerEntry(
            "facts much faster (0.92 vs 0.48), so it also moves further from phase 1; the dense "
            "model stored far less in phase 1 and has less to lose. The paper's retention result "
            "(one run per model, 2603.21096 Table 2) is at pretraining scale with IFT data; this "
-           "toy does not reproduce it."))
+           "toy does not reproduce it at quick scale."))
+
+record(LedgerEntry(
+    claim_id="chapters.toy.router_utilisation",
+    measured="first epoch (8 steps of 64 facts, 63 routed chapters, top-4, L_lb 0.01), per seed "
+             "(fraction of routed chapters used, normalised entropy): seed 0 (0.921, 0.922), seed 1 "
+             "(0.921, 0.900), seed 2 (0.952, 0.885), seed 3 (0.857, 0.848): seed 3 uses 54 of 63 "
+             "chapters, below the 0.9 threshold, so 'every seed of 5' fails at base seeds 0, 1 and 2. "
+             "The entropy criterion (>= 0.8) holds in every seed measured; without L_lb the entropy "
+             "is 0.535-0.636.",
+    tried="the spec's measurement point (one epoch of the facts) with 2 seeds (passed at base seeds "
+          "0 and 1, failed at base seed 2 through seed 3); the claim now uses 5 seeds because a "
+          "first epoch costs a fraction of a second (issue 12: >= 3 seeds where a seed is cheap).",
+    reason="2048 top-4 picks over 63 chapters in one epoch leave a few chapters unpicked by "
+           "chance when the router is not yet balanced; the 0.9 fraction threshold (a [derived] "
+           "pilot value) sits inside the seed-to-seed spread. The load-balance effect itself is "
+           "clear (entropy 0.85-0.92 with L_lb vs 0.54-0.64 without, lb_needed)."))
+
+record(LedgerEntry(
+    claim_id="chapters.toy.topk_sweep",
+    measured="quick scale (512 facts, mean training loss over steps 25-100 of a 150-step "
+             "schedule, k = 2, 4, 8), per seed: seed 0 4.0494, 4.0463, 4.0409 (increments -0.0031, "
+             "-0.0054); seed 1 3.9891, 3.9877, 3.9913 (-0.0013, +0.0036); seed 2 4.0094, 4.0023, "
+             "3.9937 (-0.0071, -0.0086); seed 3 4.0781, 4.0664, 4.0828 (-0.0116, +0.0164); seed 4 "
+             "3.9737, 3.9656, 3.9678 (-0.0081, +0.0022). k = 2 -> 4 always lowers the loss; "
+             "4 -> 8 raises it in seeds 1, 3 and 4, so 'every seed of 3' fails at base seeds 0, 1, 2.",
+    tried="the old criterion (one seed, +0.02 tolerance per step) passed every seed but also "
+          "passed the reversed curve (a rising law), so it could not fail (issue 12, issue 15 item "
+          "10); with tolerance 0 one seed flips with the seed (pass at 0 and 2, fail at 1, 3, 4), "
+          "so the rule is every seed of 3.",
+    reason="at quick scale (the first 100 steps, loss still ~4 nats of ln 256 = 5.5) the effect of "
+           "k between 4 and 8 is below the seed-to-seed noise of a 75-step window; the full-scale "
+           "setting (steps 50-150 of 300) was not run here."))
 
 SOURCE = "Mixture of Chapters (2603.21096)"
 #: Quick scale: 512 facts (the spec's 256-512-fact option) and 2 seeds (3 at full scale), so that
@@ -281,33 +318,45 @@ def check_lb_needed(p, ctx):
 @claim("chapters.toy.topk_sweep", source=f"{SOURCE}; this project (top-k sweep)",
        provenance="derived",
        statement="at a fixed bank the mean training loss over the early window (quick: steps 25-100 "
-                 "of a 150-step schedule, one seed; full: steps 50-150) is non-increasing in k in "
-                 "{2, 4, 8}: every increment <= 0 (k = 1 reported: its router gets no LM gradient). "
-                 "The effect is small (0.003-0.005 nats per doubling at quick scale, seed 0)",
-       quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[1], window=[25, 100]),
-       full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150]), needs=("torch",),
-       seed_rule="one seed (the run's base seed)",
+                 "of a 150-step schedule; full: steps 50-150 of 300) is non-increasing in k in "
+                 "{2, 4, 8} (every increment <= 0) in every one of 3 seeds (k = 1 reported at full "
+                 "scale: its router gets no LM gradient). The effect is small: 0.001-0.012 nats "
+                 "per doubling at quick scale",
+       quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[], window=[25, 100], topk_seeds=3),
+       full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150], topk_seeds=3),
+       needs=("torch",), seed_rule="every seed of 0..2",
        controls=[Control("k_reversed", {"control": "k_reversed"},
                          "the measured losses read in reverse k order (a synthetic law in which "
                          "the loss rises with k): the criterion must fail")])
 def check_topk(p, ctx):
-    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "control")}
+    base = {k: v for k, v in p.items()
+            if k not in ("top_ks", "report_ks", "window", "control", "topk_seeds")}
     lo, hi = p["window"]
-    seed = ctx.seeds(1)[0]
-    losses = {}
-    for k in list(p["top_ks"]) + list(p["report_ks"]):
-        hist = phase1(base, ctx, seed, "moc", top_k=k, steps=hi)[0] if k != 4 else \
-            phase1(base, ctx, seed, "moc")[0]
-        losses[k] = float(np.mean(hist["loss"][lo:hi]))
-    sweep = [losses[k] for k in p["top_ks"]]
-    if p.get("control") == "k_reversed":
-        sweep = sweep[::-1]
-    increments = [b - a for a, b in zip(sweep, sweep[1:])]
-    # Criterion changed at issue 15 item 10: the old tolerance (+0.02 per step) accepted a flat
-    # or slightly rising curve while the effect is 0.003-0.005 nats; its result is kept here.
-    return Outcome("non-increasing (every increment <= 0)", sweep, all(i <= 0 for i in increments),
-                   details={"seed": seed, "top_ks": list(p["top_ks"]), "loss": sweep,
-                            "increments": increments,
-                            "reported": {str(k): losses[k] for k in p["report_ks"]},
-                            "previous_criterion": {"rule": "every increment <= +0.02",
-                                                   "passed": all(i <= 0.02 for i in increments)}})
+    rows = []
+    for i, seed in enumerate(ctx.seeds(p["topk_seeds"])):
+        losses = {}
+        for k in list(p["top_ks"]) + list(p["report_ks"]):
+            # k = 4 reuses the phase-1 runs of the seeds the other toy claims train (same
+            # schedule, so its first `hi` steps are those of a run stopped at `hi`)
+            shared = k == 4 and i < p["seeds"]
+            hist = phase1(base, ctx, seed, "moc")[0] if shared else \
+                phase1(base, ctx, seed, "moc", top_k=k, steps=hi)[0]
+            losses[k] = float(np.mean(hist["loss"][lo:hi]))
+        sweep = [losses[k] for k in p["top_ks"]]
+        if p.get("control") == "k_reversed":
+            sweep = sweep[::-1]
+        increments = [b - a for a, b in zip(sweep, sweep[1:])]
+        rows.append({"seed": seed, "loss": sweep, "increments": increments,
+                     "passed": all(x <= 0 for x in increments),
+                     "reported": {str(k): losses[k] for k in p["report_ks"]}})
+    # Criterion changed at issue 15 item 10: the old tolerance (+0.02 per step, one seed) accepted
+    # a flat or slightly rising curve while the effect is ~0.005 nats; its result is kept here.
+    first = rows[0]
+    return Outcome("non-increasing (every increment <= 0) in every seed",
+                   [r["loss"] for r in rows], all(r["passed"] for r in rows),
+                   details={"top_ks": list(p["top_ks"]), "rows": rows, "loss": first["loss"],
+                            "increments": first["increments"], "reported": first["reported"],
+                            "previous_criterion": {"rule": "every increment <= +0.02, first seed "
+                                                           "only",
+                                                   "passed": all(x <= 0.02
+                                                                 for x in first["increments"])}})
