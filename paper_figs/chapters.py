@@ -136,7 +136,8 @@ def fig_topk(records):
     det = rec["details"]
     lo, hi = rec["params"]["window"]
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
-    ax.plot(det["top_ks"], det["loss"], "-o", color="C0", label="MoC toy, one seed")
+    for i, row in enumerate(det.get("rows", [{"seed": rec["seed"], "loss": det["loss"]}])):
+        ax.plot(det["top_ks"], row["loss"], "-o", color=f"C{i}", label=f"MoC toy, seed {row['seed']}")
     for k, v in det["reported"].items():
         ax.plot([int(k)], [v], "s", color="C3", label=f"k = {k} (constant weight: no router LM gradient)")
     ax.set_xscale("log", base=2)
