@@ -320,8 +320,8 @@ def check_lb_needed(p, ctx):
        statement="at a fixed bank the mean training loss over the early window (quick: steps 25-100 "
                  "of a 150-step schedule; full: steps 50-150 of 300) is non-increasing in k in "
                  "{2, 4, 8} (every increment <= 0) in every one of 3 seeds (k = 1 reported at full "
-                 "scale: its router gets no LM gradient). The effect is small: 0.001-0.012 nats "
-                 "per doubling at quick scale",
+                 "scale: its router gets no LM gradient). The effect is small: at quick scale the "
+                 "increments per doubling lie between -0.012 and +0.016 nats over seeds 0-4",
        quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[], window=[25, 100], topk_seeds=3),
        full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150], topk_seeds=3),
        needs=("torch",), seed_rule="every seed of 0..2",
