@@ -53,22 +53,39 @@ class Routing:
     n_shared: int
 
 
+ROUTING_MODES = ("sequence", "prefix", "first")
+
+
 class ChapterRouter(nn.Module):
     """Per-sequence chapter router (spec §5.2) [paper + reference].
 
-    r = mean of the block input over positions (``routing="sequence"``, the paper's mode; with
-    ``routing="first"`` only position 0 is pooled, a causal option [derived]); l = W_r r + b_r;
+    r = mean of the block input over positions (``routing="sequence"``, the paper's mode);
+    l = W_r r + b_r;
     p = softmax(l); zero p on the shared chapters and renormalise; top-k of the routed chapters;
     renormalise the top-k to p~; weights: 1 per shared chapter and s * p~_i per routed chapter,
     divided by their sum. With ``weighting=False`` every weight is 1 (plain concatenation: the
     LM loss then has no gradient path to the router).
+
+    Routing modes (``routing=``) [derived, spec §5.7]:
+
+    * ``"sequence"``: the paper's per-sequence routing; the pool includes every position, so under
+      teacher-forced causal language modelling the chapter choice can carry later tokens to
+      earlier positions (the routing leak).
+    * ``"prefix"``: per-position causal routing. Position t is routed from the mean of the block
+      input over positions 0..t (the running mean) and reads only its own chapters;
+      :class:`MemoryLayer` does the per-position pooling and calls this router once per position.
+      This is the causal mode to train and evaluate with.
+    * ``"first"``: position 0 only. With a BOS token first, as in every toy dataset here, every
+      input gets the same chapters: this is fixed-chapter memory (a learnt bank read through a
+      constant selection), causal but not input-dependent.
     """
 
     def __init__(self, d_model, n_chapters, n_shared, top_k, routed_scale=2.5, weighting=True,
                  routing="sequence", device=None, dtype=None):
         super().__init__()
-        if routing not in ("sequence", "first"):
-            raise ValueError(f"routing={routing!r} must be 'sequence' (paper) or 'first' (causal)")
+        if routing not in ROUTING_MODES:
+            raise ValueError(f"routing={routing!r} must be one of {ROUTING_MODES}: 'sequence' "
+                             "(paper), 'prefix' (per-position causal), 'first' (fixed chapters)")
         if not 1 <= top_k <= n_chapters - n_shared:
             raise ValueError(f"top_k={top_k} must lie in [1, n_chapters - n_shared = "
                              f"{n_chapters - n_shared}]")
@@ -77,7 +94,7 @@ class ChapterRouter(nn.Module):
         self.linear = nn.Linear(d_model, n_chapters, bias=True, device=device, dtype=dtype)
 
     def forward(self, hidden: torch.Tensor) -> Routing:
-        pooled = hidden.mean(1) if self.routing == "sequence" else hidden[:, 0]
+        pooled = hidden[:, 0] if self.routing == "first" else hidden.mean(1)
         logits = self.linear(pooled)
         probs = logits.softmax(-1)
         routed = probs[:, self.n_shared:]
@@ -200,9 +217,24 @@ class MemoryLayer(nn.Module):
         return keys, values, token_weights
 
     def forward(self, block_input, hidden, bank):
+        if self.router.routing == "prefix":
+            return self.forward_prefix(block_input, hidden, bank)
         routing = self.router(block_input)
         keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
         return self.attention(hidden, keys, values, token_weights), routing
+
+    def forward_prefix(self, block_input, hidden, bank):
+        """Per-position causal routing [derived]: position t is routed from the running mean of the
+        block input over 0..t and attends to its own selected memory. Implemented by treating
+        every position as a length-1 sequence (B * L rows), so the routing's rows are
+        (batch, position) pairs in row-major order."""
+        b, n, dim = hidden.shape
+        counts = torch.arange(1, n + 1, device=hidden.device, dtype=block_input.dtype)
+        running = block_input.cumsum(1) / counts[None, :, None]
+        routing = self.router(running.reshape(b * n, 1, dim))
+        keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
+        read = self.attention(hidden.reshape(b * n, 1, dim), keys, values, token_weights)
+        return read.reshape(b, n, dim), routing
 
 
 _ROPE_CACHE: dict = {}

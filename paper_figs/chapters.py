@@ -136,7 +136,8 @@ def fig_topk(records):
     det = rec["details"]
     lo, hi = rec["params"]["window"]
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
-    ax.plot(det["top_ks"], det["loss"], "-o", color="C0", label="MoC toy, one seed")
+    for i, row in enumerate(det.get("rows", [{"seed": rec["seed"], "loss": det["loss"]}])):
+        ax.plot(det["top_ks"], row["loss"], "-o", color=f"C{i}", label=f"MoC toy, seed {row['seed']}")
     for k, v in det["reported"].items():
         ax.plot([int(k)], [v], "s", color="C3", label=f"k = {k} (constant weight: no router LM gradient)")
     ax.set_xscale("log", base=2)
@@ -145,5 +146,46 @@ def fig_topk(records):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"top-k sweep ({rec['status']})", fontsize=9)
+    _stamp(fig, rec)
+    return fig
+
+
+@figure("chapters.fig_router_leak", claims=("chapters.leak.router_leak", "chapters.leak.inference",
+                                            "chapters.leak.capacity"),
+        title="Routing leak on the copy task: first-half loss vs step against the causal floor")
+def fig_router_leak(records):
+    import matplotlib.pyplot as plt
+
+    rec = need(records, "chapters.leak.router_leak")
+    det = rec["details"]
+    x = np.array(det["eval_steps"])
+    names = {"sequence": "(a) all-position routing (paper)", "prefix": "(b) prefix routing (causal)",
+             "first": "(b') position-0 routing (fixed chapters)", "none": "(c) no memory layer",
+             "selection_only": "(a') all-position routing, constant weights"}
+    fig, ax = plt.subplots(figsize=(9.6, 4.4))
+    for i, (variant, curves) in enumerate(det["curves"].items()):
+        _band(ax, x, curves, f"C{i}", f"{names.get(variant, variant)} ({len(curves)} seed(s))")
+    for j, control in enumerate(rec.get("controls", [])):
+        if isinstance(control.get("measured"), (int, float)):
+            ax.plot([x[-1]], [control["measured"]], "s", color=f"C{5 + j}",
+                    label=f"control {control['name']}: final {control['measured']:.3f}")
+    ax.axhline(det["ln_v"], color="k", ls="--", lw=0.9, label=f"causal floor ln v = {det['ln_v']:.3f}")
+    inf = records.get("chapters.leak.inference")
+    if inf is not None:
+        for value in inf["details"]["prefix_only"]:
+            ax.plot([x[-1]], [value], "v", color="C3", ms=7)
+        ax.plot([], [], "v", color="C3", label="(a) evaluated prefix-only, as at inference")
+    cap = records.get("chapters.leak.capacity")
+    if cap is not None:
+        ax.text(0.01, 0.02, f"paper config: one router's selection can carry "
+                f"{cap['measured']['bits']:.1f} bits per sequence "
+                f"({cap['measured']['nats_per_token']:.3f} nats/token)",
+                transform=ax.transAxes, fontsize=7)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("first-half loss on x_2..x_n (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_title(f"copy task v = {rec['params']['n_symbols']}, n = {rec['params']['half']} "
+                 f"({rec['status']})", fontsize=9)
     _stamp(fig, rec)
     return fig

@@ -186,7 +186,7 @@ def test_short_sequence_self_attention_matches_sdpa(length):
 
 
 def test_figures_render_from_tiny_records():
-    """F-ch1..F-ch4 draw from records of the chapters claims (toy claims run at a tiny size)."""
+    """F-ch1..F-ch5 draw from records of the chapters claims (training claims at a tiny size)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -200,17 +200,129 @@ def test_figures_render_from_tiny_records():
     tiny = dict(n_facts=64, n_values=16, n_phase2=64, batch=16, steps1=12, steps2=6,
                 compare_step=10, seeds=1, eval_every=2, lr=3e-3, lr_memory=6e-3,
                 bank_lr_factor=0.1)
-    special = {"chapters.toy.lb_needed": dict(tiny, steps_nolb=8),
-               "chapters.toy.topk_sweep": dict(tiny, top_ks=[2, 4], report_ks=[1], window=[2, 8])}
+    leak = dict(n_symbols=4, half=3, steps=4, batch=4, seeds=1, eval_size=8, eval_every=2,
+                routing="sequence", memory=True, variants=["first"])
+    special = {"chapters.toy.lb_needed": dict(tiny, steps_nolb=8, usage_seeds=2, lb_coef_dropped=0.0),
+               "chapters.toy.router_utilisation": dict(tiny, steps_nolb=8, usage_seeds=2,
+                                                       lb_coef=0.01),
+               "chapters.toy.topk_sweep": dict(tiny, top_ks=[2, 4], report_ks=[1], window=[2, 8],
+                                               topk_seeds=2),
+               "chapters.leak.router_leak": leak,
+               "chapters.leak.inference": dict(leak, evaluation="prefix_only")}
     ctx = Context(seed=0, device="cpu", dtype="float64", cache={})
     chapter_figures = [f for f in figures.values() if f.id.startswith("chapters.")]
     assert {f.id for f in chapter_figures} >= {"chapters.fig_flop_breakdown", "chapters.fig_retention",
-                                               "chapters.fig_router_usage", "chapters.fig_topk"}
+                                               "chapters.fig_router_usage", "chapters.fig_topk",
+                                               "chapters.fig_router_leak"}
     records = {}
     for fig in chapter_figures:
         for cid in fig.claims:
             if cid not in records:
-                params = special.get(cid, tiny) if cid.startswith("chapters.toy.") else None
+                params = special.get(cid, tiny) if cid.startswith("chapters.toy.") else \
+                    special.get(cid)
                 records[cid] = run_claim(claims[cid], ctx, params)
                 assert records[cid]["status"] != "error", records[cid].get("error")
         plt.close(fig.draw(records))
+
+
+def test_dense_bank_cost_ratio():
+    """Formerly the claim chapters.flops.dense_bank_cost (a formula against its own value: a unit
+    test): attending to the whole bank costs 57.19x routed memory attention at the paper config."""
+    routed = fl.flops_memory_attention(fl.PAPER_CONFIG)
+    dense = fl.flops_memory_attention(fl.PAPER_CONFIG, dense_bank=True)
+    assert 57.1 <= dense / routed <= 57.3
+
+
+def test_bank_geometry():
+    """Formerly the claim chapters.bank.geometry (config arithmetic: a unit test)."""
+    cfg = fl.PAPER_CONFIG
+    T = cfg["bank_tokens"] // cfg["n_chapters"]
+    assert cfg["bank_tokens"] % cfg["n_chapters"] == 0 and T == 64
+    n_sel = (cfg["n_shared"] + cfg["top_k"]) * T
+    assert n_sel == 4160 and 0.01586 <= n_sel / cfg["bank_tokens"] <= 0.01587
+    assert fl.substitutions(cfg)[fl.N_sel] == n_sel
+
+
+def test_flops_cli_prints_appendix_subtotals(capsys):
+    assert theory_main(["flops", "--config", "paper"]) == 0
+    text = capsys.readouterr().out
+    for value in ("6,530,531,328", "10,883,432,448", "7,124,491", "331,859", "15,991,040",
+                  "25,674,645,504", "460,913,577,984"):
+        assert value in text
+    assert theory_main(["flops", "--config", "paper", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["subtotals"]["memory_layer_extra"]["router losses"] == 331_859
+    assert out["subtotals"]["standard_layer"]["mlp"] == 10_883_432_448
+    assert out["totals"]["iso_flop_rule_layers"] == 22 and out["totals"]["iso_flop_layers"] == 24
+
+
+def test_prefix_routing_equals_sequence_routing_on_each_prefix():
+    """routing='prefix' at position t == the paper's per-sequence routing run on x[:, :t+1] (the
+    prefix-only evaluation at inference) at its last position, with the same weights."""
+    moc, _ = toy_configs(64, 16, 16)
+    cfg = dict(moc, wo_init="normal")
+    seq = build(dict(cfg, routing="sequence"), 3, dtype=torch.float64)
+    pre = build(dict(cfg, routing="prefix"), 3, dtype=torch.float64)
+    pre.load_state_dict(seq.state_dict())
+    x = torch.from_numpy(np.random.default_rng(0).integers(4, cfg["vocab"], size=(5, 7)))
+    with torch.no_grad():
+        full, routings = pre(x)
+        assert routings[0].chapters.shape == (5 * 7, cfg["n_shared"] + cfg["top_k"])
+        for t in range(7):
+            last, _ = seq(x[:, :t + 1], last_only=True)
+            torch.testing.assert_close(full[:, t], last)
+
+
+def test_first_routing_is_fixed_chapters_with_bos():
+    """routing='first' reads position 0 only: with BOS first every input gets one chapter set."""
+    moc, _ = toy_configs(64, 16, 16)
+    model = build(dict(moc, routing="first"), 0)
+    x = torch.from_numpy(np.random.default_rng(1).integers(4, moc["vocab"], size=(16, 3)))
+    x[:, 0] = 0
+    with torch.no_grad():
+        _, routings = model(x)
+    chapters = routings[0].chapters
+    assert (chapters == chapters[0]).all()
+
+
+def test_unknown_routing_mode_is_an_error():
+    with pytest.raises(ValueError, match="prefix"):
+        ChapterRouter(8, 5, 1, 2, routing="causal")
+
+
+def test_copy_batch_layout_and_errors():
+    from constructions.chapters_train import BOS, N_SPECIAL, make_copy_batch
+
+    seqs = make_copy_batch(16, 6, 8, np.random.default_rng(0)).numpy()
+    assert seqs.shape == (8, 13) and (seqs[:, 0] == BOS).all()
+    assert (seqs[:, 1:7] == seqs[:, 7:]).all()
+    assert seqs[:, 1:].min() >= N_SPECIAL and seqs[:, 1:].max() < N_SPECIAL + 16
+    with pytest.raises(ValueError, match="n >= 2"):
+        make_copy_batch(16, 1, 8, np.random.default_rng(0))
+
+
+def test_prefix_only_evaluation_equals_prefix_routing():
+    """copy_eval(prefix_only=True) of a sequence-routed model == the whole-sequence evaluation of
+    the same weights with per-position causal routing ('prefix')."""
+    from constructions.chapters_train import copy_config, copy_eval, make_copy_batch
+
+    seqs = make_copy_batch(8, 4, 16, np.random.default_rng(2))
+    seq = build(dict(copy_config(8, "sequence"), wo_init="normal"), 5, dtype=torch.float64)
+    pre = build(dict(copy_config(8, "prefix"), wo_init="normal"), 5, dtype=torch.float64)
+    pre.load_state_dict(seq.state_dict())
+    a = copy_eval(seq, seqs, 4, prefix_only=True)
+    b = copy_eval(pre, seqs, 4)
+    assert abs(a - b) <= 1e-10
+    assert abs(copy_eval(seq, seqs, 4) - a) > 1e-6  # the whole-sequence view differs
+
+
+def test_untrained_copy_model_is_near_the_floor():
+    """At initialisation the first-half loss is near ln(vocab) >= ln v: nothing is leaked yet."""
+    import math
+
+    from constructions.chapters_train import copy_config, copy_eval, make_copy_batch
+
+    cfg = copy_config(16)
+    model = build(cfg, 0)
+    loss = copy_eval(model, make_copy_batch(16, 6, 64, np.random.default_rng(3)), 6)
+    assert loss >= math.log(16)

@@ -215,14 +215,18 @@ def model_totals(cfg: Mapping) -> dict:
     """Backbone (n_layers standard), MoC (n_layers with memory layers) and iso-FLOP dense totals.
 
     The iso-FLOP depth is cfg["iso_flop_layers"] when given (paper: 24), else the one
-    :func:`iso_flop_depth` finds."""
+    :func:`iso_flop_depth` finds; the rule's depth and FLOPs are always reported too
+    (``iso_flop_rule_layers``, ``iso_flop_rule``: 22 layers at the paper's configuration, where
+    the paper's 24-layer comparator costs 1.0797 times MoC's forward FLOPs)."""
     cfg = validate_config(cfg)
     n_mem = len(cfg["mem_layers"])
     n_std = cfg["n_layers"] - n_mem
     moc = flops_model(cfg, n_std, n_mem)
-    depth = cfg.get("iso_flop_layers") or iso_flop_depth(cfg)
+    rule = iso_flop_depth(cfg)
+    depth = cfg.get("iso_flop_layers") or rule
     return {"backbone": flops_model(cfg, cfg["n_layers"], 0), "iso_flop": flops_model(cfg, depth, 0),
-            "moc": moc, "iso_flop_layers": int(depth)}
+            "moc": moc, "iso_flop_layers": int(depth), "iso_flop_rule_layers": int(rule),
+            "iso_flop_rule": flops_model(cfg, rule, 0)}
 
 
 def iso_flop_depth(cfg: Mapping, minimum: int = 2) -> int:
@@ -273,7 +277,19 @@ def breakdown(cfg: Mapping) -> dict:
                       "moc_over_backbone": totals["moc"] / totals["backbone"]},
            "parameters": parameter_counts(cfg)}
     out["memory_layer_total"] = out["standard_layer_total"] + out["memory_layer_extra_total"]
+    out["subtotals"] = {section: category_subtotals(out[section])
+                        for section in ("standard_layer", "memory_layer_extra", "head")}
     return out
+
+
+def category_subtotals(rows) -> dict:
+    """Sum of the sub-items of each category (group), in the order the items appear: the
+    appendix's category subtotals (self-attention, MLP, router, router losses, memory
+    preprocessing, memory attention, ...) [paper, App. A.2]."""
+    sums: dict = {}
+    for row in rows:
+        sums[row["group"]] = sums.get(row["group"], 0) + row["flops"]
+    return sums
 
 
 def format_breakdown(table: dict) -> str:
@@ -282,8 +298,12 @@ def format_breakdown(table: dict) -> str:
                                                                "memory_layer_extra"),
                        ("Head", "head")):
         lines.append(f"{title}")
+        group = None
         for row in table[key]:
-            lines.append(f"  {row['group']:<22} {row['item']:<32} {row['flops']:>20,}")
+            if row["group"] != group:
+                group = row["group"]
+                lines.append(f"  {group + ' (subtotal)':<55} {table['subtotals'][key][group]:>20,}")
+            lines.append(f"    {row['item']:<53} {row['flops']:>20,}")
         lines.append(f"  {'total':<55} {table[key + '_total']:>20,}")
     lines.append(f"Memory layer (standard + extra) {table['memory_layer_total']:>45,}")
     t = table["totals"]
@@ -292,9 +312,12 @@ def format_breakdown(table: dict) -> str:
     lines.append(f"  backbone ({n_layers} standard){'':<29} {t['backbone']:>20,}")
     lines.append(f"  iso-FLOP dense ({t['iso_flop_layers']} standard){'':<23} {t['iso_flop']:>20,}")
     lines.append(f"  MoC ({n_layers - n_mem} standard + {n_mem} memory){'':<22} {t['moc']:>20,}")
+    rule = f"dense, smallest depth reaching MoC ({t['iso_flop_rule_layers']} standard)"
+    lines.append(f"  {rule:<55} {t['iso_flop_rule']:>20,}")
     r = table["ratios"]
     lines.append(f"  MoC / iso-FLOP = {r['moc_over_iso_flop']:.6f}; "
-                 f"MoC / backbone = {r['moc_over_backbone']:.6f}")
+                 f"MoC / backbone = {r['moc_over_backbone']:.6f}; "
+                 f"iso-FLOP / MoC = {t['iso_flop'] / t['moc']:.6f}")
     lines.append("Parameters")
     for key, value in table["parameters"].items():
         lines.append(f"  {key:<55} {value:>20,}")

@@ -4,7 +4,7 @@ only gradient path; per-sequence routing lets the last token influence earlier p
 """
 from __future__ import annotations
 
-from verify.claims import Outcome, claim
+from verify.claims import Control, Outcome, claim
 
 SOURCE = "Mixture of Chapters (2603.21096)"
 TOY = {"n_facts": 1024, "n_values": 256, "batch": 8}
@@ -45,22 +45,31 @@ def _identity_gap(params, ctx, wo_init):
     return float((a - b).abs().max())
 
 
+WO_NORMAL = Control("wo_normal", {"wo_init": "normal"},
+                    "W_O ~ N(0, 0.02^2) instead of 0: the memory read is no longer zero, so the "
+                    "logits must differ from the memory-free backbone's")
+WO_ZERO = Control("wo_zero", {"wo_init": "zero"},
+                  "the other side of the bracket: with W_O = 0 the memory layer is the identity, "
+                  "so the identity check holds and the demonstration must not")
+
+
 @claim("chapters.memory.zero_init_identity", source=f"{SOURCE}, §3; authors' config wo_init_zero",
        provenance="reference",
        statement="with W_O = 0 the toy MoC model's logits equal those of the same backbone with the "
                  "memory layers removed: max abs diff <= 1e-6 (float32)",
-       quick=TOY, needs=("torch",))
+       quick={**TOY, "wo_init": "zero"}, needs=("torch",), controls=[WO_NORMAL])
 def check_zero_init(params, ctx):
-    gap = _identity_gap(params, ctx, "zero")
+    gap = _identity_gap(params, ctx, params["wo_init"])
     return Outcome("<= 1e-6", gap, gap <= 1e-6)
 
 
 @claim("chapters.memory.zero_init_negative", source=f"{SOURCE}; this project", provenance="derived",
        statement="MUST FAIL: with W_O ~ N(0, 0.02^2) instead of 0 the identity check fails, "
-                 "max abs diff > 1e-4",
-       quick=TOY, demonstrates_failure=True, needs=("torch",))
+                 "max abs diff > 1e-4 (bracket: at W_O = 0 the difference is <= 1e-6)",
+       quick={**TOY, "wo_init": "normal"}, demonstrates_failure=True, needs=("torch",),
+       controls=[WO_ZERO])
 def check_zero_init_negative(params, ctx):
-    gap = _identity_gap(params, ctx, "normal")
+    gap = _identity_gap(params, ctx, params["wo_init"])
     return Outcome("> 1e-4", gap, gap > 1e-4, details={"identity_holds": gap <= 1e-6})
 
 
@@ -81,9 +90,16 @@ def _router_grad(params, ctx, weighting, wo_init):
        provenance="reference",
        statement="with W_O ~ N(0, 0.02^2), dL_LM/dW_r has norm > 1e-8 with chapter weighting and is "
                  "exactly 0 with plain concatenation (aux losses off); at W_O = 0 both are exactly 0",
-       quick=TOY, needs=("torch",))
+       quick={**TOY, "weighted_arm": True, "wo_arm": "normal"}, needs=("torch",),
+       controls=[Control("no_weighting", {"weighted_arm": False},
+                         "the 'weighted' arm uses plain concatenation too: the LM loss then has no "
+                         "path to W_r, so its gradient must be 0 and the criterion fail"),
+                 Control("wo_zero", {"wo_arm": "zero"},
+                         "the 'W_O ~ N(0, 0.02^2)' runs use W_O = 0: every upstream gradient is "
+                         "blocked, so the weighted gradient must be 0 and the criterion fail")])
 def check_router_gradient(params, ctx):
-    g = {f"{w}_{o}": _router_grad(params, ctx, w == "weighted", o)
+    arms = {"weighted": params["weighted_arm"], "concatenated": False}
+    g = {f"{w}_{o}": _router_grad(params, ctx, arms[w], params["wo_arm"] if o == "normal" else o)
          for w in ("weighted", "concatenated") for o in ("normal", "zero")}
     passed = (g["weighted_normal"] > 1e-8 and g["concatenated_normal"] == 0.0
               and g["weighted_zero"] == 0.0 and g["concatenated_zero"] == 0.0)
@@ -91,10 +107,10 @@ def check_router_gradient(params, ctx):
                     "concatenated_zero": 0.0}, g, passed)
 
 
-def _last_token_effect(params, ctx, routing):
+def _last_token_effect(params, ctx, routing, wo_init="normal"):
     import torch
 
-    model, cfg = _toy(params, ctx, wo_init="normal", routing=routing)
+    model, cfg = _toy(params, ctx, wo_init=wo_init, routing=routing)
     model = model.to(torch.float64)
     x = _tokens(params, ctx, cfg, length=params["length"])
     x2 = x.clone()
@@ -109,10 +125,21 @@ def _last_token_effect(params, ctx, routing):
        provenance="derived",
        statement="with W_O ~ N(0, 0.02^2), changing only the last input token changes earlier "
                  "positions' logits by > 1e-4 under per-sequence (all-position) routing and by "
-                 "exactly 0.0 under causal routing that pools position 0 only",
-       quick={**TOY, "length": 8}, needs=("torch",))
+                 "exactly 0.0 under both causal modes: per-position routing from the prefix "
+                 "(running mean) and routing from position 0 (fixed-chapter memory)",
+       quick={**TOY, "length": 8, "leaky": "sequence", "causal": ["prefix", "first"],
+              "wo_init": "normal"},
+       needs=("torch",),
+       controls=[Control("causal_arm_leaky", {"causal": ["prefix", "sequence"]},
+                         "one 'causal' arm uses per-sequence routing: its earlier positions see "
+                         "the last token, so 'exactly 0.0' must fail"),
+                 Control("wo_zero", {"wo_init": "zero"},
+                         "W_O = 0: the memory read is zero, so no routing can move earlier "
+                         "positions and '> 1e-4' must fail")])
 def check_leak_causality(params, ctx):
-    a = _last_token_effect(params, ctx, "sequence")
-    b = _last_token_effect(params, ctx, "first")
-    return Outcome({"sequence": "> 1e-4", "first": 0.0}, {"sequence": a, "first": b},
-                   a > 1e-4 and b == 0.0)
+    a = _last_token_effect(params, ctx, params["leaky"], params["wo_init"])
+    causal = {mode: _last_token_effect(params, ctx, mode, params["wo_init"])
+              for mode in params["causal"]}
+    return Outcome({params["leaky"]: "> 1e-4", **{m: 0.0 for m in causal}},
+                   {params["leaky"]: a, **causal},
+                   a > 1e-4 and all(v == 0.0 for v in causal.values()))
