@@ -23,9 +23,8 @@ record(LedgerEntry(
              "gave 0.643). MoC starts phase 2 at 0.99-1.00 phase-1 accuracy and learns the new "
              "facts to 0.91-0.93; the dense model starts at 0.52 and reaches 0.48-0.49. With a "
              "75-step phase 2: 0.383 vs 0.307. Full scale (1024 facts, 300/150 steps, 3 seeds) was "
-             "not run here: issue 15 reports that it passes on a GPU (drop 0.099), so this entry "
-             "holds for quick scale only; the ledger has no per-scale entries yet, so a full-scale "
-             "run reports 'ledger now passes'.",
+             "not run here: issue 15 reports that it passes on a GPU (3 seeds, step 250, drop 0.099), "
+             "so this entry holds at quick scale only and the full scale is judged normally.",
     tried="the spec's recipe (AdamW, lr 3e-3 backbone / 6e-3 memory, fresh optimiser in phase 2, "
           "bank at 1/10 lr); phase 2 of 75 and 100 steps; the spec's own pilot (1024 facts, 600/320 "
           "steps) also failed: MoC 0.74 vs dense 0.57.",
@@ -34,7 +33,8 @@ record(LedgerEntry(
            "facts much faster (0.92 vs 0.48), so it also moves further from phase 1; the dense "
            "model stored far less in phase 1 and has less to lose. The paper's retention result "
            "(one run per model, 2603.21096 Table 2) is at pretraining scale with IFT data; this "
-           "toy does not reproduce it at quick scale."))
+           "toy does not reproduce it at quick scale.",
+    scales=("quick",)))
 
 record(LedgerEntry(
     claim_id="chapters.toy.router_utilisation",
