@@ -129,7 +129,8 @@ def test_lm_claims_run_with_local_weights(saved_model, monkeypatch):
     ctx = Context()
     for cid in ("hopfield.lm.first_order", "hopfield.lm.margin", "hopfield.lm.zero_shot_discriminates"):
         record = run_claim(claims[cid], ctx)
-        assert record["status"] in ("pass", "fail", "vacuous", "not reproduced"), record.get("error")
+        # a pipeline test on random tiny weights: any verdict, but no error
+        assert record["status"] in ("pass", "fail", "vacuous", "not reproduced", "ledger now passes"), record.get("error")
         assert record["details"]["model"]["kind"] == "folder"
         assert {c["name"] for c in record["controls"]} and all(
             c["status"] != "error" for c in record["controls"]), record["controls"]

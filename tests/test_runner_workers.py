@@ -10,7 +10,7 @@ from verify.results import ResultStore
 from verify.runner import exit_cause, run_claim, run_claims_parallel
 
 FAST = "hopfield.capacity.constants"
-KILLED = "retrieval.theory.info_floor"
+KILLED = "retrieval.gd.closed_form"
 
 
 def test_exit_cause_names_the_signal():
