@@ -141,6 +141,21 @@ def last_logits(model, ids, device="cpu"):
     return logits, hidden
 
 
+def padded_batches(id_lists, chunk=16):
+    """Right-padded batches of token-id lists, shortest first: yields (indices, lengths, ids tensor).
+    Causal attention: padding after a sequence's last token cannot change that token's state."""
+    import torch
+
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start:start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+        yield idx, lens, batch
+
+
 def batch_last(model, id_lists, device="cpu", chunk=16):
     """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
     sequence, float64 numpy.
@@ -155,14 +170,8 @@ def batch_last(model, id_lists, device="cpu", chunk=16):
         return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
     import torch
 
-    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
     logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
-    for start in range(0, len(order), int(chunk)):
-        idx = order[start:start + int(chunk)]
-        lens = [len(id_lists[i]) for i in idx]
-        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
-        for row, i in enumerate(idx):
-            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+    for idx, lens, batch in padded_batches(id_lists, chunk):
         with torch.no_grad():
             states = model.model(input_ids=batch.to(device)).last_hidden_state
             last = states[torch.arange(len(idx), device=states.device),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from constructions.hopfield_lm import batch_last
+from constructions.hopfield_lm import batch_last, padded_batches
 
 SUBJECT_PROMPT = "Facts about {s}"
 STORY = "In this story, {q} {a}.\n"
@@ -30,13 +30,7 @@ def batch_states(model, id_lists, device="cpu", chunk=16) -> np.ndarray:
     import torch
 
     out_states = [None] * len(id_lists)
-    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
-    for start in range(0, len(order), int(chunk)):
-        idx = order[start:start + int(chunk)]
-        lens = [len(id_lists[i]) for i in idx]
-        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
-        for row, i in enumerate(idx):
-            batch[row, :lens[row]] = torch.tensor(id_lists[i])
+    for idx, lens, batch in padded_batches(id_lists, chunk):
         with torch.no_grad():
             hs = model.model(input_ids=batch.to(device), output_hidden_states=True).hidden_states
         for row, i in enumerate(idx):
