@@ -68,3 +68,20 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
     assert by_area["retrieval"]["claims_without_record"] == 1
     assert rows[-1]["serial_seconds"] == 12.5 and rows[-1]["scale"] == "full"
     assert len(store.records()) == before  # nothing ran
+
+
+def test_record_dtype_is_the_one_the_measurement_ran_in():
+    """A check that computes in another dtype than the run's (the pretrained language model runs in
+    float32 during a float64 run) says so: the record's dtype is the measurement's and
+    ``context_dtype`` keeps the run's; without it the record keeps the run's dtype."""
+    from verify.claims import Claim, Outcome
+
+    def make(dtype):
+        return Claim(id="test.dtype.record", source="test", provenance="derived", statement="s", quick={},
+                     full={}, kind="identity", independence="test",
+                     check=lambda p, c: Outcome(predicted=1, measured=1, passed=True, dtype=dtype))
+
+    ran_in_float32 = run_claim(make("float32"), Context(dtype="float64"))
+    assert (ran_in_float32["dtype"], ran_in_float32["context_dtype"]) == ("float32", "float64")
+    plain = run_claim(make(None), Context(dtype="float64"))
+    assert plain["dtype"] == "float64" and "context_dtype" not in plain

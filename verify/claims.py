@@ -46,6 +46,9 @@ class Outcome:
     details: JSON-able series used by the report and the figures (lists, not arrays).
     skipped: a reason string when the claim could not run here (e.g. no weights); a skip is
       never a pass (``passed`` is then False and the runner reports "skipped").
+    dtype: the dtype the measurement actually ran in, when it is not the run's (e.g. a
+      pretrained language model loaded in float32 during a float64 run); the record's ``dtype``
+      is then this one and ``context_dtype`` keeps the run's.
     """
 
     predicted: Any
@@ -53,6 +56,7 @@ class Outcome:
     passed: bool
     details: Mapping[str, Any] = field(default_factory=dict)
     skipped: str | None = None
+    dtype: str | None = None
 
 
 KINDS = ("empirical", "identity", "must_fail")

@@ -267,7 +267,8 @@ def _real_claim(name, predicted, measure):
                    "tokenisation": result["tokenisation"], "known": result["known"],
                    "rows": {k: result["rows"][k] for k in ("margin0", "marginf", "delta", "bias", "r",
                                                            "r_other")}}
-        return Outcome(predicted=predicted, measured=measure(s), passed=criteria(s)[name], details=details)
+        return Outcome(predicted=predicted, measured=measure(s), passed=criteria(s)[name], details=details,
+                       dtype=result["model"].get("dtype"))
     return check
 
 

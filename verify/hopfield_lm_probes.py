@@ -93,7 +93,7 @@ def superposition_ridge(params, ctx):
     r2 = np.mean(list(per_seed.values()), axis=0).tolist()
     return Outcome(predicted=f"R^2 at layer {middle} >= {params['threshold']} at every seed",
                    measured={"r2_middle": min(mids.values()), "layer": middle},
-                   passed=bool(min(mids.values()) >= params["threshold"]),
+                   passed=bool(min(mids.values()) >= params["threshold"]), dtype=info.get("dtype"),
                    details={"model": info, "r2_by_layer": r2, "middle_layer": middle,
                             "r2_middle_per_seed": mids,
                             "r2_by_layer_per_seed": {str(k): v for k, v in per_seed.items()},
@@ -156,7 +156,7 @@ def context_override(params, ctx):
                              f"agreement >= {params['min_agreement']}",
                    measured={"override_at_max": s["override_at_max"],
                              "agreement": s["agreement_with_context"]},
-                   passed=bool(ok),
+                   passed=bool(ok), dtype=info.get("dtype"),
                    details={"model": info, "summary": s, "per_seed": per_seed, "rows": rows,
                             "known_facts": known_n, "facts_tried": tried_n, "tokenisation": tokenisation,
                             "zero_shot_known_rate": float(np.mean(knows)), "facts_of_relation": len(pairs)})

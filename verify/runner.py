@@ -101,6 +101,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "versions": versions(), "details": details,
         **peak_memory(ctx.device, peak_scope),
     }
+    if outcome is not None and outcome.dtype and outcome.dtype != ctx.dtype:
+        record["dtype"], record["context_dtype"] = outcome.dtype, ctx.dtype
     if claim.demonstrates_failure:
         record["demonstrates_failure"] = True
     if claim.independence:
