@@ -162,3 +162,25 @@ def test_geometric_trained_params_match_init_params():
 
     arrays = init_params(30, 2, 5, 8, torch.Generator().manual_seed(0))
     assert geometric_trained_params(30, 2, 5, 8) == sum(a.numel() for a in arrays.values())
+
+
+def test_atlas_figure_draws_from_fake_records_and_skips_when_one_is_missing():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import FIGURES, load_all as load_figures
+
+    load_figures()
+    spec = FIGURES["atlas"]
+    records = {r["id"]: r for r in fake_records()}
+    assert set(spec.claims) == set(records)
+    fig = spec.draw(records)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("[reference, not measured here]" in t for t in labels)
+    assert sum("exponent" in t for t in labels) == len(FAMILIES)
+    plt.close(fig)
+    records.pop("icrecall.linear_memory.capacity")
+    with pytest.raises(LookupError, match="icrecall.linear_memory.capacity"):
+        spec.draw(records)
