@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from verify import atlas
-from verify.atlas_claims import check_within_constant, faster_family, within_constant_verdict
+from verify.atlas_claims import CLAIMED, check_within_constant, faster_family, within_constant_verdict
+from verify.atlas_retrieval import smallest_storing_dims
 from verify.atlas_sources import FAMILIES, family, geometric_block_params, geometric_trained_params
 from verify.claims import CLAIMS, Context, load_all
 
@@ -34,6 +35,8 @@ def fake_records():
                         "subject_embeddings": 500 * 19 * 3**k, "unembedding": 9500} for k in (1, 2, 3)]}),
         _rec("icrecall.linear_memory.capacity", {},
              {"dims": [32, 64, 128], "per_seed": [{"n99": [34, 92, 436]}, {"n99": [27, 86, 412]}]}),
+        _rec("atlas.retrieval_value_memory.within_constant", {},
+             {"seq_len": 4, "rows": [{"V": v, "d_star": [d, d + 2]} for v, d in ((64, 17), (128, 21), (256, 25))]}),
     ]
 
 
@@ -124,8 +127,8 @@ def test_within_constant_passes_on_the_bound_and_its_control_fails():
 
 def test_within_constant_claims_on_fake_results(results_dir):
     load_all()
-    ids = [c for c in CLAIMS if c.startswith("atlas.")]
-    assert len(ids) == 5
+    ids = [f"atlas.{name}.within_constant" for name in CLAIMED]
+    assert set(ids) < set(CLAIMS)
     ctx = Context(seed=0, scale="quick")
     for cid in ids:
         c = CLAIMS[cid]
@@ -134,6 +137,18 @@ def test_within_constant_claims_on_fake_results(results_dir):
         assert out.details["source"]["claim"] == family(p["family"]).claim_id
         control = c.controls[0].apply(p)
         assert not check_within_constant(control, ctx).passed, cid
+
+
+def test_retrieval_smallest_storing_dims_scan():
+    dims = smallest_storing_dims(16, 4, 10**9, 2, seed=7, d_max=64)
+    assert len(dims) == 2 and all(2 <= d <= 64 for d in dims)
+    from verify.retrieval_capacity import draw_accuracies
+
+    for k, d in enumerate(dims):  # draw k stores at d*_k and at no smaller d
+        assert draw_accuracies(16, d, 4, 10**9, 7, n_draws=2)[k] == 1.0
+        assert all(draw_accuracies(16, e, 4, 10**9, 7, n_draws=2)[k] < 1.0 for e in range(2, d))
+    with pytest.raises(ValueError, match="d_max=2"):
+        smallest_storing_dims(256, 4, 10**9, 1, seed=7, d_max=2)
 
 
 def test_cli_atlas_writes_the_json(results_dir, capsys):

@@ -21,6 +21,9 @@ Parameter counts follow the areas' own conventions:
   embeddings, unembedding) at the built dimension R^k d0 (built, not searched).
 - icrecall linear memory: a d x d matrix, d^2 parameters; the stored facts are N99 pairs with
   V = N99 values, F log2 n_V bits with F = n_V = N99.
+- retrieval one-step value memory: W_v, V x d (the embeddings are random and fixed); a bijection
+  of V labels, log2(V!) bits; measured by ``atlas.retrieval_value_memory.within_constant``
+  (:mod:`verify.atlas_retrieval`), the one family no earlier claim measures.
 """
 from __future__ import annotations
 
@@ -148,6 +151,16 @@ def _icrecall_linear(rec: dict) -> list[dict]:
     return out
 
 
+def _retrieval_value_memory(rec: dict) -> list[dict]:
+    cid = rec["id"]
+    out = []
+    for row in _need(rec["details"], "rows", cid):
+        v, ds = int(row["V"]), [int(x) for x in row["d_star"]]
+        out.append(_point({"V": v, "L": int(rec["details"].get("seq_len", 0))}, fm_theory.info_bits_tied(v),
+                          [v * x for x in ds], dims=ds))
+    return out
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("fact_mlp_construction", "fact_mlp", "construction", "fact_mlp.capacity.linear_cost",
            "parameters", "theory.fact_mlp.info_bits = F log2 n_V", "derived", True,
@@ -175,14 +188,18 @@ FAMILIES: tuple[Family, ...] = (
            "largest N recalled at accuracy >= 0.99 by the d x d linear memory, per draw (the size d is "
            "fixed, the facts stored vary)",
            _icrecall_linear),
+    Family("retrieval_value_memory", "retrieval", "trained", "atlas.retrieval_value_memory.within_constant",
+           "dimension", "log2(V!) (theory.fact_mlp.info_bits_tied; bound F4 theory.retrieval.param_floor)",
+           "derived", True,
+           "smallest d at which the one-step value memory (N = 1e9, oracle accuracy) stores all V labels; "
+           "V x d parameters of W_v (measured by the atlas claim itself)",
+           _retrieval_value_memory),
 )
 
 #: Areas with no family in the atlas, and why (reported with the table).
 NOT_COVERED = {
     "hopfield": "stored capacities are measured at one dimension only (capacity.gain, d = 16); no claim "
                 "measures the smallest storing size at >= 3 sizes",
-    "retrieval": "its capacity N_c counts training samples, not a storing size; the parameter floor "
-                 "d >= log2(V!)/(V b) has no measured smallest storing d at >= 3 sizes",
     "chapters": "its claims measure FLOPs, routing and toy-model accuracy, not a smallest storing size",
 }
 
