@@ -154,7 +154,8 @@ def table_text(atlas: dict) -> str:
         src = r["source"]
         lines.append(f"{r['family']:<24} {r['scale']:<5} {sizes:<30} {_fmt(r['info_bits']):>18} "
                      f"{_fmt(r['params']):>24} {_fmt(r['params_unique']):>22} {_fmt(r['dim']):>14} "
-                     f"{_fmt(r['bits_per_param']):>24}  {src['claim']}@seed{src['seed']}/{str(src['git'])[:8]}")
+                     f"{_fmt(r['bits_per_param']):>24}  {src['claim']}@seed{src['seed']}/{str(src['git'])[:8]}"
+                     + ("" if src.get("status") == "pass" else f" ({src.get('status')})"))
     lines.append("")
     lines.append("exponent of log P against log I (95% t-interval over the points):")
     for f in atlas["fits"]:
