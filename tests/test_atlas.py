@@ -199,3 +199,13 @@ def test_atlas_figure_draws_from_fake_records_and_skips_when_one_is_missing():
     records.pop("icrecall.linear_memory.capacity")
     with pytest.raises(LookupError, match="icrecall.linear_memory.capacity"):
         spec.draw(records)
+
+
+def test_full_scale_records_add_full_rows(results_dir):
+    (results_dir / "full").mkdir()
+    full = [dict(r, scale="full") for r in fake_records() if r["id"] == "fact_mlp.capacity.linear_cost"]
+    (results_dir / "full" / "claims.jsonl").write_text(json.dumps(full[0]) + "\n")
+    table = atlas.atlas_from_results(results_dir)
+    assert {r["family"] for r in table["rows"] if r["scale"] == "full"} == {"fact_mlp_construction"}
+    assert {(f["family"], f["scale"]) for f in table["fits"]} >= {("fact_mlp_construction", "full"),
+                                                                   ("fact_mlp_construction", "quick")}
