@@ -11,8 +11,8 @@ across the sizes. The criterion [derived], fixed before the numbers were read of
   cancels below;
 - r_i = (median over draws of the smallest storing size) / b_i; (a) max_i r_i / min_i r_i <= 2:
   a factor 2 is our stated constant; it exceeds the resolution of the size searches (grid ratio
-  2^(1/4), one dimension step) but is crossed by a size growing like the bound times any power of
-  it once the bound spans a factor 4 or more;
+  2^(1/4), one dimension step) and is crossed by a size growing like bound^1.5 once the bound
+  spans a factor 4 or more (fewer of the families' bounds do: see (b));
 - (b) the least-squares exponent of log size against log bound over every draw is <= 1.25, so a
   size growing like bound^1.5 fails even where the sizes span less than a factor 4.
 
