@@ -14,7 +14,8 @@ from typing import Callable, Mapping
 PROVENANCES = ("abstract", "paper", "reference", "derived")
 
 #: Areas, in the order of DESIGN.md. A module ``theory.<area>`` registers its bounds on import.
-AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+#: "atlas" (issue 19) spans the six areas: it has no theory module, only verify/ and paper_figs/.
+AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval", "atlas")
 
 
 @dataclass(frozen=True)

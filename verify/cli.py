@@ -9,6 +9,8 @@
                                           run every control; exit 1 if one passes (the claim is
                                           vacuous) or an empirical/must_fail claim has none
     python -m verify bench [--json] [NAME ...]
+    python -m verify atlas [--json] [--results DIR]
+                                          the capacity atlas from stored records (results/atlas.json)
 """
 from __future__ import annotations
 
@@ -59,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
     p_bench.add_argument("--device", default=None)
+    p_atlas = sub.add_parser("atlas", help="capacity atlas from stored records (stored in DIR/atlas.json)")
+    p_atlas.add_argument("--json", action="store_true")
+    p_atlas.add_argument("--results", default=DEFAULT_OUT, help="results folder read (and written)")
     p_docs = sub.add_parser("docs", help="print (or --write into README.md) the generated README sections")
     p_docs.add_argument("--write", action="store_true")
     p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a causal LM (default smollm2)")
@@ -285,6 +290,10 @@ def main(argv=None) -> int:
             from verify.bench import main as bench_main
 
             return bench_main(args)
+        if args.cmd == "atlas":
+            from verify.atlas import main as atlas_main
+
+            return atlas_main(args)
         if args.cmd == "docs":
             from verify import docs
 
