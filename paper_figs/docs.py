@@ -147,8 +147,8 @@ def ledger_table(ix: Index, area: str | None = None) -> str:
 def readme_sections(ix: Index | None = None) -> str:
     ix = ix or Index()
     return "\n".join([BEGIN, "", "### Claims", "", claim_table(ix), "", "### Figure map", "",
-                      "Figures are drawn from the stored results in `results/` (PNG and PDF in `figures/`); "
-                      "add `--recompute` to rerun the claims first.", "", figure_map(ix), "",
+                      "Figures are drawn from the stored results in `results/` (PNG and PDF in "
+                      "`figures/`); add `--recompute` to rerun the claims first.", "", figure_map(ix), "",
                       "### Ledger: claims not reproduced", "", ledger_table(ix), "", END])
 
 

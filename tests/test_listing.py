@@ -50,3 +50,16 @@ def test_list_where_cli_prints_existing_locations():
         path, line = r["location"].rsplit(":", 1)
         assert not Path(path).is_absolute() and (ROOT / path).is_file()
         assert int(line) >= 1
+
+
+def test_paper_figs_where_adds_the_figures():
+    out = subprocess.run([sys.executable, "-m", "paper_figs", "where"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("geometric.single_hop.margin_suff "))
+    assert "verify/" in line and "geometric.d0_suff (B2)" in line and "geometric.fig_margin" in line
+
+
+def test_verify_docs_points_to_the_new_command():
+    done = subprocess.run([sys.executable, "-m", "verify", "docs"], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "python -m paper_figs docs" in done.stderr

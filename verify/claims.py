@@ -149,6 +149,7 @@ def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mappi
     """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``.
 
     ``kind`` defaults to ``must_fail`` when ``demonstrates_failure`` is set, else ``empirical``.
+    ``bounds`` names the theory bounds the claim checks (ids of ``python -m theory list``).
     """
     kind = kind or ("must_fail" if demonstrates_failure else "empirical")
 

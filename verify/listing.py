@@ -33,8 +33,8 @@ def location(fn) -> Location:
     if source_file is None:
         raise ValueError(f"no source file for {fn!r}")
     lines, first = inspect.getsourcelines(fn)
-    offset = next((i for i, text in enumerate(lines) if text.lstrip().startswith(("def ", "async def "))),
-                  0)
+    defs = (i for i, text in enumerate(lines) if text.lstrip().startswith(("def ", "async def ")))
+    offset = next(defs, 0)
     path = Path(source_file).resolve()
     try:
         rel = path.relative_to(ROOT).as_posix()
