@@ -63,3 +63,15 @@ def test_verify_docs_points_to_the_new_command():
     done = subprocess.run([sys.executable, "-m", "verify", "docs"], cwd=ROOT, capture_output=True,
                           text=True)
     assert done.returncode == 2 and "python -m paper_figs docs" in done.stderr
+
+
+def test_bound_labels_agree_with_the_labels_their_text_names():
+    import re
+
+    for name, b in load_bounds().items():
+        named = set(re.findall(r"\b([BDFR][1-9])\b", b.statement + " " + b.source))
+        if b.label is not None:
+            assert re.fullmatch(r"[A-Z][0-9]{1,2}", b.label), (name, b.label)
+            assert b.label in named, f"{name}: label {b.label} but its text names {sorted(named)}"
+        else:
+            assert not named, f"{name} names {sorted(named)} but has no label"

@@ -136,6 +136,7 @@ def _shuffled_table(world, rng):
 
 
 @claim("icrecall.mlp.direct_recall", source=SOURCE + ", spec §5.2 triplet MLP", provenance="derived",
+       bounds=("icrecall.mlp_sufficient_dim",),
        statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K=5 seeds "
                  ">= 0.99 and every seed >= 0.98 on 2000 random (s, r)",
        quick=dict(DEFAULTS, n_queries=2000, n_seeds=5),
