@@ -1,4 +1,8 @@
-"""``python -m paper_figs [FIG ...] [--recompute] [--results DIR] [--out DIR]``."""
+"""``python -m paper_figs [FIG ...] [--recompute] [--results DIR] [--out DIR]``.
+
+    python -m paper_figs docs [--write|--check]   the generated sections of README.md and docs/*.md
+    python -m paper_figs where                    each claim's file:line, bounds and figures
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +11,16 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["docs"]:
+        from paper_figs.docs import main as docs_main
+
+        return docs_main(argv[1:])
+    if argv[:1] == ["where"]:
+        from paper_figs.docs import where_text
+
+        print(where_text())
+        return 0
     import matplotlib
 
     matplotlib.use("Agg")

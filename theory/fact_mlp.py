@@ -179,32 +179,32 @@ def _sym_ratio():
 register_bound(Bound(
     name="fact_mlp.info_bits", provenance="derived", source=SOURCE + ", B1",
     statement="F facts with values in [n_V] carry F*log2(n_V) bits",
-    params={"n_facts": "F", "n_values": "n_V"}, numeric=info_bits, symbolic=_sym_info))
+    params={"n_facts": "F", "n_values": "n_V"}, numeric=info_bits, symbolic=_sym_info, label="B1"))
 register_bound(Bound(
     name="fact_mlp.info_bits_tied", provenance="derived", source=SOURCE + ", B1 (tied)",
     statement="a bijection of F items carries log2(F!) bits",
-    params={"n_facts": "F"}, numeric=info_bits_tied, symbolic=_sym_tied))
+    params={"n_facts": "F"}, numeric=info_bits_tied, symbolic=_sym_tied, label="B1"))
 register_bound(Bound(
     name="fact_mlp.min_params", provenance="derived", source=SOURCE + ", B1",
     statement="P >= F*log2(n_V)/b parameters at b bits per parameter",
     params={"n_facts": "F", "n_values": "n_V", "bits_per_param": "b"},
-    numeric=min_params, symbolic=_sym_min_params))
+    numeric=min_params, symbolic=_sym_min_params, label="B1"))
 register_bound(Bound(
     name="fact_mlp.jl_code_dim", provenance="derived", source=SOURCE + ", B2",
     statement="m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection decoder (failure "
               "probability <= 1/(2 n_V^2); proof in jl_code_dim)",
     params={"n_values": "n_V", "rho": "decodability rho in (0, 1]"},
-    numeric=jl_code_dim, symbolic=_sym_jl))
+    numeric=jl_code_dim, symbolic=_sym_jl, label="B2"))
 register_bound(Bound(
     name="fact_mlp.construction_params", provenance="derived", source=SOURCE + ", B3",
     statement="P_std = 3 d ceil(F/d) m_c: linear in F",
     params={"n_facts": "F", "d_model": "d", "code_dim": "m_c"},
-    numeric=construction_params, symbolic=_sym_construction))
+    numeric=construction_params, symbolic=_sym_construction, label="B3"))
 register_bound(Bound(
     name="fact_mlp.construction_params_unique", provenance="derived", source=SOURCE + ", B3",
     statement="P_unique = H d + H d m_c + m_c d",
     params={"n_facts": "F", "d_model": "d", "code_dim": "m_c"},
-    numeric=construction_params_unique, symbolic=_sym_unique))
+    numeric=construction_params_unique, symbolic=_sym_unique, label="B3"))
 register_bound(Bound(
     name="fact_mlp.gated_mlp_params", provenance="reference", source=SOURCE + ", §5.4",
     statement="a gated MLP of width m has 3dm + 2m + d parameters (with biases)",
@@ -215,7 +215,7 @@ register_bound(Bound(
     name="fact_mlp.baseline_ratio", provenance="derived", source=SOURCE + ", B5",
     statement="improvement = P_baseline/P_ours at the smallest sizes with accuracy 1",
     params={"params_baseline": "P_baseline", "params_ours": "P_ours"},
-    numeric=baseline_ratio, symbolic=_sym_ratio))
+    numeric=baseline_ratio, symbolic=_sym_ratio, label="B5"))
 
 # The documented entry point for rho (spec §5.1; issue 14 item 11). It lives in its own module.
 from theory.fact_mlp_decodability import Decodability, decodability  # noqa: E402,F401

@@ -146,12 +146,12 @@ for _bound in (
           lambda: R**k * sp.log(N + 1 - _sym_internal(), 2) / p),
     Bound("geometric.d_nocot", "no-CoT construction dimension d = R^k d0 (B5)", "derived", SOURCE,
           {"R": "relations", "k": "hops", "d0": "block dimension"},
-          lambda R, k, d0: dim_nocot(R, k, d0), lambda: R**k * d0),
+          lambda R, k, d0: dim_nocot(R, k, d0), lambda: R**k * d0, label="B5"),
     Bound("geometric.d_cot", "CoT construction dimension d = R d0, independent of k (B5)", "derived",
           SOURCE, {"R": "relations", "d0": "block dimension"}, lambda R, d0: dim_cot(R, d0),
-          lambda: R * d0),
+          lambda: R * d0, label="B5"),
     Bound("geometric.k_max", "largest depth one pass supports at dimension d: floor(log_R(d/d0)) (B5)",
           "derived", SOURCE, {"d": "dimension", "d0": "block dimension", "R": "relations"},
-          lambda d, d0, R: k_max(d, d0, R), lambda: sp.floor(sp.log(d / d0, R))),
+          lambda d, d0, R: k_max(d, d0, R), lambda: sp.floor(sp.log(d / d0, R)), label="B5"),
 ):
     register_bound(_bound)

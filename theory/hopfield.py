@@ -142,28 +142,28 @@ register_bound(Bound(
     statement="R1: Delta_i >= 2/(beta N) + log(2 (N-1) N beta M^2)/beta implies convergence into "
               "the sphere of radius 1/(beta N M) around x_i (value: the required separation)",
     params={"beta": "inverse temperature", "N": "number of patterns", "M": "max pattern norm"},
-    numeric=lambda beta, N, M: well_separated_threshold(beta, N, M), symbolic=well_separated_symbolic))
+    numeric=lambda beta, N, M: well_separated_threshold(beta, N, M), symbolic=well_separated_symbolic, label="R1"))
 register_bound(Bound(
     name="hopfield.jacobian_norm", provenance="reference", source=SOURCE + ", Thm 4",
     statement="R2: ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta - 2 M r))",
     params={"beta": "inverse temperature", "N": "number of patterns", "M": "max pattern norm",
             "Delta": "separation of the pattern", "r": "max{||xi-x_i||, ||x_i*-x_i||}"},
     numeric=lambda beta, N, M, Delta, r: jacobian_norm_bound(beta, N, M, Delta, r),
-    symbolic=lambda: 2 * beta_s * N_s * M_s**2 * (N_s - 1) * sp.exp(-beta_s * (Delta_s - 2 * M_s * r_s))))
+    symbolic=lambda: 2 * beta_s * N_s * M_s**2 * (N_s - 1) * sp.exp(-beta_s * (Delta_s - 2 * M_s * r_s)), label="R2"))
 register_bound(Bound(
     name="hopfield.retrieval_error", provenance="reference", source=SOURCE + ", Thm 5",
     statement="R3: ||f(xi) - x_i|| <= 2 M (N-1) exp(-beta (Delta - 2 M r))",
     params={"beta": "inverse temperature", "N": "number of patterns", "M": "max pattern norm",
             "Delta": "separation of the pattern", "r": "max{||xi-x_i||, ||x_i*-x_i||}"},
     numeric=lambda beta, N, M, Delta, r: retrieval_error_bound(beta, N, M, Delta, r),
-    symbolic=retrieval_error_symbolic))
+    symbolic=retrieval_error_symbolic, label="R3"))
 register_bound(Bound(
     name="hopfield.capacity", provenance="reference", source=SOURCE + ", Thm 3",
     statement="R4: with probability 1-p, N >= sqrt(p) c^((d-1)/4) sphere patterns of radius "
               "K sqrt(d-1) are storable, c = b / W0(exp(a + ln b)), if c >= (2/sqrt p)^(4/(d-1))",
     params={"beta": "inverse temperature", "K": "radius scale, M = K sqrt(d-1)", "d": "dimension",
             "p": "failure probability"},
-    numeric=lambda beta, K, d, p: capacity(beta, K, d, p), symbolic=capacity_symbolic))
+    numeric=lambda beta, K, d, p: capacity(beta, K, d, p), symbolic=capacity_symbolic, label="R4"))
 register_bound(Bound(
     name="hopfield.capacity_c", provenance="reference", source=SOURCE + ", Thm 3",
     statement="R4 constant c = b / W0(exp(a + ln b)) (worked values 3.15461 at beta=1,K=3,d=20,"
@@ -171,4 +171,4 @@ register_bound(Bound(
     params={"beta": "inverse temperature", "K": "radius scale", "d": "dimension",
             "p": "failure probability"},
     numeric=lambda beta, K, d, p: capacity_constants(beta, K, d, p)["c"],
-    symbolic=capacity_c_symbolic))
+    symbolic=capacity_c_symbolic, label="R4"))

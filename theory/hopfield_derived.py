@@ -261,28 +261,28 @@ register_bound(Bound(
     numeric=lambda beta, N, M, Delta, r: error_bound(
         gated_epsilon_scalar(beta, N, Delta, M, r, 0.0), M),
     symbolic=lambda: 2 * sp.Symbol("M") * sp.Min(1, (N_s - 1) * sp.exp(
-        -beta_s * (sp.Symbol("Delta") - 2 * sp.Symbol("M") * sp.Symbol("r"))))))
+        -beta_s * (sp.Symbol("Delta") - 2 * sp.Symbol("M") * sp.Symbol("r")))), label="D1"))
 register_bound(Bound(
     name="hopfield.gated_error", provenance="derived", source=SOURCE + ", D2",
     statement="D2: ||f_g(xi) - x_i|| <= 2 M min(1, (N_eff-1) exp(-kappa) exp(-beta (Delta - 2 M r)))",
     params={"beta": "inverse temperature", "N_eff": "open memories", "M": "max pattern norm",
             "Delta": "separation", "r": "||xi - x_i||", "kappa": "distractor log-odds log(g_i/g_j)"},
     numeric=lambda beta, N_eff, M, Delta, r, kappa: error_bound(
-        gated_epsilon_scalar(beta, N_eff, Delta, M, r, kappa), M)))
+        gated_epsilon_scalar(beta, N_eff, Delta, M, r, kappa), M), label="D2"))
 register_bound(Bound(
     name="hopfield.capacity_shift", provenance="derived", source=SOURCE + ", D3",
     statement="D3: gating lowers the separation needed at fixed error by (log((N-1)/(N_eff-1)) + kappa)/beta",
     params={"beta": "inverse temperature", "N": "number of patterns", "N_eff": "open memories",
             "kappa": "distractor log-odds"},
     numeric=lambda beta, N, N_eff, kappa: capacity_shift(beta, N, N_eff, kappa),
-    symbolic=capacity_shift_symbolic))
+    symbolic=capacity_shift_symbolic, label="D3"))
 register_bound(Bound(
     name="hopfield.contraction", provenance="derived", source=SOURCE + ", D4",
     statement="D4: ||J_G||_2 <= lambda M^2; lambda M^2 < 1 gives a unique gated fixed point",
     params={"lam": "feedback gain lambda", "M": "max pattern norm"},
     numeric=lambda lam, M: contraction_bound(lam, M),
-    symbolic=lambda: sp.Symbol("lambda") * sp.Symbol("M") ** 2))
+    symbolic=lambda: sp.Symbol("lambda") * sp.Symbol("M") ** 2, label="D4"))
 register_bound(Bound(
     name="hopfield.pr_hard_gates", provenance="derived", source=SOURCE + ", D5",
     statement="D5: PR(p_g) <= N_eff when gates are hard",
-    params={"N_eff": "open memories"}, numeric=lambda N_eff: pr_bound(N_eff), symbolic=lambda: Neff_s))
+    params={"N_eff": "open memories"}, numeric=lambda N_eff: pr_bound(N_eff), symbolic=lambda: Neff_s, label="D5"))

@@ -24,7 +24,8 @@ class Bound:
 
     name: ``<area>.<name>``; statement: the inequality in one sentence; provenance: one of
     PROVENANCES; params: parameter name -> short description; symbolic: () -> sympy.Expr in
-    sympy symbols named like the params; numeric: (**params) -> float, validated.
+    sympy symbols named like the params; numeric: (**params) -> float, validated; label: the
+    paper's (or spec's) label of the statement where there is one ("B2", "D3", "F1", "R4"), else None.
     """
 
     name: str
@@ -35,6 +36,7 @@ class Bound:
     numeric: Callable[..., float]
     symbolic: Callable[[], object] | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    label: str | None = None
 
     def __post_init__(self):
         if self.provenance not in PROVENANCES:

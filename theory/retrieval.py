@@ -221,30 +221,30 @@ register_bound(Bound(
               "4 V L ln V / (d (1 - sqrt(2 ln V/d))^2); +inf when d <= 2 ln V; see retrieval.n_sufficient",
     params={"vocab_size": "V, number of tokens = labels", "d_model": "d, embedding dimension",
             "seq_len": "L, sequence length"},
-    numeric=nc_pred, symbolic=nc_pred_symbolic))
+    numeric=nc_pred, symbolic=nc_pred_symbolic, label="F1"))
 
 register_bound(Bound(
     name="retrieval.coupon_floor", provenance="derived", source=SOURCE + ", spec §6 F2 (coupon collector)",
     statement="N >= V (ln V + ln(1/delta)) is sufficient for every token to appear at the informative "
               "position with probability >= 1 - delta (necessary for exact recall, not sufficient)",
     params={"vocab_size": "V", "delta": "failure probability in (0, 1)"},
-    numeric=coupon_floor, symbolic=coupon_floor_symbolic))
+    numeric=coupon_floor, symbolic=coupon_floor_symbolic, label="F2"))
 
 register_bound(Bound(
     name="retrieval.orth_scale", provenance="derived", source=SOURCE + ", spec §6 F3",
     statement="with orthogonal embeddings (d >= V) N_c = Theta(V ln V), independent of d",
     params={"vocab_size": "V", "d_model": "d >= V"},
-    numeric=orth_scale, symbolic=orth_scale_symbolic))
+    numeric=orth_scale, symbolic=orth_scale_symbolic, label="F3"))
 
 register_bound(Bound(
     name="retrieval.param_floor", provenance="derived", source=SOURCE + ", spec §6 F4",
     statement="storing the label map in a V x d value matrix of b-bit entries needs d >= log2(V!)/(V b)",
     params={"vocab_size": "V", "bits": "b, bits per parameter"},
-    numeric=param_floor, symbolic=param_floor_symbolic))
+    numeric=param_floor, symbolic=param_floor_symbolic, label="F4"))
 
 register_bound(Bound(
     name="retrieval.v_max", provenance="derived", source=SOURCE + ", spec §6 F5",
     statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L) "
               "(the F1 heuristic inverted; not a guarantee)",
     params={"n_samples": "N, training sequences", "d_model": "d", "seq_len": "L"},
-    numeric=v_max, symbolic=v_max_equation))
+    numeric=v_max, symbolic=v_max_equation, label="F5"))

@@ -203,4 +203,4 @@ register_bound(Bound(
 register_bound(Bound(
     name="retrieval.all_seen_upper", provenance="derived", source=SOURCE + ", spec §6 F2 (necessary side)",
     statement="P(every token seen at the informative position after N samples) <= 1 / (V (1 - 1/V)^N)",
-    params={"vocab_size": "V", "n_samples": "N"}, numeric=all_seen_upper))
+    params={"vocab_size": "V", "n_samples": "N"}, numeric=all_seen_upper, label="F2"))

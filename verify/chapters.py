@@ -95,6 +95,7 @@ def check_flops_memory(params, ctx):
 
 
 @claim("chapters.flops.model_totals", source=f"{SOURCE}, App. A.2", provenance="paper",
+       bounds=("chapters.moc_forward_flops",),
        statement="backbone, iso-FLOP and MoC forward totals equal the paper's exactly; "
                  "MoC/iso in [0.9261, 0.9263]; MoC/backbone in [1.288, 1.289]",
        quick={"config": "paper"}, kind="identity", independence=INDEPENDENCE_FLOPS)
@@ -231,6 +232,7 @@ def check_params(params, ctx):
 
 
 @claim("chapters.router.mixing_weights", source=f"{SOURCE}; authors' code", provenance="reference",
+       bounds=("chapters.shared_weight",),
        statement="with random router logits each sample's C_sh + k chapter weights sum to 1 +- 1e-6 "
                  "and the shared weight is C_sh/(C_sh + s) = 0.285714 +- 1e-6",
        quick={"batch": 8, "n_chapters": 65, "n_shared": 1, "top_k": 4, "routed_scale": 2.5,
@@ -263,6 +265,7 @@ def check_mixing(params, ctx):
 
 
 @claim("chapters.router.lb_uniform_value", source=f"{SOURCE}; Switch Transformer",
+       bounds=("chapters.load_balance_uniform",),
        provenance="reference",
        statement="L_lb = C sum_i f_i P_i equals k under uniform router probabilities (C = 65, one "
                  "shared chapter, k in {1, 4, 16}) and 1 for Switch top-1 without a shared chapter, "
@@ -293,6 +296,7 @@ def check_lb_uniform(params, ctx):
 
 
 @claim("chapters.router.zloss_zero_logits", source=f"{SOURCE}; ST-MoE", provenance="reference",
+       bounds=("chapters.zloss_zero_logits",),
        statement="the z-loss at zero logits over C = 4097 chapters is (log C)^2 = 69.1893 +- 1e-4",
        quick={"n_chapters": 4097, "batch": 4}, needs=("torch",), kind="identity",
        independence="torch's logsumexp-squared on a zero logit tensor versus the closed form "
@@ -332,6 +336,7 @@ def check_table2(params, ctx):
 
 
 @claim("chapters.leak.capacity", source=f"{SOURCE}; this project's analysis (spec §5.7)",
+       bounds=("chapters.leak_capacity_bits",),
        provenance="derived",
        statement="one router's top-k selection can carry at most log2 C(4096, 64) = 471.29 +- 0.01 "
                  "bits per sequence, i.e. per-token nats in [0.318, 0.320] at L = 1024, more than "

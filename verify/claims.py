@@ -107,6 +107,7 @@ class Claim:
     controls: tuple[Control, ...] = ()
     seed_rule: str = ""      # how the verdict is reached over seeds ("" = one deterministic run)
     independence: str = ""   # identity claims: why the two computations share no code
+    bounds: tuple[str, ...] = ()  # ids of the theory bounds this claim checks ("geometric.d0_suff")
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -147,10 +148,12 @@ def register(claim: Claim) -> Claim:
 
 def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mapping,
           full: Mapping | None = None, demonstrates_failure: bool = False, needs=(),
-          kind: str | None = None, controls=(), seed_rule: str = "", independence: str = ""):
+          kind: str | None = None, controls=(), seed_rule: str = "", independence: str = "",
+          bounds=()):
     """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``.
 
     ``kind`` defaults to ``must_fail`` when ``demonstrates_failure`` is set, else ``empirical``.
+    ``bounds`` names the theory bounds the claim checks (ids of ``python -m theory list``).
     """
     kind = kind or ("must_fail" if demonstrates_failure else "empirical")
 
@@ -159,7 +162,7 @@ def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mappi
                        quick=dict(quick), full=dict(full if full is not None else quick),
                        check=fn, demonstrates_failure=kind == "must_fail", needs=tuple(needs),
                        kind=kind, controls=tuple(controls), seed_rule=seed_rule,
-                       independence=independence))
+                       independence=independence, bounds=tuple(bounds)))
         return fn
 
     return wrap

@@ -37,6 +37,7 @@ def shared_rho(ctx, n_values, d, beta=0.0, salt=0):
 
 
 @claim("fact_mlp.bounds.info_bound", source=SRC + ", B1", provenance="derived",
+       bounds=("fact_mlp.info_bits", "fact_mlp.info_bits_tied", "fact_mlp.min_params"),
        statement="the closed forms F log2 n_V and lgamma(F+1)/ln 2 (and the sympy form) equal "
                  "log2 of the exact integer counts n_V^F and F! to 1e-9 relative at F = n_V = "
                  "1000 (9965.8 and 8529.4 bits)",

@@ -122,6 +122,7 @@ def check_encoder_underparam(p, ctx):
 
 
 @claim("fact_mlp.capacity.param_count", source=SRC + ", §5.2/§5.4", provenance="derived",
+       bounds=("fact_mlp.gated_mlp_params", "fact_mlp.construction_params", "fact_mlp.construction_params_unique"),
        statement="gated MLP d=64, m=256 has 49 728 parameters with biases and 49 152 without; "
                  "the construction at d=128, F=2048, m_c=48 has P_std = 294 912 and P_unique = "
                  "106 496 (spec §5.2), counted from its weights",
@@ -191,6 +192,7 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
 
 
 @claim("fact_mlp.capacity.linear_cost", source=SRC + ", B3 (abstract: optimal scaling)",
+       bounds=("fact_mlp.construction_params", "fact_mlp.info_bits"),
        provenance="derived",
        statement="at fixed values (d=128, n_V=256) the smallest storing construction (m_c searched "
                  "on a 2^(1/4)-ratio grid, accuracy 1 in >= 2 of 3 decoder draws, H = ceil(F/d)) "

@@ -69,7 +69,8 @@ def ratio_draw(facts, res, seed, draw, baseline):
        seed_rule="every draw of 5 (fact set from the run's seed; NTK weights and decoder per draw)",
        controls=[Control("baseline_is_ours", {"control": "baseline_is_ours"},
                          "the baseline replaced by the construction itself with other decoder "
-                         "draws: the ratio is about 1, so the criterion must fail")])
+                         "draws: the ratio is about 1, so the criterion must fail")],
+       bounds=("fact_mlp.baseline_ratio",))
 def check_beats_baseline(p, ctx):
     """Changed (issue 14 items 2-3): one draw on a doubling NTK grid against a 1.33x grid, with a
     fallback 'implied lower bound >= 2' that could not fail (it was always >= 16), is replaced by

@@ -41,6 +41,7 @@ def smallest_code_dim(V, separators, draws, need, rng, grid) -> int | None:
 
 
 @claim("fact_mlp.decoder.jl_decoder", source=SRC + ", B2", provenance="derived",
+       bounds=("fact_mlp.jl_code_dim",),
        statement="at m_c = 48 the random-projection decoder Rp^T Rp u*_j decodes every value "
                  "(d=256, n_V=512) in all but <= 1 of 10 draws of Rp",
        quick={"n_values": 512, "d": 256, "code_dim": 48, "draws": 10, "max_failures": 1},
@@ -62,6 +63,7 @@ def check_jl_decoder(p, ctx):
 
 
 @claim("fact_mlp.decoder.jl_too_small", source=SRC + ", B2", provenance="derived",
+       bounds=("fact_mlp.jl_code_dim",),
        statement="must fail: at m_c = 4, far below ln(n_V)/rho^2, the decoder's mean accuracy is "
                  "< 0.5 (reference 0.10) and the 'accuracy = 1' check fails in every draw",
        quick={"n_values": 256, "d": 32, "code_dim": 4, "draws": 10},
@@ -104,6 +106,7 @@ RANDOM_CODES = Control("random_codes", {"control": "random_codes"},
 
 
 @claim("fact_mlp.decoder.mc_log_scaling", source=SRC + ", B2 (optimal scaling, abstract)",
+       bounds=("fact_mlp.jl_code_dim",),
        provenance="derived",
        statement="the smallest m_c with accuracy 1 in >= 9/10 draws fits m_c* = a ln(n_V)/rho^2 + "
                  "b with a > 0, and m_c* <= B2 = 8 ln(n_V)/rho^2 (proved sufficient, "
@@ -148,7 +151,8 @@ def check_mc_log_scaling(p, ctx):
        controls=[Control("isotropic", {"control": "isotropic"},
                          "spikes replaced by the isotropic scaling V -> (1 + beta) V: rho does not "
                          "move, so no slope can be fitted and the criterion must fail"),
-                 RANDOM_CODES])
+                 RANDOM_CODES],
+       bounds=("fact_mlp.jl_code_dim",))
 def check_mc_rho_scaling(p, ctx):
     from dataclasses import replace
 
@@ -198,6 +202,7 @@ def check_mc_rho_scaling(p, ctx):
 
 
 @claim("fact_mlp.decoder.b2_pair_tail", source=SRC + ", B2 (proof of the constant)",
+       bounds=("fact_mlp.jl_code_dim",),
        provenance="derived",
        statement="for unit u, w with <u, w> = c and Gaussian Rp (m x d), the Monte Carlo rate of "
                  "<Rp u, Rp w> <= 0 (200 000 draws) is at most (1/2)(1 - c^2)^(m/2) at every "

@@ -118,6 +118,7 @@ def block_accuracy(p, ctx):
 
 
 @claim("geometric.single_hop.margin_suff", source=f"{SRC}, bound B2 (Hoeffding + union)",
+       bounds=("geometric.d0_suff",),
        provenance="derived",
        controls=[Control("half_dim", {"d0_factor": 0.5}, "d0 = ceil(d0_suff / 2) drops B2's hypothesis; "
                          "max coherence of N = 1000 Rademacher codes is then about sqrt(2 ln(N^2)/d0) > 0.5")],
@@ -143,6 +144,7 @@ def margin_suff(p, ctx):
 
 
 @claim("geometric.single_hop.margin_nec", source=f"{SRC}, bound B3 (volumetric packing)",
+       bounds=("geometric.d0_nec",),
        provenance="derived", demonstrates_failure=True,
        controls=[Control("across_random_boundary", {"block_dim": 110}, "at d0 = 110 random spherical "
                          "codes of N = 1000 reach margin 0.5 (pilot seeds 100-104: gap 0.50-0.54 from "
@@ -171,6 +173,7 @@ def margin_nec(p, ctx):
 
 
 @claim("geometric.single_hop.pigeonhole_fail", source=f"{SRC}, bound B4 (pigeonhole)",
+       bounds=("geometric.pigeonhole_dim",),
        provenance="derived", demonstrates_failure=True,
        controls=[Control("across_log2N", lambda p: {"block_dim": math.ceil(math.log2(p["n_subjects"]))},
                          "at d0 = ceil(log2 N) = 10 there are 2^10 >= N patterns, so distinct codes exist "

@@ -34,6 +34,7 @@ def _nocot_accuracy(model, start, chains, target) -> dict:
 
 
 @claim("geometric.multihop.cot_khop", source=f"{SRC}, CoT construction (abstract); spec §5.4",
+       bounds=("geometric.d_cot",),
        provenance="abstract",
        controls=[Control("no_cot", {"control": "no_cot"}, "one pass instead of k: the single-hop model "
                          "answers (x, r_k), the last hop only, which is not the k-hop answer")],
@@ -70,6 +71,7 @@ def cot_khop(p, ctx):
 
 
 @claim("geometric.multihop.nocot_blocks", source=f"{SRC}, multi-hop without CoT (abstract); spec §5.3",
+       bounds=("geometric.d_nocot",),
        provenance="abstract",
        controls=[Control("reversed_chain", {"control": "reversed_chain"}, "the chain tokens in reverse "
                          "order open the group of (r_k..r_1), whose answer differs unless the chain is a "
@@ -99,6 +101,7 @@ def nocot_blocks(p, ctx):
 
 
 @claim("geometric.multihop.nocot_single_fail", source=f"{SRC}, capacity-depth tradeoff (abstract)",
+       bounds=("geometric.d_nocot",),
        provenance="derived", demonstrates_failure=True,
        controls=[Control("across_R2_blocks", {"control": "r2_blocks"}, "the same d0 with R^2 blocks (one per "
                          "2-hop chain, d = R^2 d0, spec §5.3) answers every 2-hop query in one pass")],

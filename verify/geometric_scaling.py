@@ -69,6 +69,7 @@ LAW_CONTROLS = [Control(f"law_{name}", {"control": f"law_{name}"},
 
 
 @claim("geometric.single_hop.log_scaling", source=f"{SRC}, log dimension suffices (abstract)",
+       bounds=("geometric.d0_suff", "geometric.d0_nec"),
        provenance="abstract", controls=LAW_CONTROLS,
        seed_rule="95% bootstrap interval over seeds of the per-seed growth factor d0*(N_max)/d0*(N_min)",
        statement="the block dimension d0* at which spherical codes reach margin 0.25 grows like ln N over "
@@ -120,6 +121,7 @@ def log_scaling(p, ctx):
 
 
 @claim("geometric.single_hop.matching_bound", source=f"{SRC}, bound B3 (volumetric packing) beside the measured threshold",
+       bounds=("geometric.d0_nec",),
        provenance="derived", controls=LAW_CONTROLS,
        seed_rule="per-N means over ctx.seeds(3); every seed's threshold must respect B3",
        statement="the measured single-hop threshold d0* (spherical codes reach margin 0.25) stays within a "

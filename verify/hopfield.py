@@ -68,6 +68,7 @@ def energy_monotone(params, ctx):
 
 
 @claim("hopfield.capacity.constants", source=f"{RAMSAUER}, Thm 3 (worked values)", provenance="reference",
+       bounds=("hopfield.capacity_c",),
        kind="identity",
        independence="three computations of R4's c: scipy.special.lambertw in float64 (theory.hopfield."
                     "capacity_constants), sympy's LambertW expression (capacity_c_symbolic) evaluated by "
@@ -97,6 +98,7 @@ def capacity_constants_claim(params, ctx):
 
 
 @claim("hopfield.capacity.empirical", source=f"{RAMSAUER}, Thm 3", provenance="reference",
+       bounds=("hopfield.capacity",),
        statement="N = floor(sqrt(p) c^((d-1)/4)) random sphere patterns (radius K sqrt(d-1)) are all "
                  "retrieved in one update to within 1/(beta N M) of x_i, failing in at most the "
                  "binomial(seeds, p) 99% quantile of seeds",
@@ -158,6 +160,7 @@ def _r1_looseness(params, ctx, betas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0)):
 
 
 @claim("hopfield.separation.condition", source=f"{RAMSAUER}, Thm 4", provenance="reference",
+       bounds=("hopfield.well_separated",),
        statement="every sphere pattern meeting R1 ends, after 200 updates from x_i, within "
                  "1/(beta N M) of x_i, and at least 40 (pattern, seed) pairs meet R1 per beta",
        quick={"dim": 32, "n_patterns": 64, "radius": 3.0, "betas": [2.0, 8.0], "seeds": 5,
@@ -180,6 +183,7 @@ def separation_condition(params, ctx):
 
 
 @claim("hopfield.separation.violated_fails", source=f"{RAMSAUER}, Thm 4", provenance="reference",
+       bounds=("hopfield.well_separated",),
        demonstrates_failure=True,
        statement="MUST FAIL: at beta = 0.5 the patterns violating R1 (radius 3, d=32, N=64) are not "
                  "all retrieved: at least half of them end, after 200 updates from x_i, outside "
@@ -203,6 +207,7 @@ def separation_violated_fails(params, ctx):
 
 
 @claim("hopfield.retrieval.r2_contraction", source=f"{RAMSAUER}, Thm 4 (R2)", provenance="reference",
+       bounds=("hopfield.well_separated", "hopfield.jacobian_norm"),
        statement="for sphere patterns meeting R1 and queries xi on the boundary of S_i, one update "
                  "shrinks the distance to the fixed point x_i* by at most R2's factor (||f(xi) - x_i*|| "
                  "<= ||J^m|| ||xi - x_i*|| with ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta_i - 2 M r))) "
@@ -252,6 +257,7 @@ def r2_contraction(params, ctx):
 
 
 @claim("hopfield.one_step.error", source=f"{PAPER}, D1 (our version of {RAMSAUER} Thm 5)",
+       bounds=("hopfield.ungated_error",),
        provenance="derived",
        statement="for noisy queries xi = x_i + r u, 1 - p_i <= eps(xi) and ||f(xi) - x_i|| <= "
                  "2 M min(1, eps(xi)) in every trial (zero violations)",
@@ -287,6 +293,7 @@ def one_step_error(params, ctx):
 
 
 @claim("hopfield.error.exponential_in_beta", source=f"{RAMSAUER}, Thm 5", provenance="reference",
+       bounds=("hopfield.retrieval_error", "hopfield.ungated_error"),
        statement="for the best-separated pattern queried with itself, the fitted slope of "
                  "log ||f(x_i) - x_i|| against beta Delta_i lies in [-1.2, -0.8], in every seed",
        quick={"dim": 32, "n_patterns": 64, "betas": [1.0, 16.0, 12], "slope_range": [-1.2, -0.8],

@@ -116,6 +116,7 @@ WRONG_CONTEXT = Control("wrong_context", {"control": "wrong_context"},
 
 
 @claim("hopfield.capacity.gain", source=f"{PAPER}, D3 (our formalisation)", provenance="derived",
+       bounds=("hopfield.capacity_shift",),
        statement="with context gates at distractor log-odds kappa = 4 (N_eff = 16 open), the gated "
                  "capacity (N where the fraction retrieved to error <= 1e-3 falls through 0.5, grid "
                  "extended until gated retrieval fails) is >= 16 times the ungated one in every seed",
@@ -136,6 +137,7 @@ def capacity_gain(params, ctx):
 
 
 @claim("hopfield.capacity.d3", source=f"{PAPER}, D3 (our formalisation)", provenance="derived",
+       bounds=("hopfield.capacity_shift",),
        statement="at kappa = 4 the measured gated capacity N_g is within a factor 2 of D3's "
                  "effective-competitor prediction N_eff + (N_u - N_eff) e^kappa from the measured "
                  "ungated capacity N_u, in every seed",
@@ -177,6 +179,7 @@ def capacity_d3(params, ctx):
 
 
 @claim("hopfield.wrong_context.fails", source=f"{PAPER}, D3 (our formalisation)", provenance="derived",
+       bounds=("hopfield.capacity_shift",),
        demonstrates_failure=True,
        statement="MUST FAIL: with an informative but wrong context (another memory's active set, the "
                  "target gated at -kappa = -4) the capacity_gain criterion (N_g/N_u >= 16 in every "
@@ -205,6 +208,7 @@ def _misses(X, targets, beta, tol, chunk=250):
 
 
 @claim("hopfield.capacity.r4_tightness", source=f"{RAMSAUER}, Thm 3", provenance="reference",
+       bounds=("hopfield.capacity",),
        demonstrates_failure=True,
        statement="MUST FAIL: far above R4's N (beta=1, K=3, d=16, p=0.001: N_R4 = 2.49), at N = 16384, "
                  "one-update retrieval misses S_i (error > 1/(beta N M)) for at least one of 2000 "

@@ -37,6 +37,7 @@ def _toy():
 
 
 @claim("hopfield.fixed_point.unique", source=f"{PAPER}, D4 (our formalisation)", provenance="derived",
+       bounds=("hopfield.contraction",),
        statement="for lambda M^2 < 1, Picard iteration from 50 random starts reaches one fixed point "
                  "(max spread < 1e-8) and every observed step ratio is <= lambda M^2 + 1e-6, in "
                  "every seed's random instance",
@@ -77,6 +78,7 @@ def fixed_point_unique(params, ctx):
 
 
 @claim("hopfield.multistability.above", source=f"{PAPER}, D4 (our formalisation)", provenance="derived",
+       bounds=("hopfield.contraction",),
        demonstrates_failure=True,
        statement="in the toy X = I_2, xi_q = (1/2, 1/2), beta = 1, a = (-20, -20), uniqueness fails "
                  "above the contraction regime: the smallest grid lambda with two converged fixed "

@@ -22,6 +22,7 @@ PAPER = "Context-Gated Associative Retrieval (2605.10970)"
 
 
 @claim("hopfield.gated.error_bound", source=f"{PAPER}, D2 (our formalisation)", provenance="derived",
+       bounds=("hopfield.gated_error",),
        statement="for noisy queries and random gates g ~ U(0,1) with g_i = 1 = max g, "
                  "||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every trial",
        quick={"dim": 32, "n_patterns": 64, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
@@ -65,6 +66,7 @@ def gated_error_bound(params, ctx):
 
 
 @claim("hopfield.gated.separation", source=f"{PAPER}, D2 (our formalisation)", provenance="derived",
+       bounds=("hopfield.gated_error",),
        statement="with soft gates g_j ~ U(0.01, 1) on every memory and g_i = 1 = max g, in every draw "
                  "the gated separation Delta_i^g >= Delta_i and the gated one-update error from a "
                  "noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r)))",
@@ -107,6 +109,7 @@ def gated_separation_claim(params, ctx):
 
 
 @claim("hopfield.gated.exponential_in_kappa", source=f"{PAPER}, D2 (our formalisation)",
+       bounds=("hopfield.gated_error",),
        provenance="derived",
        statement="with every distractor gated at log-odds kappa, each seed's fitted slope of "
                  "log ||f_g(x_i) - x_i|| against kappa in {4..12} lies in [-1.1, -0.9]",
@@ -154,6 +157,7 @@ def _pr_draws(params, ctx, kappa):
 
 
 @claim("hopfield.sparsity.pr", source=f"{PAPER}, D5 (our formalisation)", provenance="derived",
+       bounds=("hopfield.pr_hard_gates",),
        statement="with N_eff hard gates, PR(p_g) <= N_eff in every draw, while the ungated PR at "
                  "beta = 0.5 stays >= N/2",
        quick={"dim": 32, "n_patterns": 256, "beta": 0.5, "n_eff": 16, "draws": 50, "kappa": "inf"},

@@ -45,6 +45,7 @@ def _unit_directions(rng, n_vectors, dim, rank=None):
 
 
 @claim("icrecall.incoherence.max_inner", source=REF, provenance="reference",
+       bounds=("icrecall.incoherence",),
        statement="V random unit vectors in R^d have max_{t != t'} |<e_t, e_t'>| <= "
                  "2 sqrt(2 ln V / d) (0.487 at V=2000, d=256) in every one of K seeds",
        quick=dict(n_vectors=2000, dim=256, n_seeds=20, rank=None),
@@ -99,6 +100,7 @@ def linear_n99(dim, seed, target=0.99, key_rank=None, cap=1 << 16):
 
 
 @claim("icrecall.linear_memory.capacity", source=REF, provenance="reference",
+       bounds=("icrecall.linear_capacity",),
        statement="the linear memory's N99 (largest N recalled at accuracy >= 0.99, V = N outputs) "
                  "grows like d^2: the log-log slope of N99 against d lies in [1.6, 2.3] in every "
                  "one of 3 seeds",
@@ -134,6 +136,7 @@ def _shuffled_table(world, rng):
 
 
 @claim("icrecall.mlp.direct_recall", source=SOURCE + ", spec §5.2 triplet MLP", provenance="derived",
+       bounds=("icrecall.mlp_sufficient_dim",),
        statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K=5 seeds "
                  ">= 0.99 and every seed >= 0.98 on 2000 random (s, r)",
        quick=dict(DEFAULTS, n_queries=2000, n_seeds=5),

@@ -209,6 +209,7 @@ def _noslot(p, ctx):
 
 
 @claim("icrecall.finetune.mixed_context_uninformative", source=SOURCE + ", spec §6",
+       bounds=("icrecall.relation_chance",),
        provenance="derived", demonstrates_failure=True,
        statement="MUST FAIL: when each context pair carries a relation drawn independently of the "
                  "target relation, fine-tuning P-full (train and test mixed, N_train as "

@@ -55,6 +55,7 @@ def _handset_details(acc):
 
 
 @claim("icrecall.handset.pairwise", source=SOURCE + ", pairwise attention pattern [abstract]",
+       bounds=("icrecall.pairwise_margin",),
        provenance="derived",
        statement="the hand-set pairwise pattern (1/(2n) on each context token) with omega = 2/rho "
                  "and the triplet MLP solves IC-recall: mean accuracy over 5 seeds >= 0.98 (n=8)",
@@ -108,6 +109,7 @@ RHO_FAIL = dict(HANDSET, rho_tests=[0.0, 0.2])
 
 
 @claim("icrecall.handset.rho_zero_fails", source=SOURCE + ", spec §6 failure modes",
+       bounds=("icrecall.relation_signal_boundary",),
        provenance="derived", demonstrates_failure=True,
        statement="MUST FAIL when answers carry too little relation signal: with omega kept at "
                  "2/rho_0 = 2 sqrt 2 the pairwise pattern recalls iff rho > (theta - 1) rho_0 = "
@@ -179,6 +181,7 @@ CONTEXT = dict(HANDSET, n_list=[1, 2, 3, 4, 8, 16], n_seeds=3, n_below=[1], n_be
 
 
 @claim("icrecall.context.length", source=SOURCE + ", spec §6 pre-activations", provenance="derived",
+       bounds=("icrecall.pairwise_margin", "icrecall.min_context_pairs", "icrecall.min_recall_pairs"),
        statement="the pairwise pattern's two thresholds in the number of pairs n (rho = 1/sqrt 2, "
                  "theta = 1.5): the context-subject neuron (s_i, r) at 1 + 1/(n rho) beats the "
                  "correct one below n = 1/rho = 1.41 and fires below n = 1/(rho (theta - 1)) = "

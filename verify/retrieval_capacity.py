@@ -109,6 +109,7 @@ SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
 
 
 @claim("retrieval.capacity.orth_coupon", source=SOURCE + ", spec §6 F2/F3 (coupon collector)",
+       bounds=("retrieval.coupon_floor",),
        provenance="derived",
        statement="orthogonal embeddings, N = 4 V ln V: the one-step oracle accuracy equals 1 on at "
                  "least 18 of K=20 seeds (coupon floor V(ln V + ln 10) alone is not enough)",
@@ -139,6 +140,7 @@ def _per_seed(ctx, n_seeds, points, embedding="gaussian"):
 
 
 @claim("retrieval.capacity.nc_increases_v", source=SOURCE + ", abstract (capacity formulas)",
+       bounds=("retrieval.nc_pred",),
        provenance="abstract",
        statement="N_c(0.9) is strictly increasing in V at d=32, L=8, with log-log slope in [0.8, 1.6], "
                  "on every one of 3 base seeds",
@@ -181,7 +183,8 @@ def nc_increases_v(p, ctx):
        seed_rule=SEED_RULE3,
        controls=[Control("law_F1", {"control": "law_F1"},
                          "the F1 heuristic's shape (a power law near d^-1.8 with no plateau), through "
-                         "the first measured point, must fail the plateau criterion")])
+                         "the first measured point, must fail the plateau criterion")],
+       bounds=("retrieval.nc_pred", "retrieval.n_sufficient"))
 def nc_decreases_d(p, ctx):
     V, L, ds = p["vocab_size"], p["seq_len"], p["d_models"]
     pred = [th.nc_pred(V, d, L) for d in ds]
@@ -238,6 +241,7 @@ def nc_increases_l(p, ctx):
 
 
 @claim("retrieval.capacity.orth_d_independent", source=SOURCE + ", abstract ('beyond orthogonal'); F3",
+       bounds=("retrieval.orth_scale",),
        provenance="derived",
        statement="with orthogonal embeddings (V=128, L=8) N_c(0.9) does not depend on d: over "
                  "d in {128, 256, 512} max/min <= 1.25 on every one of 3 base seeds (Gaussian "

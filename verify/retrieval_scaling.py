@@ -84,6 +84,7 @@ def _noise_free_fit(points, values) -> list:
 
 
 @claim("retrieval.scaling.fit", source=SOURCE + ", abstract (multiplicative N, d, L); spec §6 F1",
+       bounds=("retrieval.nc_pred",),
        provenance="derived",
        statement="over the (V, d, L) grid, the least-squares fit log N_c(0.9) = c + a log V + b log L + "
                  "c' log d has a > 0, b > 0, c' < 0 with 95% intervals excluding 0 and R^2 >= 0.9; "
@@ -122,6 +123,7 @@ MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 
 
 
 @claim("retrieval.capacity.multiplicative", source=SOURCE + ", abstract (multiplicative dependence); F1",
+       bounds=("retrieval.nc_pred",),
        provenance="abstract",
        statement="N_c(0.9) depends on L and d through L/d: at V=256, (L, d) = (8,32), (16,64), (32,128) "
                  "agree within a factor 2 while (8,32) and (32,32) differ by more than 1.5x (every one "

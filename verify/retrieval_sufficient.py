@@ -36,6 +36,7 @@ def _n_at(rule: str, V: int, d: int, L: int, delta: float, embedding: str) -> fl
 
 
 @claim("retrieval.capacity.sufficient", source=SOURCE + "; theory retrieval.n_sufficient (issue 13 item 1)",
+       bounds=("retrieval.n_sufficient", "retrieval.plateau_accuracy"),
        provenance="derived",
        statement="the sufficient condition holds in simulation: at every grid point where "
                  "n_sufficient(V, d, L, delta=0.1) is finite, N = n_sufficient gives oracle accuracy 1 "
@@ -77,6 +78,7 @@ def sufficient(p, ctx):
 
 
 @claim("retrieval.capacity.plateau", source=SOURCE + "; theory retrieval.plateau_accuracy (issue 13 items 1-2)",
+       bounds=("retrieval.plateau_accuracy",),
        provenance="derived",
        statement="at N=1e9 the mean oracle accuracy over 8 draws agrees with the N -> infinity "
                  "plateau p = E[Phi(chi_d)^(V-1)] at V=256, d in {12, 16, 20, 24}: |mean - p| <= "
@@ -123,6 +125,7 @@ def _bracket_d(V: int, target: float, side: str) -> int:
 
 
 @claim("retrieval.capacity.small_d_fail", source=SOURCE + ", spec §6 F1 (population margin); plateau",
+       bounds=("retrieval.n_sufficient", "retrieval.plateau_accuracy"),
        provenance="derived", demonstrates_failure=True,
        statement="must fail, bracketed at the plateau dimension d*(V=256, 0.9) = 15.3: at d = "
                  "floor(d*) - 1 = 14 even N=1e9 gives mean oracle accuracy < 0.9 over 8 draws (the "
@@ -149,6 +152,7 @@ def small_d_fail(p, ctx):
 
 
 @claim("retrieval.capacity.small_n_fail", source=SOURCE + ", spec §6 F2 (coupon collector, necessary side)",
+       bounds=("retrieval.coupon_floor", "retrieval.all_seen_upper"),
        provenance="derived", demonstrates_failure=True,
        statement="must fail, bracketed in N: orthogonal embeddings, V=d=128, L=4; at N = V ln(V/10) "
                  "(P(every token seen) <= 0.1) fewer than 18 of 20 draws recall exactly; at "

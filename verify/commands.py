@@ -1,0 +1,171 @@
+"""The commands of ``python -m verify`` (run, falsify, run --dry-run); verify/cli.py parses the
+arguments and calls these."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_OUT = "results"
+
+
+def cmd_falsify(args) -> int:
+    """Run the controls of the selected claims (not the claims themselves)."""
+    from constructions.device import default_dtype, resolve_device
+    from verify.claims import Context, missing_controls, select
+    from verify.runner import run_controls
+
+    from verify.ledger import entry_for
+
+    claims = select(args.ids)
+    device = resolve_device(args.device)
+    ctx = Context(seed=args.seed, device=device, dtype=args.dtype or default_dtype(device),
+                  scale=args.scale, progress=sys.stderr.isatty())
+    bad, known_defects = 0, 0
+    stream = sys.stderr if args.json else sys.stdout
+    for c in claims:
+        missing = missing_controls(c)
+        rows = [] if missing else run_controls(c, ctx)
+        entry = entry_for(c.id, ctx.scale)
+        known = set(entry.known_vacuous) if entry is not None else set()
+        for r in rows:
+            if r["status"] == "passes" and r["name"] in known:
+                r["known"] = "ledgered: the criterion is known to pass on this control"
+                known_defects += 1
+        rows_judged = [r for r in rows if "known" not in r]
+        problems = ([missing] if missing else []) + [
+            f"control {r['name']} " + ("errors: " + r["error"] if r["status"] == "error"
+                                       else f"passes the criterion (measured {_short(r.get('measured'))})")
+            for r in rows_judged if r["status"] in ("passes", "error")]
+        bad += bool(problems)
+        if args.json:
+            print(json.dumps({"id": c.id, "kind": c.kind, "ok": not problems, "problems": problems,
+                              "controls": rows, "seed": ctx.seed, "scale": ctx.scale,
+                              "device": ctx.device, "dtype": ctx.dtype}), flush=True)
+        verdict = "ok" if not problems else "VACUOUS" if rows else "NO CONTROL"
+        names = ", ".join(f"{r['name']}: {r['status']}" for r in rows) or ("-" if not missing else "")
+        print(f"{c.id:<60} {c.kind:<10} {verdict:<10} {names}", file=stream)
+        for p in problems:
+            print(f"    {p}", file=stream)
+        for r in rows:
+            if "known" in r:
+                print(f"    control {r['name']} passes the criterion: a known defect, in the ledger", file=stream)
+    print(f"\n{len(claims)} claims, {bad} without a failing control"
+          + (f"; {known_defects} control(s) known to pass, recorded in the ledger" if known_defects else ""),
+          file=stream)
+    return 1 if bad else 0
+
+
+def _print_table(records, stream=sys.stdout):
+    width = max((len(r["id"]) for r in records), default=10)
+    print(f"{'claim':<{width}}  {'status':<17} {'seconds':>7}  predicted | measured", file=stream)
+    for r in records:
+        pred, meas = _short(r.get("predicted")), _short(r.get("measured"))
+        extra = r.get("error") or r.get("skipped") or r.get("ledger") or ""
+        print(f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
+              + (f"  [{extra}]" if extra else ""), file=stream)
+
+
+def _short(value, limit=60) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
+    """Per area: claims, the seconds of the newest stored record of each claim at ``scale`` (any
+    seed or device) found in ``folders``, the claims with no such record, and their peak memory."""
+    from verify.results import ResultStore
+
+    latest: dict[str, dict] = {}
+    for folder in folders:
+        if (Path(folder) / "claims.jsonl").exists():
+            for row in ResultStore(folder).records():
+                if row.get("scale") == scale and row.get("status") != "error":
+                    latest[row["id"]] = row
+    areas: dict[str, dict] = {}
+    for c in claims:
+        a = areas.setdefault(c.area, {"claims": 0, "seconds": 0.0, "unknown": [],
+                                      "peak_rss_bytes": 0, "devices": set()})
+        a["claims"] += 1
+        row = latest.get(c.id)
+        if row is None:
+            a["unknown"].append(c.id)
+            continue
+        a["seconds"] += float(row.get("seconds", 0.0))
+        a["peak_rss_bytes"] = max(a["peak_rss_bytes"], int(row.get("peak_rss_bytes") or 0))
+        a["devices"].add(row.get("device", "?"))
+    return areas
+
+
+def cmd_dry_run(args, claims, jobs: int) -> int:
+    """``run --dry-run``: the expected time per area (from stored records), nothing is run."""
+    folders = [args.out] + ([str(Path(DEFAULT_OUT) / "full")] if args.scale == "full" else [])
+    areas = expected_seconds(claims, args.scale, folders)
+    rows = []
+    for area, a in areas.items():
+        rows.append({"area": area, "claims": a["claims"], "expected_seconds": round(a["seconds"], 1),
+                     "claims_without_record": len(a["unknown"]),
+                     "max_peak_rss_gb": round(a["peak_rss_bytes"] / 2**30, 2),
+                     "measured_on": sorted(a["devices"])})
+    loads = [0.0] * max(1, jobs)
+    for r in sorted(rows, key=lambda r: -r["expected_seconds"]):  # whole areas per worker
+        loads[loads.index(min(loads))] += r["expected_seconds"]
+    total = {"scale": args.scale, "serial_seconds": round(sum(r["expected_seconds"] for r in rows), 1),
+             "jobs": jobs, "wall_seconds_with_jobs": round(max(loads), 1),
+             "claims_without_record": sum(r["claims_without_record"] for r in rows),
+             "from": folders}
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        print(json.dumps(total))
+        return 0
+    print(f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9} {'peak GB':>8}  measured on")
+    for r in rows:
+        print(f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} "
+              f"{r['claims_without_record']:>9} {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}")
+    print(f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
+          f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
+          f"{total['claims_without_record']} claims have no stored record at this scale (not "
+          f"counted). Records from {', '.join(folders)}; times are those of the machine that "
+          "stored them.")
+    return 0
+
+
+def cmd_run(args, patterns) -> int:
+    from constructions.device import default_dtype, resolve_device
+    from verify.claims import Context, select
+    from verify.results import REPORT_FILE, ResultStore, write_report
+    from verify.runner import is_failure, run_claims, run_claims_parallel
+
+    claims = select(patterns)
+    device = resolve_device(args.device)
+    dtype = args.dtype or default_dtype(device)
+    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale,
+                  progress=sys.stderr.isatty())
+    areas = {c.area for c in claims}
+    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
+    if jobs < 1:
+        raise ValueError(f"--jobs={jobs} must be >= 1")
+    if getattr(args, "dry_run", False):
+        return cmd_dry_run(args, claims, jobs)
+    store = ResultStore(args.out)
+
+    def emit(record):
+        if args.json:
+            print(json.dumps(record), flush=True)
+    if jobs > 1 and len(areas) > 1:
+        records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
+    else:
+        records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
+    report = write_report(records, Path(args.out) / REPORT_FILE)
+    stream = sys.stderr if args.json else sys.stdout
+    if not args.json:
+        _print_table(records, stream)
+    failures = [r for r in records if is_failure(r)]
+    counts = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"\n{len(records)} claims: {summary} (results {store.path}, report {report})", file=stream)
+    return 1 if failures else 0
