@@ -1,6 +1,7 @@
 """Tests of the retrieval lower bound (theory/retrieval_lower.py) and its pooled-state sampler
 (constructions/retrieval_lower.py): the symbolic form, the exactness of the two-token genie bound,
 and each bound against simulation."""
+import dataclasses
 import math
 
 import numpy as np
@@ -101,3 +102,22 @@ def test_registered_as_derived():
     from theory.registry import load_all
 
     assert load_all()["retrieval.fano_n_lower"].provenance == "derived"
+
+
+def test_lower_bound_figure_draws_from_the_claim_record():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all as load_figures
+    from verify.claims import Context, load_all
+    from verify.runner import run_claim
+
+    claim = load_all()["retrieval.lower.intrinsic"]
+    quick = dict(claim.quick, n_draws=4, configs=[[16, 65]])
+    record = run_claim(dataclasses.replace(claim, quick=quick), Context(seed=3))
+    assert record["status"] == "pass"
+    fig = load_figures()["retrieval.fig_lower"].draw({"retrieval.lower.intrinsic": record})
+    assert fig.axes[0].get_xlabel() and len(fig.axes[0].lines) >= 4
+    plt.close(fig)
