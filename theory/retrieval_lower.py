@@ -25,7 +25,7 @@ bag of tokens and this noise model does not apply ("beyond orthogonal"; F3 of th
     is S_E / (2 sigma^2) for every pi; Fano with the uniform prior on V! bijections. Hence exact
     recall with probability >= p needs
         N >= N_lb = 2 sigma^2 (p ln V! - ln 2) / S_E = 2 (L - 1) (p ln V! - ln 2) / (d S_E),
-    about (L - 1)/d * V (ln V - 1) / S_E at p = 1: multiplicative in V, L - 1 and 1/d, and
+    about 2 (L - 1)/d * V (ln V - 1) / S_E at p = 1: multiplicative in V, L - 1 and 1/d, and
     through (L - 1)/d only (``fano_n_lower_symbolic``).
 (B) Genie (swap) bound, sharper at finite V. Pair up tokens by a matching M. A genie that reveals
     pi up to swaps inside the pairs leaves 2^|M| equally likely bijections whose likelihood
