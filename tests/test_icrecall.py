@@ -33,6 +33,52 @@ def test_memory_recalls_every_fact_at_its_dimension(S, R, D, seed):
     assert direct_recall_accuracy(mlp, s, r) == 1.0
 
 
+def incoherence(w) -> float:
+    """max |<.,.>| over distinct pairs of the S + R subject and relation embeddings."""
+    X = np.vstack([w.subj, w.rel])
+    G = np.abs(X @ X.T)
+    np.fill_diagonal(G, 0.0)
+    return float(G.max())
+
+
+@pytest.mark.parametrize("t", [1 / 8, 1 / 7, 1 / 6])
+def test_memory_recall_follows_from_incoherence_below_the_guarantee_dimension(t):
+    """The guarantee's deterministic core (theory icrecall.mlp_guarantee_dim, proof sketch): if
+    every pair of subject/relation embeddings has |<.,.>| <= t <= 1/6, every fact is recalled.
+    Checked on worlds far below the guarantee dimension (d = 100-700 against 72 ln((S+R)^2/delta)
+    = 600-700), where the incoherence is random around t, so that both sides occur: the recall
+    must be exact on every world with incoherence <= t (at least 3 such worlds)."""
+    S, R, D = 12, 4, 3
+    hits = 0
+    for d in (100, 200, 400, 700):
+        for seed in range(12):
+            w = make_world(S, R, D, d, RHO, np.random.default_rng([d, seed]))
+            if incoherence(w) <= t:
+                hits += 1
+                s, r = np.divmod(np.arange(S * R), R)
+                assert direct_recall_accuracy(triplet_mlp(w), s, r) == 1.0
+    assert hits >= 3
+    assert 100 < mlp_guarantee_dim(S, R, 1e-3)
+
+
+@pytest.mark.parametrize("inner, recalled", [(-0.30, False), (-0.26, False), (-0.24, True), (-0.20, True)])
+def test_memory_recall_breaks_exactly_where_the_correct_neuron_falls_below_theta(inner, recalled):
+    """The same check can fail: with <e_s0, e_r0> = c (every other pair near-orthogonal, d = 4096)
+    the correct neuron of (s0, r0) sits at 2 + 2c, below theta = 1.5 iff c < -1/4. At c = -0.26
+    and -0.30 the fact is lost; at -0.24 and -0.20 (incoherence above t = 1/6, where the
+    guarantee no longer applies) it is still recalled: the boundary is c = -1/4."""
+    w = make_world(6, 3, 3, 4096, RHO, np.random.default_rng(7))
+    e_s = w.subj[0]
+    q = w.rel[0] - (w.rel[0] @ e_s) * e_s
+    q /= np.linalg.norm(q)
+    rel = w.rel.copy()
+    rel[0] = inner * e_s + math.sqrt(1 - inner ** 2) * q
+    w2 = dataclasses.replace(w, rel=rel)
+    assert direct_recall_accuracy(triplet_mlp(w2), np.array([0]), np.array([0])) == float(recalled)
+    s, r = np.divmod(np.arange(6 * 3)[1:], 3)  # every other fact is unaffected
+    assert direct_recall_accuracy(triplet_mlp(w2), s, r) == 1.0
+
+
 @given(S=st.integers(3, 40), R=st.integers(1, 4), n=st.integers(1, 8), seed=seeds,
        mode=st.sampled_from(["single", "mixed"]))
 def test_prompts_are_well_formed(S, R, n, seed, mode):
@@ -56,30 +102,45 @@ def relation_leak(P: "Prompts", R: int) -> float:
     return float(np.mean(guess == P.relation))
 
 
-@given(S=st.integers(10, 40), R=st.integers(2, 5), seed=seeds)
-def test_mixed_context_carries_no_relation(S, R, seed):
-    """Mixed mode draws every pair's relation independently of r: a guess of r from the context
-    is right at relation chance (binomial tolerance, 4000 prompts); single mode reveals r."""
-    w = world(S=S, R=R, seed=seed)
-    K = 4000
-    P = sample_icrecall(w, min(4, S - 1), K, np.random.default_rng(seed), relation_mode="mixed")
+def assert_context_uninformative(P, R: int) -> None:
+    """What "the context holds no information on r" means for a sample of K prompts: the best
+    context-only guess of r is right at relation chance, and P(pair_rel = r) = 1/R (4 binomial
+    standard errors each)."""
+    K = len(P)
     tol = 4 * math.sqrt((1 / R) * (1 - 1 / R) / K)
     assert abs(relation_leak(P, R) - 1 / R) <= tol
-    # the pair relations themselves are uniform whatever r: P(pair_rel = r | r) = 1/R
     assert abs(np.mean(P.pair_rel == P.relation[:, None]) - 1 / R) <= tol
+
+
+def leaky_mixed_sample(w, n, K, rng):
+    """A wrong mixed-mode generator: pairs 1..n-1 draw their relations independently of r, but
+    pair 0 carries r itself (answers regenerated consistently from the table)."""
+    P = sample_icrecall(w, n, K, rng, relation_mode="mixed")
+    pair_rel = P.pair_rel.copy()
+    pair_rel[:, 0] = P.relation
+    return dataclasses.replace(P, pair_rel=pair_rel, answers=w.answer[P.subjects, pair_rel])
+
+
+@given(S=st.integers(10, 40), R=st.integers(2, 5), seed=seeds)
+def test_mixed_context_carries_no_relation(S, R, seed):
+    """Mixed mode draws every pair's relation independently of r: the context is uninformative
+    (4000 prompts); single mode reveals r."""
+    w = world(S=S, R=R, seed=seed)
+    P = sample_icrecall(w, min(4, S - 1), 4000, np.random.default_rng(seed), relation_mode="mixed")
+    np.testing.assert_array_equal(P.answers, w.answer[P.subjects, P.pair_rel])
+    assert_context_uninformative(P, R)
     single = sample_icrecall(w, min(4, S - 1), 200, np.random.default_rng(seed))
     assert relation_leak(single, R) == 1.0
 
 
-def test_relation_leak_detects_a_leaking_generator():
-    """The statistic above is not a tautology: a generator that lets one pair carry r is caught."""
-    w = world(S=30, R=4, seed=1)
-    P = sample_icrecall(w, 3, 4000, np.random.default_rng(2), relation_mode="mixed")
-    leaky = P.pair_rel.copy()
-    leaky[:, 0] = P.relation
-    leaky[:, 1] = P.relation
-    P_leak = dataclasses.replace(P, pair_rel=leaky)
-    assert relation_leak(P_leak, 4) > 1 / 4 + 4 * math.sqrt(0.1875 / 4000)
+@given(S=st.integers(10, 40), R=st.integers(2, 5), seed=seeds)
+def test_a_generator_leaking_the_relation_fails_the_same_check(S, R, seed):
+    """Negative test: the assertion above is not a tautology. A generator in which one pair of
+    four carries r (the smallest leak) is caught by the same check, at every (S, R, seed)."""
+    w = world(S=S, R=R, seed=seed)
+    P = leaky_mixed_sample(w, min(4, S - 1), 4000, np.random.default_rng(seed))
+    with pytest.raises(AssertionError):
+        assert_context_uninformative(P, R)
 
 
 def test_factorised_mlp_matches_explicit_weights_and_torch():

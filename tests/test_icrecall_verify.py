@@ -85,3 +85,21 @@ def test_pattern_rule_fails_at_init_and_for_answers_only():
     assert pattern_verdict(init, pairwise)["passed"]
     assert not pattern_verdict(init, init)["passed"]
     assert not pattern_verdict(init, answers)["passed"]
+
+
+def test_context_length_bound_comes_from_never_judged_calibration_seeds():
+    """icrecall.context.length's n = 2 bound: min over n_between of the calibration mean minus
+    3 sd / sqrt(n_seeds), on seeds 100..104 whatever the run's seed (judged seeds 0..4 at
+    --seed 0..2 never overlap them)."""
+    from verify.claims import Context
+    from verify.icrecall_handset import CONTEXT, between_bound
+
+    a = between_bound(CONTEXT, Context(seed=0, cache={}))
+    b = between_bound(CONTEXT, Context(seed=7, cache={}))
+    assert a["bound"] == b["bound"] and a["seeds"] == [100, 101, 102, 103, 104]
+    per = a["per_n"][0]["accuracy_per_seed"]
+    assert len(per) == 5
+    expect = np.mean(per) - 3 * np.std(per, ddof=1) / math.sqrt(CONTEXT["n_seeds"])
+    assert a["bound"] == pytest.approx(expect, abs=1e-12)
+    assert not set(a["seeds"]) & set(range(0, 5))
+    assert between_bound(dict(CONTEXT, n_between=[]), Context(seed=0, cache={}))["bound"] is None

@@ -21,7 +21,9 @@ oracle accuracy was 0.83-0.94 at four grid points, for d between 2 ln V and abou
 accuracy plateaus below 1 for every N, and for d >> V it asks fewer samples than labels. The true
 statements are in theory/retrieval_sufficient.py: a sufficient condition for exact recall
 (``retrieval.n_sufficient``), the N -> infinity plateau (``retrieval.plateau_accuracy``) and the
-necessary side of the coupon floor (``retrieval.all_seen_upper``).
+necessary side of the coupon floor (``retrieval.all_seen_upper``). The lower bound that makes
+the multiplicative L/d scaling intrinsic (abstract) is in theory/retrieval_lower.py
+(``retrieval.fano_n_lower``, [derived]).
 
 No torch here (theory/ stays importable without a deep-learning stack).
 """
