@@ -65,3 +65,26 @@ def test_below_bound_fail_refuses_a_dimension_above_the_bound():
     ctx = Context(seed=0)
     with pytest.raises(ValueError, match="below the lower bound"):
         claim.check({**claim.params("quick"), "block_dim": 9, "hops": [1]}, ctx)
+
+
+def test_fig_depth_draws_from_records(claim_cache):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all as load_figures
+    from verify.claims import Context
+    from verify.runner import run_claim
+
+    claims = load_all()
+    ctx = Context(cache=claim_cache)
+    depth = claims["geometric.multihop.trained_depth"]
+    bracket = claims["geometric.multihop.below_bound_fail"]
+    records = {depth.id: run_claim(depth, ctx, params={**depth.params("quick"), "seeds": 1, "hops": [1, 2]}),
+               bracket.id: run_claim(bracket, ctx, params={**bracket.params("quick"), "seeds": 1, "hops": [1, 2]})}
+    fig = load_figures()["geometric.fig_depth"].draw(records)
+    assert len(fig.axes) == 2 and all(ax.get_xlabel() or ax.get_ylabel() for ax in fig.axes)
+    plt.close(fig)
+    with pytest.raises(LookupError, match="no stored result"):
+        load_figures()["geometric.fig_depth"].draw({})
