@@ -7,7 +7,10 @@ constant are this project's [derived] formalisation (theory.geometric_multihop).
 
 Issue 13 item 11: depth_tradeoff (k_max against a typed-in list, and "refused at k_max + 1", the
 same inequality) and bound_ratio (a formula divided by a formula) were not claims; they are unit
-tests of theory.geometric_multihop now (tests/test_geometric_multihop.py).
+tests of theory.geometric_multihop now (tests/test_geometric_multihop.py). The tradeoff itself is
+tested as an impossibility by multihop.below_bound_fail (below the 1-bit k-hop bound the one-pass model
+misses queries, one bit per block above it the construction answers all) and on trained one-pass
+models by multihop.trained_depth (verify.geometric_depth).
 """
 from __future__ import annotations
 
