@@ -129,6 +129,11 @@ record(LedgerEntry(
              "d*(512)/d*(64) = 1.25, 2.0, 95% interval [1.25, 2.0] against N^(1/4) 1.68, ln N 1.5; span 8x < 100x",
     tried="the old fit rule (a > 0, R^2 >= 0.8: passed, but so did synthetic N^(1/4), N^(1/3), (ln N)^2 "
           "data); the growth-factor rule of single_hop.log_scaling with competing-law controls; a two-decade "
-          "trained grid is over the quick CPU budget (one N = 4096 training costs > 10 CPU-s)",
+          "trained grid is over the quick CPU budget (one N = 4096 training costs > 10 CPU-s). Cheapest "
+          "two-decade grid piloted (seeds 100-102, not judged): N = 16, 64, 256, 1600, R = 1, m = 16, 200 steps, "
+          "float32 gave d* = 2, 3, 3, 4 on each seed, but N = 1600 alone costs 13.6-14.5 CPU-s per seed, "
+          "about the whole area's remaining budget for one seed",
     reason="at quick scale the grid spans under one decade and d* moves in integer steps of ~20%, so ln N "
-           "and N^(1/4) (growth 1.5 vs 1.68) cannot be told apart; the claim needs its full-scale grid"))
+           "and N^(1/4) (growth 1.5 vs 1.68) cannot be told apart; the claim needs its full-scale grid "
+           "(N = 64..16384, 256x), which is judged normally (not run in this session: no device)",
+    scales=("quick",)))

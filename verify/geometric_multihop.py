@@ -7,7 +7,10 @@ constant are this project's [derived] formalisation (theory.geometric_multihop).
 
 Issue 13 item 11: depth_tradeoff (k_max against a typed-in list, and "refused at k_max + 1", the
 same inequality) and bound_ratio (a formula divided by a formula) were not claims; they are unit
-tests of theory.geometric_multihop now (tests/test_geometric_multihop.py).
+tests of theory.geometric_multihop now (tests/test_geometric_multihop.py). The tradeoff itself is
+tested as an impossibility by multihop.below_bound_fail (below the 1-bit k-hop bound the one-pass model
+misses queries, one bit per block above it the construction answers all) and on trained one-pass
+models by multihop.trained_depth (verify.geometric_depth).
 """
 from __future__ import annotations
 
@@ -136,3 +139,51 @@ def nocot_single_fail(p, ctx):
                    passed=all(a <= 5 / n for a in accs) and not any(guarantee),
                    details={"rows": rows, "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee],
                             "dim_needed_nocot": [M.dim_nocot(r, 2, d0) for d0 in p["block_dims"]]})
+
+
+@claim("geometric.multihop.below_bound_fail", source=f"{SRC}, capacity-depth tradeoff and lower bound (abstract)",
+       provenance="derived", demonstrates_failure=True,
+       controls=[Control("at_construction", {"control": "at_construction"}, "one bit more per block, d0 = "
+                         "ceil(log2 N): d = R^k d0 is at or above the 1-bit bound and 2^d0 >= N distinct sign codes "
+                         "exist, so the R^k-block construction answers every k-hop query (accuracy 1)")],
+       seed_rule="every seed of ctx.seeds(3) at every k (the code assignment is the seed's)",
+       statement="the k-hop lower bound as an impossibility, at p = 1 bit per coordinate: with sign codes "
+                 "(+-1/sqrt(d0), a fact-independent decoder) and d = R^k d0 below khop_dim_bound(N, R, k, p=1) = "
+                 "R^k log2(N + 1 - I_k), the one-pass R^k-block model misses some of the N*R^k queries "
+                 "(accuracy < 1, ties counted as errors) for k = 1, 2, 3 on every seed; at d0 = ceil(log2 N), "
+                 "above the bound by less than R^k coordinates, it answers all of them (bracket)",
+       quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 8, "seeds": 3},
+       full={"n_subjects": 2000, "n_relations": 3, "hops": [1, 2, 3, 4], "block_dim": 10, "seeds": 5})
+def below_bound_fail(p, ctx):
+    """Issue 13 item 11: the depth tradeoff as an impossibility. At p = 32 bits the bound
+    R^k log2(N + 1 - I_k)/32 lies below R^k (no block model can be built under it, and in exact
+    arithmetic any distinct real codes already succeed at d0 = 2, spec §5.1), so the bracket is placed
+    where the bound bites: one bit per coordinate. There the theorem of khop_bits says every
+    fact-independent decoder fails on some table below the bound, and the construction with distinct
+    sign codes matches it at d0 = ceil(log2 N). The demonstration runs the construction on random
+    tables; its failure is the pigeonhole tie the counting argument predicts (2^d0 < N codes)."""
+    n, r = p["n_subjects"], p["n_relations"]
+    d0 = math.ceil(math.log2(n)) if p.get("control") == "at_construction" else p["block_dim"]
+    rows = []
+    for k in p["hops"]:
+        bound = M.khop_dim_lower_bound(n, r, k, bits_per_param=1)
+        dim = M.dim_nocot(r, k, d0)
+        if p.get("control") is None and not dim < bound:
+            raise ValueError(f"block_dim={d0} gives d = {dim} >= the 1-bit k-hop bound {bound:.2f} at k={k}: "
+                             "the demonstration's hypothesis (d below the lower bound) is violated")
+        for seed in ctx.seeds(p["seeds"]):
+            perms = make_bijections(n, r, np.random.default_rng([seed, 1, n, r]))
+            model = build_nocot_model(perms, k, d0, rng=np.random.default_rng([seed, 2, n, d0, k]),
+                                      code_kind="rademacher_distinct")
+            start, chains, target = all_multi_hop_queries(perms, k)
+            m = _nocot_accuracy(model, start, chains, target)
+            rows.append({"k": k, "seed": seed, "dim": dim, "bound_1bit": bound, "accuracy": m["accuracy"],
+                         "min_margin": m["min_margin"], "n_queries": m["n_queries"]})
+    guarantee = [row["accuracy"] == 1.0 for row in rows]
+    return Outcome(predicted={"accuracy": "< 1 below the bound", "bound_1bit": {k: M.khop_dim_lower_bound(
+                                  n, r, k, bits_per_param=1) for k in p["hops"]}},
+                   measured={"accuracy": [row["accuracy"] for row in rows], "block_dim": d0,
+                             "dims": [M.dim_nocot(r, k, d0) for k in p["hops"]]},
+                   passed=not any(guarantee),
+                   details={"rows": rows,
+                            "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee]})
