@@ -17,6 +17,10 @@ protocol, inserted into the attention-first model). Six edit methods (attention 
 * ``finetune_full``: Adam on the MLP, on every prompt with the whole edited map (the information
   the swap gets).
 
+Both fine-tunings train on their own contexts (``ft_contexts`` = 2 fresh contexts per key, salt
+3), not on the evaluation contexts: train/test separation, and a quarter of the cost of the
+first version, which trained on the 8 evaluation contexts per key (21 CPU-s for the claim).
+
 C is estimated on fresh recall contexts (salt 2: neither the evaluation nor the paraphrase
 contexts). Per k, ``draws`` independent draws of the edited keys and their new values; each
 cell of the table is the mean efficacy / retention (specificity) over the draws with a 95% t
@@ -34,7 +38,8 @@ from verify.fact_mlp_transformer import (BASE, SRC, _key, attention_first, build
                                          contexts, default_encoder, mlp_first, task)
 
 WIDTH = 576  # H m_c of the encoder-decoder at BASE (12 x 48)
-EQUAL = dict(BASE, gd_hidden=WIDTH, ks=[4, 16, 32], draws=3, ft_steps=300, ft_lr=1e-3)
+EQUAL = dict(BASE, gd_hidden=WIDTH, ks=[4, 16, 32], draws=3, ft_steps=300, ft_lr=1e-3,
+             ft_contexts=2)
 EQUAL_FULL = dict(EQUAL, draws=5, ks=[1, 4, 16, 32, 48])
 #: closed-form edits (cheap: every k) and the trained / rebuilt ones (costly: largest k at quick)
 CLOSED = ("unedited", "rank_one", "rome", "memit")
@@ -79,7 +84,8 @@ def apply_method(ctx, p, model, name, method, new_map, edited, stats):
         C0 = key_covariance(stats["H"][keep], normalise=False)
         return memit_edit(model, new_map, edited, C0, stats["kstar"])
     if method in ("finetune_edits", "finetune_full"):
-        return finetune_edit(model, new_map, edited, contexts(ctx, p, 0), steps=p["ft_steps"],
+        train = contexts(ctx, dict(p, contexts=p["ft_contexts"]), 3)
+        return finetune_edit(model, new_map, edited, train, steps=p["ft_steps"],
                              lr=p["ft_lr"], full_map=method == "finetune_full")[0]
     raise ValueError(f"unknown edit method {method!r}")
 
@@ -115,7 +121,7 @@ def equal_rows(ctx, p, methods, ks=None):
         return rows
 
     return ctx.shared(("fact_mlp.edit_equal.rows", tuple(ks or p["ks"]), p["draws"], p["ft_steps"],
-                       p["ft_lr"], tuple(methods), _key(
+                       p["ft_lr"], p["ft_contexts"], tuple(methods), _key(
                            p, "n_facts", "d_model", "seq_len", "lr", "steps", "n_gates",
                            "code_dim", "gd_hidden", "contexts"), ctx.seed), compute)
 
@@ -201,7 +207,8 @@ def check_rank_one_equal_width(p, ctx):
 @claim("fact_mlp.edit.equal_information", source=SRC + " (abstract: modular editing); " + ROME,
        provenance="derived",
        statement="with EQUAL information (the whole edited map, as the swap gets), fine-tuning "
-                 "the MLP (Adam, <= 300 steps) keeps mean efficacy and retention >= 0.95 over 3 "
+                 "the MLP (Adam, <= 300 steps, on 2 training contexts per key, evaluated on 8 "
+                 "others) keeps mean efficacy and retention >= 0.95 over 3 "
                  "draws on both the encoder-decoder (width 576) and the GD MLP (width 576) at "
                  "k = 32 of 64 edits, as does the swap of the construction; fine-tuning on the k "
                  "edit prompts only retains less than fine-tuning on the full map on both MLPs "
@@ -238,15 +245,18 @@ def check_equal_information(p, ctx):
 
 record(LedgerEntry(
     "fact_mlp.edit.equal_information",
-    measured="quick scale, k = 32 of 64, 3 draws, mean (efficacy, retention): seed 0 FAILS: the "
+    measured="quick scale, k = 32 of 64, 3 draws, mean (efficacy, retention). Seed 0 FAILS: the "
              "construction's swap (0.949, 0.988) misses efficacy >= 0.95 by one prompt in 768; "
-             "full-map fine-tuning (0.997, 0.999) on the construction and (1.0, 1.0) on the GD MLP; "
-             "edits-only fine-tuning retains 0.323 (construction) and 0.866 (GD) against 0.999 "
-             "and 1.0 with the full map. Seeds 1 and 2 pass: swap (1.0, 1.0) and (0.990, 0.979), "
-             "full-map FT (1.0, 1.0) on both MLPs; edits-only retention 0.770 / 0.906 (seed 1), "
-             "0.651 / 0.828 (seed 2)",
+             "full-map fine-tuning (0.956, 0.992) on the construction, (1.0, 1.0) on the GD MLP; "
+             "edits-only fine-tuning retains 0.626 (construction) and 0.866 (GD). Seed 1 passes: "
+             "swap (1.0, 1.0), full-map FT (0.990, 1.0) and (1.0, 1.0), edits-only retention "
+             "0.738 / 0.917. Seed 2 passes: swap (0.990, 0.979), full-map FT (0.977, 0.983) and "
+             "(1.0, 1.0), edits-only retention 0.811 / 0.815. (First version, fine-tuning on the "
+             "evaluation contexts: the same swap failure at seed 0, full-map FT (0.997, 0.999).)",
     tried="criterion fixed on a pilot at seed 10 (every cell 1.0) before seeds 0-2 were run; "
-          "not changed after the seed-0 failure",
+          "not changed after the seed-0 failure. The fine-tuning contexts were then moved off the "
+          "evaluation contexts for cost (21 -> ~5 CPU-s); the failing cell, the swap, does not "
+          "depend on them",
     reason="the swap's efficacy is capped by the MLP-first model's own recall through its frozen "
            "attention (0.969 at seed 0, transformer.recall), which sits at the 0.95 threshold; the "
            "rest of the criterion (full-map fine-tuning keeps everything, edits-only retains less) "
