@@ -94,43 +94,55 @@ def hidden(mlp, X: torch.Tensor) -> torch.Tensor:
     return mlp.up(X) * torch.relu(mlp.gate(X))
 
 
-def rank_one_edit(model: OneLayerRecallTransformer, new_map, edited) -> OneLayerRecallTransformer:
-    """A copy of ``model`` with the ROME-style rank-one edits of the module docstring.
-
-    [derived choice of v_new] v_new = M(k_j) for the key j that the *original* map sends to the new
-    value (a permutation has exactly one such key): an output the MLP already decodes to the new
-    value. h is the hidden activation at the clean key k_i (= RMSNorm(k_i))."""
-    out = clone_model(model)
-    mlp = _gated_module(out)
+def edit_targets(model: OneLayerRecallTransformer, mlp, new_map, edited) -> torch.Tensor:
+    """(k, d) targets v*: for each edited key i, the unedited output M(k_j) of the key j that the
+    *original* map sends to new_map[i] [derived choice]: an output the MLP already decodes to the
+    new value (a permutation has exactly one such key)."""
     f_old = np.asarray(model.mlp_facts.fact_map)
     new_map = np.asarray(new_map)
-    E = out.embedding
     with torch.no_grad():
-        K = E[:model.task.n_facts]
-        targets = mlp(K).clone()                       # outputs of the unedited MLP
-        for i in np.asarray(edited):
-            src = np.flatnonzero(f_old == new_map[i])
-            if len(src) == 0:
-                raise ValueError(f"no key maps to value {new_map[i]} in the original map: v_new "
-                                 "is undefined for the rank-one edit")
+        outputs = mlp(model.embedding[:model.task.n_facts]).clone()   # outputs of the unedited MLP
+    rows = []
+    for i in np.asarray(edited):
+        src = np.flatnonzero(f_old == new_map[i])
+        if len(src) == 0:
+            raise ValueError(f"no key maps to value {new_map[i]} in the original map: v_new "
+                             "is undefined for the rank-one edit")
+        rows.append(outputs[src[0]])
+    return torch.stack(rows)
+
+
+def rank_one_edit(model: OneLayerRecallTransformer, new_map, edited) -> OneLayerRecallTransformer:
+    """A copy of ``model`` with the ROME-style rank-one edits of the module docstring (identity
+    key covariance). v_new is :func:`edit_targets`; h is the hidden activation at the clean key
+    k_i (= RMSNorm(k_i))."""
+    out = clone_model(model)
+    mlp = _gated_module(out)
+    new_map = np.asarray(new_map)
+    K = out.embedding[:model.task.n_facts]
+    with torch.no_grad():
+        targets = edit_targets(model, mlp, new_map, edited)
+        for i, v in zip(np.asarray(edited), targets):
             h = hidden(mlp, K[i:i + 1])[0]
             if float(h @ h) == 0.0:
                 raise ValueError(f"key {i} has a zero hidden activation: no rank-one edit exists")
-            resid = targets[src[0]] - mlp(K[i:i + 1])[0]
+            resid = v - mlp(K[i:i + 1])[0]
             mlp.down.weight += torch.outer(resid, h) / (h @ h)
     out.mlp_facts = FactSet(out.mlp_facts.keys, out.mlp_facts.values, new_map.astype(np.int64))
     return out
 
 
 def finetune_edit(model: OneLayerRecallTransformer, new_map, edited, contexts, steps: int = 300,
-                  lr: float = 1e-3) -> tuple[OneLayerRecallTransformer, int]:
+                  lr: float = 1e-3, full_map: bool = False) -> tuple[OneLayerRecallTransformer, int]:
     """A copy of ``model`` whose MLP parameters (all of them) are trained by Adam with
-    cross-entropy on the edit prompts (the edited keys' entries of ``contexts``) until every
-    prompt decodes to its new value, or ``steps``. Attention stays frozen. Returns (model, steps)."""
+    cross-entropy on the edit prompts (the edited keys' entries of ``contexts``; with
+    ``full_map`` every entry of ``contexts``, targets from the whole edited map: the information
+    the swap gets) until every prompt decodes to its new value, or ``steps``. Attention stays
+    frozen. Returns (model, steps)."""
     out = clone_model(model)
     mlp = _gated_module(out)
     tok, keys = contexts
-    sel = np.isin(keys, edited)
+    sel = np.ones(len(keys), dtype=bool) if full_map else np.isin(keys, edited)
     tgt = torch.as_tensor(np.asarray(new_map)[keys[sel]], device=out.embedding.device)
     tok_t = torch.as_tensor(tok[sel], device=out.embedding.device)
     with torch.no_grad():

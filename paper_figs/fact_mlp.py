@@ -109,28 +109,33 @@ def fig_gd_vs_construction(records):
     fams = ("construction", "gd", "hebbian_whitened", "hebbian", "ntk")
     labels = {"construction": "encoder-decoder (ours)", "gd": "GD gated MLP",
               "hebbian_whitened": "whitened Hebbian", "hebbian": "Hebbian", "ntk": "NTK"}
-    points = sorted({(r["d"], r["n_facts"]) for r in det["rows"]})
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    points = [tuple(q) for q in det["points"]]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
     width = 0.8 / len(fams)
+    top = 1e3
     for j, fam in enumerate(fams):
         for i, (d, F) in enumerate(points):
-            vals = [r[f"{fam}_params"] for r in det["rows"] if (r["d"], r["n_facts"]) == (d, F)]
+            cell = det["table"][f"{fam}@d={d},F={F}"]
             x = i + (j - len(fams) / 2 + 0.5) * width
-            got = [v for v in vals if v is not None]
+            got = [v for v in cell["per_draw"] if v is not None]
             if got:
-                ax.bar(x, np.median(got), width, color=f"C{j}",
+                top = max(top, max(got))
+                ax.bar(x, cell["median"], width, color=f"C{j}",
                        label=labels[fam] if i == 0 else None)
+                if cell["interval95"] is not None:
+                    lo, hi = cell["interval95"]
+                    ax.plot([x, x], [lo, hi], "k-", lw=1)
                 ax.plot([x] * len(got), got, "k.", ms=4)
-            else:
-                ax.text(x, 1.2e2, f"{labels[fam]}: none stores", rotation=90, ha="center",
-                        va="bottom", fontsize=6, color=f"C{j}")
+            if len(got) < len(cell["per_draw"]):
+                ax.text(x, 1.2e2, f"{labels[fam]}: {cell['status']}", rotation=90, ha="center",
+                        va="bottom", fontsize=5, color=f"C{j}")
     ax.set_yscale("log")
-    top = max(r[f"{f}_params"] or 0 for r in det["rows"] for f in fams)
-    ax.set_ylim(1e2, max(top, 1e3) * 3)
+    ax.set_ylim(1e2, top * 3)
     ax.set_xlim(-0.5, len(points) - 0.5)
     ax.set_xticks(range(len(points)))
-    ax.set_xticklabels([f"d={d}, F=n_V={F}" for d, F in points])
+    ax.set_xticklabels([f"d={d}, F=n_V={F}\n(F/d^2={F / d ** 2:g})" for d, F in points])
     ax.set_ylabel("fewest parameters storing all F facts (count)")
     ax.legend(fontsize=7)
-    ax.set_title("GD stores with fewer parameters than the construction")
+    ax.set_title("median over draws (bars), draws (dots), 95% interval (lines); "
+                 "GD stores with fewer parameters than the construction", fontsize=8)
     return fig
