@@ -22,10 +22,20 @@ from verify.claims import Control, Outcome, claim
 #: every judged seed range (seeds 0..3 for --seed 0..2).
 TUNE = {"tune_seed": 1000, "lr_grid": [1e-3, 3e-3, 1e-2, 3e-2], "memory_lr_ratio": 2.0,
         "warmup_grid": [50]}
-#: Quick scale tunes on runs stopped at step 50 of the 150-step schedule (half the comparison
-#: step), for the CPU budget; full scale tunes at the comparison step itself (250 of 300).
-TUNED_QUICK = dict(BASE, **TUNE, tune_step=50)
-TUNED_FULL = dict(FULL, **TUNE, tune_step=250)
+#: Quick-scale tuning: runs stopped at step 50 of the 150-step schedule (half the comparison step),
+#: score = value accuracy at step 50 on seed 1000. It costs about 31 CPU-seconds (8 runs of 50
+#: steps), which the area's 145 CPU-s quick budget cannot hold, so CI's quick run does not rerun it
+#: (``retune`` False): it uses the picks of this recorded run of the same code (2026-12-01,
+#: ``python -m verify run 'chapters.toy.fact_storage*' --fresh`` with ``retune`` True; the table
+#: is copied into the record's details). Full scale reruns the tuning at its comparison step (250
+#: of 300); that has not been run here (no GPU, a loaded 2-core CPU).
+RECORDED_QUICK_TUNING = {
+    "moc": [(1e-3, 0.154296875, 5.888919291988869), (3e-3, 0.3984375, 4.729051297901082),
+            (1e-2, 0.490234375, 3.014411539708901), (3e-2, 0.353515625, 2.802670854189916)],
+    "dense": [(1e-3, 0.048828125, 5.899643670975607), (3e-3, 0.06640625, 5.248653506826836),
+              (1e-2, 0.009765625, 5.509963613806749), (3e-2, 0.009765625, 5.481965314150994)]}
+TUNED_QUICK = dict(BASE, **TUNE, tune_step=50, retune=False)
+TUNED_FULL = dict(FULL, **TUNE, tune_step=250, retune=True)
 
 
 def _rates(p, lr):
@@ -41,18 +51,33 @@ def grid_run(p, ctx, seed, kind, lr, stop):
     return phase1(_rates(p, lr), ctx, seed, kind, steps=stop)[0]
 
 
+def _row(p, lr, acc, loss):
+    return {"lr": float(lr), "lr_memory": float(p["memory_lr_ratio"] * lr),
+            "warmup": p["warmup_grid"][0], "acc": float(acc), "loss": float(loss)}
+
+
+def choose(rows):
+    """The kept grid point: highest accuracy at the tuning step, ties to the lower loss."""
+    return max(rows, key=lambda r: (r["acc"], -r["loss"]))
+
+
 def tune(p, ctx, kind):
     """Every grid point of ``kind`` on the tuning seed: rows (lr, warm-up, accuracy and loss at
-    the tuning step) and the chosen row (highest accuracy, ties to the lower loss)."""
+    the tuning step) and the chosen row. With ``retune`` False (quick scale in CI) the rows are
+    those of :data:`RECORDED_QUICK_TUNING`, nothing is trained."""
+    if not p.get("retune", True):
+        recorded = RECORDED_QUICK_TUNING[kind]
+        if [lr for lr, _, _ in recorded] != list(p["lr_grid"]) or p["tune_step"] != 50:
+            raise ValueError("the recorded tuning is for the quick grid at step 50 only; set "
+                             "retune=True for another grid or tuning step")
+        rows = [_row(p, lr, acc, loss) for lr, acc, loss in recorded]
+        return rows, choose(rows)
     rows = []
     for lr in p["lr_grid"]:
         hist = grid_run(p, ctx, p["tune_seed"], kind, lr, p["tune_step"])
         i = hist["eval_steps"].index(p["tune_step"])
-        rows.append({"lr": float(lr), "lr_memory": float(p["memory_lr_ratio"] * lr),
-                     "warmup": p["warmup_grid"][0], "acc": hist["acc"][0][i],
-                     "loss": hist["eval_loss"][0][i]})
-    best = max(rows, key=lambda r: (r["acc"], -r["loss"]))
-    return rows, best
+        rows.append(_row(p, lr, hist["acc"][0][i], hist["eval_loss"][0][i]))
+    return rows, choose(rows)
 
 
 @claim("chapters.toy.fact_storage_tuned", source=f"{SOURCE}, abstract (iso-FLOP comparison)",
@@ -63,8 +88,12 @@ def tune(p, ctx, kind):
                  "value accuracy over the judged seeds at the comparison step is >= the iso-FLOP "
                  "dense model's - 0.02 (the criterion of fact_storage_vs_isoflop, whose shared-"
                  "recipe numbers are in the details). Quick scale tunes cheaply, on runs stopped at "
-                 "step 50 of the 150-step schedule, and compares at step 100 over 2 seeds (512 "
-                 "facts); full scale tunes and compares at step 250 of 300 over 3 seeds (1024 facts)",
+                 "step 50 of the 150-step schedule (picked: MoC 1e-2, dense 3e-3, the recipe's), "
+                 "and compares at step 100 over 2 seeds (512 facts); for the CPU budget CI uses the "
+                 "recorded picks of that tuning run instead of rerunning it. Full scale tunes and "
+                 "compares at step 250 of 300 over 3 seeds (1024 facts; not run here). Tuning "
+                 "does not reverse the shared-recipe conclusion at quick scale: the dense model "
+                 "does best at the recipe's rate",
        quick=TUNED_QUICK, full=TUNED_FULL, needs=("torch",),
        seed_rule="mean over seeds 0..1 (quick), 0..2 (full); tuning on seed 1000 only",
        controls=[Control("moc_init", {"control": "moc_init"},
@@ -82,7 +111,7 @@ def check_fact_storage_tuned(p, ctx):
     tuning, acc, recipe = {}, {}, {}
     for kind in ("moc", "dense"):
         rows, best = tune(p, ctx, kind)
-        tuning[kind] = {"grid": rows, "chosen": best}
+        tuning[kind] = {"grid": rows, "chosen": best, "rerun": bool(p.get("retune", True))}
         acc[kind] = [_acc_at(grid_run(p, ctx, s, kind, best["lr"], step), step) for s in seeds]
         recipe[kind] = [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds]
     if p.get("control") == "moc_init":
