@@ -23,11 +23,12 @@ from verify.claims import Control, Outcome, claim
 TUNE = {"tune_seed": 1000, "lr_grid": [1e-3, 3e-3, 1e-2, 3e-2], "memory_lr_ratio": 2.0,
         "warmup_grid": [50]}
 #: Quick-scale tuning: runs stopped at step 50 of the 150-step schedule (half the comparison step),
-#: score = value accuracy at step 50 on seed 1000. It costs about 31 CPU-seconds (8 runs of 50
-#: steps), which the area's 145 CPU-s quick budget cannot hold, so CI's quick run does not rerun it
-#: (``retune`` False): it uses the picks of this recorded run of the same code (2026-12-01,
-#: ``python -m verify run 'chapters.toy.fact_storage*' --fresh`` with ``retune`` True; the table
-#: is copied into the record's details). Full scale reruns the tuning at its comparison step (250
+#: score = value accuracy at step 50 on seed 1000. It costs about 40 CPU-seconds (8 runs of 50
+#: steps; the two fact-storage claims took 92 CPU-s with it, 52 without), which the area's 145
+#: CPU-s quick budget cannot hold, so CI's quick run does not rerun it (``retune`` False): it uses
+#: the picks of this recorded run of the same code (2026-12-01, ``python -m verify run
+#: 'chapters.toy.fact_storage*' --fresh`` with ``retune`` True; a second process rerunning it
+#: picked the same rates; the table is copied into the record's details). Full scale reruns the tuning at its comparison step (250
 #: of 300); that has not been run here (no GPU, a loaded 2-core CPU).
 RECORDED_QUICK_TUNING = {
     "moc": [(1e-3, 0.154296875, 5.888919291988869), (3e-3, 0.3984375, 4.729051297901082),
