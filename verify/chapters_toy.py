@@ -188,7 +188,8 @@ def check_fact_storage(p, ctx):
                             "final_dense": [h["acc"][0][-1] for h in runs["dense"]],
                             "note": "both models use the spec's optimiser (backbone lr 3e-3); the "
                                     "21-layer dense model trains slowly at that lr, so this "
-                                    "compares the recipe, not tuned models"})
+                                    "compares the recipe, not tuned models; the tuned "
+                                    "comparison is chapters.toy.fact_storage_tuned"})
 
 
 @claim("chapters.toy.retention", source=f"{SOURCE}, abstract (retention from pretraining to IFT)",
