@@ -49,3 +49,16 @@ def test_choice_breaks_accuracy_ties_by_the_lower_loss():
     rows = [{"lr": 1.0, "acc": 0.5, "loss": 2.0}, {"lr": 2.0, "acc": 0.5, "loss": 1.0},
             {"lr": 3.0, "acc": 0.4, "loss": 0.1}]
     assert ct.choose(rows)["lr"] == 2.0
+
+
+@pytest.mark.slow
+def test_recorded_quick_tuning_is_what_the_tuning_run_gives():
+    """The rows CI reuses (RECORDED_QUICK_TUNING) are reproduced by rerunning the quick tuning on
+    its seed (about 40 CPU-s, hence slow): same accuracies, losses to float32 tolerance, same picks."""
+    for kind in ("moc", "dense"):
+        rows, best = ct.tune(dict(ct.TUNED_QUICK, retune=True), Context(seed=0, dtype="float32"), kind)
+        recorded = ct.RECORDED_QUICK_TUNING[kind]
+        assert [r["lr"] for r in rows] == [lr for lr, _, _ in recorded]
+        for r, (_, acc, loss) in zip(rows, recorded):
+            assert r["acc"] == pytest.approx(acc, abs=1e-9) and r["loss"] == pytest.approx(loss, rel=1e-4)
+        assert best == ct.choose([ct._row(ct.TUNED_QUICK, *rec) for rec in recorded])
