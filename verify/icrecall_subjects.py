@@ -79,9 +79,9 @@ RULE = ("per seed: without slots N*(S_max) >= 2 N*(S_min), with slots N*(S_max) 
        controls=[Control("fixed_S", lambda p: {"subjects": [p["subjects"][0]] * 2},
                          "S held fixed: the no-slot sample need cannot double, the growth half "
                          "must fail"),
-                 Control("init", {"steps": 0},
-                         "the model at initialisation: no grid point reaches 1 - eps, N* is off "
-                         "the grid")])
+                 Control("init", {"steps": 0, "n_seeds": 1},
+                         "the model at initialisation (first seed only, CPU budget): no grid point "
+                         "reaches 1 - eps, N* is off the grid")])
 def _n_star_vs_subjects(p, ctx):
     s_min, s_max = p["subjects"]
     if not s_min <= s_max:
