@@ -14,7 +14,8 @@ heuristic memory dimension); the model class is unchanged. Every training claim 
 (seed..seed+2) with the rule in its ``seed_rule``; the runs are shared through ``ctx.shared``, so
 the claims on the same runs (solves, pattern_emerges, unseen_facts) train each seed once. The
 pretrained-MLP variant is in :mod:`verify.icrecall_pretrained`, the ledger in
-:mod:`verify.icrecall_ledger`.
+:mod:`verify.icrecall_ledger`, N* against the number of subjects with and without slot
+embeddings in :mod:`verify.icrecall_subjects`.
 """
 from __future__ import annotations
 
