@@ -118,16 +118,20 @@ def minimal_parameters(family: str, d: int, F: int, n_values: int, draws: int, s
 
 @claim("fact_mlp.capacity.gd_vs_construction", source=SRC + " (abstract: GD asymptotics; "
        "issue 14 item 1)", provenance="derived",
-       statement="at equal (d, F, n_V) (n_V = F where a point does not give it) gradient descent (gated MLP with biases, §5.4 "
-                 "protocol, <= 2000 epochs at quick scale) stores every fact with fewer "
-                 "parameters than the construction: P_construction / P_gd > 1 at the smallest "
-                 "storing size of each (grids with ratio about 2^(1/4)), on the same fact set, "
-                 "at every point and every GD draw: the construction LOSES. Quick points d=16, "
-                 "F in {64, 128, 256} (F = d^2 at 256), 3 draws of every family but GD, 1 GD draw "
-                 "(the GD searches of gd.gd_linear_capacity, shared); full scale adds d in {32, "
-                 "64} with F up to d^2 and 3 GD draws, and points [d, F, n_V] where n_V varies "
-                 "separately from F (d=16, F=128, n_V in {16, 32, 512}; d=32, F=256, n_V in {32, "
-                 "1024}). NTK, Hebbian and whitened Hebbian minimal sizes (or 'does not store up to size S') are reported beside them",
+       statement="at equal (d, F, n_V) (n_V = F where a point does not give it) gradient "
+                 "descent (gated MLP with biases, §5.4 protocol, <= 2000 epochs at quick scale) "
+                 "stores every fact with fewer parameters than the construction: P_construction "
+                 "/ P_gd > 1 at the smallest storing size of each (grids with ratio about "
+                 "2^(1/4)), on the same fact set, at every point and every GD draw: the "
+                 "construction LOSES. Quick points d=16, F in {64, 128, 256} (F = d^2 at 256), 3 "
+                 "draws of every family but GD, 1 GD draw (the GD searches of "
+                 "gd.gd_linear_capacity, shared), so no GD interval at quick scale: each further "
+                 "GD draw costs about 15 CPU-s, beyond the area's 85 CPU-s budget, so the 3 GD "
+                 "draws run at full scale only. Full scale adds d in {32, 64} with F up to d^2, "
+                 "3 GD draws, and points [d, F, n_V] where n_V varies separately from F (d=16, "
+                 "F=128, n_V in {16, 32, 512}; d=32, F=256, n_V in {32, 1024}). NTK, Hebbian and "
+                 "whitened Hebbian minimal sizes (or 'does not store up to size S') are reported "
+                 "beside them",
        quick={"points": [[16, 64], [16, 128], [16, 256]], "epochs": 2000, "draws": 3,
               "gd_draws": 1},
        full={"points": [[16, 64], [16, 256], [32, 128], [32, 1024], [64, 64], [64, 512],
