@@ -8,7 +8,8 @@ from paper_figs.registry import figure, need
 
 EDIT_CLAIMS = ("fact_mlp.edit.equal_width", "fact_mlp.edit.rank_one_equal_width",
                "fact_mlp.edit.equal_information")
-METHODS = ("rank_one", "rome", "memit", "swap", "finetune_edits", "finetune_full", "unedited")
+#: plotted methods ("unedited", the claims' control, is in the tables but not drawn: efficacy 0)
+METHODS = ("rank_one", "rome", "memit", "swap", "finetune_edits", "finetune_full")
 MLPS = {"encoder_decoder": ("encoder-decoder", "-", "o"), "gd": ("GD gated MLP", "--", "^")}
 
 
@@ -31,7 +32,7 @@ def fig_edit_equal_width(records):
 
     cells = edit_cells(records)
     widths = need(records, "fact_mlp.edit.equal_width")["details"].get("widths", {})
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5.5), sharex=True)
     methods = [m for m in METHODS if any(meth == m for _, meth in cells)]
     for ax, metric, label in zip(axes, ("efficacy", "specificity"),
                                  ("efficacy (fraction of edited facts recalled)",
@@ -55,8 +56,10 @@ def fig_edit_equal_width(records):
         ax.axhline(0.95, color="grey", lw=0.8, ls=":")
         ax.set_xlabel("number of edited facts k (count)")
         ax.set_ylabel(label)
-        ax.set_ylim(-0.02, 1.05)
-    axes[1].legend(fontsize=6, loc="lower left", ncol=2)
+        ax.set_ylim(top=1.05)  # a fraction: t intervals above 1 are cut
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=6.5, loc="lower center", ncol=4)
+    fig.subplots_adjust(bottom=0.3)
     fig.suptitle("Editing at equal hidden width: mean over draws (lines), draws (dots), 95% t "
                  "interval (bars); 0.95 threshold dotted", fontsize=9)
     return fig

@@ -40,9 +40,10 @@ def test_edit_figure_draws_both_metrics_for_both_mlps():
 
     fig = load_all()["fact_mlp.fig_edit_equal_width"].draw(_records())
     assert len(fig.axes) == 2 and all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
-    labels = fig.axes[1].get_legend_handles_labels()[1]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any("GD gated MLP (width 576)" in s for s in labels)
     assert any("encoder-decoder" in s and "memit" in s for s in labels)
+    assert not any("unedited" in s for s in labels)  # the control is not drawn
     # the retention panel plots the mean 0.7 with its interval [0.6, 0.8]
     ys = [y for line in fig.axes[1].lines for y in line.get_ydata()]
     assert 0.7 in ys and 0.6 in ys
