@@ -109,13 +109,13 @@ def fig_gd_vs_construction(records):
     fams = ("construction", "gd", "hebbian_whitened", "hebbian", "ntk")
     labels = {"construction": "encoder-decoder (ours)", "gd": "GD gated MLP",
               "hebbian_whitened": "whitened Hebbian", "hebbian": "Hebbian", "ntk": "NTK"}
-    points = [tuple(q) for q in det["points"]]
+    points = [tuple(q) if len(q) == 3 else (*q, q[1]) for q in det["points"]]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     width = 0.8 / len(fams)
     top = 1e3
     for j, fam in enumerate(fams):
-        for i, (d, F) in enumerate(points):
-            cell = det["table"][f"{fam}@d={d},F={F}"]
+        for i, (d, F, n_v) in enumerate(points):
+            cell = det["table"][f"{fam}@d={d},F={F}" + (f",n_V={n_v}" if n_v != F else "")]
             x = i + (j - len(fams) / 2 + 0.5) * width
             got = [v for v in cell["per_draw"] if v is not None]
             if got:
@@ -133,7 +133,8 @@ def fig_gd_vs_construction(records):
     ax.set_ylim(1e2, top * 3)
     ax.set_xlim(-0.5, len(points) - 0.5)
     ax.set_xticks(range(len(points)))
-    ax.set_xticklabels([f"d={d}, F=n_V={F}\n(F/d^2={F / d ** 2:g})" for d, F in points])
+    ax.set_xticklabels([(f"d={d}, F=n_V={F}" if n_v == F else f"d={d}, F={F}, n_V={n_v}")
+                        + f"\n(F/d^2={F / d ** 2:g})" for d, F, n_v in points], fontsize=7)
     ax.set_ylabel("fewest parameters storing all F facts (count)")
     ax.legend(fontsize=7)
     ax.set_title("median over draws (bars), draws (dots), 95% interval (lines); "

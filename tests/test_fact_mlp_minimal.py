@@ -71,3 +71,34 @@ def test_figure_draws_from_a_stored_record_with_a_family_that_never_stores():
     ax = fig.axes[0]
     assert ax.get_ylabel() and any("does not store" in t.get_text() for t in ax.texts)
     plt.close(fig)
+
+
+def test_a_point_may_give_n_values_separately_from_F():
+    from verify.fact_mlp_minimal import check_gd_vs_construction
+
+    p = {"points": [[8, 16], [8, 16, 4]], "epochs": 400, "draws": 1, "gd_draws": 1}
+    out = check_gd_vs_construction(p, Context(seed=0))
+    table = out.details["table"]
+    assert table["gd@d=8,F=16,n_V=4"]["n_values"] == 4
+    assert table["construction@d=8,F=16"]["n_values"] == 16
+    assert [r["n_values"] for r in out.details["rows"]] == [16, 4]
+    assert set(out.measured) == {"d=8,F=16,draw=0", "d=8,F=16,n_V=4,draw=0"}
+
+
+def test_figure_labels_a_point_with_its_own_n_values():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all
+
+    cell = {"per_draw": [100, 120], "median": 110.0, "interval95": [100.0, 120.0],
+            "status": "stores on every draw"}
+    table = {f"{fam}@{at}": cell for fam in FAMILIES for at in ("d=8,F=16", "d=8,F=16,n_V=4")}
+    rec = {"status": "pass", "details": {"points": [[8, 16], [8, 16, 4]], "table": table}}
+    fig = load_all()["fact_mlp.fig_gd_vs_construction"].draw(
+        {"fact_mlp.capacity.gd_vs_construction": rec})
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert any("n_V=4" in s for s in labels) and any("F=n_V=16" in s for s in labels)
+    plt.close(fig)

@@ -9,15 +9,6 @@ import numpy as np
 from verify.claims import Control, Outcome, claim
 
 SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
-#: m_c family built for the capacity claims (one factorised solve per fact set, shared).
-CODE_DIMS = (24, 32, 40, 48, 64)
-
-
-def family_member(mlps, code_dim):
-    for m in mlps:
-        if m.size["code_dim"] == code_dim:
-            return m
-    raise ValueError(f"code_dim={code_dim} is not in the shared family {CODE_DIMS}")
 
 
 def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):
@@ -143,8 +134,9 @@ def check_param_count(p, ctx):
     without = train_gated_mlp(tiny, p["hidden"], ctx.seed, epochs=1, biases=False)
     counted = {k: sum(int(np.asarray(w).size) for w in m.gated.values())
                for k, m in (("with_biases", with_b), ("without", without))}
-    _, _, mlps = shared_encoder(ctx, p["n_facts"], p["n_values"], p["d_construction"], CODE_DIMS)
-    mlp = family_member(mlps, p["code_dim"])
+    # the encoder_exact build at the same (F, n_V, d, m_c) (shared: one F x F solve per run)
+    _, _, (mlp,) = shared_encoder(ctx, p["n_facts"], p["n_values"], p["d_construction"],
+                                  [p["code_dim"]])
     H, m_c, d = mlp.size["n_gates"], p["code_dim"], p["d_construction"]
     gated_count = sum(int(w.size) for w in mlp.gated.values())
     unique_count = mlp.info["gates"].size + mlp.info["encoder"].size + mlp.info["projection"].size
