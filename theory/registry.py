@@ -78,18 +78,28 @@ def register_bound(bound: Bound) -> Bound:
 
 
 def area_modules(package: str) -> list[str]:
-    """Module names ``<package>.<area>`` and ``<package>.<area>_<concept>`` that exist, area by area.
+    """Module names of the areas' code in ``package``, area by area (the order of AREAS).
 
-    Used by the theory, verify and paper_figs registries so that an area may split its module by
-    concept (DESIGN.md: past ~400 lines) without touching a shared list.
+    An area lives in ``<package>/<area>/`` (a subpackage: the package first, then every module
+    inside it, walked with pkgutil, sorted by name) or in a single module ``<package>/<area>.py``;
+    modules ``<package>/<area>_<concept>.py`` (the flat layout before issue 18's move) are found too.
+    Used by the theory, verify and paper_figs registries, so an area may add a module without
+    touching a shared list.
     """
     import pkgutil
 
     pkg = importlib.import_module(package)
-    present = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__))
+    present = {m.name: m.ispkg for m in pkgutil.iter_modules(pkg.__path__)}
     names = []
     for area in AREAS:
-        names += [f"{package}.{m}" for m in present if m == area or m.startswith(area + "_")]
+        for m in sorted(present):
+            if not (m == area or m.startswith(area + "_")):
+                continue
+            names.append(f"{package}.{m}")
+            if present[m]:
+                sub = importlib.import_module(f"{package}.{m}")
+                names += sorted(info.name for info in
+                                pkgutil.walk_packages(sub.__path__, prefix=f"{package}.{m}."))
     return names
 
 
