@@ -280,8 +280,9 @@ def main(argv=None) -> int:
             text = f.read_text()
         except (UnicodeDecodeError, OSError):
             continue
-        new = rewrite_from_imports(text, modmap) if f.suffix == ".py" else text
-        new = substitute(new, modmap, pathmap)
+        # dotted names first: the from-import rewrite then writes new names the regex must not see
+        new = substitute(text, modmap, pathmap)
+        new = rewrite_from_imports(new, modmap) if f.suffix == ".py" else new
         if new != text:
             f.write_text(new)
             changed += 1
