@@ -10,12 +10,17 @@ AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval
 
 
 def prefixed_modules(root: Path = ROOT) -> list[str]:
-    """Modules ``<area>_<concept>.py`` anywhere in the four stages (``<area>.py`` is allowed)."""
+    """Modules ``<area>_<concept>.py`` directly in a stage, and modules that repeat their own
+    area's prefix inside an area package (``verify/geometric/geometric_gd.py``). ``<area>.py``
+    is allowed (an area with one module in a stage), and so is a concept named after another
+    area inside a package (``verify/hopfield/lm_probes.py``)."""
     found = []
     for stage in STAGES:
         if not (root / stage).is_dir():
             continue
         for f in sorted((root / stage).rglob("*.py")):
-            if any(f.stem.startswith(area + "_") for area in AREAS):
+            rel = f.relative_to(root / stage).parts
+            owner = AREAS if len(rel) == 1 else (rel[0],) if rel[0] in AREAS else ()
+            if any(f.stem.startswith(area + "_") for area in owner):
                 found.append(f.relative_to(root).as_posix())
     return found

@@ -23,5 +23,6 @@ def test_prefixed_modules_finds_a_prefix(tmp_path):
     (tmp_path / "verify" / "geometric").mkdir()
     (tmp_path / "verify" / "geometric" / "gd.py").write_text("")
     (tmp_path / "verify" / "geometric" / "geometric_gd.py").write_text("")
+    (tmp_path / "verify" / "geometric" / "hopfield_lm.py").write_text("")
     assert prefixed_modules(tmp_path) == ["verify/fact_mlp_capacity.py",
                                           "verify/geometric/geometric_gd.py"]

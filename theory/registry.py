@@ -81,25 +81,31 @@ def area_modules(package: str) -> list[str]:
     """Module names of the areas' code in ``package``, area by area (the order of AREAS).
 
     An area lives in ``<package>/<area>/`` (a subpackage: the package first, then every module
-    inside it, walked with pkgutil, sorted by name) or in a single module ``<package>/<area>.py``;
+    inside it, listed with pkgutil without importing, sorted by name) or in a single module ``<package>/<area>.py``;
     modules ``<package>/<area>_<concept>.py`` (the flat layout before issue 18's move) are found too.
     Used by the theory, verify and paper_figs registries, so an area may add a module without
     touching a shared list.
     """
+    import os
     import pkgutil
+
+    def walk(paths, prefix):  # like pkgutil.walk_packages, without importing the packages
+        out = []
+        for info in sorted(pkgutil.iter_modules(paths), key=lambda i: i.name):
+            out.append(prefix + info.name)
+            if info.ispkg:
+                out += walk([os.path.join(p, info.name) for p in paths], f"{prefix}{info.name}.")
+        return out
 
     pkg = importlib.import_module(package)
     present = {m.name: m.ispkg for m in pkgutil.iter_modules(pkg.__path__)}
     names = []
     for area in AREAS:
         for m in sorted(present):
-            if not (m == area or m.startswith(area + "_")):
-                continue
-            names.append(f"{package}.{m}")
-            if present[m]:
-                sub = importlib.import_module(f"{package}.{m}")
-                names += sorted(info.name for info in
-                                pkgutil.walk_packages(sub.__path__, prefix=f"{package}.{m}."))
+            if m == area or m.startswith(area + "_"):
+                names.append(f"{package}.{m}")
+                if present[m]:
+                    names += walk([os.path.join(p, m) for p in pkg.__path__], f"{package}.{m}.")
     return names
 
 
