@@ -10,6 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from theory.registry import Registry
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -19,14 +21,12 @@ class Figure:
     draw: Callable
 
 
-FIGURES: dict[str, Figure] = {}
+FIGURES: Registry = Registry("figure")
 
 
 def figure(id: str, *, claims: tuple[str, ...], title: str):
     def wrap(fn):
-        if id in FIGURES:
-            raise ValueError(f"figure {id} registered twice")
-        FIGURES[id] = Figure(id=id, claims=tuple(claims), title=title, draw=fn)
+        FIGURES.add(id, Figure(id=id, claims=tuple(claims), title=title, draw=fn))
         return fn
 
     return wrap

@@ -67,14 +67,30 @@ class Bound:
         return sympy.latex(expr)
 
 
-BOUNDS: dict[str, Bound] = {}
+class Registry(dict):
+    """name -> item, in registration order; registering a name twice is an error.
+
+    The one registry class of the toolkit: bounds (here), claims (verify.claims), figures
+    (paper_figs.registry) and bench rows (verify.bench). It lives in theory, the lowest stage, so
+    every stage may use it.
+    """
+
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+
+    def add(self, name: str, item):
+        if name in self:
+            raise ValueError(f"{self.kind} {name} registered twice")
+        self[name] = item
+        return item
+
+
+BOUNDS: Registry = Registry("bound")
 
 
 def register_bound(bound: Bound) -> Bound:
-    if bound.name in BOUNDS:
-        raise ValueError(f"bound {bound.name} registered twice")
-    BOUNDS[bound.name] = bound
-    return bound
+    return BOUNDS.add(bound.name, bound)
 
 
 def area_modules(package: str) -> list[str]:

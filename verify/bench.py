@@ -12,14 +12,14 @@ import sys
 import time
 from typing import Callable
 
-BENCHES: dict[str, Callable[..., dict]] = {}
+from theory.registry import Registry
+
+BENCHES: Registry = Registry("bench")  # name -> Callable[..., dict]
 
 
 def bench_case(name: str):
     def wrap(fn):
-        if name in BENCHES:
-            raise ValueError(f"bench {name} registered twice")
-        BENCHES[name] = fn
+        BENCHES.add(name, fn)
         return fn
 
     return wrap
