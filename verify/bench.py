@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Callable
 
 from theory.registry import Registry
 
