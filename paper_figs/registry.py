@@ -40,6 +40,20 @@ def load_all() -> dict[str, Figure]:
     return FIGURES
 
 
+def pyplot():
+    """matplotlib.pyplot, set up once for every figure module: the non-interactive Agg backend
+    (PNG and PDF, no display needed) unless pyplot was already imported with another backend."""
+    import sys
+
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def footer(fig, rec: dict) -> None:
     """Stamp a figure with where its data came from: scale, seed and git revision of the record."""
     fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, "
