@@ -8,14 +8,14 @@ It lives in paper_figs, the stage that may import every other one. Before dispat
 that the ``verify`` it would import is this toolkit's (another distribution named ``verify``
 exists on the package index) and fails loudly otherwise.
 """
+
 from __future__ import annotations
 
 import importlib.util
 import os
 import sys
 
-COMMANDS = {"verify": "python -m verify", "theory": "python -m theory",
-            "figs": "python -m paper_figs"}
+COMMANDS = {"verify": "python -m verify", "theory": "python -m theory", "figs": "python -m paper_figs"}
 
 
 def _check_verify_is_ours() -> None:
@@ -23,9 +23,11 @@ def _check_verify_is_ours() -> None:
     spec = importlib.util.find_spec("verify")
     origin = os.path.abspath(spec.origin) if spec and spec.origin else None
     if origin != os.path.join(here, "verify", "__init__.py"):
-        raise SystemExit(f"recall-bounds: the 'verify' package on sys.path is {origin}, not this "
-                         f"toolkit's ({os.path.join(here, 'verify')}); another distribution named "
-                         "'verify' shadows it. Uninstall it (pip uninstall verify).")
+        raise SystemExit(
+            f"recall-bounds: the 'verify' package on sys.path is {origin}, not this "
+            f"toolkit's ({os.path.join(here, 'verify')}); another distribution named "
+            "'verify' shadows it. Uninstall it (pip uninstall verify)."
+        )
     from verify import check_not_shadowed
 
     check_not_shadowed()

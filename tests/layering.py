@@ -4,6 +4,7 @@
 later stage: ``import x``, ``from x import y`` and ``importlib.import_module("x")`` /
 ``runpy.run_module("x")`` with a literal name, at module level or inside functions.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,8 +33,12 @@ def imported_names(tree: ast.AST, package: str) -> list[tuple[int, str]]:
             else:
                 name = node.module or ""
             out.append((node.lineno, name))
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             fn = node.func
             called = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
             if called in ("import_module", "run_module", "__import__"):

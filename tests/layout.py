@@ -1,4 +1,5 @@
 """Helpers of the layout tests: the repository root and the modules that carry an area prefix."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent

@@ -1,4 +1,5 @@
 """The layering test (issue 18 item 4) and a meta-test showing that its checker can fail."""
+
 from tests.layering import ALLOWED, violations
 from tests.layout import ROOT
 
@@ -9,9 +10,14 @@ def test_imports_follow_the_flow():
 
 def test_allow_list_entries_are_still_needed():
     """An allow-list entry whose violation is gone must be deleted (it would hide a new one)."""
-    stale = [key for key in ALLOWED if not any(
-        v.startswith(key[0] + ":") and f"may not import {key[1]}" in v
-        for v in violations(ROOT, allowed={}))]
+    stale = [
+        key
+        for key in ALLOWED
+        if not any(
+            v.startswith(key[0] + ":") and f"may not import {key[1]}" in v
+            for v in violations(ROOT, allowed={})
+        )
+    ]
     assert stale == []
 
 
@@ -23,9 +29,11 @@ def test_checker_reports_upward_imports(tmp_path):
     (tmp_path / "theory" / "ok.py").write_text("import math\nfrom theory import registry\n")
     (tmp_path / "theory" / "bad.py").write_text("import numpy\nimport constructions.tasks\n")
     (tmp_path / "constructions" / "area" / "bad.py").write_text(
-        "from theory import x\n\ndef f():\n    from verify.claims import claim\n")
+        "from theory import x\n\ndef f():\n    from verify.claims import claim\n"
+    )
     (tmp_path / "verify" / "area" / "rel.py").write_text(
-        "from ..claims import claim\nimport importlib\nimportlib.import_module('paper_figs.registry')\n")
+        "from ..claims import claim\nimport importlib\nimportlib.import_module('paper_figs.registry')\n"
+    )
     (tmp_path / "paper_figs" / "fine.py").write_text("import verify.cli\nimport theory\n")
     found = violations(tmp_path, stages, allowed={})
     assert found == [

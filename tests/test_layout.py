@@ -3,6 +3,7 @@
 Before tools/restructure.py has been applied (the flat layout, ``verify/fact_mlp.py`` still a
 module) the test is an expected failure; once an area lives in a subpackage it is enforced.
 """
+
 import pytest
 
 from tests.layout import ROOT, prefixed_modules
@@ -10,8 +11,7 @@ from tests.layout import ROOT, prefixed_modules
 MOVED = (ROOT / "verify" / "fact_mlp").is_dir()
 
 
-@pytest.mark.xfail(not MOVED, reason="tools/restructure.py not applied yet (flat layout)",
-                   strict=True)
+@pytest.mark.xfail(not MOVED, reason="tools/restructure.py not applied yet (flat layout)", strict=True)
 def test_no_area_prefix_in_stages():
     assert prefixed_modules() == []
 
@@ -24,5 +24,4 @@ def test_prefixed_modules_finds_a_prefix(tmp_path):
     (tmp_path / "verify" / "geometric" / "gd.py").write_text("")
     (tmp_path / "verify" / "geometric" / "geometric_gd.py").write_text("")
     (tmp_path / "verify" / "geometric" / "hopfield_lm.py").write_text("")
-    assert prefixed_modules(tmp_path) == ["verify/fact_mlp_capacity.py",
-                                          "verify/geometric/geometric_gd.py"]
+    assert prefixed_modules(tmp_path) == ["verify/fact_mlp_capacity.py", "verify/geometric/geometric_gd.py"]

@@ -1,4 +1,5 @@
 """The one registry class (issue 18 item 5): every registry is a Registry and refuses a name twice."""
+
 import pytest
 
 from theory.registry import BOUNDS, Registry

@@ -7,6 +7,7 @@
 (``tools/restructure.py``) that loses, adds or reorders a claim, bound or figure is noticed.
 Regenerate the list (``--write``) only when claims were added or removed on purpose.
 """
+
 from __future__ import annotations
 
 import sys

@@ -21,6 +21,7 @@ fact_mlp_capacity as X`` becomes ``from verify.fact_mlp import capacity as X``. 
 more level so that they still name the old folder. The mapping is computed from the files present,
 so a second run finds nothing to move and changes nothing (idempotent).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,30 +40,43 @@ AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval
 #: The bare ``<stage>/<area>.py`` of an area that becomes a package: the module named for what it
 #: holds. Missing entries (areas or stages new to this script) get ``core``.
 BARE = {
-    "theory/chapters.py": "router",            # closed-form quantities of the chapter router
-    "theory/fact_mlp.py": "bounds",            # bounds B1-B5
-    "theory/geometric.py": "single_hop",       # single-hop bounds
-    "theory/hopfield.py": "reference",         # reference bounds R1-R4 (Ramsauer et al.)
-    "theory/retrieval.py": "bounds",           # the paper's capacity and GD bounds
-    "constructions/chapters.py": "layer",      # the chapter-routed memory layer and model
-    "constructions/fact_mlp.py": "facts",      # fact sets, embeddings, the common MLP interface
+    "theory/chapters.py": "router",  # closed-form quantities of the chapter router
+    "theory/fact_mlp.py": "bounds",  # bounds B1-B5
+    "theory/geometric.py": "single_hop",  # single-hop bounds
+    "theory/hopfield.py": "reference",  # reference bounds R1-R4 (Ramsauer et al.)
+    "theory/retrieval.py": "bounds",  # the paper's capacity and GD bounds
+    "constructions/chapters.py": "layer",  # the chapter-routed memory layer and model
+    "constructions/fact_mlp.py": "facts",  # fact sets, embeddings, the common MLP interface
     "constructions/geometric.py": "single_hop",
-    "constructions/hopfield.py": "networks",   # ungated and gated modern Hopfield networks
-    "constructions/icrecall.py": "world",      # world, prompt generators and the two memories
-    "constructions/retrieval.py": "task",      # the token-retrieval task
-    "verify/chapters.py": "accounting",        # FLOP/parameter accounting and router claims
-    "verify/fact_mlp.py": "decodability",      # information bound and decodability rho
+    "constructions/hopfield.py": "networks",  # ungated and gated modern Hopfield networks
+    "constructions/icrecall.py": "world",  # world, prompt generators and the two memories
+    "constructions/retrieval.py": "task",  # the token-retrieval task
+    "verify/chapters.py": "accounting",  # FLOP/parameter accounting and router claims
+    "verify/fact_mlp.py": "decodability",  # information bound and decodability rho
     "verify/geometric.py": "single_hop",
-    "verify/hopfield.py": "ungated",           # the ungated network and Ramsauer's bounds
-    "verify/icrecall.py": "memories",          # claims on constructed memories
-    "verify/retrieval.py": "early_gd",         # early-phase gradient descent
+    "verify/hopfield.py": "ungated",  # the ungated network and Ramsauer's bounds
+    "verify/icrecall.py": "memories",  # claims on constructed memories
+    "verify/retrieval.py": "early_gd",  # early-phase gradient descent
     "paper_figs/fact_mlp.py": "capacity",
     "paper_figs/geometric.py": "single_hop",
     "paper_figs/hopfield.py": "network",
 }
 
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".json",
-                 ".jsonl", ".rst", ".sh", ""}
+TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".toml",
+    ".txt",
+    ".cfg",
+    ".ini",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".jsonl",
+    ".rst",
+    ".sh",
+    "",
+}
 
 
 def area_of(name: str) -> str | None:
@@ -94,16 +108,16 @@ def plan(root: Path) -> list[tuple[str, str]]:
                 raise SystemExit(f"{stage}/{area} exists and is not a folder")
             for name in names:
                 old = f"{stage}/{name}.py"
-                leaf = BARE.get(old, "core") if name == area else name[len(area) + 1:]
+                leaf = BARE.get(old, "core") if name == area else name[len(area) + 1 :]
                 moves.append((old, f"{stage}/{area}/{leaf}.py"))
     tests = root / "tests"
     if tests.is_dir():
         for f in sorted(tests.glob("test_*.py")):
-            area = area_of(f.stem[len("test_"):])
+            area = area_of(f.stem[len("test_") :])
             if area is None:
                 continue
-            rest = f.stem[len("test_"):]
-            leaf = area if rest == area else rest[len(area) + 1:]
+            rest = f.stem[len("test_") :]
+            leaf = area if rest == area else rest[len(area) + 1 :]
             moves.append((f"tests/{f.name}", f"tests/{area}/test_{leaf}.py"))
     news = [n for _, n in moves]
     clash = {n for n in news if news.count(n) > 1} | {n for n in news if (root / n).exists()}
@@ -118,11 +132,17 @@ def dotted(path: str) -> str:
 
 def tracked_files(root: Path) -> list[Path]:
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True, text=True
+        ).stdout
         files = [root / p for p in out.split("\0") if p]
-        others = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard"],
-                                cwd=root, check=True, capture_output=True, text=True).stdout
+        others = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--exclude-standard"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         files += [root / p for p in others.split("\0") if p]
         return [f for f in files if f.is_file()]
     except (subprocess.CalledProcessError, FileNotFoundError):
@@ -131,8 +151,12 @@ def tracked_files(root: Path) -> list[Path]:
 
 
 def is_git(root: Path) -> bool:
-    return subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root,
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def imported_names(files: list[Path], bare: dict[str, str]) -> dict[str, set[str]]:
@@ -160,14 +184,18 @@ def rewrite_from_imports(text: str, modmap: dict[str, str]) -> str:
     lines = text.splitlines(keepends=True)
     edits = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
-                and any(f"{node.module}.{a.name}" in modmap for a in node.names)):
+        if not (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and any(f"{node.module}.{a.name}" in modmap for a in node.names)
+        ):
             continue
         first, last = lines[node.lineno - 1], lines[node.end_lineno - 1]
-        tail = last.encode()[node.end_col_offset:].decode().strip()  # offsets count bytes
-        if first.encode()[:node.col_offset].strip() or (tail and not tail.startswith("#")):
+        tail = last.encode()[node.end_col_offset :].decode().strip()  # offsets count bytes
+        if first.encode()[: node.col_offset].strip() or (tail and not tail.startswith("#")):
             continue  # shares its line with other code: left to the dotted-name rewrite
-        indent = first.encode()[:node.col_offset].decode()
+        indent = first.encode()[: node.col_offset].decode()
         comment = f"  {tail}" if tail and node.lineno == node.end_lineno else ""
         kept, new = [], []
         for a in node.names:
@@ -177,8 +205,12 @@ def rewrite_from_imports(text: str, modmap: dict[str, str]) -> str:
                 continue
             parent, leaf = target.rsplit(".", 1)
             bind = a.asname or a.name
-            new.append(f"{indent}from {parent} import {leaf}"
-                       + ("" if bind == leaf else f" as {bind}") + comment + "\n")
+            new.append(
+                f"{indent}from {parent} import {leaf}"
+                + ("" if bind == leaf else f" as {bind}")
+                + comment
+                + "\n"
+            )
         if kept:
             new.insert(0, f"{indent}from {node.module} import {', '.join(kept)}{comment}\n")
         edits.append((node.lineno - 1, node.end_lineno, new))
@@ -189,23 +221,32 @@ def rewrite_from_imports(text: str, modmap: dict[str, str]) -> str:
 
 def substitute(text: str, modmap: dict[str, str], pathmap: dict[str, str]) -> str:
     if pathmap:
-        pat = re.compile(r"(?<![\w.])(" + "|".join(
-            re.escape(p) for p in sorted(pathmap, key=len, reverse=True)) + r")(?![\w/])")
+        pat = re.compile(
+            r"(?<![\w.])("
+            + "|".join(re.escape(p) for p in sorted(pathmap, key=len, reverse=True))
+            + r")(?![\w/])"
+        )
         text = pat.sub(lambda m: pathmap[m.group(1)], text)
     if modmap:
-        pat = re.compile(r"(?<![\w.])(" + "|".join(
-            re.escape(m) for m in sorted(modmap, key=len, reverse=True)) + r")(?!\w)")
+        pat = re.compile(
+            r"(?<![\w.])("
+            + "|".join(re.escape(m) for m in sorted(modmap, key=len, reverse=True))
+            + r")(?!\w)"
+        )
         text = pat.sub(lambda m: modmap[m.group(1)], text)
     return text
 
 
 def deepen_file_refs(text: str) -> str:
     """A file moved one folder down: ``__file__``-relative paths keep naming the old folder."""
-    text = re.sub(r"Path\(__file__\)\.resolve\(\)\.parent(?!\w)",
-                  "Path(__file__).resolve().parent.parent", text)
+    text = re.sub(
+        r"Path\(__file__\)\.resolve\(\)\.parent(?!\w)", "Path(__file__).resolve().parent.parent", text
+    )
     text = re.sub(r"Path\(__file__\)\.parent(?!\w)", "Path(__file__).parent.parent", text)
-    return text.replace("os.path.dirname(os.path.abspath(__file__))",
-                        "os.path.dirname(os.path.dirname(os.path.abspath(__file__)))")
+    return text.replace(
+        "os.path.dirname(os.path.abspath(__file__))",
+        "os.path.dirname(os.path.dirname(os.path.abspath(__file__)))",
+    )
 
 
 def init_text(package: str, first: str | None, reexport: set[str]) -> str:
@@ -214,13 +255,17 @@ def init_text(package: str, first: str | None, reexport: set[str]) -> str:
     if first is not None:
         leaf = first.rsplit(".", 1)[1]
         if reexport:
-            body += ("# imported first, as the bare module was before the move (registration order),"
-                     "\n# and re-exported for code that imported it as one module\n")
+            body += (
+                "# imported first, as the bare module was before the move (registration order),"
+                "\n# and re-exported for code that imported it as one module\n"
+            )
             body += f"from {first} import (  # noqa: F401\n"
             body += "".join(f"    {n},\n" for n in sorted(reexport)) + ")\n"
         else:
-            body += ("# imported first, as the bare module was before the move (registration order)\n"
-                     f"from {package} import {leaf}  # noqa: F401\n")
+            body += (
+                "# imported first, as the bare module was before the move (registration order)\n"
+                f"from {package} import {leaf}  # noqa: F401\n"
+            )
     return body
 
 
@@ -240,8 +285,11 @@ def main(argv=None) -> int:
         return 0
     pathmap = dict(moves)
     modmap = {dotted(o): dotted(n) for o, n in moves}
-    bare = {dotted(o): dotted(n) for o, n in moves
-            if Path(o).stem == Path(n).parent.name and Path(o).parent.name in STAGES}
+    bare = {
+        dotted(o): dotted(n)
+        for o, n in moves
+        if Path(o).stem == Path(n).parent.name and Path(o).parent.name in STAGES
+    }
     files = tracked_files(root)
     reexport = imported_names(files, bare)
 
@@ -265,16 +313,20 @@ def main(argv=None) -> int:
         package = d.replace("/", ".")
         first = next((n for o, n in bare.items() if n.rsplit(".", 1)[0] == package), None)
         old_bare = next((o for o, n in bare.items() if n == first), None)
-        init.write_text(init_text(package, first, reexport.get(old_bare, set()))
-                        if not d.startswith("tests/") else "")
+        init.write_text(
+            init_text(package, first, reexport.get(old_bare, set())) if not d.startswith("tests/") else ""
+        )
         created.append(str(init.relative_to(root)))
     if git and created:
         subprocess.run(["git", "add", *created], cwd=root, check=True)
 
     changed = 0
     for f in tracked_files(root):
-        if f.suffix not in TEXT_SUFFIXES or f.name.endswith("__init__.py") and str(
-                f.relative_to(root)) in created:
+        if (
+            f.suffix not in TEXT_SUFFIXES
+            or f.name.endswith("__init__.py")
+            and str(f.relative_to(root)) in created
+        ):
             continue
         try:
             text = f.read_text()
@@ -286,15 +338,17 @@ def main(argv=None) -> int:
         if new != text:
             f.write_text(new)
             changed += 1
-    leftovers = [f"{n}:{i}" for _, n in moves for i, line in
-                 enumerate((root / n).read_text().splitlines(), 1)
-                 if "__file__" in line and "parent.parent" not in line
-                 and "dirname(os.path.dirname" not in line]
-    print(f"restructure: moved {len(moves)} files, created {len(created)} __init__.py, "
-          f"rewrote {changed} files")
+    leftovers = [
+        f"{n}:{i}"
+        for _, n in moves
+        for i, line in enumerate((root / n).read_text().splitlines(), 1)
+        if "__file__" in line and "parent.parent" not in line and "dirname(os.path.dirname" not in line
+    ]
+    print(
+        f"restructure: moved {len(moves)} files, created {len(created)} __init__.py, rewrote {changed} files"
+    )
     if leftovers:
-        print("restructure: check these __file__ uses by hand: " + ", ".join(leftovers),
-              file=sys.stderr)
+        print("restructure: check these __file__ uses by hand: " + ", ".join(leftovers), file=sys.stderr)
     return 0
 
 
