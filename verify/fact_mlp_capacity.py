@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 #: m_c family built for the capacity claims (one factorised solve per fact set, shared).
 CODE_DIMS = (24, 32, 40, 48, 64)
 
