@@ -1,4 +1,5 @@
 """tools/restructure.py on a tiny fake tree (not a git work tree): moves, rewrites, idempotence."""
+# restructure: keep names (old module names here are test data)
 
 import importlib.util
 import subprocess
