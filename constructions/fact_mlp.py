@@ -178,21 +178,19 @@ class FactMLP:
         return GatedMLPModule(self.gated, device=device, dtype=dtype)
 
 
-def decode_numpy(outputs, values, fact_map, chunk: int = 2048) -> tuple[float, float]:
-    """Accuracy and minimum margin of argmax_j <output_i, v_j> against f(i); ties are errors."""
+def decode_numpy(outputs, values, fact_map, chunk: int | None = None) -> tuple[float, float]:
+    """Accuracy and minimum margin of argmax_j <output_i, v_j> against f(i); ties are errors.
+
+    The one decode kernel (:func:`constructions.decode.decode`, also ``verify.measure.decode``)
+    in float64: a margin within the kernel's rounding tolerance counts as a tie, hence an error.
+    """
+    from constructions.decode import decode
+
     H = np.asarray(outputs, dtype=np.float64)
-    V = np.asarray(values, dtype=np.float64)
-    f = np.asarray(fact_map)
     if np.isnan(H).any():
         raise ValueError("NaN in the MLP outputs")
-    margins = np.empty(len(H))
-    for s in range(0, len(H), chunk):
-        z = H[s:s + chunk] @ V.T
-        idx = np.arange(z.shape[0])
-        correct = z[idx, f[s:s + chunk]].copy()
-        z[idx, f[s:s + chunk]] = -np.inf
-        margins[s:s + chunk] = correct - z.max(axis=1)
-    return float(np.mean(margins > 0)), float(margins.min())
+    res = decode(H, np.asarray(values, dtype=np.float64), np.asarray(fact_map), chunk=chunk)
+    return res.accuracy, res.min_margin
 
 
 def gated_forward(gated: dict, X: np.ndarray) -> np.ndarray:

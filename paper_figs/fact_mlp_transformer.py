@@ -1,7 +1,7 @@
 """Figures of fact MLPs inside the Transformer (fact_mlp spec §8 fig_tradeoff) and of editing."""
 from __future__ import annotations
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, pyplot as _plt
 
 FAMILY_STYLE = {"encoder_decoder": ("C0", "o", "encoder-decoder [derived]"),
                 "ntk": ("C1", "s", "NTK baseline"),
@@ -14,12 +14,6 @@ def _plain_log_ticks(ax):
     from matplotlib.ticker import NullFormatter
 
     ax.xaxis.set_minor_formatter(NullFormatter())
-
-
-def _plt():
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 @figure("fact_mlp.fig_tradeoff", claims=("fact_mlp.transformer.tradeoff",

@@ -3,15 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, pyplot as _plt
 
 FLOOR = 1e-300  # errors that underflow to 0 are left out of log plots
-
-
-def _plt():
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _positive(x, *ys):

@@ -3,13 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figs.registry import figure, need
-
-
-def _plt():
-    import matplotlib.pyplot as plt
-
-    return plt
+from paper_figs.registry import figure, need, pyplot as _plt
 
 
 def _position_labels(T):

@@ -10,6 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from theory.registry import Registry
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -19,14 +21,12 @@ class Figure:
     draw: Callable
 
 
-FIGURES: dict[str, Figure] = {}
+FIGURES: Registry = Registry("figure")
 
 
 def figure(id: str, *, claims: tuple[str, ...], title: str):
     def wrap(fn):
-        if id in FIGURES:
-            raise ValueError(f"figure {id} registered twice")
-        FIGURES[id] = Figure(id=id, claims=tuple(claims), title=title, draw=fn)
+        FIGURES.add(id, Figure(id=id, claims=tuple(claims), title=title, draw=fn))
         return fn
 
     return wrap
@@ -38,6 +38,20 @@ def load_all() -> dict[str, Figure]:
     for name in area_modules("paper_figs"):
         importlib.import_module(name)
     return FIGURES
+
+
+def pyplot():
+    """matplotlib.pyplot, set up once for every figure module: the non-interactive Agg backend
+    (PNG and PDF, no display needed) unless pyplot was already imported with another backend."""
+    import sys
+
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def footer(fig, rec: dict) -> None:

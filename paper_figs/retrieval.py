@@ -11,18 +11,9 @@ import math
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, pyplot as _plt
 from theory import retrieval as th
 from theory import retrieval_sufficient as ts
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 @figure("retrieval.fig_nc_grid", title="Capacity against L/d: Gaussian vs orthogonal embeddings",

@@ -11,8 +11,9 @@ import sympy
 from theory.chapters_flops import leak_capacity_bits
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Mixture of Chapters (2603.21096)"
+SOURCE = paper("chapters")
 
 
 def shared_weight(n_shared: int, routed_scale: float) -> float:

@@ -10,8 +10,9 @@ import math
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Constructing Efficient Fact-Storing MLPs for Transformers (2512.00207)"
+SOURCE = paper("fact_mlp")
 
 
 def info_bits(n_facts: int, n_values: int) -> float:

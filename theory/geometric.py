@@ -14,8 +14,9 @@ import sympy as sp
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Geometric Factual Recall (2605.12426)"
+SOURCE = paper("geometric")
 N, R, p, t, delta, gamma, d0 = sp.symbols("N R p t delta gamma d0", positive=True)
 
 

@@ -19,8 +19,9 @@ from scipy.special import lambertw
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Ramsauer et al. 2020 (arXiv 2008.02217), used by Context-Gated Associative Retrieval (2605.10970)"
+SOURCE = f"Ramsauer et al. 2020 (arXiv 2008.02217), used by {paper('hopfield')}"
 beta_s, N_s, M_s, Delta_s, r_s, K_s, d_s, p_s = sp.symbols("beta N M Delta r K d p", positive=True)
 
 

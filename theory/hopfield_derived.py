@@ -17,8 +17,9 @@ import sympy as sp
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Context-Gated Associative Retrieval (2605.10970), our formalisation (spec §6)"
+SOURCE = f"{paper('hopfield')}, our formalisation (spec §6)"
 beta_s, N_s, Neff_s, kappa_s = sp.symbols("beta N N_eff kappa", positive=True)
 
 

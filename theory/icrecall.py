@@ -16,8 +16,9 @@ import sympy as sp
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Fine-Tuning Dynamics of In-Context Factual Recall (2605.27774)"
+SOURCE = paper("icrecall")
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538)"
 V, d, S, R, n, rho, theta, K, c = sp.symbols("V d S R n rho theta K c", positive=True)
 

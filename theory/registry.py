@@ -70,29 +70,61 @@ class Bound:
         return sympy.latex(expr)
 
 
-BOUNDS: dict[str, Bound] = {}
+class Registry(dict):
+    """name -> item, in registration order; registering a name twice is an error.
+
+    The one registry class of the toolkit: bounds (here), claims (verify.claims), figures
+    (paper_figs.registry) and bench rows (verify.bench). It lives in theory, the lowest stage, so
+    every stage may use it.
+    """
+
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+
+    def add(self, name: str, item):
+        if name in self:
+            raise ValueError(f"{self.kind} {name} registered twice")
+        self[name] = item
+        return item
+
+
+BOUNDS: Registry = Registry("bound")
 
 
 def register_bound(bound: Bound) -> Bound:
-    if bound.name in BOUNDS:
-        raise ValueError(f"bound {bound.name} registered twice")
-    BOUNDS[bound.name] = bound
-    return bound
+    return BOUNDS.add(bound.name, bound)
 
 
 def area_modules(package: str) -> list[str]:
-    """Module names ``<package>.<area>`` and ``<package>.<area>_<concept>`` that exist, area by area.
+    """Module names of the areas' code in ``package``, area by area (the order of AREAS).
 
-    Used by the theory, verify and paper_figs registries so that an area may split its module by
-    concept (DESIGN.md: past ~400 lines) without touching a shared list.
+    An area lives in ``<package>/<area>/`` (a subpackage: the package first, then every module
+    inside it, listed with pkgutil without importing, sorted by name) or in a single module ``<package>/<area>.py``;
+    modules ``<package>/<area>_<concept>.py`` (the flat layout before issue 18's move) are found too.
+    Used by the theory, verify and paper_figs registries, so an area may add a module without
+    touching a shared list.
     """
+    import os
     import pkgutil
 
+    def walk(paths, prefix):  # like pkgutil.walk_packages, without importing the packages
+        out = []
+        for info in sorted(pkgutil.iter_modules(paths), key=lambda i: i.name):
+            out.append(prefix + info.name)
+            if info.ispkg:
+                out += walk([os.path.join(p, info.name) for p in paths], f"{prefix}{info.name}.")
+        return out
+
     pkg = importlib.import_module(package)
-    present = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__))
+    present = {m.name: m.ispkg for m in pkgutil.iter_modules(pkg.__path__)}
     names = []
     for area in AREAS:
-        names += [f"{package}.{m}" for m in present if m == area or m.startswith(area + "_")]
+        for m in sorted(present):
+            if m == area or m.startswith(area + "_"):
+                names.append(f"{package}.{m}")
+                if present[m]:
+                    names += walk([os.path.join(p, m) for p in pkg.__path__], f"{package}.{m}.")
     return names
 
 

@@ -33,8 +33,9 @@ import math
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Learning to Recall with Transformers Beyond Orthogonal Embeddings (2603.15923)"
+SOURCE = paper("retrieval")
 
 
 def _symbols():

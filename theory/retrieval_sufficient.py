@@ -28,8 +28,9 @@ import math
 
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
+from theory.papers import paper
 
-SOURCE = "Learning to Recall with Transformers Beyond Orthogonal Embeddings (2603.15923)"
+SOURCE = paper("retrieval")
 N_EVENTS = 6  # delta is split equally over the six events of the proof sketch
 
 

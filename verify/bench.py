@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Callable
 
-BENCHES: dict[str, Callable[..., dict]] = {}
+from theory.registry import Registry
+
+BENCHES: Registry = Registry("bench")  # name -> Callable[..., dict]
 
 
 def bench_case(name: str):
     def wrap(fn):
-        if name in BENCHES:
-            raise ValueError(f"bench {name} registered twice")
-        BENCHES[name] = fn
+        BENCHES.add(name, fn)
         return fn
 
     return wrap

@@ -9,8 +9,9 @@ import math
 import numpy as np
 
 from verify.claims import Outcome, claim
+from theory.papers import paper
 
-SOURCE = "Mixture of Chapters (2603.21096)"
+SOURCE = paper("chapters")
 PAPER = {"backbone": 356_363_685_888, "iso_flop": 495_763_542_016, "moc": 459_171_802_488}
 PAPER_PARAMS = {"backbone": 147_874_560, "iso_flop_dense": 202_937_088, "bank": 201_375_744,
                 "memory_layers": 22_042_628, "moc": 371_292_932, "standard_layer": 6_882_816,

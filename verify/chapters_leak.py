@@ -17,8 +17,9 @@ import math
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SOURCE = "Mixture of Chapters (2603.21096)"
+SOURCE = paper("chapters")
 #: Quick scale: the spec's task (v = 16, n = 6, 300 steps) at batch 32 and one seed, chosen on a
 #: pilot seed that is not judged (seed 100: 2.404 nats at step 300, prefix-only 3.142): one run
 #: costs about 13 CPU-seconds, and each control is another run. Full scale: the spec's batch 64,

@@ -5,8 +5,9 @@ only gradient path; per-sequence routing lets the last token influence earlier p
 from __future__ import annotations
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SOURCE = "Mixture of Chapters (2603.21096)"
+SOURCE = paper("chapters")
 TOY = {"n_facts": 1024, "n_values": 256, "batch": 8}
 
 

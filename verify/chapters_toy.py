@@ -12,6 +12,7 @@ import numpy as np
 
 from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
+from theory.papers import paper
 
 record(LedgerEntry(
     claim_id="chapters.toy.retention",
@@ -68,7 +69,7 @@ record(LedgerEntry(
            "k between 4 and 8 is below the seed-to-seed noise of a 75-step window; the full-scale "
            "setting (steps 50-150 of 300) was not run here."))
 
-SOURCE = "Mixture of Chapters (2603.21096)"
+SOURCE = paper("chapters")
 #: Quick scale: 512 facts (the spec's 256-512-fact option) and 2 seeds (3 at full scale), so that
 #: every toy claim together fits the 2-core budget (3 seeds took 134 s of CPU); the comparison
 #: step lies before the MoC ceiling (pilot: 0.92 at step 100).

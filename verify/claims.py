@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from theory.registry import AREAS, PROVENANCES  # noqa: F401  (one list for every registry)
+from theory.registry import AREAS, PROVENANCES, Registry  # noqa: F401  (one list for every registry)
 
 
 @dataclass(frozen=True)
@@ -136,14 +136,11 @@ class Claim:
         return dict(self.quick if scale == "quick" else self.full)
 
 
-CLAIMS: dict[str, Claim] = {}
+CLAIMS: Registry = Registry("claim")
 
 
 def register(claim: Claim) -> Claim:
-    if claim.id in CLAIMS:
-        raise ValueError(f"claim {claim.id} registered twice")
-    CLAIMS[claim.id] = claim
-    return claim
+    return CLAIMS.add(claim.id, claim)
 
 
 def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mapping,

@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 
 
 def _spherical(n, d, rng):

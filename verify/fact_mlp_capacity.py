@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 
 
 def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):

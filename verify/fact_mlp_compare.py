@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 #: ratio between consecutive sizes of every search grid
 RATIO = 2 ** 0.25
 OURS_GRID = tuple(round(8 * RATIO ** k) for k in range(17))      # m_c 8 .. 128

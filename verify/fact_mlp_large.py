@@ -14,8 +14,9 @@ import numpy as np
 
 from verify.claims import Control, Outcome, claim
 from verify.measure import seeds_verdict
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 
 
 def large_point(n_facts, n_values, d, bucket, seed):

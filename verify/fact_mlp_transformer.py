@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 #: spec §7 transformer_recall quick scale: F=64, L=8, AdamW on attention, <= 2000 steps, with two
 #: recorded pilot changes (the 0.95 criterion is unchanged):
 #: * d=64 instead of 32. At d=32 the attention-only ceiling (copy accuracy with the identity MLP)

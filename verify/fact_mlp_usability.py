@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-SRC = "Constructing Efficient Fact-Storing MLPs (2512.00207)"
+SRC = paper("fact_mlp")
 GD_GRID = [4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29, 34, 41, 49, 58, 64]
 
 

@@ -18,8 +18,9 @@ from constructions.tasks import make_bijections, single_hop_dataset
 from theory import geometric as B
 from verify.claims import Control, Outcome, claim
 from verify.measure import binomial_tolerance, decode, min_pairwise_gap, seeds_verdict
+from theory.papers import paper
 
-SRC = "Geometric Factual Recall (2605.12426)"
+SRC = paper("geometric")
 
 
 def _rng(seed, *salt):

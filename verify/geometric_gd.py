@@ -26,8 +26,9 @@ from constructions.geometric_train import TrainedModel, init_params, train_accur
 from constructions.tasks import make_bijections
 from verify.claims import Control, Outcome, claim
 from verify.measure import seeds_verdict
+from theory.papers import paper
 
-SRC = "Geometric Factual Recall (2605.12426)"
+SRC = paper("geometric")
 GD_QUICK = {"n_subjects": 512, "n_relations": 4, "dim": 32, "mlp_width": 128, "steps": 200, "lr": 1e-2,
             "record_every": 25, "ridge": 1e-3, "seeds": 5, "train_dtype": "float32"}
 GD_FULL = {"n_subjects": 10000, "n_relations": 8, "dim": 64, "mlp_width": 256, "steps": 3000, "lr": 1e-2,

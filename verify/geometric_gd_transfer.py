@@ -15,8 +15,9 @@ from verify.claims import Control, Outcome, claim
 from verify.geometric_gd import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
 from verify.ledger import LedgerEntry, record
 from verify.measure import binomial_tolerance, seeds_verdict
+from theory.papers import paper
 
-SRC = "Geometric Factual Recall (2605.12426)"
+SRC = paper("geometric")
 
 
 def _superposition_map(model, lam):

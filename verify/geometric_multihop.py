@@ -25,8 +25,9 @@ from constructions.tasks import make_bijections
 from theory import geometric_multihop as M
 from verify.claims import Control, Outcome, claim
 from verify.measure import decode
+from theory.papers import paper
 
-SRC = "Geometric Factual Recall (2605.12426)"
+SRC = paper("geometric")
 
 
 def _nocot_accuracy(model, start, chains, target) -> dict:

@@ -22,9 +22,10 @@ from theory.hopfield import (capacity, capacity_constants, jacobian_norm_bound, 
                              well_separated_threshold)
 from theory.hopfield_derived import epsilon_ungated, error_bound, norm_bound, separation
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
-PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+PAPER = paper("hopfield")
 
 
 def binomial_tolerance(trials: int, rate: float) -> int:

@@ -18,8 +18,9 @@ from theory.hopfield_derived import (context_capacity_shift, context_competitors
                                      gated_capacity_prediction)
 from verify.claims import Control, Outcome, claim
 from verify.measure import t_interval
+from theory.papers import paper
 
-PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+PAPER = paper("hopfield")
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
 
 

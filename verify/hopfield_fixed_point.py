@@ -14,8 +14,9 @@ from constructions.hopfield_fixed_point import (approximations, fixed_point_prob
 from theory.hopfield_derived import contraction_bound, norm_bound
 from verify.claims import Control, Outcome, claim
 from verify.measure import binomial_interval
+from theory.papers import paper
 
-PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+PAPER = paper("hopfield")
 
 
 def _spread(states) -> float:

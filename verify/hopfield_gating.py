@@ -17,8 +17,9 @@ from constructions.hopfield_fixed_point import effective_rank
 from theory.hopfield_derived import (epsilon_gated, epsilon_ungated, error_bound, gated_separation,
                                      norm_bound, participation_ratio, pr_bound, separation)
 from verify.claims import Control, Outcome, claim
+from theory.papers import paper
 
-PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+PAPER = paper("hopfield")
 
 
 @claim("hopfield.gated.error_bound", source=f"{PAPER}, D2 (our formalisation)", provenance="derived",

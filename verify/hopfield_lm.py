@@ -24,8 +24,9 @@ import numpy as np
 
 from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
+from theory.papers import paper
 
-PAPER = "Context-Gated Associative Retrieval (2605.10970)"
+PAPER = paper("hopfield")
 MODEL_ENV, PAIRS_ENV = "RECALL_LM_MODEL", "RECALL_LM_PAIRS"
 K_DEMO, MAX_PROMPTS = 4, 50
 

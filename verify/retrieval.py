@@ -18,8 +18,9 @@ from constructions.retrieval_gd import (attend, evaluate, hebbian_step_one, thre
 from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict, t_interval
+from theory.papers import paper
 
-SOURCE = "Learning to Recall with Transformers Beyond Orthogonal Embeddings (2603.15923)"
+SOURCE = paper("retrieval")
 N_TEST = 4096
 
 

@@ -26,8 +26,9 @@ from theory import retrieval as th
 from theory import retrieval_sufficient as th_suff
 from verify.claims import Control, Outcome, claim
 from verify.measure import seeds_verdict
+from theory.papers import paper
 
-SOURCE = "Learning to Recall with Transformers Beyond Orthogonal Embeddings (2603.15923)"
+SOURCE = paper("retrieval")
 EMB_CODE = {"gaussian": 0, "orthogonal": 1}
 N_RANGE = (10, 10**7)
 RATIO = 1.1

@@ -1,0 +1,114 @@
+"""The decode kernel: accuracy and decoding margin over F queries and V candidates, in chunks.
+
+It lives in the lowest torch layer (issue 18 item 5): ``verify.measure`` re-exports it and
+``constructions.fact_mlp.decode_numpy`` calls it, so there is one kernel.
+
+For queries H (F x d), candidates U (V x d) and targets t (F,), the logits are z = H U^T.
+The decoding margin of query i is z[i, t_i] - max_{j != t_i} z[i, j]; a query is correct iff its
+margin exceeds a rounding tolerance relative to the logit scale, so ties count as errors even
+when rounding leaves them a margin of +1e-16: the tolerance of row i is
+``TIE_ULPS * eps(dtype) * ||H_i|| * max_j ||U_j||`` (a bound on the rounding error of a dot product
+is a small multiple of eps * d * ||h|| ||u||; 64 ulps of the norm product covers d up to a few
+thousand in practice and is 1.4e-14 for unit float64 vectors, 7.6e-6 for float32). The full
+F x V logit matrix is never held: rows are processed ``chunk`` at a time, with one reused logits
+buffer (extra memory: one chunk).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+TIE_ULPS = 64
+DEFAULT_CHUNK_BYTES = 8 * 2**20  # one chunk of logits: 8 MiB (128 float32 rows at V = 16384; stays in cache)
+
+
+@dataclass(frozen=True)
+class Decoding:
+    accuracy: float
+    min_margin: float
+    n_correct: int
+    n_queries: int
+    margins: np.ndarray | None  # per-query margins (float64) when requested
+    tie_tolerance: float = 0.0  # largest per-row tolerance a margin had to exceed to count as correct
+
+    def as_dict(self) -> dict:
+        return {"accuracy": self.accuracy, "min_margin": self.min_margin,
+                "n_correct": self.n_correct, "n_queries": self.n_queries}
+
+
+def _as_tensor(x, device=None, dtype=None) -> torch.Tensor:
+    if isinstance(x, np.ndarray):
+        x = torch.from_numpy(np.ascontiguousarray(x))
+    if not isinstance(x, torch.Tensor):
+        x = torch.as_tensor(x)
+    return x.to(device=device, dtype=dtype) if (device or dtype) else x
+
+
+def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    return max(1, min(65536, chunk_bytes // max(1, n_candidates * itemsize)))
+
+
+@torch.no_grad()
+def decode(queries, candidates, targets, *, chunk: int | None = None,
+           return_margins: bool = False) -> Decoding:
+    """Chunked argmax accuracy and margins (ties are errors). Raises ValueError on NaN or shape errors."""
+    H = _as_tensor(queries)
+    U = _as_tensor(candidates, device=H.device, dtype=H.dtype)
+    t = _as_tensor(targets, device=H.device).long()
+    if H.ndim != 2 or U.ndim != 2 or H.shape[1] != U.shape[1]:
+        raise ValueError(f"queries {tuple(H.shape)} and candidates {tuple(U.shape)} must be "
+                         "(F, d) and (V, d) with the same d")
+    if t.shape != (H.shape[0],):
+        raise ValueError(f"targets shape {tuple(t.shape)} must be ({H.shape[0]},)")
+    n_queries, n_cand = H.shape[0], U.shape[0]
+    if n_cand < 2:
+        raise ValueError("a margin needs at least 2 candidates")
+    if n_queries and (t.min() < 0 or t.max() >= n_cand):
+        raise ValueError(f"targets must lie in [0, {n_cand})")
+    if torch.isnan(H).any() or torch.isnan(U).any():
+        raise ValueError("NaN in queries or candidates")
+    rows = chunk or chunk_rows(n_cand, H.element_size())
+    buf = torch.empty((min(rows, max(n_queries, 1)), n_cand), dtype=H.dtype, device=H.device)
+    Ut = U.t()
+    margins = torch.empty(n_queries, dtype=torch.float64, device=H.device)
+    tols = torch.empty(n_queries, dtype=torch.float64, device=H.device)
+    u_scale = float(U.norm(dim=1).max()) if n_cand else 0.0
+    eps = TIE_ULPS * torch.finfo(H.dtype).eps * u_scale
+    neg_inf = torch.tensor(float("-inf"), dtype=H.dtype, device=H.device)
+    for start in range(0, n_queries, rows):
+        stop = min(start + rows, n_queries)
+        out = buf[: stop - start]
+        torch.mm(H[start:stop], Ut, out=out)
+        idx = t[start:stop, None]
+        correct = out.gather(1, idx).squeeze(1)
+        out.scatter_(1, idx, neg_inf.expand(stop - start, 1))
+        best_other = out.amax(dim=1)
+        margins[start:stop] = (correct - best_other).to(torch.float64)
+        tols[start:stop] = eps * H[start:stop].norm(dim=1).to(torch.float64)
+    if torch.isnan(margins).any():
+        raise ValueError("NaN in the logits")
+    n_correct = int((margins > tols).sum())
+    return Decoding(accuracy=n_correct / max(n_queries, 1),
+                    min_margin=float(margins.min()) if n_queries else float("inf"),
+                    n_correct=n_correct, n_queries=n_queries,
+                    margins=margins.cpu().numpy() if return_margins else None,
+                    tie_tolerance=float(tols.max()) if n_queries else 0.0)
+
+
+@torch.no_grad()
+def decode_naive(queries, candidates, targets) -> Decoding:
+    """Reference: the full F x V logits at once (used by tests and the benchmark only)."""
+    H = _as_tensor(queries)
+    U = _as_tensor(candidates, device=H.device, dtype=H.dtype)
+    t = _as_tensor(targets, device=H.device).long()
+    z = H @ U.t()
+    correct = z.gather(1, t[:, None]).squeeze(1)
+    z.scatter_(1, t[:, None], float("-inf"))
+    margins = (correct - z.amax(dim=1)).double()
+    tols = (TIE_ULPS * torch.finfo(H.dtype).eps * float(U.norm(dim=1).max())
+            * H.norm(dim=1).double())
+    n_correct = int((margins > tols).sum())
+    return Decoding(n_correct / len(t), float(margins.min()), n_correct, len(t),
+                    margins.cpu().numpy(), float(tols.max()) if len(t) else 0.0)
