@@ -134,3 +134,57 @@ def test_decodability_exported_from_theory_fact_mlp():
     import theory.fact_mlp_decodability as fd
 
     assert fm.decodability is fd.decodability
+
+
+@pytest.mark.parametrize("n, d, gram_bytes", [(300, 300, 2**30), (300, 300, 0), (40, 64, 2**30),
+                                              (120, 50, 2**30)])
+def test_pivoting_matches_active_set_reference(n, d, gram_bytes):
+    """issue 17.4: the block-pivoting solver on the normal equations (from the value Gram matrix,
+    or per working set with gram_bytes=0) gives the rho_i of the scipy active-set path, with a
+    certificate as tight."""
+    V = spherical(n, d, n + d)
+    ref = decodability(V, solver="active_set")
+    res = decodability(V, gram_bytes=gram_bytes)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-10)
+    assert res.gap < 1e-9 and ref.gap < 1e-9
+
+
+def test_pivoting_with_an_interior_value_and_near_pair():
+    """The pivoting path falls back where it must: rho = 0 for a midpoint (the min-norm point is
+    0) and near-duplicate rows (not well separated: directions from differences)."""
+    V = spherical(200, 300, 1)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, 300, 2)[0]
+    ref = decodability(V, solver="active_set")
+    res = decodability(V)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8
+
+
+def test_bpp_nnls_kkt_and_bad_solver():
+    from theory.fact_mlp_decodability import _bpp_nnls
+
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((30, 12))
+    b = rng.standard_normal(12)
+    A = M.T @ M
+    x = _bpp_nnls(A, b, max_iter=200)
+    y = A @ x - b
+    assert np.all(x >= 0) and np.all(y[x == 0] >= -1e-10) and np.allclose(y[x > 0], 0, atol=1e-10)
+    with pytest.raises(ValueError, match="solver"):
+        decodability(spherical(5, 3, 0), solver="simplex")
+
+
+@pytest.mark.parametrize("n, d, factor", [(300, 8, 1.0), (200, 300, 1.0), (250, 16, 3e5),
+                                          (250, 16, 1e-5)])
+def test_float32_screening_matches_the_float64_reference(n, d, factor):
+    """issue 17.4: float32 screening of the n_V^2 distances and checks (used by default for large
+    tables) with the exact float64 re-check gives the reference rho_i, also with an interior
+    value, a near-duplicate pair and far-from-one scales (float32 runs on the rescaled table)."""
+    V = spherical(n, d, n + d)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, d, 2)[0]
+    ref = decodability(V, solver="active_set", screen=False)
+    res = decodability(factor * V, screen=True)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8 and res.gap < 1e-9

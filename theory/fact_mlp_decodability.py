@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import nnls
 
 #: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
@@ -45,6 +46,17 @@ DUPLICATE_TOL = 1e-10
 #: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
 #: recomputed from the difference vector (the expansion loses all digits there).
 NEAR_TOL = 1e-6
+#: Rows whose squared distances all exceed SEPARATED_TOL * max ||v||^2 read their directions'
+#: Gram matrix from the expanded value Gram matrix (cancellation costs at most ~1e-13 there).
+SEPARATED_TOL = 1e-2
+#: Float32 screening (large tables without a held Gram matrix): the n_V^2 distances and checks
+#: run in float32 on the table scaled to largest norm 1; pairs with float32 squared distance
+#: below SCREEN_EXACT get it recomputed from the difference vector, and every column whose
+#: float32 check value lies below ||p|| + SCREEN_MARGIN is re-checked exactly in float64.
+#: Float32 rounding moves a check value by at most ~(d + 4) * 6e-8 / sqrt(SCREEN_EXACT) (< 1e-4
+#: for d <= 256; 2e-4 at d = 1024), so every column that could violate is among those re-checked.
+SCREEN_EXACT = 0.05
+SCREEN_MARGIN = 1e-3
 #: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
 VIOLATION_TOL = 1e-12
 
@@ -110,7 +122,7 @@ def _raise_on_duplicates(dist2, rows, scale, name="values"):
 
 
 def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
-                gram: np.ndarray | None = None) -> np.ndarray:
+                gram: np.ndarray | None = None, recompute: float = NEAR_TOL) -> np.ndarray:
     """Squared distances ||v_i - v_j||^2 for i in ``rows`` and every j (inf on j = i).
 
     Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
@@ -118,16 +130,76 @@ def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
     correct digits left (near-duplicates, issue 14 item 10)."""
     dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T if gram is None else gram)
     dist2[np.arange(len(rows)), rows] = np.inf
-    a, b = np.nonzero(dist2 <= NEAR_TOL * scale)
+    a, b = np.nonzero(dist2 <= recompute * scale)
     if len(a):
         diff = V[rows[a]] - V[b]
         dist2[a, b] = np.einsum("ij,ij->i", diff, diff)
     return dist2
 
 
-def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
-    """Convex weights lam (sum 1) of the minimum-norm point of conv(rows of W), via NNLS-LDP."""
+def _bpp_nnls(A: np.ndarray, b: np.ndarray, max_iter: int,
+              free: np.ndarray | None = None) -> np.ndarray | None:
+    """NNLS min_{x >= 0} x^T A x - 2 b^T x for a positive definite A (the normal equations), by
+    block principal pivoting (Portugal, Judice & Vicente 1994; Kim & Park 2011): every infeasible
+    variable is exchanged at once, with Murty's single-exchange backup rule, which terminates.
+
+    free: the starting passive set (a warm start; default every variable).
+    Returns x satisfying the KKT conditions to rounding (x >= 0; (A x - b)_j >= -tol where
+    x_j = 0), or None if A_FF is not numerically positive definite or the pivoting does not
+    finish in max_iter rounds (the caller then uses scipy's active-set NNLS)."""
+    k = len(b)
+    free = np.ones(k, dtype=bool) if free is None else free.copy()
+    tol = 1e-12 * max(1.0, float(np.abs(b).max()))
+    best, alpha = k + 1, 3
+    for _ in range(max_iter):
+        x = np.zeros(k)
+        if free.any():
+            try:
+                factor = cho_factor(A[np.ix_(free, free)], check_finite=False)
+            except np.linalg.LinAlgError:
+                return None
+            x[free] = cho_solve(factor, b[free], check_finite=False)
+        y = A @ x - b
+        y[free] = 0.0
+        bad = (free & (x < 0.0)) | (~free & (y < -tol))
+        n_bad = int(bad.sum())
+        if n_bad == 0:
+            return x
+        if n_bad < best:
+            best, alpha = n_bad, 3
+            free ^= bad
+        elif alpha >= 1:
+            alpha -= 1
+            free ^= bad
+        else:
+            j = int(np.flatnonzero(bad).max())
+            free[j] = not free[j]
+    return None
+
+
+def _gram_weights(K: np.ndarray, free: np.ndarray | None = None) -> np.ndarray | None:
+    """Convex weights of the minimum-norm point from the Gram matrix K = W W^T of k <= d
+    directions (the LDP normal equations, block pivoting from the passive set ``free``); None
+    where the pivoting fails."""
+    lam = _bpp_nnls(K + 1.0, np.ones(len(K)), max_iter=10 * len(K) + 50, free=free)
+    if lam is None or not lam.sum() > 0:
+        return None
+    return lam / lam.sum()
+
+
+def _ldp_min_norm(W: np.ndarray, pivoting: bool = True) -> np.ndarray:
+    """Convex weights lam (sum 1) of the minimum-norm point of conv(rows of W), via NNLS-LDP.
+
+    The NNLS min_{lam >= 0} ||E lam - e_{d+1}||, E = [W^T; 1^T], is solved on its normal
+    equations (E^T E = W W^T + 1 1^T, E^T e_{d+1} = 1) by block pivoting when there are at most
+    d columns (E^T E is then positive definite for directions in general position); otherwise,
+    or when the pivoting fails, by scipy's active-set NNLS on E itself. Both reach the same KKT
+    point; the caller's full check certifies the result either way."""
     k, d = W.shape
+    if pivoting and k <= d:
+        lam = _gram_weights(W @ W.T)
+        if lam is not None:
+            return lam
     E = np.empty((d + 1, k))
     E[:d] = W.T
     E[d] = 1.0
@@ -146,20 +218,44 @@ def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
     return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
-def decodability(values, *, working_set: int | None = None, chunk: int = 256) -> Decodability:
+def decodability(values, *, working_set: int | None = None, chunk: int = 256,
+                 gram_bytes: int = 2**30, solver: str = "pivoting",
+                 screen: bool | None = None) -> Decodability:
     """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
     computation of the [reference] definition; see the module docstring for the method).
 
     values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
     working_set: initial number of columns per value (default min(n_V - 1, d + 8, 256); the column
     generation adds what is missing, so the result does not depend on it).
+    gram_bytes: the whole n_V x n_V Gram matrix is held when it fits in this many bytes (a speed
+    choice only: the result is the same to rounding, and certified by the same full check).
+    solver: "pivoting" (block pivoting on the normal equations where a working set has at most d
+    columns, else scipy's NNLS) or "active_set" (scipy's NNLS for every working set, the slower
+    reference path; the tests compare the two).
+    screen: float32 screening of the n_V^2 distances and checks, exact float64 re-check of every
+    column that could matter (see SCREEN_MARGIN); default on for n_V >= 4096 when the Gram
+    matrix is not held. A speed choice: the certificate is computed in float64 either way.
     """
+    if solver not in ("pivoting", "active_set"):
+        raise ValueError(f"solver={solver!r} must be 'pivoting' or 'active_set'")
+    pivoting = solver == "pivoting"
     V = check_values(values, duplicates=False)   # duplicates: checked below, chunk by chunk
     n, d = V.shape
     sq = np.einsum("ij,ij->i", V, V)
     scale = float(sq.max())
     k0 = int(working_set) if working_set else min(n - 1, d + 8, 256)
     k0 = max(1, min(n - 1, k0))
+    # the whole Gram matrix once (one GEMM) where it fits: each value's directions' Gram is then
+    # read from it instead of a k x k x d product per value (well-separated rows only, below)
+    held = pivoting and n * n * 8 <= gram_bytes
+    if screen is None:
+        screen = not held and n >= 4096
+    full_gram = V @ V.T if held and not screen else None
+    if screen:  # the bulk in float32 on the table scaled to largest norm 1 (scale invariant)
+        Vb, sqb, scb = V / np.sqrt(scale), sq / scale, 1.0
+        V32, sq32 = Vb.astype(np.float32), (sq / scale).astype(np.float32)
+    else:
+        Vb, sqb, scb = V, sq, scale
     separators = np.zeros((n, d))
     primal = np.zeros(n)
     dual = np.zeros(n)
@@ -168,14 +264,20 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         stop = min(n, start + chunk)
         rows = np.arange(start, stop)
         c = len(rows)
-        G = V[rows] @ V.T
-        dist2 = _pair_dist2(V, sq, rows, scale, G)
-        _raise_on_duplicates(dist2, rows, scale)
-        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scale)
+        if screen:
+            G = V32[rows] @ V32.T
+            dist2 = _pair_dist2(Vb, sq32, rows, scb, G, recompute=SCREEN_EXACT)
+        else:
+            G = V[rows] @ V.T if full_gram is None else full_gram[rows]
+            dist2 = _pair_dist2(V, sq, rows, scale, G)
+        _raise_on_duplicates(dist2, rows, scb)
+        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scb)
         near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
+        # rows whose every pair is far apart: the expansion of <w_ij, w_il> keeps ~13 digits
+        separated = dist2.min(axis=1) >= SEPARATED_TOL * scb
         dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
-        score = (sq[rows, None] - G) / dist
+        score = ((sq32 if screen else sq)[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
         init = np.argpartition(score, k0 - 1, axis=1)[:, :k0]
         cols = [init[a] for a in range(c)]
@@ -183,26 +285,56 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         U = np.zeros((c, d))
         P = np.zeros(c)
         low = np.zeros(c)
+        warm = {}
         while len(pending):
             for a in pending:
-                W = _directions(V, rows[a], cols[a])
-                p = _ldp_min_norm(W) @ W
+                i, c_ = rows[a], cols[a]
+                lam = None
+                if full_gram is not None and separated[a] and len(c_) <= d:
+                    g, dd = G[a, c_], dist[a, c_]
+                    K = sq[i] - g[:, None] - g[None, :] + full_gram[np.ix_(c_, c_)]
+                    free = None
+                    if a in warm:  # the last round's support plus the columns just added
+                        free = np.ones(len(c_), dtype=bool)
+                        free[: len(warm[a])] = warm[a] > 0
+                    lam = _gram_weights(K / np.outer(dd, dd), free)
+                if lam is None:
+                    lam = _ldp_min_norm(_directions(V, i, c_), pivoting)
+                warm[a] = lam
+                support = np.flatnonzero(lam > 0)
+                p = lam[support] @ _directions(V, i, c_[support])
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
             # full check of every separator re-solved this round against every column j != i
             # (the other rows' separators did not change, nor did their check)
-            vals = (((U[pending] * V[rows[pending]]).sum(axis=1)[:, None] - U[pending] @ V.T)
+            Up = U[pending].astype(np.float32) if screen else U[pending]
+            vals = (((U[pending] * Vb[rows[pending]]).sum(axis=1)[:, None] - Up @ (V32 if screen
+                                                                                  else V).T)
                     / dist[pending])
             vals[np.arange(len(pending)), rows[pending]] = np.inf
+            exact = {}
             for r, a in enumerate(pending):  # near pairs: <u, v_i - v_j> from the difference itself
-                if len(near[a]):
-                    vals[r, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
+                cand = near[a]
+                if screen and np.any(U[a]):  # and every column float32 rounding could hide
+                    cand = np.union1d(np.flatnonzero(vals[r] < P[a] + SCREEN_MARGIN), cand)
+                    if not len(cand):
+                        cand = np.array([int(np.argmin(vals[r]))])
+                if len(cand):
+                    exact[a] = (cand, _directions(V, rows[a], cand) @ U[a])
+                    if not screen:
+                        vals[r, cand] = exact[a][1]
             low[pending] = vals.min(axis=1)
             still = []
             for r, a in enumerate(pending):
                 if not np.any(U[a]):
                     continue
-                bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
+                if screen:  # the float32 values of the others lie above ||p||: the min is exact
+                    cand, ex = exact[a]
+                    low[a] = float(ex.min())
+                    bad = cand[ex < P[a] - VIOLATION_TOL]
+                    order = {int(j): float(v) for j, v in zip(cand, ex)}
+                else:
+                    bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
                 if len(bad) == 0:
                     continue
                 mask = np.ones(len(bad), dtype=bool)
@@ -210,7 +342,8 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
                 bad = bad[mask]
                 if len(bad) == 0:
                     continue
-                worst = bad[np.argsort(vals[r, bad])[: d + 1]]
+                key = (np.array([order[int(j)] for j in bad]) if screen else vals[r, bad])
+                worst = bad[np.argsort(key)[: d + 1]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
             pending = np.asarray(still, dtype=np.int64)
