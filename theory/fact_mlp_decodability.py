@@ -247,10 +247,11 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
     k0 = max(1, min(n - 1, k0))
     # the whole Gram matrix once (one GEMM) where it fits: each value's directions' Gram is then
     # read from it instead of a k x k x d product per value (well-separated rows only, below)
-    held = pivoting and n * n * 8 <= gram_bytes
+    held = pivoting and k0 <= d and n * n * 8 <= gram_bytes  # (pivoting needs k <= d columns)
     if screen is None:
         screen = not held and n >= 4096
     full_gram = V @ V.T if held and not screen else None
+    flat_gram = full_gram.reshape(-1) if full_gram is not None else None
     if screen:  # the bulk in float32 on the table scaled to largest norm 1 (scale invariant)
         Vb, sqb, scb = V / np.sqrt(scale), sq / scale, 1.0
         V32, sq32 = Vb.astype(np.float32), (sq / scale).astype(np.float32)
@@ -285,24 +286,29 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
         U = np.zeros((c, d))
         P = np.zeros(c)
         low = np.zeros(c)
-        warm = {}
         while len(pending):
             for a in pending:
                 i, c_ = rows[a], cols[a]
                 lam = None
                 if full_gram is not None and separated[a] and len(c_) <= d:
                     g, dd = G[a, c_], dist[a, c_]
-                    K = sq[i] - g[:, None] - g[None, :] + full_gram[np.ix_(c_, c_)]
-                    free = None
-                    if a in warm:  # the last round's support plus the columns just added
-                        free = np.ones(len(c_), dtype=bool)
-                        free[: len(warm[a])] = warm[a] > 0
-                    lam = _gram_weights(K / np.outer(dd, dd), free)
+                    K = flat_gram.take(c_[:, None] * n + c_[None, :])  # <v_j, v_l>
+                    K -= g[:, None]
+                    K -= g[None, :]
+                    K += sq[i]
+                    K /= np.outer(dd, dd)  # <w_ij, w_il>, expanded (separated rows only)
+                    lam = _gram_weights(K)  # later rounds: last support + violators, all free
                 if lam is None:
                     lam = _ldp_min_norm(_directions(V, i, c_), pivoting)
-                warm[a] = lam
                 support = np.flatnonzero(lam > 0)
-                p = lam[support] @ _directions(V, i, c_[support])
+                if full_gram is not None and separated[a]:
+                    # the next round keeps the support (first) and adds the violators to it:
+                    # the old optimum stays feasible, so the norm never increases (no cycling)
+                    cols[a], lam = c_[support], lam[support]
+                    coef = lam / dist[a, cols[a]]  # p = sum_j lam_j (v_i - v_j) / ||v_i - v_j||
+                    p = coef.sum() * V[i] - coef @ V[cols[a]]
+                else:
+                    p = lam[support] @ _directions(V, i, c_[support])
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
             # full check of every separator re-solved this round against every column j != i
