@@ -19,6 +19,11 @@ rho_i > 0 (spec B4). Computation method [derived]:
   the direction v_i), then every column is checked; columns violating min_j <u, w_ij> >= ||p||
   are added and the NNLS re-solved. The loop stops only when the full check passes, so the
   result is exact for the whole problem, at a cost of about O(n_V * d) per value.
+* Speed (issue 17.4; theory/fact_mlp_nnls.py): a working set of at most d columns is solved by
+  block pivoting on the NNLS normal equations, its Gram matrix read from the value Gram matrix
+  when that is held; large tables screen the n_V^2 distances and checks in float32 and re-check
+  in float64 every column that float32 rounding could misjudge. The certificate below is
+  computed in float64 on every path.
 
 Distances and directions are computed from the difference vectors v_i - v_j wherever the
 expansion ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> would cancel (near-duplicate values), so rho is
@@ -36,8 +41,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import nnls
+
+from theory.fact_mlp_nnls import gram_weights as _gram_weights
+from theory.fact_mlp_nnls import ldp_min_norm as _ldp_min_norm
 
 #: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
 #: largest value norm are the same value (scale invariant; the distance is computed directly
@@ -135,81 +141,6 @@ def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
         diff = V[rows[a]] - V[b]
         dist2[a, b] = np.einsum("ij,ij->i", diff, diff)
     return dist2
-
-
-def _bpp_nnls(A: np.ndarray, b: np.ndarray, max_iter: int,
-              free: np.ndarray | None = None) -> np.ndarray | None:
-    """NNLS min_{x >= 0} x^T A x - 2 b^T x for a positive definite A (the normal equations), by
-    block principal pivoting (Portugal, Judice & Vicente 1994; Kim & Park 2011): every infeasible
-    variable is exchanged at once, with Murty's single-exchange backup rule, which terminates.
-
-    free: the starting passive set (a warm start; default every variable).
-    Returns x satisfying the KKT conditions to rounding (x >= 0; (A x - b)_j >= -tol where
-    x_j = 0), or None if A_FF is not numerically positive definite or the pivoting does not
-    finish in max_iter rounds (the caller then uses scipy's active-set NNLS)."""
-    k = len(b)
-    free = np.ones(k, dtype=bool) if free is None else free.copy()
-    tol = 1e-12 * max(1.0, float(np.abs(b).max()))
-    best, alpha = k + 1, 3
-    for _ in range(max_iter):
-        x = np.zeros(k)
-        if free.any():
-            try:
-                factor = cho_factor(A[np.ix_(free, free)], check_finite=False)
-            except np.linalg.LinAlgError:
-                return None
-            x[free] = cho_solve(factor, b[free], check_finite=False)
-        y = A @ x - b
-        y[free] = 0.0
-        bad = (free & (x < 0.0)) | (~free & (y < -tol))
-        n_bad = int(bad.sum())
-        if n_bad == 0:
-            return x
-        if n_bad < best:
-            best, alpha = n_bad, 3
-            free ^= bad
-        elif alpha >= 1:
-            alpha -= 1
-            free ^= bad
-        else:
-            j = int(np.flatnonzero(bad).max())
-            free[j] = not free[j]
-    return None
-
-
-def _gram_weights(K: np.ndarray, free: np.ndarray | None = None) -> np.ndarray | None:
-    """Convex weights of the minimum-norm point from the Gram matrix K = W W^T of k <= d
-    directions (the LDP normal equations, block pivoting from the passive set ``free``); None
-    where the pivoting fails."""
-    lam = _bpp_nnls(K + 1.0, np.ones(len(K)), max_iter=10 * len(K) + 50, free=free)
-    if lam is None or not lam.sum() > 0:
-        return None
-    return lam / lam.sum()
-
-
-def _ldp_min_norm(W: np.ndarray, pivoting: bool = True) -> np.ndarray:
-    """Convex weights lam (sum 1) of the minimum-norm point of conv(rows of W), via NNLS-LDP.
-
-    The NNLS min_{lam >= 0} ||E lam - e_{d+1}||, E = [W^T; 1^T], is solved on its normal
-    equations (E^T E = W W^T + 1 1^T, E^T e_{d+1} = 1) by block pivoting when there are at most
-    d columns (E^T E is then positive definite for directions in general position); otherwise,
-    or when the pivoting fails, by scipy's active-set NNLS on E itself. Both reach the same KKT
-    point; the caller's full check certifies the result either way."""
-    k, d = W.shape
-    if pivoting and k <= d:
-        lam = _gram_weights(W @ W.T)
-        if lam is not None:
-            return lam
-    E = np.empty((d + 1, k))
-    E[:d] = W.T
-    E[d] = 1.0
-    f = np.zeros(d + 1)
-    f[d] = 1.0
-    lam, _ = nnls(E, f, maxiter=50 * (k + d + 1))
-    total = lam.sum()
-    if not total > 0:  # cannot happen: lam = e_j/1 already improves on 0
-        raise ValueError("NNLS returned the zero vector; the value table is degenerate")
-    return lam / total
 
 
 def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
