@@ -129,7 +129,7 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
             torch.mm(H[s:e], Ut, out=buf[: e - s])
         sync()
 
-    def chunked_x4():  # diagnostic: the same kernel with chunks 4x larger (32 MB at the default)
+    def chunked_x4():  # diagnostic: the same kernel with chunks 4x larger (64 MiB at the default)
         decode(H, U, t, chunk=4 * rows_per_chunk)
         sync()
 
