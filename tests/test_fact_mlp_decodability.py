@@ -179,3 +179,19 @@ def test_float32_screening_matches_the_float64_reference(n, d, factor):
     res = decodability(factor * V, screen=True)
     np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
     assert res.per_value[-1] < 1e-8 and res.gap < 1e-9
+
+
+def test_initial_working_sets_of_long_rows():
+    """Rows longer than 16384 pick their initial working set below a threshold read from a
+    strided sample (no full argpartition): at most k columns, and where k were found they are
+    exactly the k smallest scores."""
+    from theory.fact_mlp_decodability import _nearest
+
+    score = np.random.default_rng(0).random((6, 40000))
+    sets = _nearest(score, 50)
+    assert len(sets) == 6 and all(1 <= len(s) <= 50 for s in sets)
+    full = sum(len(s) == 50 for s in sets)
+    assert full >= 4
+    for a, s in enumerate(sets):
+        if len(s) == 50:
+            assert set(s) == set(np.argsort(score[a])[:50])

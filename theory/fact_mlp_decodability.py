@@ -149,6 +149,27 @@ def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
     return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
+def _nearest(score: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per row, about the k columns of smallest score (the initial working sets; any choice is
+    exact after column generation, this one only saves rounds). Long rows: the columns below
+    each row's 2k n / m-th smallest score among m = 8192 evenly strided columns, at most k of
+    them, instead of a full argpartition of every row (its cost dominated at n_V = 10^5)."""
+    c, n = score.shape
+    if n <= 16384:
+        init = np.argpartition(score, k - 1, axis=1)[:, :k]
+        return [init[a] for a in range(c)]
+    sample = score[:, :: n // 8192]
+    q = min(sample.shape[1] - 1, int(np.ceil(2 * k * sample.shape[1] / n)))
+    thr = np.partition(sample, q, axis=1)[:, q]
+    a_, b_ = np.nonzero(score <= thr[:, None])
+    out = []
+    for a, cols in enumerate(np.split(b_, np.searchsorted(a_, np.arange(1, c)))):
+        if len(cols) > k:
+            cols = cols[np.argpartition(score[a, cols], k - 1)[:k]]
+        out.append(cols)
+    return out
+
+
 def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                  gram_bytes: int = 2**30, solver: str = "pivoting",
                  screen: bool | None = None) -> Decodability:
@@ -211,8 +232,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
         score = ((sq32 if screen else sq)[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
-        init = np.argpartition(score, k0 - 1, axis=1)[:, :k0]
-        cols = [init[a] for a in range(c)]
+        cols = _nearest(score, k0)
         pending = np.arange(c)
         U = np.zeros((c, d))
         P = np.zeros(c)
@@ -232,12 +252,13 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                 if lam is None:
                     lam = _ldp_min_norm(_directions(V, i, c_), pivoting)
                 support = np.flatnonzero(lam > 0)
-                if full_gram is not None and separated[a]:
+                if pivoting:
                     # the next round keeps the support (first) and adds the violators to it:
                     # the old optimum stays feasible, so the norm never increases (no cycling)
-                    cols[a], lam = c_[support], lam[support]
-                    coef = lam / dist[a, cols[a]]  # p = sum_j lam_j (v_i - v_j) / ||v_i - v_j||
-                    p = coef.sum() * V[i] - coef @ V[cols[a]]
+                    cols[a] = c_[support]
+                if full_gram is not None and separated[a]:
+                    coef = lam[support] / dist[a, c_[support]]  # p = sum lam_j (v_i - v_j)/d_ij
+                    p = coef.sum() * V[i] - coef @ V[c_[support]]
                 else:
                     p = lam[support] @ _directions(V, i, c_[support])
                 P[a] = float(np.linalg.norm(p))
@@ -280,7 +301,9 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                 if len(bad) == 0:
                     continue
                 key = (np.array([order[int(j)] for j in bad]) if screen else vals[r, bad])
-                worst = bad[np.argsort(key)[: d + 1]]
+                # pivoting: keep the working set at <= d columns where the support allows
+                cap = max(1, d - len(cols[a])) if pivoting and k0 <= d else d + 1
+                worst = bad[np.argsort(key)[:cap]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
             pending = np.asarray(still, dtype=np.int64)
