@@ -199,7 +199,9 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
     k0 = max(1, min(n - 1, k0))
     # the whole Gram matrix once (one GEMM) where it fits: each value's directions' Gram is then
     # read from it instead of a k x k x d product per value (well-separated rows only, below)
-    held = pivoting and k0 <= d and n * n * 8 <= gram_bytes  # (pivoting needs k <= d columns)
+    # pivoting needs k <= d columns; below ~100 columns scipy's active set is as fast
+    gram_path = pivoting and 96 <= k0 <= d
+    held = gram_path and n * n * 8 <= gram_bytes
     if screen is None:
         screen = not held and n >= 4096
     full_gram = V @ V.T if held and not screen else None
@@ -227,7 +229,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
         near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scb)
         near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
         # rows whose every pair is far apart: the expansion of <w_ij, w_il> keeps ~13 digits
-        separated = dist2.min(axis=1) >= SEPARATED_TOL * scb
+        separated = (dist2.min(axis=1) >= SEPARATED_TOL * scb) if held and not screen else None
         dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
         score = ((sq32 if screen else sq)[rows, None] - G) / dist
@@ -249,16 +251,20 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                     K += sq[i]
                     K /= np.outer(dd, dd)  # <w_ij, w_il>, expanded (separated rows only)
                     lam = _gram_weights(K)  # later rounds: last support + violators, all free
+                W = None
                 if lam is None:
-                    lam = _ldp_min_norm(_directions(V, i, c_), pivoting)
+                    W = _directions(V, i, c_)
+                    lam = _ldp_min_norm(W, gram_path)
                 support = np.flatnonzero(lam > 0)
-                if pivoting:
+                if gram_path:
                     # the next round keeps the support (first) and adds the violators to it:
                     # the old optimum stays feasible, so the norm never increases (no cycling)
                     cols[a] = c_[support]
                 if full_gram is not None and separated[a]:
                     coef = lam[support] / dist[a, c_[support]]  # p = sum lam_j (v_i - v_j)/d_ij
                     p = coef.sum() * V[i] - coef @ V[c_[support]]
+                elif W is not None:
+                    p = lam @ W
                 else:
                     p = lam[support] @ _directions(V, i, c_[support])
                 P[a] = float(np.linalg.norm(p))
@@ -302,7 +308,7 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                     continue
                 key = (np.array([order[int(j)] for j in bad]) if screen else vals[r, bad])
                 # pivoting: keep the working set at <= d columns where the support allows
-                cap = max(1, d - len(cols[a])) if pivoting and k0 <= d else d + 1
+                cap = max(1, d - len(cols[a])) if gram_path else d + 1
                 worst = bad[np.argsort(key)[:cap]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
