@@ -137,7 +137,7 @@ def test_decodability_exported_from_theory_fact_mlp():
 
 
 @pytest.mark.parametrize("n, d, gram_bytes", [(300, 300, 2**30), (300, 300, 0), (40, 64, 2**30),
-                                              (120, 50, 2**30)])
+                                              (120, 50, 2**30), (400, 600, 2**30)])
 def test_pivoting_matches_active_set_reference(n, d, gram_bytes):
     """issue 17.4: the block-pivoting solver on the normal equations (from the value Gram matrix,
     or per working set with gram_bytes=0) gives the rho_i of the scipy active-set path, with a
