@@ -298,18 +298,17 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256,
                 if screen:  # the float32 values of the others lie above ||p||: the min is exact
                     cand, ex = exact[a]
                     low[a] = float(ex.min())
-                    bad = cand[ex < P[a] - VIOLATION_TOL]
-                    order = {int(j): float(v) for j, v in zip(cand, ex)}
+                    hit = ex < P[a] - VIOLATION_TOL
+                    bad, key = cand[hit], ex[hit]
                 else:
                     bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
+                    key = vals[r, bad]
                 if len(bad) == 0:
                     continue
-                mask = np.ones(len(bad), dtype=bool)
-                mask[np.isin(bad, cols[a])] = False
-                bad = bad[mask]
+                mask = ~np.isin(bad, cols[a])
+                bad, key = bad[mask], key[mask]
                 if len(bad) == 0:
                     continue
-                key = (np.array([order[int(j)] for j in bad]) if screen else vals[r, bad])
                 # pivoting: keep the working set at <= d columns where the support allows
                 cap = max(1, d - len(cols[a])) if gram_path else d + 1
                 worst = bad[np.argsort(key)[:cap]]
