@@ -21,7 +21,11 @@ import numpy as np
 import torch
 
 TIE_ULPS = 64
-DEFAULT_CHUNK_BYTES = 8 * 2**20  # one chunk of logits: 8 MiB (128 float32 rows at V = 16384; stays in cache)
+#: One chunk of logits: 16 MiB (256 float32 rows at V = 16384). Chosen by `python -m verify bench
+#: measure_chunks` on the shared 2-core CPU machine (load average ~12, one thread, 7 interleaved
+#: rounds, F = V = 16384, d = 128): median matmul / chunked 0.71 at 8 MiB, 0.80 at 16 MiB, 0.77
+#: at 32 MiB, 0.76 at 64 MiB; reduction overhead over the bare chunk GEMMs 3% / 0% / 5% / 20%.
+DEFAULT_CHUNK_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)

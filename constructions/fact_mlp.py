@@ -227,3 +227,13 @@ def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
             return self.down(self.up(x) * torch.relu(self.gate(x)))
 
     return _Gated().to(device=device, dtype=dtype)
+
+
+def __getattr__(name):
+    """``constructions.fact_mlp.build_large`` (issue 17.1): the bucketed builder lives in
+    constructions/fact_mlp_large.py, which imports this module, so it is re-exported lazily
+    (PEP 562) rather than by a top-level import that would be circular."""
+    if name == "build_large":
+        from constructions.fact_mlp_large import build_large
+        return build_large
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -134,3 +134,64 @@ def test_decodability_exported_from_theory_fact_mlp():
     import theory.fact_mlp_decodability as fd
 
     assert fm.decodability is fd.decodability
+
+
+@pytest.mark.parametrize("n, d, gram_bytes", [(300, 300, 2**30), (300, 300, 0), (40, 64, 2**30),
+                                              (120, 50, 2**30), (400, 600, 2**30)])
+def test_pivoting_matches_active_set_reference(n, d, gram_bytes):
+    """issue 17.4: the block-pivoting solver on the normal equations (from the value Gram matrix,
+    or per working set with gram_bytes=0) gives the rho_i of the scipy active-set path, with a
+    certificate as tight."""
+    V = spherical(n, d, n + d)
+    ref = decodability(V, solver="active_set")
+    res = decodability(V, gram_bytes=gram_bytes)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-10)
+    assert res.gap < 1e-9 and ref.gap < 1e-9
+
+
+def test_pivoting_with_an_interior_value_and_near_pair():
+    """The pivoting path falls back where it must: rho = 0 for a midpoint (the min-norm point is
+    0) and near-duplicate rows (not well separated: directions from differences)."""
+    V = spherical(200, 300, 1)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, 300, 2)[0]
+    ref = decodability(V, solver="active_set")
+    res = decodability(V)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8
+
+
+
+def test_bad_solver_name():
+    with pytest.raises(ValueError, match="solver"):
+        decodability(spherical(5, 3, 0), solver="simplex")
+
+@pytest.mark.parametrize("n, d, factor", [(300, 8, 1.0), (200, 300, 1.0), (250, 16, 3e5),
+                                          (250, 16, 1e-5)])
+def test_float32_screening_matches_the_float64_reference(n, d, factor):
+    """issue 17.4: float32 screening of the n_V^2 distances and checks (used by default for large
+    tables) with the exact float64 re-check gives the reference rho_i, also with an interior
+    value, a near-duplicate pair and far-from-one scales (float32 runs on the rescaled table)."""
+    V = spherical(n, d, n + d)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, d, 2)[0]
+    ref = decodability(V, solver="active_set", screen=False)
+    res = decodability(factor * V, screen=True)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8 and res.gap < 1e-9
+
+
+def test_initial_working_sets_of_long_rows():
+    """Rows longer than 16384 pick their initial working set below a threshold read from a
+    strided sample (no full argpartition): at most k columns, and where k were found they are
+    exactly the k smallest scores."""
+    from theory.fact_mlp_decodability import _nearest
+
+    score = np.random.default_rng(0).random((6, 40000))
+    sets = _nearest(score, 50)
+    assert len(sets) == 6 and all(1 <= len(s) <= 50 for s in sets)
+    full = sum(len(s) == 50 for s in sets)
+    assert full >= 4
+    for a, s in enumerate(sets):
+        if len(s) == 50:
+            assert set(s) == set(np.argsort(score[a])[:50])

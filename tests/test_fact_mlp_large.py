@@ -101,3 +101,19 @@ def test_bad_input():
         build_large(fs.keys, V, f)
     with pytest.raises(ValueError, match="min_bucket"):
         build_large(fs.keys, fs.values, fs.fact_map, bucket=3, min_bucket=4)
+
+
+def test_build_large_reexported_from_fact_mlp():
+    """issue 17.1: the documented entry point constructions.fact_mlp.build_large, importable
+    whichever module is imported first."""
+    import subprocess
+    import sys
+
+    for first in ("constructions.fact_mlp", "constructions.fact_mlp_large"):
+        code = (f"import {first}\nfrom constructions.fact_mlp import build_large\n"
+                "import constructions.fact_mlp_large as m\nassert build_large is m.build_large")
+        root = __import__("pathlib").Path(__file__).resolve().parents[1]
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+    with pytest.raises(AttributeError, match="no attribute"):
+        import constructions.fact_mlp as fm
+        fm.not_a_builder  # noqa: B018

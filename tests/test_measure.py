@@ -58,3 +58,14 @@ def test_ties_are_errors_even_with_rounding_margin():
     assert res.accuracy == 0.0 and res.tie_tolerance > 1e-15
     ok = decode(np.eye(3), np.eye(3), np.arange(3))
     assert ok.accuracy == 1.0  # a genuine margin of 1 is far above the tolerance
+
+
+def test_default_chunk_holds_at_most_its_bytes():
+    """issue 17.3: a default chunk of logits stays within DEFAULT_CHUNK_BYTES (16 MiB: 256 float32
+    rows at V = 16384) and is at least one row."""
+    from verify.measure import DEFAULT_CHUNK_BYTES, chunk_rows
+
+    for v, size in [(16384, 4), (1000, 8), (10**9, 4)]:
+        rows = chunk_rows(v, size)
+        assert rows >= 1 and (rows == 1 or rows * v * size <= DEFAULT_CHUNK_BYTES)
+    assert chunk_rows(16384, 4) * 16384 * 4 == DEFAULT_CHUNK_BYTES

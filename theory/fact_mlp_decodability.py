@@ -19,6 +19,11 @@ rho_i > 0 (spec B4). Computation method [derived]:
   the direction v_i), then every column is checked; columns violating min_j <u, w_ij> >= ||p||
   are added and the NNLS re-solved. The loop stops only when the full check passes, so the
   result is exact for the whole problem, at a cost of about O(n_V * d) per value.
+* Speed (issue 17.4; theory/fact_mlp_nnls.py): a working set of at most d columns is solved by
+  block pivoting on the NNLS normal equations, its Gram matrix read from the value Gram matrix
+  when that is held; large tables screen the n_V^2 distances and checks in float32 and re-check
+  in float64 every column that float32 rounding could misjudge. The certificate below is
+  computed in float64 on every path.
 
 Distances and directions are computed from the difference vectors v_i - v_j wherever the
 expansion ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> would cancel (near-duplicate values), so rho is
@@ -36,7 +41,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import nnls
+
+from theory.fact_mlp_nnls import gram_weights as _gram_weights
+from theory.fact_mlp_nnls import ldp_min_norm as _ldp_min_norm
 
 #: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
 #: largest value norm are the same value (scale invariant; the distance is computed directly
@@ -45,6 +52,17 @@ DUPLICATE_TOL = 1e-10
 #: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
 #: recomputed from the difference vector (the expansion loses all digits there).
 NEAR_TOL = 1e-6
+#: Rows whose squared distances all exceed SEPARATED_TOL * max ||v||^2 read their directions'
+#: Gram matrix from the expanded value Gram matrix (cancellation costs at most ~1e-13 there).
+SEPARATED_TOL = 1e-2
+#: Float32 screening (large tables without a held Gram matrix): the n_V^2 distances and checks
+#: run in float32 on the table scaled to largest norm 1; pairs with float32 squared distance
+#: below SCREEN_EXACT get it recomputed from the difference vector, and every column whose
+#: float32 check value lies below ||p|| + SCREEN_MARGIN is re-checked exactly in float64.
+#: Float32 rounding moves a check value by at most ~(d + 4) * 6e-8 / sqrt(SCREEN_EXACT) (< 1e-4
+#: for d <= 256; 2e-4 at d = 1024), so every column that could violate is among those re-checked.
+SCREEN_EXACT = 0.05
+SCREEN_MARGIN = 1e-3
 #: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
 VIOLATION_TOL = 1e-12
 
@@ -110,7 +128,7 @@ def _raise_on_duplicates(dist2, rows, scale, name="values"):
 
 
 def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
-                gram: np.ndarray | None = None) -> np.ndarray:
+                gram: np.ndarray | None = None, recompute: float = NEAR_TOL) -> np.ndarray:
     """Squared distances ||v_i - v_j||^2 for i in ``rows`` and every j (inf on j = i).
 
     Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
@@ -118,26 +136,11 @@ def _pair_dist2(V: np.ndarray, sq: np.ndarray, rows: np.ndarray, scale: float,
     correct digits left (near-duplicates, issue 14 item 10)."""
     dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T if gram is None else gram)
     dist2[np.arange(len(rows)), rows] = np.inf
-    a, b = np.nonzero(dist2 <= NEAR_TOL * scale)
+    a, b = np.nonzero(dist2 <= recompute * scale)
     if len(a):
         diff = V[rows[a]] - V[b]
         dist2[a, b] = np.einsum("ij,ij->i", diff, diff)
     return dist2
-
-
-def _ldp_min_norm(W: np.ndarray) -> np.ndarray:
-    """Convex weights lam (sum 1) of the minimum-norm point of conv(rows of W), via NNLS-LDP."""
-    k, d = W.shape
-    E = np.empty((d + 1, k))
-    E[:d] = W.T
-    E[d] = 1.0
-    f = np.zeros(d + 1)
-    f[d] = 1.0
-    lam, _ = nnls(E, f, maxiter=50 * (k + d + 1))
-    total = lam.sum()
-    if not total > 0:  # cannot happen: lam = e_j/1 already improves on 0
-        raise ValueError("NNLS returned the zero vector; the value table is degenerate")
-    return lam / total
 
 
 def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
@@ -146,20 +149,71 @@ def _directions(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
     return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
-def decodability(values, *, working_set: int | None = None, chunk: int = 256) -> Decodability:
+def _nearest(score: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per row, about the k columns of smallest score (the initial working sets; any choice is
+    exact after column generation, this one only saves rounds). Long rows: the columns below
+    each row's 2k n / m-th smallest score among m = 8192 evenly strided columns, at most k of
+    them, instead of a full argpartition of every row (its cost dominated at n_V = 10^5)."""
+    c, n = score.shape
+    if n <= 16384:
+        init = np.argpartition(score, k - 1, axis=1)[:, :k]
+        return [init[a] for a in range(c)]
+    sample = score[:, :: n // 8192]
+    q = min(sample.shape[1] - 1, int(np.ceil(2 * k * sample.shape[1] / n)))
+    thr = np.partition(sample, q, axis=1)[:, q]
+    a_, b_ = np.nonzero(score <= thr[:, None])
+    out = []
+    for a, cols in enumerate(np.split(b_, np.searchsorted(a_, np.arange(1, c)))):
+        if len(cols) > k:
+            cols = cols[np.argpartition(score[a, cols], k - 1)[:k]]
+        out.append(cols)
+    return out
+
+
+def decodability(values, *, working_set: int | None = None, chunk: int = 256,
+                 gram_bytes: int = 2**30, solver: str = "pivoting",
+                 screen: bool | None = None) -> Decodability:
     """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
     computation of the [reference] definition; see the module docstring for the method).
 
     values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
-    working_set: initial number of columns per value (default min(n_V - 1, d + 8, 256); the column
-    generation adds what is missing, so the result does not depend on it).
+    working_set: initial number of columns per value (default min(n_V - 1, d + 8, 256), 128 from
+    d = 512 on; the column generation adds what is missing, so the result does not depend on it).
+    gram_bytes: the whole n_V x n_V Gram matrix is held when it fits in this many bytes (a speed
+    choice only: the result is the same to rounding, and certified by the same full check).
+    solver: "pivoting" (block pivoting on the normal equations where a working set has at most d
+    columns, else scipy's NNLS) or "active_set" (scipy's NNLS for every working set, the slower
+    reference path; the tests compare the two).
+    screen: float32 screening of the n_V^2 distances and checks, exact float64 re-check of every
+    column that could matter (see SCREEN_MARGIN); default on for n_V >= 4096 when the Gram
+    matrix is not held. A speed choice: the certificate is computed in float64 either way.
     """
+    if solver not in ("pivoting", "active_set"):
+        raise ValueError(f"solver={solver!r} must be 'pivoting' or 'active_set'")
+    pivoting = solver == "pivoting"
     V = check_values(values, duplicates=False)   # duplicates: checked below, chunk by chunk
     n, d = V.shape
     sq = np.einsum("ij,ij->i", V, V)
     scale = float(sq.max())
-    k0 = int(working_set) if working_set else min(n - 1, d + 8, 256)
+    # default start: d + 8 columns up to 256; from d = 512 on, 128 (Gram pivoting: at n_V = 3000,
+    # d = 1024, k0 = 128 / 192 / 256 / 384 took 9.4 / 11.2 / 13.6 / 17.2 CPU s, same rho)
+    k0 = int(working_set) if working_set else min(n - 1, 128 if d >= 512 and pivoting
+                                                  else min(d + 8, 256))
     k0 = max(1, min(n - 1, k0))
+    # the whole Gram matrix once (one GEMM) where it fits: each value's directions' Gram is then
+    # read from it instead of a k x k x d product per value (well-separated rows only, below)
+    # pivoting needs k <= d columns; below ~100 columns scipy's active set is as fast
+    gram_path = pivoting and 96 <= k0 <= d
+    held = gram_path and n * n * 8 <= gram_bytes
+    if screen is None:
+        screen = not held and n >= 4096
+    full_gram = V @ V.T if held and not screen else None
+    flat_gram = full_gram.reshape(-1) if full_gram is not None else None
+    if screen:  # the bulk in float32 on the table scaled to largest norm 1 (scale invariant)
+        Vb, sqb, scb = V / np.sqrt(scale), sq / scale, 1.0
+        V32, sq32 = Vb.astype(np.float32), (sq / scale).astype(np.float32)
+    else:
+        Vb, sqb, scb = V, sq, scale
     separators = np.zeros((n, d))
     primal = np.zeros(n)
     dual = np.zeros(n)
@@ -168,49 +222,96 @@ def decodability(values, *, working_set: int | None = None, chunk: int = 256) ->
         stop = min(n, start + chunk)
         rows = np.arange(start, stop)
         c = len(rows)
-        G = V[rows] @ V.T
-        dist2 = _pair_dist2(V, sq, rows, scale, G)
-        _raise_on_duplicates(dist2, rows, scale)
-        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scale)
+        if screen:
+            G = V32[rows] @ V32.T
+            dist2 = _pair_dist2(Vb, sq32, rows, scb, G, recompute=SCREEN_EXACT)
+        else:
+            G = V[rows] @ V.T if full_gram is None else full_gram[rows]
+            dist2 = _pair_dist2(V, sq, rows, scale, G)
+        _raise_on_duplicates(dist2, rows, scb)
+        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scb)
         near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
+        # rows whose every pair is far apart: the expansion of <w_ij, w_il> keeps ~13 digits
+        separated = (dist2.min(axis=1) >= SEPARATED_TOL * scb) if held and not screen else None
         dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
-        score = (sq[rows, None] - G) / dist
+        score = ((sq32 if screen else sq)[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
-        init = np.argpartition(score, k0 - 1, axis=1)[:, :k0]
-        cols = [init[a] for a in range(c)]
+        cols = _nearest(score, k0)
         pending = np.arange(c)
         U = np.zeros((c, d))
         P = np.zeros(c)
         low = np.zeros(c)
         while len(pending):
             for a in pending:
-                W = _directions(V, rows[a], cols[a])
-                p = _ldp_min_norm(W) @ W
+                i, c_ = rows[a], cols[a]
+                lam = None
+                if full_gram is not None and separated[a] and len(c_) <= d:
+                    g, dd = G[a, c_], dist[a, c_]
+                    K = flat_gram.take(c_[:, None] * n + c_[None, :])  # <v_j, v_l>
+                    K -= g[:, None]
+                    K -= g[None, :]
+                    K += sq[i]
+                    K /= np.outer(dd, dd)  # <w_ij, w_il>, expanded (separated rows only)
+                    lam = _gram_weights(K)  # later rounds: last support + violators, all free
+                W = None
+                if lam is None:
+                    W = _directions(V, i, c_)
+                    lam = _ldp_min_norm(W, gram_path)
+                support = np.flatnonzero(lam > 0)
+                if gram_path:
+                    # the next round keeps the support (first) and adds the violators to it:
+                    # the old optimum stays feasible, so the norm never increases (no cycling)
+                    cols[a] = c_[support]
+                if full_gram is not None and separated[a]:
+                    coef = lam[support] / dist[a, c_[support]]  # p = sum lam_j (v_i - v_j)/d_ij
+                    p = coef.sum() * V[i] - coef @ V[c_[support]]
+                elif W is not None:
+                    p = lam @ W
+                else:
+                    p = lam[support] @ _directions(V, i, c_[support])
                 P[a] = float(np.linalg.norm(p))
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
             # full check of every separator re-solved this round against every column j != i
             # (the other rows' separators did not change, nor did their check)
-            vals = (((U[pending] * V[rows[pending]]).sum(axis=1)[:, None] - U[pending] @ V.T)
+            Up = U[pending].astype(np.float32) if screen else U[pending]
+            vals = (((U[pending] * Vb[rows[pending]]).sum(axis=1)[:, None] - Up @ (V32 if screen
+                                                                                  else V).T)
                     / dist[pending])
             vals[np.arange(len(pending)), rows[pending]] = np.inf
+            exact = {}
             for r, a in enumerate(pending):  # near pairs: <u, v_i - v_j> from the difference itself
-                if len(near[a]):
-                    vals[r, near[a]] = _directions(V, rows[a], near[a]) @ U[a]
+                cand = near[a]
+                if screen and np.any(U[a]):  # and every column float32 rounding could hide
+                    cand = np.union1d(np.flatnonzero(vals[r] < P[a] + SCREEN_MARGIN), cand)
+                    if not len(cand):
+                        cand = np.array([int(np.argmin(vals[r]))])
+                if len(cand):
+                    exact[a] = (cand, _directions(V, rows[a], cand) @ U[a])
+                    if not screen:
+                        vals[r, cand] = exact[a][1]
             low[pending] = vals.min(axis=1)
             still = []
             for r, a in enumerate(pending):
                 if not np.any(U[a]):
                     continue
-                bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
+                if screen:  # the float32 values of the others lie above ||p||: the min is exact
+                    cand, ex = exact[a]
+                    low[a] = float(ex.min())
+                    hit = ex < P[a] - VIOLATION_TOL
+                    bad, key = cand[hit], ex[hit]
+                else:
+                    bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
+                    key = vals[r, bad]
                 if len(bad) == 0:
                     continue
-                mask = np.ones(len(bad), dtype=bool)
-                mask[np.isin(bad, cols[a])] = False
-                bad = bad[mask]
+                mask = ~np.isin(bad, cols[a])
+                bad, key = bad[mask], key[mask]
                 if len(bad) == 0:
                     continue
-                worst = bad[np.argsort(vals[r, bad])[: d + 1]]
+                # pivoting: keep the working set at <= d columns where the support allows
+                cap = max(1, d - len(cols[a])) if gram_path else d + 1
+                worst = bad[np.argsort(key)[:cap]]
                 cols[a] = np.concatenate([cols[a], worst])
                 still.append(a)
             pending = np.asarray(still, dtype=np.int64)

@@ -11,6 +11,8 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from theory.registry import Registry
 
 BENCHES: Registry = Registry("bench")  # name -> Callable[..., dict]
@@ -56,8 +58,6 @@ def interleaved_times(fns: dict, pairs: int = 7, warmup: int = 1) -> dict[str, l
 
 def ratio_summary(num: list[float], den: list[float]) -> dict:
     """Median, quartiles and range of the per-round ratios num_i / den_i."""
-    import numpy as np
-
     r = np.asarray(num, dtype=float) / np.asarray(den, dtype=float)
     q1, med, q3 = np.quantile(r, [0.25, 0.5, 0.75])
     return {"median": float(med), "q1": float(q1), "q3": float(q3), "min": float(r.min()),
@@ -128,7 +128,7 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
             torch.mm(H[s:e], Ut, out=buf[: e - s])
         sync()
 
-    def chunked_x4():  # diagnostic: the same kernel with chunks 4x larger (32 MB at the default)
+    def chunked_x4():  # diagnostic: the same kernel with chunks 4x larger (64 MiB at the default)
         decode(H, U, t, chunk=4 * rows_per_chunk)
         sync()
 
@@ -155,11 +155,84 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
            "target_reduction_overhead": 0.10,
            "chunk_gemms_ratio_to_matmul": ratio_summary(times["matmul"], times["chunk_gemms"])["median"],
            "chunked_x4_ratio_to_matmul": ratio_summary(times["matmul"], times["chunked_x4"])["median"],
-           "full_logits_bytes": n_queries * n_candidates * 4}
+           "full_logits_bytes": n_queries * n_candidates * 4,
+           "chunk_bytes": rows_per_chunk * n_candidates * 4, "load_average": load_average(),
+           "torch_threads": torch.get_num_threads()}
     if device == "cpu":
-        row["chunk_bytes"] = chunk_rows(n_candidates, 4) * n_candidates * 4
         row["chunked_peak_extra_bytes"] = peak_extra_bytes("chunked", n_queries, n_candidates, dim)
         row["naive_peak_extra_bytes"] = peak_extra_bytes("naive", n_queries, n_candidates, dim)
+    return row
+
+
+def load_average() -> list[float]:
+    """The machine's 1/5/15-minute load averages (os.getloadavg), stated in every kernel row."""
+    import os
+
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+@bench_case("measure_chunks")
+def bench_measure_chunks(device: str = "cpu", n_queries: int = 16384, n_candidates: int = 16384,
+                         dim: int = 128, sizes_mib=(8, 16, 32, 64), threads=(1, 2),
+                         pairs: int = 7) -> dict:
+    """Issue 17.3: the chunked margin kernel at several chunk sizes against one plain matrix
+    product, interleaved in each round (so load hits every side of a round alike), with one and
+    with two threads. Per size: the median and spread over rounds of matmul / chunked, and the
+    reduction overhead chunked / (the same chunks' GEMMs alone) - 1."""
+    import torch
+
+    from verify.measure import chunk_rows, decode
+
+    gen = torch.Generator().manual_seed(0)
+    H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
+    U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
+    t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)
+    out = torch.empty(n_queries, n_candidates, dtype=torch.float32, device=device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    Ut = U.t()
+    fns = {"matmul": lambda: (torch.mm(H, Ut, out=out), sync())}
+    for mib in sizes_mib:
+        rows = chunk_rows(n_candidates, 4, int(mib) * 2**20)
+
+        def chunked(rows=rows):
+            decode(H, U, t, chunk=rows)
+            sync()
+
+        def gemms(rows=rows):
+            for s in range(0, n_queries, rows):
+                torch.mm(H[s:s + rows], Ut, out=out[s:s + rows])
+            sync()
+
+        fns[f"chunked_{mib}MiB"] = chunked
+        fns[f"gemms_{mib}MiB"] = gemms
+    before = torch.get_num_threads()
+    row = {"name": "measure_chunks", "device": device, "dtype": "float32",
+           "shape": f"F={n_queries} V={n_candidates} d={dim}", "pairs": pairs,
+           "method": "interleaved rounds (matmul, then chunked and its bare chunk GEMMs per size, "
+                     "order rotating), 1 warm-up round; ratios per round, median and quartiles",
+           "target_ratio": 0.85, "target_reduction_overhead": 0.10, "by_threads": {}}
+    try:
+        for n_threads in threads:
+            torch.set_num_threads(int(n_threads))
+            load_before = load_average()
+            times = interleaved_times(fns, pairs=pairs)
+            per = {}
+            for mib in sizes_mib:
+                vs = ratio_summary(times["matmul"], times[f"chunked_{mib}MiB"])
+                over = ratio_summary(times[f"chunked_{mib}MiB"], times[f"gemms_{mib}MiB"])
+                per[f"{mib}MiB"] = {"ratio_to_matmul": vs["median"],
+                                    "ratio_q1_q3": [vs["q1"], vs["q3"]],
+                                    "ratio_min_max": [vs["min"], vs["max"]],
+                                    "reduction_overhead": over["median"] - 1.0,
+                                    "chunked_s_median": float(np.median(times[f"chunked_{mib}MiB"]))}
+            best = max(per, key=lambda k: per[k]["ratio_to_matmul"])
+            row["by_threads"][str(n_threads)] = {
+                "load_before": load_before, "load_after": load_average(),
+                "matmul_s_median": float(np.median(times["matmul"])), "sizes": per,
+                "best_size": best, "best_ratio": per[best]["ratio_to_matmul"],
+                "short_of_target": max(0.0, 0.85 - per[best]["ratio_to_matmul"])}
+    finally:
+        torch.set_num_threads(before)
     return row
 
 

@@ -63,11 +63,15 @@ def selector_exact(p, ctx):
     subj, rel, target = single_hop_dataset(perms)
     # the selector at gate bias beta, applied without the lemma's guard (the control drops its hypothesis)
     sel = build_selector(p["n_relations"], p["block_dim"], beta)
-    out = np.maximum(model.subject_embeddings[subj] @ sel.w_in.T + sel.gate_bias[rel], 0.0) @ sel.w_out.T
-    standalone = float(np.max(np.abs(out - model.codes[target])))
     ans0 = model.transformer.embed.shape[1] - model.block_dim
-    inside = model.final_hidden(subj, rel)[:, ans0:].cpu().numpy()
-    in_transformer = float(np.max(np.abs(inside - model.codes[target])))
+    standalone = in_transformer = 0.0
+    step = 1 << 15  # (s, r) pairs per chunk: at full scale all 1.6M at once held > 14 GB (issue 17.4)
+    for at in range(0, len(subj), step):
+        s_, r_, t_ = subj[at:at + step], rel[at:at + step], target[at:at + step]
+        out = np.maximum(model.subject_embeddings[s_] @ sel.w_in.T + sel.gate_bias[r_], 0.0) @ sel.w_out.T
+        standalone = max(standalone, float(np.max(np.abs(out - model.codes[t_]))))
+        inside = model.final_hidden(s_, r_)[:, ans0:].cpu().numpy()
+        in_transformer = max(in_transformer, float(np.max(np.abs(inside - model.codes[t_]))))
     tol = 1e-9 if ctx.dtype == "float64" else 1e-5  # float32: one rounding per block sum
     return Outcome(predicted=f"max error 0 (< {tol:g})",
                    measured={"standalone": standalone, "in_transformer": in_transformer},
