@@ -42,8 +42,10 @@ class Index:
         from verify.listing import location
 
         self.areas = AREAS
-        self.bounds = load_bounds()
+        # claims first, then bounds, then figures: the order of tests/__init__.py and of
+        # tools/registry_snapshot.py, so the tables come out the same in every process
         self.claims = load_claims()
+        self.bounds = load_bounds()
         self.figures = load_figures()
         self.ledger = []
         for e in BY_SCALE.values():
