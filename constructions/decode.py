@@ -1,7 +1,7 @@
 """The decode kernel: accuracy and decoding margin over F queries and V candidates, in chunks.
 
 It lives in the lowest torch layer (issue 18 item 5): ``verify.measure`` re-exports it and
-``constructions.fact_mlp.decode_numpy`` calls it, so there is one kernel.
+``constructions.fact_mlp.facts.decode_numpy`` calls it, so there is one kernel.
 
 For queries H (F x d), candidates U (V x d) and targets t (F,), the logits are z = H U^T.
 The decoding margin of query i is z[i, t_i] - max_{j != t_i} z[i, j]; a query is correct iff its
@@ -13,6 +13,7 @@ thousand in practice and is 1.4e-14 for unit float64 vectors, 7.6e-6 for float32
 F x V logit matrix is never held: rows are processed ``chunk`` at a time, with one reused logits
 buffer (extra memory: one chunk).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,8 +39,12 @@ class Decoding:
     tie_tolerance: float = 0.0  # largest per-row tolerance a margin had to exceed to count as correct
 
     def as_dict(self) -> dict:
-        return {"accuracy": self.accuracy, "min_margin": self.min_margin,
-                "n_correct": self.n_correct, "n_queries": self.n_queries}
+        return {
+            "accuracy": self.accuracy,
+            "min_margin": self.min_margin,
+            "n_correct": self.n_correct,
+            "n_queries": self.n_queries,
+        }
 
 
 def _as_tensor(x, device=None, dtype=None) -> torch.Tensor:
@@ -55,15 +60,18 @@ def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int = DEFAULT_CHUN
 
 
 @torch.no_grad()
-def decode(queries, candidates, targets, *, chunk: int | None = None,
-           return_margins: bool = False) -> Decoding:
+def decode(
+    queries, candidates, targets, *, chunk: int | None = None, return_margins: bool = False
+) -> Decoding:
     """Chunked argmax accuracy and margins (ties are errors). Raises ValueError on NaN or shape errors."""
     H = _as_tensor(queries)
     U = _as_tensor(candidates, device=H.device, dtype=H.dtype)
     t = _as_tensor(targets, device=H.device).long()
     if H.ndim != 2 or U.ndim != 2 or H.shape[1] != U.shape[1]:
-        raise ValueError(f"queries {tuple(H.shape)} and candidates {tuple(U.shape)} must be "
-                         "(F, d) and (V, d) with the same d")
+        raise ValueError(
+            f"queries {tuple(H.shape)} and candidates {tuple(U.shape)} must be "
+            "(F, d) and (V, d) with the same d"
+        )
     if t.shape != (H.shape[0],):
         raise ValueError(f"targets shape {tuple(t.shape)} must be ({H.shape[0]},)")
     n_queries, n_cand = H.shape[0], U.shape[0]
@@ -94,11 +102,14 @@ def decode(queries, candidates, targets, *, chunk: int | None = None,
     if torch.isnan(margins).any():
         raise ValueError("NaN in the logits")
     n_correct = int((margins > tols).sum())
-    return Decoding(accuracy=n_correct / max(n_queries, 1),
-                    min_margin=float(margins.min()) if n_queries else float("inf"),
-                    n_correct=n_correct, n_queries=n_queries,
-                    margins=margins.cpu().numpy() if return_margins else None,
-                    tie_tolerance=float(tols.max()) if n_queries else 0.0)
+    return Decoding(
+        accuracy=n_correct / max(n_queries, 1),
+        min_margin=float(margins.min()) if n_queries else float("inf"),
+        n_correct=n_correct,
+        n_queries=n_queries,
+        margins=margins.cpu().numpy() if return_margins else None,
+        tie_tolerance=float(tols.max()) if n_queries else 0.0,
+    )
 
 
 @torch.no_grad()
@@ -111,8 +122,13 @@ def decode_naive(queries, candidates, targets) -> Decoding:
     correct = z.gather(1, t[:, None]).squeeze(1)
     z.scatter_(1, t[:, None], float("-inf"))
     margins = (correct - z.amax(dim=1)).double()
-    tols = (TIE_ULPS * torch.finfo(H.dtype).eps * float(U.norm(dim=1).max())
-            * H.norm(dim=1).double())
+    tols = TIE_ULPS * torch.finfo(H.dtype).eps * float(U.norm(dim=1).max()) * H.norm(dim=1).double()
     n_correct = int((margins > tols).sum())
-    return Decoding(n_correct / len(t), float(margins.min()), n_correct, len(t),
-                    margins.cpu().numpy(), float(tols.max()) if len(t) else 0.0)
+    return Decoding(
+        n_correct / len(t),
+        float(margins.min()),
+        n_correct,
+        len(t),
+        margins.cpu().numpy(),
+        float(tols.max()) if len(t) else 0.0,
+    )

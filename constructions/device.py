@@ -2,6 +2,7 @@
 
 Library code never hard-codes a cuda call; it receives a device string from here.
 """
+
 from __future__ import annotations
 
 import os

@@ -2,6 +2,7 @@
 
 Randomness only through an explicit ``numpy.random.Generator`` passed by the caller.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,9 @@ def check_bijections(perms) -> np.ndarray:
         perms = perms.astype(np.int64)
     for r in range(n_rel):
         if not np.array_equal(np.sort(perms[r]), np.arange(n)):
-            raise ValueError(f"relation {r} is not a bijection of [0, {n}): "
-                             "each attribute must appear exactly once")
+            raise ValueError(
+                f"relation {r} is not a bijection of [0, {n}): each attribute must appear exactly once"
+            )
     return perms.astype(np.int64)
 
 

@@ -1,8 +1,9 @@
 """``python -m paper_figs [FIG ...] [--recompute] [--results DIR] [--out DIR]``.
 
-    python -m paper_figs docs [--write|--check]   the generated sections of README.md and docs/*.md
-    python -m paper_figs where                    each claim's file:line, bounds and figures
+python -m paper_figs docs [--write|--check]   the generated sections of README.md and docs/*.md
+python -m paper_figs where                    each claim's file:line, bounds and figures
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,8 @@ def main(argv=None) -> int:
 
     load_all()
     parser = argparse.ArgumentParser(prog="python -m paper_figs", description=__doc__)
-    parser.add_argument("figs", nargs="*", metavar="FIG", help=f"figure ids (default: all)")
-    parser.add_argument("--recompute", action="store_true",
-                        help="run the claims that feed the figures first")
+    parser.add_argument("figs", nargs="*", metavar="FIG", help="figure ids (default: all)")
+    parser.add_argument("--recompute", action="store_true", help="run the claims that feed the figures first")
     parser.add_argument("--results", default="results", help="results folder read (and written)")
     parser.add_argument("--out", default="figures", help="folder for the PNG and PDF files")
     parser.add_argument("--device", default=None)
@@ -58,8 +58,9 @@ def main(argv=None) -> int:
 
         ids = sorted({c for f in chosen for c in f.claims})
         device = resolve_device(args.device)
-        ctx = Context(seed=args.seed, device=device, dtype=default_dtype(device),
-                      progress=sys.stderr.isatty())
+        ctx = Context(
+            seed=args.seed, device=device, dtype=default_dtype(device), progress=sys.stderr.isatty()
+        )
         run_claims(select(ids), ctx, store=store, resume=True)
     records = store.latest()
     out = Path(args.out)

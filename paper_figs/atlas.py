@@ -1,17 +1,21 @@
 """The capacity atlas figure (issue 19): parameters against information bits, every family a line."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from paper_figs.registry import figure
-from verify.atlas import build_atlas
-from verify.atlas_sources import FAMILIES
+from verify.atlas.core import build_atlas
+from verify.atlas.sources import FAMILIES
 
 MARKERS = {"construction": "o", "trained": "^"}
 
 
-@figure("atlas", claims=tuple(f.claim_id for f in FAMILIES),
-        title="Capacity atlas: smallest storing parameters against information bits")
+@figure(
+    "atlas",
+    claims=tuple(f.claim_id for f in FAMILIES),
+    title="Capacity atlas: smallest storing parameters against information bits",
+)
 def fig_atlas(records):
     """Every family a line through its per-size medians with the band min..max over draws; the
     information limit at 32 bits/parameter [derived] and the ~2 bits/parameter of trained language
@@ -35,20 +39,39 @@ def fig_atlas(records):
         order = np.argsort(x)
         color = f"C{i}"
         fit = fits[fam.name]
-        label = (f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}): exponent "
-                 f"{fit['exponent']:.2f} [{fit['interval95'][0]:.2f}, {fit['interval95'][1]:.2f}]; "
-                 f"{fam.claim_id}@seed{rows[0]['source']['seed']}")
-        ax.plot(x[order], med[order], "-" if fam.searched else "--", marker=MARKERS[fam.kind],
-                color=color, label=label)
+        label = (
+            f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}): exponent "
+            f"{fit['exponent']:.2f} [{fit['interval95'][0]:.2f}, {fit['interval95'][1]:.2f}]; "
+            f"{fam.claim_id}@seed{rows[0]['source']['seed']}"
+        )
+        ax.plot(
+            x[order],
+            med[order],
+            "-" if fam.searched else "--",
+            marker=MARKERS[fam.kind],
+            color=color,
+            label=label,
+        )
         ax.fill_between(x[order], lo[order], hi[order], color=color, alpha=0.2, lw=0)
         if np.any(xhi > xlo):
             ax.errorbar(x, med, xerr=[x - xlo, xhi - x], fmt="none", ecolor=color, alpha=0.6)
         lo_x, hi_x = min(lo_x, xlo.min()), max(hi_x, xhi.max())
     bits = np.geomspace(lo_x / 2, hi_x * 2, 50)
-    ax.plot(bits, bits / table["information_limit"]["bits_per_param"], "k:", lw=1.2,
-            label="information limit, 32 bits/parameter [derived]: P = I/32")
-    ax.plot(bits, bits / table["reference"]["bits_per_param"], "k-", lw=1.2, alpha=0.6,
-            label="~2 bits/parameter, trained LMs (Allen-Zhu & Li 2404.05405) [reference, not measured here]")
+    ax.plot(
+        bits,
+        bits / table["information_limit"]["bits_per_param"],
+        "k:",
+        lw=1.2,
+        label="information limit, 32 bits/parameter [derived]: P = I/32",
+    )
+    ax.plot(
+        bits,
+        bits / table["reference"]["bits_per_param"],
+        "k-",
+        lw=1.2,
+        alpha=0.6,
+        label="~2 bits/parameter, trained LMs (Allen-Zhu & Li 2404.05405) [reference, not measured here]",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("information content of the stored facts I (bits, from theory)")
@@ -58,7 +81,15 @@ def fig_atlas(records):
     ax.grid(True, which="major", alpha=0.3)
     src = sorted({(r["source"]["claim"], str(r["source"]["git"])[:10]) for r in table["rows"]})
     gits = sorted({g for _, g in src})
-    ax.text(0.99, 0.01, f"recall-bounds, quick scale, stored records at git {', '.join(gits)};\n"
-                        "per-point sources in results/atlas.json (python -m verify atlas)",
-            transform=ax.transAxes, ha="right", va="bottom", fontsize=6, color="grey")
+    ax.text(
+        0.99,
+        0.01,
+        f"recall-bounds, quick scale, stored records at git {', '.join(gits)};\n"
+        "per-point sources in results/atlas.json (python -m verify atlas)",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=6,
+        color="grey",
+    )
     return fig

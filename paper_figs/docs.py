@@ -10,6 +10,7 @@ This module lives in ``paper_figs``, the last stage of the flow theory <- constr
 <- paper_figs, because it reads every registry: bounds (theory), claims and the ledger (verify)
 and figures (paper_figs). Nothing below paper_figs imports it.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,10 +54,12 @@ class Index:
                 self.ledger.append(e)
         self.claim_at = {cid: location(c.check) for cid, c in self.claims.items()}
         self.bound_at = {name: location(b.numeric) for name, b in self.bounds.items()}
-        self.figures_of = {cid: [f.id for f in self.figures.values() if cid in f.claims]
-                           for cid in self.claims}
-        self.claims_of = {name: [c.id for c in self.claims.values() if name in c.bounds]
-                          for name in self.bounds}
+        self.figures_of = {
+            cid: [f.id for f in self.figures.values() if cid in f.claims] for cid in self.claims
+        }
+        self.claims_of = {
+            name: [c.id for c in self.claims.values() if name in c.bounds] for name in self.bounds
+        }
         self.tests_of = _tests_naming(list(self.claims))
 
     def area_claims(self, area):
@@ -66,14 +69,21 @@ class Index:
         return [b for name, b in self.bounds.items() if name.split(".", 1)[0] == area]
 
     def area_figures(self, area):
-        return [f for f in self.figures.values()
-                if any(self.claims[c].area == area for c in f.claims if c in self.claims)]
+        return [
+            f
+            for f in self.figures.values()
+            if any(self.claims[c].area == area for c in f.claims if c in self.claims)
+        ]
 
     def area_tests(self, area) -> list[str]:
         tests = ROOT / "tests"
-        found = [p for p in tests.rglob("test_*.py")
-                 if p.stem == f"test_{area}" or p.stem.startswith(f"test_{area}_")
-                 or area in p.relative_to(tests).parts[:-1]]
+        found = [
+            p
+            for p in tests.rglob("test_*.py")
+            if p.stem == f"test_{area}"
+            or p.stem.startswith(f"test_{area}_")
+            or area in p.relative_to(tests).parts[:-1]
+        ]
         return sorted(p.relative_to(ROOT).as_posix() for p in found)
 
     def theory_modules(self, area) -> list[str]:
@@ -109,6 +119,7 @@ def _bound_name(ix: Index, name: str) -> str:
 
 # ---- README sections -----------------------------------------------------------------------------
 
+
 def claim_table(ix: Index) -> str:
     from verify.listing import claims_markdown
 
@@ -116,17 +127,23 @@ def claim_table(ix: Index) -> str:
     counts = {}
     for c in claims:
         counts[c.area] = counts.get(c.area, 0) + 1
-    head = ("Claims per area: " + ", ".join(f"{a} {n}" for a, n in counts.items())
-            + f"; {len(claims)} in all, {len({e.claim_id for e in ix.ledger})} in the ledger "
-              "(not reproduced).")
+    head = (
+        "Claims per area: "
+        + ", ".join(f"{a} {n}" for a, n in counts.items())
+        + f"; {len(claims)} in all, {len({e.claim_id for e in ix.ledger})} in the ledger "
+        "(not reproduced)."
+    )
     return head + "\n\n" + claims_markdown(claims)
 
 
 def figure_map(ix: Index) -> str:
     lines = ["| figure | command | fed by claims |", "|---|---|---|"]
     for f in ix.figures.values():
-        lines.append(f"| `{f.id}`: {f.title} | `python -m paper_figs {f.id}` | "
-                     + ", ".join(f"`{c}`" for c in f.claims) + " |")
+        lines.append(
+            f"| `{f.id}`: {f.title} | `python -m paper_figs {f.id}` | "
+            + ", ".join(f"`{c}`" for c in f.claims)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -136,39 +153,126 @@ def ledger_table(ix: Index, area: str | None = None) -> str:
         return "The ledger is empty." if area is None else "No claim of this paper is in the ledger."
     lines = ["| claim | scale | measured | tried | suspected reason |", "|---|---|---|---|---|"]
     for e in entries:
-        reason = e.reason + (" (the verdict flips with the seed: not reproduced at every seed)"
-                             if e.flips_with_seed else "")
+        reason = e.reason + (
+            " (the verdict flips with the seed: not reproduced at every seed)" if e.flips_with_seed else ""
+        )
         if e.known_vacuous:
-            reason += (" (the criterion also passes on the control(s) " + ", ".join(e.known_vacuous)
-                       + ": it does not discriminate there)")
-        lines.append(f"| `{e.claim_id}` | {', '.join(e.scales)} | "
-                     + " | ".join(_cell(c) for c in (e.measured, e.tried, reason)) + " |")
+            reason += (
+                " (the criterion also passes on the control(s) "
+                + ", ".join(e.known_vacuous)
+                + ": it does not discriminate there)"
+            )
+        lines.append(
+            f"| `{e.claim_id}` | {', '.join(e.scales)} | "
+            + " | ".join(_cell(c) for c in (e.measured, e.tried, reason))
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def readme_sections(ix: Index | None = None) -> str:
     ix = ix or Index()
-    return "\n".join([BEGIN, "", "### Claims", "", claim_table(ix), "", "### Figure map", "",
-                      "Figures are drawn from the stored results in `results/` (PNG and PDF in "
-                      "`figures/`); add `--recompute` to rerun the claims first.", "", figure_map(ix), "",
-                      "### Ledger: claims not reproduced", "", ledger_table(ix), "", END])
+    return "\n".join(
+        [
+            BEGIN,
+            "",
+            "### Claims",
+            "",
+            claim_table(ix),
+            "",
+            "### Figure map",
+            "",
+            "Figures are drawn from the stored results in `results/` (PNG and PDF in "
+            "`figures/`); add `--recompute` to rerun the claims first.",
+            "",
+            figure_map(ix),
+            "",
+            "### Capacity atlas",
+            "",
+            atlas_table(),
+            "",
+            "### Ledger: claims not reproduced",
+            "",
+            ledger_table(ix),
+            "",
+            END,
+        ]
+    )
+
+
+def _span(v, fmt="{:.3g}") -> str:
+    if v is None:
+        return "-"
+    med, lo, hi = v
+    return fmt.format(med) if lo == hi else f"{fmt.format(med)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+
+def atlas_table(path: Path | None = None) -> str:
+    """The capacity atlas (issue 19) as stored by ``python -m verify atlas`` in results/atlas.json:
+    per family and size, information bits, smallest storing size (median [min, max] over draws) and
+    bits per parameter, with the record each row came from; then the fitted exponents."""
+    import json
+
+    path = path or ROOT / "results" / "atlas.json"
+    if not path.exists():
+        return "No stored atlas: run the main job, then `python -m verify atlas`."
+    atlas = json.loads(path.read_text())
+    lines = [
+        "From the stored records (`python -m verify atlas` prints it, `python -m paper_figs atlas` "
+        "draws it); median [min, max] over draws. Not measured here: "
+        f"[reference] {atlas['reference']['source']}; [derived] {atlas['information_limit']['source']}.",
+        "",
+        "| family | scale | sizes | information (bits) | parameters | dimension | bits per parameter | record |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in atlas["rows"]:
+        src = r["source"]
+        status = "" if src.get("status") == "pass" else f" ({src.get('status')})"
+        sizes = ", ".join(f"{k}={v}" for k, v in r["sizes"].items())
+        lines.append(
+            f"| {r['family']} | {r['scale']} | {sizes} | {_span(r['info_bits'])} | {_span(r['params'])} | "
+            f"{_span(r['dim'])} | {_span(r['bits_per_param'])} | `{src['claim']}` seed {src['seed']}{status} |"
+        )
+    lines += [
+        "",
+        "| family | scale | exponent of log P against log I | 95% interval | points |",
+        "|---|---|---|---|---|",
+    ]
+    for f in atlas["fits"]:
+        lo, hi = f["interval95"]
+        built = "" if f["searched"] else " (size as built, not searched)"
+        lines.append(
+            f"| {f['family']}{built} | {f['scale']} | {f['exponent']:.3f} | [{lo:.3f}, {hi:.3f}] | {f['n_points']} |"
+        )
+    for area, why in atlas["not_covered"].items():
+        lines.append(f"\nNot covered: {area}: {why}")
+    return "\n".join(lines)
 
 
 # ---- docs/README.md: the area map ----------------------------------------------------------------
 
+
 def area_map(ix: Index) -> str:
-    lines = ["| area (paper page) | theory modules | bounds (paper label) | claims (checking a bound) "
-             "| tests | figures |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| area (paper page) | theory modules | bounds (paper label) | claims (checking a bound) "
+        "| tests | figures |",
+        "|---|---|---|---|---|---|",
+    ]
     for area in ix.areas:
         claims = ix.area_claims(area)
         checking = sum(1 for c in claims if c.bounds)
         bounds = ", ".join(_bound_name(ix, b.name) for b in ix.area_bounds(area))
         lines.append(
             f"| [{area}]({area}.md) | "
-            + ", ".join(f"[{m}](../{m})" for m in ix.theory_modules(area)) + " | "
-            + bounds + f" | {len(claims)} ({checking}) | "
-            + ", ".join(f"[{t}](../{t})" for t in ix.area_tests(area)) + " | "
-            + ", ".join(f"`{f.id}`" for f in ix.area_figures(area)) + " |")
+            + ", ".join(f"[{m}](../{m})" for m in ix.theory_modules(area))
+            + " | "
+            + bounds
+            + f" | {len(claims)} ({checking}) | "
+            + ", ".join(f"[{t}](../{t})" for t in ix.area_tests(area))
+            + " | "
+            + ", ".join(f"`{f.id}`" for f in ix.area_figures(area))
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -178,18 +282,30 @@ def chain_table(ix: Index, area: str, prefix: str) -> str:
     for b in ix.area_bounds(area):
         claims = ix.claims_of[b.name]
         figs = sorted({f for c in claims for f in ix.figures_of[c]})
-        lines.append(f"| {_bound_name(ix, b.name)} | {_link(ix.bound_at[b.name], prefix)} | "
-                     + (", ".join(f"`{c}`" for c in claims) or "- (evaluated only)") + " | "
-                     + (", ".join(f"`{f}`" for f in figs) or "-") + " |")
+        lines.append(
+            f"| {_bound_name(ix, b.name)} | {_link(ix.bound_at[b.name], prefix)} | "
+            + (", ".join(f"`{c}`" for c in claims) or "- (evaluated only)")
+            + " | "
+            + (", ".join(f"`{f}`" for f in figs) or "-")
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def index_sections(ix: Index | None = None) -> str:
     ix = ix or Index()
-    parts = [BEGIN, "", "## Area map", "",
-             "Each paper's statements (theory bounds), the claims that check them, their tests and "
-             "their figures. Every claim also runs at quick scale, with its controls, in "
-             "[tests/test_claims_quick.py](../tests/test_claims_quick.py).", "", area_map(ix), ""]
+    parts = [
+        BEGIN,
+        "",
+        "## Area map",
+        "",
+        "Each paper's statements (theory bounds), the claims that check them, their tests and "
+        "their figures. Every claim also runs at quick scale, with its controls, in "
+        "[tests/test_claims_quick.py](../tests/test_claims_quick.py).",
+        "",
+        area_map(ix),
+        "",
+    ]
     for area in ix.areas:
         parts += [f"### {area}: bound -> claims -> figures", "", chain_table(ix, area, "../"), ""]
     return "\n".join(parts + [END])
@@ -197,24 +313,33 @@ def index_sections(ix: Index | None = None) -> str:
 
 # ---- docs/<area>.md: the generated half of each page -------------------------------------------
 
+
 def bounds_table(ix: Index, area: str, prefix: str) -> str:
     lines = ["| label | bound | provenance | statement | defined at |", "|---|---|---|---|---|"]
     for b in ix.area_bounds(area):
-        lines.append(f"| {b.label or '-'} | `{b.name}` | [{b.provenance}] | {_cell(b.statement)} | "
-                     f"{_link(ix.bound_at[b.name], prefix)} |")
+        lines.append(
+            f"| {b.label or '-'} | `{b.name}` | [{b.provenance}] | {_cell(b.statement)} | "
+            f"{_link(ix.bound_at[b.name], prefix)} |"
+        )
     return "\n".join(lines)
 
 
 def claims_table(ix: Index, area: str, prefix: str) -> str:
     ledgered = {e.claim_id for e in ix.ledger}
-    lines = ["| claim | kind | provenance | checks bounds | code | tests | figures |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| claim | kind | provenance | checks bounds | code | tests | figures |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in ix.area_claims(area):
         tests = ", ".join(f"[{t}]({prefix}{t})" for t in ix.tests_of[c.id]) or "quick run only"
-        lines.append(f"| `{c.id}`" + (" (ledger)" if c.id in ledgered else "") + f" | {c.kind} | "
-                     f"[{c.provenance}] | " + (", ".join(_bound_name(ix, b) for b in c.bounds) or "-")
-                     + f" | {_link(ix.claim_at[c.id], prefix)} | {tests} | "
-                     + (", ".join(f"`{f}`" for f in ix.figures_of[c.id]) or "-") + " |")
+        lines.append(
+            f"| `{c.id}`" + (" (ledger)" if c.id in ledgered else "") + f" | {c.kind} | "
+            f"[{c.provenance}] | "
+            + (", ".join(_bound_name(ix, b) for b in c.bounds) or "-")
+            + f" | {_link(ix.claim_at[c.id], prefix)} | {tests} | "
+            + (", ".join(f"`{f}`" for f in ix.figures_of[c.id]) or "-")
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -222,26 +347,50 @@ def figures_list(ix: Index, area: str) -> str:
     figs = ix.area_figures(area)
     if not figs:
         return "No figure reads this paper's claims."
-    return "\n".join(f"- `{f.id}`: {f.title}. Drawn by `python -m paper_figs {f.id}` from "
-                     + ", ".join(f"`{c}`" for c in f.claims) + "." for f in figs)
+    return "\n".join(
+        f"- `{f.id}`: {f.title}. Drawn by `python -m paper_figs {f.id}` from "
+        + ", ".join(f"`{c}`" for c in f.claims)
+        + "."
+        for f in figs
+    )
 
 
 def page_sections(area: str, ix: Index | None = None) -> str:
     ix = ix or Index()
     claims = ix.area_claims(area)
-    return "\n".join([
-        BEGIN, "", "## Bounds (generated from the theory registry)", "",
-        "`python -m theory list` prints them; `python -m theory eval NAME k=v ...` evaluates one.", "",
-        bounds_table(ix, area, "../"), "",
-        f"## Claims ({len(claims)}; generated from the claim registry)", "",
-        f"`python -m verify list --where` prints each claim's location; `python -m verify run "
-        f"'{area}.*'` runs them with their controls. The statement of each claim, its controls and "
-        "its rule over seeds are in the [README's claim table](../README.md#claims).", "",
-        claims_table(ix, area, "../"), "", "## Figures", "", figures_list(ix, area), "",
-        "## Ledger: claims of this paper not reproduced", "", ledger_table(ix, area), "", END])
+    return "\n".join(
+        [
+            BEGIN,
+            "",
+            "## Bounds (generated from the theory registry)",
+            "",
+            "`python -m theory list` prints them; `python -m theory eval NAME k=v ...` evaluates one.",
+            "",
+            bounds_table(ix, area, "../"),
+            "",
+            f"## Claims ({len(claims)}; generated from the claim registry)",
+            "",
+            f"`python -m verify list --where` prints each claim's location; `python -m verify run "
+            f"'{area}.*'` runs them with their controls. The statement of each claim, its controls and "
+            "its rule over seeds are in the [README's claim table](../README.md#claims).",
+            "",
+            claims_table(ix, area, "../"),
+            "",
+            "## Figures",
+            "",
+            figures_list(ix, area),
+            "",
+            "## Ledger: claims of this paper not reproduced",
+            "",
+            ledger_table(ix, area),
+            "",
+            END,
+        ]
+    )
 
 
 # ---- files ---------------------------------------------------------------------------------------
+
 
 def replace_in(text: str, sections: str, name: str = "README.md") -> str:
     if BEGIN not in text or END not in text:
@@ -287,22 +436,30 @@ def where_text(ix: Index | None = None) -> str:
     width = max(len(c) for c in ix.claims)
     lines = []
     for cid, c in ix.claims.items():
-        bounds = ", ".join(b + (f" ({ix.bounds[b].label})" if ix.bounds[b].label else "")
-                           for b in c.bounds) or "-"
-        lines.append(f"{cid:<{width}}  {ix.claim_at[cid]}  bounds: {bounds}  figures: "
-                     + (", ".join(ix.figures_of[cid]) or "-"))
+        bounds = (
+            ", ".join(b + (f" ({ix.bounds[b].label})" if ix.bounds[b].label else "") for b in c.bounds) or "-"
+        )
+        lines.append(
+            f"{cid:<{width}}  {ix.claim_at[cid]}  bounds: {bounds}  figures: "
+            + (", ".join(ix.figures_of[cid]) or "-")
+        )
     return "\n".join(lines)
 
 
 def main(argv) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m paper_figs docs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true",
-                        help="rewrite the generated sections of README.md and docs/*.md")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 and name the files whose generated sections are stale")
+    parser = argparse.ArgumentParser(
+        prog="python -m paper_figs docs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite the generated sections of README.md and docs/*.md"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 and name the files whose generated sections are stale"
+    )
     args = parser.parse_args(argv)
     ix = Index()
     if args.write:

@@ -4,6 +4,7 @@ A drawing function takes ``records`` (claim id -> the newest stored result recor
 ``details``) and returns a matplotlib Figure. ``python -m paper_figs`` reads the records from the
 results file; with ``--recompute`` it first runs the claims the figure is fed by.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -56,16 +57,22 @@ def pyplot():
 
 def footer(fig, rec: dict) -> None:
     """Stamp a figure with where its data came from: scale, seed and git revision of the record."""
-    fig.text(0.01, 0.005, f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, "
-                          f"git {str(rec.get('git'))[:10]}", fontsize=6, color="grey")
+    fig.text(
+        0.01,
+        0.005,
+        f"recall-bounds, {rec['scale']} scale, seed {rec['seed']}, git {str(rec.get('git'))[:10]}",
+        fontsize=6,
+        color="grey",
+    )
 
 
 def need(records: dict, claim_id: str) -> dict:
     """The stored record of ``claim_id``; a clear error when it is missing or errored."""
     rec = records.get(claim_id)
     if rec is None:
-        raise LookupError(f"no stored result for {claim_id}; run `python -m verify run {claim_id}` "
-                          "or pass --recompute")
+        raise LookupError(
+            f"no stored result for {claim_id}; run `python -m verify run {claim_id}` or pass --recompute"
+        )
     if rec.get("status") == "error":
         raise LookupError(f"stored result for {claim_id} is an error: {rec.get('error')}")
     return rec

@@ -1,4 +1,5 @@
 """Hypothesis strategies: draw small scalars, build arrays from a seeded Generator (DESIGN.md)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Benchmark helpers (verify.bench): interleaved rounds and per-round ratio summaries."""
+
 import pytest
 
 from verify.bench import interleaved_times, ratio_summary
@@ -9,8 +10,8 @@ def test_interleaved_rounds_rotate_the_order():
     fns = {k: (lambda k=k: calls.append(k)) for k in "abc"}
     times = interleaved_times(fns, pairs=4, warmup=1)
     assert {k: len(v) for k, v in times.items()} == {"a": 4, "b": 4, "c": 4}
-    assert calls[:3] == ["a", "b", "c"]                 # warm-up round
-    rounds = [calls[3 + 3 * r: 6 + 3 * r] for r in range(4)]
+    assert calls[:3] == ["a", "b", "c"]  # warm-up round
+    rounds = [calls[3 + 3 * r : 6 + 3 * r] for r in range(4)]
     assert rounds == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
     assert all(t >= 0 for v in times.values() for t in v)
 
@@ -26,8 +27,9 @@ def test_measure_chunks_row_on_a_small_shape():
     reduction overhead, the best size and how far it falls short of the target."""
     from verify.bench import bench_measure_chunks
 
-    row = bench_measure_chunks(n_queries=256, n_candidates=512, dim=16, sizes_mib=(1, 2),
-                               threads=(1,), pairs=2)
+    row = bench_measure_chunks(
+        n_queries=256, n_candidates=512, dim=16, sizes_mib=(1, 2), threads=(1,), pairs=2
+    )
     one = row["by_threads"]["1"]
     assert set(one["sizes"]) == {"1MiB", "2MiB"} and len(one["load_before"]) == 3
     assert one["best_size"] in one["sizes"]

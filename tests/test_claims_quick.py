@@ -5,6 +5,7 @@ control must fail the claim's criterion (otherwise the claim is vacuous), and ev
 must_fail claim must have a control. Skipped claims (e.g. language-model probes without weights)
 are reported as pytest skips.
 """
+
 import pytest
 
 from verify.claims import Context, load_all, missing_controls
@@ -22,13 +23,19 @@ def test_claim_quick(claim_id, claim_cache):
     record = run_claim(claim, ctx)
     if record["status"] == "skipped":
         pytest.skip(f"{claim_id}: {record['skipped']}")
-    assert record["status"] != "error", (record.get("error") or "") + "\n" + str(record["details"].get(
-        "traceback", "")) + "".join(c.get("traceback", "") for c in record.get("controls") or [])
+    assert record["status"] != "error", (
+        (record.get("error") or "")
+        + "\n"
+        + str(record["details"].get("traceback", ""))
+        + "".join(c.get("traceback", "") for c in record.get("controls") or [])
+    )
     assert record["status"] != "vacuous", f"{claim_id}: {record.get('vacuous')}"
     if entry_for(claim_id, "quick") is not None:
         assert record["status"] == "not reproduced", (
             f"{claim_id} is in the ledger but now passes: update verify/ledger.py "
-            f"(measured {record['measured']})")
+            f"(measured {record['measured']})"
+        )
     else:
         assert record["status"] == "pass", (
-            f"{claim_id}: predicted {record['predicted']}, measured {record['measured']}")
+            f"{claim_id}: predicted {record['predicted']}, measured {record['measured']}"
+        )

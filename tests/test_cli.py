@@ -1,4 +1,5 @@
 """The verify command line: JSON records, resumable results, exit status, report; paper_figs."""
+
 import json
 import subprocess
 import sys
@@ -17,13 +18,26 @@ def run(*args, cwd=None):
 
 
 def test_run_json_and_resume(tmp_path):
-    out = run("verify", "run", FAST, "geometric.single_hop.construct_transfer", "--json", "--out", str(tmp_path))
+    out = run(
+        "verify", "run", FAST, "geometric.single_hop.construct_transfer", "--json", "--out", str(tmp_path)
+    )
     assert out.returncode == 0, out.stderr
     records = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["id"] for r in records] == [FAST, "geometric.single_hop.construct_transfer"]
     for r in records:
-        for field in ("id", "passed", "predicted", "measured", "provenance", "seconds", "seed", "device",
-                      "dtype", "versions", "git"):
+        for field in (
+            "id",
+            "passed",
+            "predicted",
+            "measured",
+            "provenance",
+            "seconds",
+            "seed",
+            "device",
+            "dtype",
+            "versions",
+            "git",
+        ):
             assert field in r
         assert r["passed"] is True and r["device"] == "cpu" and r["dtype"] == "float64"
     assert (tmp_path / "report.md").read_text().count("| `geometric.") == 2
@@ -41,7 +55,10 @@ def test_unknown_claim_and_device_fail_loudly(tmp_path):
 
 def test_list_markdown():
     out = run("verify", "list", "--markdown")
-    assert out.returncode == 0 and "| `geometric.single_hop.selector_exact` | empirical | derived |" in out.stdout
+    assert (
+        out.returncode == 0
+        and "| `geometric.single_hop.selector_exact` | empirical | derived |" in out.stdout
+    )
 
 
 def _fake(check, cid="geometric.fake.claim"):
@@ -94,8 +111,9 @@ def test_paper_figs_from_stored_results(tmp_path):
     assert draw.returncode == 0, draw.stderr
     assert (figs / "geometric.fig_threshold.png").stat().st_size > 10_000
     assert (figs / "geometric.fig_threshold.pdf").exists()
-    missing = run("paper_figs", "geometric.fig_threshold", "--results", str(tmp_path / "empty"),
-                  "--out", str(figs))
+    missing = run(
+        "paper_figs", "geometric.fig_threshold", "--results", str(tmp_path / "empty"), "--out", str(figs)
+    )
     assert missing.returncode == 1 and "--recompute" in missing.stderr
 
 
@@ -115,8 +133,13 @@ def test_claim_ids_unique_and_three_part():
 def test_parallel_run_matches_serial(tmp_path):
     from verify.runner import partition_by_area, run_claims_parallel
 
-    claims = select(["geometric.single_hop.rotation_variant", "geometric.single_hop.construct_transfer",
-                     "hopfield.capacity.constants"])
+    claims = select(
+        [
+            "geometric.single_hop.rotation_variant",
+            "geometric.single_hop.construct_transfer",
+            "hopfield.capacity.constants",
+        ]
+    )
     groups = partition_by_area(claims, 2)
     assert sorted(len(g) for g in groups) == [1, 2] and all(len({c.area for c in g}) == 1 for g in groups)
     store = ResultStore(tmp_path)
@@ -130,9 +153,18 @@ def test_parallel_run_matches_serial(tmp_path):
 
 
 def _with_controls(check, controls, cid="geometric.fake.ctl", kind="empirical"):
-    return Claim(id=cid, source="test", provenance="derived", statement="x > 0.5", quick={"x": 1.0},
-                 full={"x": 1.0}, check=check, kind=kind, controls=tuple(controls),
-                 demonstrates_failure=kind == "must_fail")
+    return Claim(
+        id=cid,
+        source="test",
+        provenance="derived",
+        statement="x > 0.5",
+        quick={"x": 1.0},
+        full={"x": 1.0},
+        check=check,
+        kind=kind,
+        controls=tuple(controls),
+        demonstrates_failure=kind == "must_fail",
+    )
 
 
 def _threshold(p, c):
@@ -145,8 +177,9 @@ def test_controls_are_run_and_a_passing_control_makes_the_claim_vacuous():
     good = run_claim(_with_controls(_threshold, [Control("low", {"x": 0.1}, "x below 0.5")]), Context())
     assert good["status"] == "pass" and good["controls"][0]["status"] == "fails as required"
     assert good["controls"][0]["params"] == {"x": 0.1} and good["kind"] == "empirical"
-    vac = run_claim(_with_controls(_threshold, [Control("same", lambda p: {"x": p["x"] * 0.9}, "10% less")]),
-                    Context())
+    vac = run_claim(
+        _with_controls(_threshold, [Control("same", lambda p: {"x": p["x"] * 0.9}, "10% less")]), Context()
+    )
     assert vac["status"] == "vacuous" and is_failure(vac) and "control same" in vac["vacuous"]
     err = run_claim(_with_controls(_threshold, [Control("typo", {"y": 0}, "unknown key")]), Context())
     assert err["status"] == "error" and "unknown parameters" in err["error"]

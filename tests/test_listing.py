@@ -1,5 +1,6 @@
 """``python -m verify list --where``: every printed location exists and holds the claim's check
 function; every bound a claim names is registered by theory (with its label where it has one)."""
+
 import json
 import subprocess
 import sys
@@ -19,8 +20,9 @@ def test_every_location_holds_the_check_function():
         path = ROOT / loc.path
         assert path.is_file(), f"{c.id}: {loc} does not exist"
         line = path.read_text().splitlines()[loc.line - 1].strip()
-        assert line.startswith((f"def {c.check.__name__}(", f"async def {c.check.__name__}(")), \
+        assert line.startswith((f"def {c.check.__name__}(", f"async def {c.check.__name__}(")), (
             f"{c.id}: line {loc} reads {line!r}, not the def of {c.check.__name__}"
+        )
 
 
 def test_every_named_bound_exists_and_labels_are_printed():
@@ -34,16 +36,30 @@ def test_every_named_bound_exists_and_labels_are_printed():
 
 
 def test_an_unknown_bound_id_is_refused():
-    fake = Claim(id="geometric.fake.where", source="s", provenance="derived", statement="s",
-                 quick={}, full={}, check=lambda p, ctx: None, kind="identity", independence="x",
-                 bounds=("geometric.no_such_bound",))
+    fake = Claim(
+        id="geometric.fake.where",
+        source="s",
+        provenance="derived",
+        statement="s",
+        quick={},
+        full={},
+        check=lambda p, ctx: None,
+        kind="identity",
+        independence="x",
+        bounds=("geometric.no_such_bound",),
+    )
     with pytest.raises(ValueError, match="no_such_bound"):
         bound_rows(fake)
 
 
 def test_list_where_cli_prints_existing_locations():
-    out = subprocess.run([sys.executable, "-m", "verify", "list", "--where", "--json"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "verify", "list", "--where", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = json.loads(out)
     assert len(rows) == len(load_all())
     for r in rows:
@@ -53,15 +69,15 @@ def test_list_where_cli_prints_existing_locations():
 
 
 def test_paper_figs_where_adds_the_figures():
-    out = subprocess.run([sys.executable, "-m", "paper_figs", "where"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "paper_figs", "where"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     line = next(x for x in out.splitlines() if x.startswith("geometric.single_hop.margin_suff "))
     assert "verify/" in line and "geometric.d0_suff (B2)" in line and "geometric.fig_margin" in line
 
 
 def test_verify_docs_points_to_the_new_command():
-    done = subprocess.run([sys.executable, "-m", "verify", "docs"], cwd=ROOT, capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, "-m", "verify", "docs"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and "python -m paper_figs docs" in done.stderr
 
 

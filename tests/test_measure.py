@@ -7,8 +7,13 @@ from hypothesis import strategies as st
 from verify.measure import decode, decode_naive
 
 
-@given(n=st.integers(2, 60), v=st.integers(2, 40), d=st.integers(1, 8), chunk=st.integers(1, 70),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    n=st.integers(2, 60),
+    v=st.integers(2, 40),
+    d=st.integers(1, 8),
+    chunk=st.integers(1, 70),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_chunked_equals_naive(n, v, d, chunk, seed):
     rng = np.random.default_rng(seed)
     H, U = rng.normal(size=(n, d)), rng.normal(size=(v, d))
@@ -44,8 +49,9 @@ def test_float32_tensor_input():
     # float32 logits: the tolerance follows the dtype (a few ulps of the logit scale), not float64's
     scale = float(H.norm(dim=1).max() * U.norm(dim=1).max())
     eps32 = torch.finfo(torch.float32).eps
-    torch.testing.assert_close(torch.from_numpy(a.margins), torch.from_numpy(b.margins),
-                               rtol=16 * eps32, atol=16 * eps32 * scale)
+    torch.testing.assert_close(
+        torch.from_numpy(a.margins), torch.from_numpy(b.margins), rtol=16 * eps32, atol=16 * eps32 * scale
+    )
 
 
 def test_ties_are_errors_even_with_rounding_margin():

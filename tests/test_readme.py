@@ -1,5 +1,6 @@
 """README.md and docs/*.md hold the generated sections of the registries (claim table, figure map,
 ledger, area map, each paper's bounds and claims), and the README links only inside the repository."""
+
 import re
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def test_one_page_per_paper_with_prose_outside_the_markers():
 
     for area in AREAS:
         text = (ROOT / "docs" / f"{area}.md").read_text()
-        prose = text[:text.index(docs.BEGIN)]
+        prose = text[: text.index(docs.BEGIN)]
         assert len(prose.split()) > 150, f"docs/{area}.md has too little hand-written prose"
         assert "[derived]" in text or "[paper]" in text or "[reference]" in text
 

@@ -1,5 +1,6 @@
 """Worker processes of ``verify run --jobs``: a dead worker's claims are recorded at once, naming
 the signal; every record carries its peak memory (issue 17 item 4)."""
+
 import os
 import signal
 import stat
@@ -23,15 +24,15 @@ def test_dead_worker_recorded_at_once_naming_the_signal(tmp_path, monkeypatch):
     """The worker of one area SIGKILLs itself; the other sleeps 4 s first. The killed worker's
     claim is recorded (error, 'SIGKILL') before the slow worker's claim arrives."""
     wrapper = tmp_path / "python"
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *{KILLED}*) kill -9 $$ ;; esac\n"
-                       f"sleep 4\nexec {sys.executable} \"$@\"\n")
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$*" in *{KILLED}*) kill -9 $$ ;; esac\nsleep 4\nexec {sys.executable} "$@"\n'
+    )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(sys, "executable", str(wrapper))
     order = []
     claims = select([FAST, KILLED])
     store = ResultStore(tmp_path / "out")
-    records = run_claims_parallel(claims, Context(), store, jobs=2,
-                                  on_record=lambda r: order.append(r["id"]))
+    records = run_claims_parallel(claims, Context(), store, jobs=2, on_record=lambda r: order.append(r["id"]))
     by_id = {r["id"]: r for r in records}
     assert by_id[KILLED]["status"] == "error" and "SIGKILL" in by_id[KILLED]["error"]
     assert by_id[KILLED]["peak_rss_bytes"] is None
@@ -55,12 +56,36 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
     from verify.cli import main
 
     store = ResultStore(tmp_path)
-    store.append({"id": FAST, "scale": "full", "seconds": 12.5, "status": "pass", "device": "cuda",
-                  "peak_rss_bytes": 2**30})
+    store.append(
+        {
+            "id": FAST,
+            "scale": "full",
+            "seconds": 12.5,
+            "status": "pass",
+            "device": "cuda",
+            "peak_rss_bytes": 2**30,
+        }
+    )
     store.append({"id": FAST, "scale": "quick", "seconds": 99.0, "status": "pass", "device": "cpu"})
     before = len(store.records())
-    assert main(["run", FAST, KILLED, "--scale", "full", "--dry-run", "--jobs", "1", "--json",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                FAST,
+                KILLED,
+                "--scale",
+                "full",
+                "--dry-run",
+                "--jobs",
+                "1",
+                "--json",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     by_area = {r["area"]: r for r in rows if "area" in r}
     assert by_area["hopfield"]["expected_seconds"] == 12.5
@@ -77,9 +102,17 @@ def test_record_dtype_is_the_one_the_measurement_ran_in():
     from verify.claims import Claim, Outcome
 
     def make(dtype):
-        return Claim(id="test.dtype.record", source="test", provenance="derived", statement="s", quick={},
-                     full={}, kind="identity", independence="test",
-                     check=lambda p, c: Outcome(predicted=1, measured=1, passed=True, dtype=dtype))
+        return Claim(
+            id="test.dtype.record",
+            source="test",
+            provenance="derived",
+            statement="s",
+            quick={},
+            full={},
+            kind="identity",
+            independence="test",
+            check=lambda p, c: Outcome(predicted=1, measured=1, passed=True, dtype=dtype),
+        )
 
     ran_in_float32 = run_claim(make("float32"), Context(dtype="float64"))
     assert (ran_in_float32["dtype"], ran_in_float32["context_dtype"]) == ("float32", "float64")

@@ -1,5 +1,6 @@
 """The shared sweep runner: same results in process, on local workers and on a Dask cluster;
 every finished point is on disk at once, and a re-run resumes."""
+
 import json
 
 import numpy as np
@@ -25,8 +26,7 @@ GRID = expand_grid(n=[2, 3, 5], dim=[1, 4])
 
 
 def _results(records):
-    return sorted((json.dumps(r["params"], sort_keys=True), r["seed"], r["result"]["norm"])
-                  for r in records)
+    return sorted((json.dumps(r["params"], sort_keys=True), r["seed"], r["result"]["norm"]) for r in records)
 
 
 def test_expand_grid_order_and_empty_axis():
@@ -48,10 +48,16 @@ def test_in_process_and_worker_processes_agree(tmp_path):
 def test_dask_local_cluster_matches_local_run(tmp_path):
     distributed = pytest.importorskip("distributed")
     local = run_grid(draw_point, GRID, seeds=[0, 1], out_path=tmp_path / "local.jsonl", workers=1)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        remote = run_grid(draw_point, GRID, seeds=[0, 1], out_path=tmp_path / "dask.jsonl",
-                          scheduler=cluster.scheduler_address)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        remote = run_grid(
+            draw_point,
+            GRID,
+            seeds=[0, 1],
+            out_path=tmp_path / "dask.jsonl",
+            scheduler=cluster.scheduler_address,
+        )
     assert _results(remote) == _results(local)
     assert len(load_records(tmp_path / "dask.jsonl")) == 12
 
@@ -96,13 +102,38 @@ def test_bad_input():
 def test_key_depends_on_function_params_and_seed():
     k = point_key("m:f", {"a": 1, "b": 2}, 0)
     assert k == point_key("m:f", {"b": 2, "a": 1}, 0)
-    assert len({k, point_key("m:g", {"a": 1, "b": 2}, 0), point_key("m:f", {"a": 1, "b": 3}, 0),
-                point_key("m:f", {"a": 1, "b": 2}, 1)}) == 4
+    assert (
+        len(
+            {
+                k,
+                point_key("m:g", {"a": 1, "b": 2}, 0),
+                point_key("m:f", {"a": 1, "b": 3}, 0),
+                point_key("m:f", {"a": 1, "b": 2}, 1),
+            }
+        )
+        == 4
+    )
 
 
 def test_command_line(tmp_path, capsys):
     out = tmp_path / "cli.jsonl"
-    assert main(["tests.test_sweep:draw_point", "--grid", '{"n": [2, 3], "dim": [2]}',
-                 "--seeds", "0", "1", "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "tests.test_sweep:draw_point",
+                "--grid",
+                '{"n": [2, 3], "dim": [2]}',
+                "--seeds",
+                "0",
+                "1",
+                "--out",
+                str(out),
+                "--workers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "4 points finished" in capsys.readouterr().out
     assert len(load_records(out)) == 4

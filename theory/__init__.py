@@ -7,6 +7,7 @@ Every bound is registered in :mod:`theory.registry` with its statement and prove
 ``abstract``/``paper`` (the paper says it), ``reference`` (standard literature) or
 ``derived`` (this project's own formalisation, with a proof sketch in the docstring).
 """
+
 from theory.registry import BOUNDS, Bound, get_bound, load_all
 
 __all__ = ["BOUNDS", "Bound", "get_bound", "load_all"]

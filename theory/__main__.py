@@ -1,4 +1,5 @@
 """``python -m theory list [--json]`` and ``python -m theory eval NAME key=value ... [--json] [--latex]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,16 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "list":
             bounds = load_all()
-            rows = [{"name": b.name, "provenance": b.provenance, "params": dict(b.params),
-                     "statement": b.statement, "source": b.source} for b in bounds.values()]
+            rows = [
+                {
+                    "name": b.name,
+                    "provenance": b.provenance,
+                    "params": dict(b.params),
+                    "statement": b.statement,
+                    "source": b.source,
+                }
+                for b in bounds.values()
+            ]
             if args.json:
                 print(json.dumps(rows, indent=2))
             else:
@@ -57,9 +66,18 @@ def main(argv=None) -> int:
             value = bound.evaluate(**params)
             latex = bound.latex() if (args.latex or args.json) else None
             if args.json:
-                print(json.dumps({"name": bound.name, "params": params, "value": value,
-                                  "provenance": bound.provenance, "statement": bound.statement,
-                                  "latex": latex}))
+                print(
+                    json.dumps(
+                        {
+                            "name": bound.name,
+                            "params": params,
+                            "value": value,
+                            "provenance": bound.provenance,
+                            "statement": bound.statement,
+                            "latex": latex,
+                        }
+                    )
+                )
             else:
                 print(f"{bound.name}{params} = {value}")
                 if args.latex and latex:

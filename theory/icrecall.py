@@ -7,6 +7,7 @@ linear-memory statements are standard [reference: Nichani, Lee & Bietti 2024, ar
 Every constant below is this project's own formalisation [derived]; none is the paper's.
 No torch here (a test proves it).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,9 +15,9 @@ import math
 import numpy as np
 import sympy as sp
 
+from theory.papers import paper
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
-from theory.papers import paper
 
 SOURCE = paper("icrecall")
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538)"
@@ -102,8 +103,12 @@ def pairwise_preactivations(n_pairs, rho) -> dict:
     """
     nn = require_int("n", n_pairs, 1)
     rr = require_real("rho", rho, 0, 1, low_open=True)
-    return {"correct": 2.0, "query_other_relation": 1.0,
-            "context_subject": 1.0 + 1.0 / (nn * rr), "other_subject": 1.0}
+    return {
+        "correct": 2.0,
+        "query_other_relation": 1.0,
+        "context_subject": 1.0 + 1.0 / (nn * rr),
+        "other_subject": 1.0,
+    }
 
 
 def pairwise_margin(n_pairs, rho, theta=1.5) -> float:
@@ -197,46 +202,100 @@ def fit_sample_complexity(n_facts, n_star) -> dict:
 
 
 for _bound in (
-    Bound("icrecall.incoherence", "max |<e_t, e_t'>| <= 2 sqrt(2 ln V / d) w.h.p. for V random unit "
-          "directions", "reference", REF, {"V": "number of vectors", "d": "dimension"},
-          lambda V, d: incoherence_bound(V, d), lambda: 2 * sp.sqrt(2 * sp.log(V) / d)),
-    Bound("icrecall.mlp_sufficient_dim", "the triplet MLP recalls every fact when d >= 32 ln(S R) "
-          "(Gaussian-maximum heuristic)", "derived", SOURCE, {"S": "subjects", "R": "relations"},
-          lambda S, R: mlp_sufficient_dim(S, R), lambda: 32 * sp.log(S * R)),
-    Bound("icrecall.mlp_guarantee_dim", "the triplet MLP recalls every fact with probability "
-          ">= 1 - delta when d >= 72 ln((S + R)^2 / delta) (union bound)", "derived", SOURCE,
-          {"S": "subjects", "R": "relations", "delta": "failure probability"},
-          lambda S, R, delta: mlp_guarantee_dim(S, R, delta),
-          lambda: 72 * sp.log((S + R) ** 2 / sp.Symbol("delta", positive=True))),
-    Bound("icrecall.mlp_params", "the triplet MLP has 2 m d + m parameters, m = S R", "derived",
-          SOURCE, {"S": "subjects", "R": "relations", "d": "dimension"},
-          lambda S, R, d: float(mlp_params(S, R, d)), lambda: 2 * S * R * d + S * R),
-    Bound("icrecall.linear_capacity", "a linear memory stores N <= c d^2 / ln V pairs", "reference",
-          REF, {"d": "dimension", "V": "outputs", "c": "unknown constant"},
-          lambda d, V, c: linear_capacity(d, V, c), lambda: c * d**2 / sp.log(V)),
-    Bound("icrecall.pairwise_margin", "pairwise pattern margin to theta: min(2 - theta, "
-          "theta - 1 - 1/(n rho)) > 0 iff only the correct neuron fires (sufficient, not "
-          "necessary, for recall)", "derived", SOURCE,
-          {"n": "context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
-          lambda n, rho, theta: pairwise_margin(n, rho, theta),
-          lambda: sp.Min(2 - theta, theta - 1 - 1 / (n * rho))),
-    Bound("icrecall.min_context_pairs", "no wrong neuron fires under the pairwise pattern once "
-          "n > 1/(rho (theta - 1))",
-          "derived", SOURCE, {"rho": "answer-relation alignment", "theta": "MLP threshold"},
-          lambda rho, theta: float(min_context_pairs(rho, theta)),
-          lambda: sp.floor(1 / (rho * (theta - 1))) + 1),
-    Bound("icrecall.min_recall_pairs", "noise-free, the pairwise pattern recalls (the correct "
-          "neuron beats each context-subject neuron) iff n > 1/rho", "derived", SOURCE,
-          {"rho": "answer-relation alignment"},
-          lambda rho: float(min_recall_pairs(rho)), lambda: sp.floor(1 / rho) + 1),
-    Bound("icrecall.relation_signal_boundary", "with omega = 2/rho_0 the pairwise pattern "
-          "recalls iff the answers' alignment rho > (theta - 1) rho_0", "derived", SOURCE,
-          {"rho": "design alignment rho_0", "theta": "MLP threshold"},
-          lambda rho, theta: relation_signal_boundary(rho, theta), lambda: (theta - 1) * rho),
-    Bound("icrecall.relation_chance", "with an uninformative context, accuracy <= 1/R + "
-          "3 sqrt((1/R)(1-1/R)/K) + 0.01 on K test sequences", "derived", SOURCE,
-          {"R": "relations", "K": "test sequences"},
-          lambda R, K: relation_chance_ceiling(R, K),
-          lambda: 1 / R + 3 * sp.sqrt((1 / R) * (1 - 1 / R) / K) + sp.Rational(1, 100)),
+    Bound(
+        "icrecall.incoherence",
+        "max |<e_t, e_t'>| <= 2 sqrt(2 ln V / d) w.h.p. for V random unit directions",
+        "reference",
+        REF,
+        {"V": "number of vectors", "d": "dimension"},
+        lambda V, d: incoherence_bound(V, d),
+        lambda: 2 * sp.sqrt(2 * sp.log(V) / d),
+    ),
+    Bound(
+        "icrecall.mlp_sufficient_dim",
+        "the triplet MLP recalls every fact when d >= 32 ln(S R) (Gaussian-maximum heuristic)",
+        "derived",
+        SOURCE,
+        {"S": "subjects", "R": "relations"},
+        lambda S, R: mlp_sufficient_dim(S, R),
+        lambda: 32 * sp.log(S * R),
+    ),
+    Bound(
+        "icrecall.mlp_guarantee_dim",
+        "the triplet MLP recalls every fact with probability "
+        ">= 1 - delta when d >= 72 ln((S + R)^2 / delta) (union bound)",
+        "derived",
+        SOURCE,
+        {"S": "subjects", "R": "relations", "delta": "failure probability"},
+        lambda S, R, delta: mlp_guarantee_dim(S, R, delta),
+        lambda: 72 * sp.log((S + R) ** 2 / sp.Symbol("delta", positive=True)),
+    ),
+    Bound(
+        "icrecall.mlp_params",
+        "the triplet MLP has 2 m d + m parameters, m = S R",
+        "derived",
+        SOURCE,
+        {"S": "subjects", "R": "relations", "d": "dimension"},
+        lambda S, R, d: float(mlp_params(S, R, d)),
+        lambda: 2 * S * R * d + S * R,
+    ),
+    Bound(
+        "icrecall.linear_capacity",
+        "a linear memory stores N <= c d^2 / ln V pairs",
+        "reference",
+        REF,
+        {"d": "dimension", "V": "outputs", "c": "unknown constant"},
+        lambda d, V, c: linear_capacity(d, V, c),
+        lambda: c * d**2 / sp.log(V),
+    ),
+    Bound(
+        "icrecall.pairwise_margin",
+        "pairwise pattern margin to theta: min(2 - theta, "
+        "theta - 1 - 1/(n rho)) > 0 iff only the correct neuron fires (sufficient, not "
+        "necessary, for recall)",
+        "derived",
+        SOURCE,
+        {"n": "context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
+        lambda n, rho, theta: pairwise_margin(n, rho, theta),
+        lambda: sp.Min(2 - theta, theta - 1 - 1 / (n * rho)),
+    ),
+    Bound(
+        "icrecall.min_context_pairs",
+        "no wrong neuron fires under the pairwise pattern once n > 1/(rho (theta - 1))",
+        "derived",
+        SOURCE,
+        {"rho": "answer-relation alignment", "theta": "MLP threshold"},
+        lambda rho, theta: float(min_context_pairs(rho, theta)),
+        lambda: sp.floor(1 / (rho * (theta - 1))) + 1,
+    ),
+    Bound(
+        "icrecall.min_recall_pairs",
+        "noise-free, the pairwise pattern recalls (the correct "
+        "neuron beats each context-subject neuron) iff n > 1/rho",
+        "derived",
+        SOURCE,
+        {"rho": "answer-relation alignment"},
+        lambda rho: float(min_recall_pairs(rho)),
+        lambda: sp.floor(1 / rho) + 1,
+    ),
+    Bound(
+        "icrecall.relation_signal_boundary",
+        "with omega = 2/rho_0 the pairwise pattern "
+        "recalls iff the answers' alignment rho > (theta - 1) rho_0",
+        "derived",
+        SOURCE,
+        {"rho": "design alignment rho_0", "theta": "MLP threshold"},
+        lambda rho, theta: relation_signal_boundary(rho, theta),
+        lambda: (theta - 1) * rho,
+    ),
+    Bound(
+        "icrecall.relation_chance",
+        "with an uninformative context, accuracy <= 1/R + 3 sqrt((1/R)(1-1/R)/K) + 0.01 on K test sequences",
+        "derived",
+        SOURCE,
+        {"R": "relations", "K": "test sequences"},
+        lambda R, K: relation_chance_ceiling(R, K),
+        lambda: 1 / R + 3 * sp.sqrt((1 / R) * (1 - 1 / R) / K) + sp.Rational(1, 100),
+    ),
 ):
     register_bound(_bound)

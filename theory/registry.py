@@ -3,6 +3,7 @@
 A :class:`Bound` names its parameters, states the inequality it stands for and carries its
 provenance tag. ``python -m theory list`` and ``python -m theory eval`` read this registry.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -46,13 +47,17 @@ class Bound:
         import inspect
 
         sig = inspect.signature(self.numeric).parameters
-        missing = [p for p in self.params if p not in values
-                   and (p not in sig or sig[p].default is inspect.Parameter.empty)]
+        missing = [
+            p
+            for p in self.params
+            if p not in values and (p not in sig or sig[p].default is inspect.Parameter.empty)
+        ]
         unknown = [p for p in values if p not in self.params]
         if missing or unknown:
             raise ValueError(
                 f"bound {self.name} takes parameters {list(self.params)}; "
-                f"missing {missing}, unknown {unknown}")
+                f"missing {missing}, unknown {unknown}"
+            )
         value = self.numeric(**values)
         if isinstance(value, (int, float)) and math.isnan(value):
             raise ValueError(f"bound {self.name} evaluated to NaN at {values}")

@@ -1,4 +1,5 @@
 """Small validators shared by every theory module: each raises ValueError naming the hypothesis."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,14 @@ def require_int(name: str, value, minimum: int | None = None) -> int:
     return value
 
 
-def require_real(name: str, value, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False) -> float:
+def require_real(
+    name: str,
+    value,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     value = float(value)
     if math.isnan(value):
         raise ValueError(f"{name} is NaN")

@@ -1,4 +1,5 @@
 """recall-bounds verify: claims (predicted vs measured), training loops, sweeps and the CLI."""
+
 from __future__ import annotations
 
 import os
@@ -30,6 +31,8 @@ def check_not_shadowed() -> None:
     if others:
         raise SystemExit(
             "recall-bounds: another distribution ships a top-level 'verify' package: "
-            + "; ".join(others) + f". The toolkit's verify lives in {PROJECT_ROOT}; with both "
+            + "; ".join(others)
+            + f". The toolkit's verify lives in {PROJECT_ROOT}; with both "
             "installed, whichever comes first on sys.path wins. Uninstall the other one "
-            "(pip uninstall verify) or use a separate environment.")
+            "(pip uninstall verify) or use a separate environment."
+        )

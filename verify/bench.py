@@ -5,6 +5,7 @@ through ``verify.claims.load_all``). The ``measure`` row times :func:`verify.mea
 against a plain matrix product of the same shape and against the naive full-logits version.
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,7 @@ def interleaved_times(fns: dict, pairs: int = 7, warmup: int = 1) -> dict[str, l
             fns[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
     for r in range(int(pairs)):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t0)
@@ -60,8 +61,14 @@ def ratio_summary(num: list[float], den: list[float]) -> dict:
     """Median, quartiles and range of the per-round ratios num_i / den_i."""
     r = np.asarray(num, dtype=float) / np.asarray(den, dtype=float)
     q1, med, q3 = np.quantile(r, [0.25, 0.5, 0.75])
-    return {"median": float(med), "q1": float(q1), "q3": float(q3), "min": float(r.min()),
-            "max": float(r.max()), "pairs": int(len(r))}
+    return {
+        "median": float(med),
+        "q1": float(q1),
+        "q3": float(q3),
+        "min": float(r.min()),
+        "max": float(r.max()),
+        "pairs": int(len(r)),
+    }
 
 
 _PEAK_SCRIPT = """
@@ -87,14 +94,19 @@ def peak_extra_bytes(kernel: str, n_queries: int, n_candidates: int, dim: int) -
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, kernel, str(n_queries), str(n_candidates),
-                          str(dim)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_SCRIPT, kernel, str(n_queries), str(n_candidates), str(dim)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(out.stdout.strip().splitlines()[-1])
 
 
 @bench_case("measure")
-def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int = 16384,
-                  dim: int = 128) -> dict:
+def bench_measure(
+    device: str = "cpu", n_queries: int = 16384, n_candidates: int = 16384, dim: int = 128
+) -> dict:
     import torch
 
     from verify.measure import chunk_rows, decode, decode_naive
@@ -134,30 +146,43 @@ def bench_measure(device: str = "cpu", n_queries: int = 16384, n_candidates: int
 
     flops = 2.0 * n_queries * n_candidates * dim
     pairs = 9
-    times = interleaved_times({"matmul": matmul, "chunked": chunked, "chunk_gemms": chunk_gemms,
-                               "chunked_x4": chunked_x4}, pairs=pairs)
+    times = interleaved_times(
+        {"matmul": matmul, "chunked": chunked, "chunk_gemms": chunk_gemms, "chunked_x4": chunked_x4},
+        pairs=pairs,
+    )
     t_nv = best_time(naive, 2)
     del out, buf
     med = {k: float(sorted(v)[len(v) // 2]) for k, v in times.items()}
     vs_mm = ratio_summary(times["matmul"], times["chunked"])
     overhead = ratio_summary(times["chunked"], times["chunk_gemms"])
-    row = {"name": "measure", "device": device, "shape": f"F={n_queries} V={n_candidates} d={dim}",
-           "dtype": "float32", "method": f"interleaved rounds (matmul, chunked, chunk GEMMs alone, chunked x4), "
-                                         f"{pairs} rounds after 1 warm-up; ratios per round",
-           "matmul_s_median": med["matmul"], "chunked_s_median": med["chunked"],
-           "chunk_gemms_s_median": med["chunk_gemms"], "naive_s_best_of_2": t_nv,
-           "matmul_gflops": flops / med["matmul"] / 1e9, "chunked_gflops": flops / med["chunked"] / 1e9,
-           "naive_gflops": flops / t_nv / 1e9,
-           "ratio_to_matmul": vs_mm["median"], "ratio_to_matmul_q1_q3": [vs_mm["q1"], vs_mm["q3"]],
-           "ratio_to_matmul_min_max": [vs_mm["min"], vs_mm["max"]], "target_ratio": 0.85,
-           "reduction_overhead": overhead["median"] - 1.0,
-           "reduction_overhead_q1_q3": [overhead["q1"] - 1.0, overhead["q3"] - 1.0],
-           "target_reduction_overhead": 0.10,
-           "chunk_gemms_ratio_to_matmul": ratio_summary(times["matmul"], times["chunk_gemms"])["median"],
-           "chunked_x4_ratio_to_matmul": ratio_summary(times["matmul"], times["chunked_x4"])["median"],
-           "full_logits_bytes": n_queries * n_candidates * 4,
-           "chunk_bytes": rows_per_chunk * n_candidates * 4, "load_average": load_average(),
-           "torch_threads": torch.get_num_threads()}
+    row = {
+        "name": "measure",
+        "device": device,
+        "shape": f"F={n_queries} V={n_candidates} d={dim}",
+        "dtype": "float32",
+        "method": f"interleaved rounds (matmul, chunked, chunk GEMMs alone, chunked x4), "
+        f"{pairs} rounds after 1 warm-up; ratios per round",
+        "matmul_s_median": med["matmul"],
+        "chunked_s_median": med["chunked"],
+        "chunk_gemms_s_median": med["chunk_gemms"],
+        "naive_s_best_of_2": t_nv,
+        "matmul_gflops": flops / med["matmul"] / 1e9,
+        "chunked_gflops": flops / med["chunked"] / 1e9,
+        "naive_gflops": flops / t_nv / 1e9,
+        "ratio_to_matmul": vs_mm["median"],
+        "ratio_to_matmul_q1_q3": [vs_mm["q1"], vs_mm["q3"]],
+        "ratio_to_matmul_min_max": [vs_mm["min"], vs_mm["max"]],
+        "target_ratio": 0.85,
+        "reduction_overhead": overhead["median"] - 1.0,
+        "reduction_overhead_q1_q3": [overhead["q1"] - 1.0, overhead["q3"] - 1.0],
+        "target_reduction_overhead": 0.10,
+        "chunk_gemms_ratio_to_matmul": ratio_summary(times["matmul"], times["chunk_gemms"])["median"],
+        "chunked_x4_ratio_to_matmul": ratio_summary(times["matmul"], times["chunked_x4"])["median"],
+        "full_logits_bytes": n_queries * n_candidates * 4,
+        "chunk_bytes": rows_per_chunk * n_candidates * 4,
+        "load_average": load_average(),
+        "torch_threads": torch.get_num_threads(),
+    }
     if device == "cpu":
         row["chunked_peak_extra_bytes"] = peak_extra_bytes("chunked", n_queries, n_candidates, dim)
         row["naive_peak_extra_bytes"] = peak_extra_bytes("naive", n_queries, n_candidates, dim)
@@ -172,9 +197,15 @@ def load_average() -> list[float]:
 
 
 @bench_case("measure_chunks")
-def bench_measure_chunks(device: str = "cpu", n_queries: int = 16384, n_candidates: int = 16384,
-                         dim: int = 128, sizes_mib=(8, 16, 32, 64), threads=(1, 2),
-                         pairs: int = 7) -> dict:
+def bench_measure_chunks(
+    device: str = "cpu",
+    n_queries: int = 16384,
+    n_candidates: int = 16384,
+    dim: int = 128,
+    sizes_mib=(8, 16, 32, 64),
+    threads=(1, 2),
+    pairs: int = 7,
+) -> dict:
     """Issue 17.3: the chunked margin kernel at several chunk sizes against one plain matrix
     product, interleaved in each round (so load hits every side of a round alike), with one and
     with two threads. Per size: the median and spread over rounds of matmul / chunked, and the
@@ -200,17 +231,24 @@ def bench_measure_chunks(device: str = "cpu", n_queries: int = 16384, n_candidat
 
         def gemms(rows=rows):
             for s in range(0, n_queries, rows):
-                torch.mm(H[s:s + rows], Ut, out=out[s:s + rows])
+                torch.mm(H[s : s + rows], Ut, out=out[s : s + rows])
             sync()
 
         fns[f"chunked_{mib}MiB"] = chunked
         fns[f"gemms_{mib}MiB"] = gemms
     before = torch.get_num_threads()
-    row = {"name": "measure_chunks", "device": device, "dtype": "float32",
-           "shape": f"F={n_queries} V={n_candidates} d={dim}", "pairs": pairs,
-           "method": "interleaved rounds (matmul, then chunked and its bare chunk GEMMs per size, "
-                     "order rotating), 1 warm-up round; ratios per round, median and quartiles",
-           "target_ratio": 0.85, "target_reduction_overhead": 0.10, "by_threads": {}}
+    row = {
+        "name": "measure_chunks",
+        "device": device,
+        "dtype": "float32",
+        "shape": f"F={n_queries} V={n_candidates} d={dim}",
+        "pairs": pairs,
+        "method": "interleaved rounds (matmul, then chunked and its bare chunk GEMMs per size, "
+        "order rotating), 1 warm-up round; ratios per round, median and quartiles",
+        "target_ratio": 0.85,
+        "target_reduction_overhead": 0.10,
+        "by_threads": {},
+    }
     try:
         for n_threads in threads:
             torch.set_num_threads(int(n_threads))
@@ -220,17 +258,23 @@ def bench_measure_chunks(device: str = "cpu", n_queries: int = 16384, n_candidat
             for mib in sizes_mib:
                 vs = ratio_summary(times["matmul"], times[f"chunked_{mib}MiB"])
                 over = ratio_summary(times[f"chunked_{mib}MiB"], times[f"gemms_{mib}MiB"])
-                per[f"{mib}MiB"] = {"ratio_to_matmul": vs["median"],
-                                    "ratio_q1_q3": [vs["q1"], vs["q3"]],
-                                    "ratio_min_max": [vs["min"], vs["max"]],
-                                    "reduction_overhead": over["median"] - 1.0,
-                                    "chunked_s_median": float(np.median(times[f"chunked_{mib}MiB"]))}
+                per[f"{mib}MiB"] = {
+                    "ratio_to_matmul": vs["median"],
+                    "ratio_q1_q3": [vs["q1"], vs["q3"]],
+                    "ratio_min_max": [vs["min"], vs["max"]],
+                    "reduction_overhead": over["median"] - 1.0,
+                    "chunked_s_median": float(np.median(times[f"chunked_{mib}MiB"])),
+                }
             best = max(per, key=lambda k: per[k]["ratio_to_matmul"])
             row["by_threads"][str(n_threads)] = {
-                "load_before": load_before, "load_after": load_average(),
-                "matmul_s_median": float(np.median(times["matmul"])), "sizes": per,
-                "best_size": best, "best_ratio": per[best]["ratio_to_matmul"],
-                "short_of_target": max(0.0, 0.85 - per[best]["ratio_to_matmul"])}
+                "load_before": load_before,
+                "load_after": load_average(),
+                "matmul_s_median": float(np.median(times["matmul"])),
+                "sizes": per,
+                "best_size": best,
+                "best_ratio": per[best]["ratio_to_matmul"],
+                "short_of_target": max(0.0, 0.85 - per[best]["ratio_to_matmul"]),
+            }
     finally:
         torch.set_num_threads(before)
     return row

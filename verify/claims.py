@@ -23,6 +23,7 @@ Every claim can fail (DESIGN.md). A claim has a *kind*:
 ``seed_rule`` states how a statistical verdict is reached over seeds (every seed, k of n, an
 interval clearing a threshold); ``verify run --seed S`` changes the base seed of every rule.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -85,8 +86,10 @@ class Control:
         override = self.params(dict(params)) if callable(self.params) else self.params
         unknown = set(override) - set(params) - {"control"}
         if unknown:
-            raise ValueError(f"control {self.name!r} overrides unknown parameters {sorted(unknown)}; "
-                             f"the claim's parameters are {sorted(params)} (or 'control')")
+            raise ValueError(
+                f"control {self.name!r} overrides unknown parameters {sorted(unknown)}; "
+                f"the claim's parameters are {sorted(params)} (or 'control')"
+            )
         return {**dict(params), **dict(override)}
 
 
@@ -105,19 +108,22 @@ class Claim:
     needs: tuple[str, ...] = ()  # e.g. ("torch",), ("transformers",): informational
     kind: str = "empirical"
     controls: tuple[Control, ...] = ()
-    seed_rule: str = ""      # how the verdict is reached over seeds ("" = one deterministic run)
-    independence: str = ""   # identity claims: why the two computations share no code
+    seed_rule: str = ""  # how the verdict is reached over seeds ("" = one deterministic run)
+    independence: str = ""  # identity claims: why the two computations share no code
     bounds: tuple[str, ...] = ()  # ids of the theory bounds this claim checks ("geometric.d0_suff")
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} not in {KINDS}")
         if self.demonstrates_failure != (self.kind == "must_fail"):
-            raise ValueError(f"claim {self.id}: demonstrates_failure must be True exactly for "
-                             "kind='must_fail'")
+            raise ValueError(
+                f"claim {self.id}: demonstrates_failure must be True exactly for kind='must_fail'"
+            )
         if self.kind == "identity" and not self.independence:
-            raise ValueError(f"claim {self.id}: an identity claim must say why its two "
-                             "computations are independent (independence=...)")
+            raise ValueError(
+                f"claim {self.id}: an identity claim must say why its two "
+                "computations are independent (independence=...)"
+            )
         names = [c.name for c in self.controls]
         if len(set(names)) != len(names):
             raise ValueError(f"claim {self.id}: control names repeat: {names}")
@@ -143,10 +149,22 @@ def register(claim: Claim) -> Claim:
     return CLAIMS.add(claim.id, claim)
 
 
-def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mapping,
-          full: Mapping | None = None, demonstrates_failure: bool = False, needs=(),
-          kind: str | None = None, controls=(), seed_rule: str = "", independence: str = "",
-          bounds=()):
+def claim(
+    id: str,
+    *,
+    source: str,
+    provenance: str,
+    statement: str,
+    quick: Mapping,
+    full: Mapping | None = None,
+    demonstrates_failure: bool = False,
+    needs=(),
+    kind: str | None = None,
+    controls=(),
+    seed_rule: str = "",
+    independence: str = "",
+    bounds=(),
+):
     """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``.
 
     ``kind`` defaults to ``must_fail`` when ``demonstrates_failure`` is set, else ``empirical``.
@@ -155,11 +173,24 @@ def claim(id: str, *, source: str, provenance: str, statement: str, quick: Mappi
     kind = kind or ("must_fail" if demonstrates_failure else "empirical")
 
     def wrap(fn):
-        register(Claim(id=id, source=source, provenance=provenance, statement=statement,
-                       quick=dict(quick), full=dict(full if full is not None else quick),
-                       check=fn, demonstrates_failure=kind == "must_fail", needs=tuple(needs),
-                       kind=kind, controls=tuple(controls), seed_rule=seed_rule,
-                       independence=independence, bounds=tuple(bounds)))
+        register(
+            Claim(
+                id=id,
+                source=source,
+                provenance=provenance,
+                statement=statement,
+                quick=dict(quick),
+                full=dict(full if full is not None else quick),
+                check=fn,
+                demonstrates_failure=kind == "must_fail",
+                needs=tuple(needs),
+                kind=kind,
+                controls=tuple(controls),
+                seed_rule=seed_rule,
+                independence=independence,
+                bounds=tuple(bounds),
+            )
+        )
         return fn
 
     return wrap

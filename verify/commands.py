@@ -1,5 +1,6 @@
 """The commands of ``python -m verify`` (run, falsify, run --dry-run); verify/cli.py parses the
 arguments and calls these."""
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,18 @@ def cmd_falsify(args) -> int:
     """Run the controls of the selected claims (not the claims themselves)."""
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, missing_controls, select
-    from verify.runner import run_controls
-
     from verify.ledger import entry_for
+    from verify.runner import run_controls
 
     claims = select(args.ids)
     device = resolve_device(args.device)
-    ctx = Context(seed=args.seed, device=device, dtype=args.dtype or default_dtype(device),
-                  scale=args.scale, progress=sys.stderr.isatty())
+    ctx = Context(
+        seed=args.seed,
+        device=device,
+        dtype=args.dtype or default_dtype(device),
+        scale=args.scale,
+        progress=sys.stderr.isatty(),
+    )
     bad, known_defects = 0, 0
     stream = sys.stderr if args.json else sys.stdout
     for c in claims:
@@ -35,14 +40,33 @@ def cmd_falsify(args) -> int:
                 known_defects += 1
         rows_judged = [r for r in rows if "known" not in r]
         problems = ([missing] if missing else []) + [
-            f"control {r['name']} " + ("errors: " + r["error"] if r["status"] == "error"
-                                       else f"passes the criterion (measured {_short(r.get('measured'))})")
-            for r in rows_judged if r["status"] in ("passes", "error")]
+            f"control {r['name']} "
+            + (
+                "errors: " + r["error"]
+                if r["status"] == "error"
+                else f"passes the criterion (measured {_short(r.get('measured'))})"
+            )
+            for r in rows_judged
+            if r["status"] in ("passes", "error")
+        ]
         bad += bool(problems)
         if args.json:
-            print(json.dumps({"id": c.id, "kind": c.kind, "ok": not problems, "problems": problems,
-                              "controls": rows, "seed": ctx.seed, "scale": ctx.scale,
-                              "device": ctx.device, "dtype": ctx.dtype}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "id": c.id,
+                        "kind": c.kind,
+                        "ok": not problems,
+                        "problems": problems,
+                        "controls": rows,
+                        "seed": ctx.seed,
+                        "scale": ctx.scale,
+                        "device": ctx.device,
+                        "dtype": ctx.dtype,
+                    }
+                ),
+                flush=True,
+            )
         verdict = "ok" if not problems else "VACUOUS" if rows else "NO CONTROL"
         names = ", ".join(f"{r['name']}: {r['status']}" for r in rows) or ("-" if not missing else "")
         print(f"{c.id:<60} {c.kind:<10} {verdict:<10} {names}", file=stream)
@@ -50,10 +74,15 @@ def cmd_falsify(args) -> int:
             print(f"    {p}", file=stream)
         for r in rows:
             if "known" in r:
-                print(f"    control {r['name']} passes the criterion: a known defect, in the ledger", file=stream)
-    print(f"\n{len(claims)} claims, {bad} without a failing control"
-          + (f"; {known_defects} control(s) known to pass, recorded in the ledger" if known_defects else ""),
-          file=stream)
+                print(
+                    f"    control {r['name']} passes the criterion: a known defect, in the ledger",
+                    file=stream,
+                )
+    print(
+        f"\n{len(claims)} claims, {bad} without a failing control"
+        + (f"; {known_defects} control(s) known to pass, recorded in the ledger" if known_defects else ""),
+        file=stream,
+    )
     return 1 if bad else 0
 
 
@@ -63,8 +92,11 @@ def _print_table(records, stream=sys.stdout):
     for r in records:
         pred, meas = _short(r.get("predicted")), _short(r.get("measured"))
         extra = r.get("error") or r.get("skipped") or r.get("ledger") or ""
-        print(f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
-              + (f"  [{extra}]" if extra else ""), file=stream)
+        print(
+            f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
+            + (f"  [{extra}]" if extra else ""),
+            file=stream,
+        )
 
 
 def _short(value, limit=60) -> str:
@@ -85,8 +117,9 @@ def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
                     latest[row["id"]] = row
     areas: dict[str, dict] = {}
     for c in claims:
-        a = areas.setdefault(c.area, {"claims": 0, "seconds": 0.0, "unknown": [],
-                                      "peak_rss_bytes": 0, "devices": set()})
+        a = areas.setdefault(
+            c.area, {"claims": 0, "seconds": 0.0, "unknown": [], "peak_rss_bytes": 0, "devices": set()}
+        )
         a["claims"] += 1
         row = latest.get(c.id)
         if row is None:
@@ -104,17 +137,27 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
     areas = expected_seconds(claims, args.scale, folders)
     rows = []
     for area, a in areas.items():
-        rows.append({"area": area, "claims": a["claims"], "expected_seconds": round(a["seconds"], 1),
-                     "claims_without_record": len(a["unknown"]),
-                     "max_peak_rss_gb": round(a["peak_rss_bytes"] / 2**30, 2),
-                     "measured_on": sorted(a["devices"])})
+        rows.append(
+            {
+                "area": area,
+                "claims": a["claims"],
+                "expected_seconds": round(a["seconds"], 1),
+                "claims_without_record": len(a["unknown"]),
+                "max_peak_rss_gb": round(a["peak_rss_bytes"] / 2**30, 2),
+                "measured_on": sorted(a["devices"]),
+            }
+        )
     loads = [0.0] * max(1, jobs)
     for r in sorted(rows, key=lambda r: -r["expected_seconds"]):  # whole areas per worker
         loads[loads.index(min(loads))] += r["expected_seconds"]
-    total = {"scale": args.scale, "serial_seconds": round(sum(r["expected_seconds"] for r in rows), 1),
-             "jobs": jobs, "wall_seconds_with_jobs": round(max(loads), 1),
-             "claims_without_record": sum(r["claims_without_record"] for r in rows),
-             "from": folders}
+    total = {
+        "scale": args.scale,
+        "serial_seconds": round(sum(r["expected_seconds"] for r in rows), 1),
+        "jobs": jobs,
+        "wall_seconds_with_jobs": round(max(loads), 1),
+        "claims_without_record": sum(r["claims_without_record"] for r in rows),
+        "from": folders,
+    }
     if args.json:
         for r in rows:
             print(json.dumps(r))
@@ -122,13 +165,17 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
         return 0
     print(f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9} {'peak GB':>8}  measured on")
     for r in rows:
-        print(f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} "
-              f"{r['claims_without_record']:>9} {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}")
-    print(f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
-          f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
-          f"{total['claims_without_record']} claims have no stored record at this scale (not "
-          f"counted). Records from {', '.join(folders)}; times are those of the machine that "
-          "stored them.")
+        print(
+            f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} "
+            f"{r['claims_without_record']:>9} {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}"
+        )
+    print(
+        f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
+        f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
+        f"{total['claims_without_record']} claims have no stored record at this scale (not "
+        f"counted). Records from {', '.join(folders)}; times are those of the machine that "
+        "stored them."
+    )
     return 0
 
 
@@ -141,8 +188,7 @@ def cmd_run(args, patterns) -> int:
     claims = select(patterns)
     device = resolve_device(args.device)
     dtype = args.dtype or default_dtype(device)
-    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale,
-                  progress=sys.stderr.isatty())
+    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=sys.stderr.isatty())
     areas = {c.area for c in claims}
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
     if jobs < 1:
@@ -154,6 +200,7 @@ def cmd_run(args, patterns) -> int:
     def emit(record):
         if args.json:
             print(json.dumps(record), flush=True)
+
     if jobs > 1 and len(areas) > 1:
         records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
     else:

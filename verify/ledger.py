@@ -19,6 +19,7 @@ instead of a new one. Only a ledgered claim can carry such a control.
 An entry applies at the scales it names (``scales``, default both): a claim that fails at full
 scale and passes at quick scale has a full-scale entry only, so the quick run still judges it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,17 +28,19 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class LedgerEntry:
     claim_id: str
-    measured: str   # the numbers measured when it was recorded
-    tried: str      # what was tried
-    reason: str     # the suspected reason
+    measured: str  # the numbers measured when it was recorded
+    tried: str  # what was tried
+    reason: str  # the suspected reason
     flips_with_seed: bool = False  # passes at some base seeds, fails at others (numbers in `measured`)
     scales: tuple[str, ...] = ("quick", "full")  # the scales at which the claim was not reproduced
     known_vacuous: tuple[str, ...] = ()  # controls on which the criterion is known to pass too
 
     def __post_init__(self):
         if not self.scales or set(self.scales) - {"quick", "full"}:
-            raise ValueError(f"ledger entry {self.claim_id}: scales {self.scales} must be a non-empty "
-                             "subset of ('quick', 'full')")
+            raise ValueError(
+                f"ledger entry {self.claim_id}: scales {self.scales} must be a non-empty "
+                "subset of ('quick', 'full')"
+            )
 
 
 LEDGER: dict[str, LedgerEntry] = {}
@@ -59,7 +62,11 @@ def record(entry: LedgerEntry) -> LedgerEntry:
 def entry_for(claim_id: str, scale: str) -> LedgerEntry | None:
     """The ledger entry of a claim at a scale, or None when it is judged normally there."""
     entry = BY_SCALE.get((claim_id, scale))
-    if entry is None and claim_id in LEDGER and (claim_id, "quick") not in BY_SCALE \
-            and (claim_id, "full") not in BY_SCALE:
+    if (
+        entry is None
+        and claim_id in LEDGER
+        and (claim_id, "quick") not in BY_SCALE
+        and (claim_id, "full") not in BY_SCALE
+    ):
         entry = LEDGER[claim_id]  # placed in LEDGER by hand (tests)
     return entry

@@ -2,11 +2,12 @@
 ``--where`` each claim's code location and the theory bounds it checks.
 
 The location comes from :func:`inspect.getsourcelines` of the claim's check function, so it stays
-right wherever the module lives (``verify/fact_mlp_capacity.py`` or ``verify/fact_mlp/capacity.py``).
+right wherever the module lives (``verify/fact_mlp/capacity.py`` or ``verify/fact_mlp/capacity.py``).
 Figures are drawn by ``paper_figs``, a later stage: the full chain claim -> figure is printed by
 ``python -m paper_figs where`` (and in docs/README.md), not here, so that ``verify`` never imports
 ``paper_figs``.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -19,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent  # the repository root (the folder
 
 @dataclass(frozen=True)
 class Location:
-    path: str   # relative to the repository root, with forward slashes
-    line: int   # 1-based line of the check function's ``def``
+    path: str  # relative to the repository root, with forward slashes
+    line: int  # 1-based line of the check function's ``def``
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
@@ -51,8 +52,10 @@ def bound_rows(claim) -> list[dict]:
     rows = []
     for name in claim.bounds:
         if name not in bounds:
-            raise ValueError(f"claim {claim.id} names bound {name!r}, which theory does not register; "
-                             "`python -m theory list` shows the bounds")
+            raise ValueError(
+                f"claim {claim.id} names bound {name!r}, which theory does not register; "
+                "`python -m theory list` shows the bounds"
+            )
         b = bounds[name]
         rows.append({"id": name, "label": b.label, "provenance": b.provenance})
     return rows
@@ -63,13 +66,17 @@ def bound_text(row: dict) -> str:
 
 
 def where_rows(claims) -> list[dict]:
-    return [{"id": c.id, "kind": c.kind, "location": str(location(c.check)), "bounds": bound_rows(c)}
-            for c in claims]
+    return [
+        {"id": c.id, "kind": c.kind, "location": str(location(c.check)), "bounds": bound_rows(c)}
+        for c in claims
+    ]
 
 
 def claims_markdown(claims) -> str:
-    lines = ["| claim | kind | provenance | statement | controls (must fail) | source |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| claim | kind | provenance | statement | controls (must fail) | source |",
+        "|---|---|---|---|---|---|",
+    ]
     for c in claims:
         statement = c.statement.replace("|", "\\|")
         if c.seed_rule:
@@ -82,11 +89,20 @@ def claims_markdown(claims) -> str:
 def claims_json(claims, where: bool = False) -> str:
     rows = []
     for c in claims:
-        row = {"id": c.id, "source": c.source, "provenance": c.provenance, "kind": c.kind,
-               "statement": c.statement, "seed_rule": c.seed_rule,
-               "controls": [{"name": k.name, "why": k.why} for k in c.controls],
-               "independence": c.independence, "quick": c.quick, "full": c.full,
-               "demonstrates_failure": c.demonstrates_failure, "bounds": list(c.bounds)}
+        row = {
+            "id": c.id,
+            "source": c.source,
+            "provenance": c.provenance,
+            "kind": c.kind,
+            "statement": c.statement,
+            "seed_rule": c.seed_rule,
+            "controls": [{"name": k.name, "why": k.why} for k in c.controls],
+            "independence": c.independence,
+            "quick": c.quick,
+            "full": c.full,
+            "demonstrates_failure": c.demonstrates_failure,
+            "bounds": list(c.bounds),
+        }
         if where:
             row["location"] = str(location(c.check))
             row["bounds"] = bound_rows(c)
@@ -114,5 +130,7 @@ def where_text(claims) -> str:
     """One line per claim: id, file:line, bounds (with labels)."""
     rows = where_rows(claims)
     width = max((len(r["id"]) for r in rows), default=10)
-    return "\n".join(f"{r['id']:<{width}}  {r['location']}  "
-                     + (", ".join(bound_text(b) for b in r["bounds"]) or "-") for r in rows)
+    return "\n".join(
+        f"{r['id']:<{width}}  {r['location']}  " + (", ".join(bound_text(b) for b in r["bounds"]) or "-")
+        for r in rows
+    )

@@ -4,6 +4,7 @@ The kernel (``decode``, ``decode_naive``, ``Decoding``, ``chunk_rows``) lives in
 :mod:`constructions.decode`, the lowest torch layer, and is re-exported here; this module adds
 the statistics of the claims (fits, intervals, verdicts over seeds).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,8 +66,9 @@ def seeds_verdict(passes, rule: str = "every") -> bool:
     raise ValueError(f"unknown seed rule {rule!r}: 'every' or 'k_of_n:K'")
 
 
-def bootstrap_interval(values, level: float = 0.95, n_boot: int = 4000, seed: int = 0,
-                       stat=np.mean) -> tuple[float, float]:
+def bootstrap_interval(
+    values, level: float = 0.95, n_boot: int = 4000, seed: int = 0, stat=np.mean
+) -> tuple[float, float]:
     """Percentile bootstrap interval of ``stat`` over per-seed values (seeded, no global RNG)."""
     x = np.asarray(values, dtype=np.float64)
     if x.size < 2 or not np.all(np.isfinite(x)):
@@ -82,7 +84,9 @@ def binomial_interval(successes: int, trials: int, level: float = 0.95) -> tuple
     from scipy.stats import binomtest
 
     if trials < 1 or not 0 <= successes <= trials:
-        raise ValueError(f"binomial interval needs 0 <= successes={successes} <= trials={trials}, trials >= 1")
+        raise ValueError(
+            f"binomial interval needs 0 <= successes={successes} <= trials={trials}, trials >= 1"
+        )
     ci = binomtest(int(successes), int(trials)).proportion_ci(confidence_level=level, method="exact")
     return float(ci.low), float(ci.high)
 

@@ -4,6 +4,7 @@ Each record holds: id, scale, params, predicted, measured, passed, status, prove
 seed, device, dtype, versions, git revision, code key, seconds, details. A re-run with the
 same claim, parameters, seed, device, dtype and code key resumes: finished records are reused.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,10 +24,16 @@ def git_revision() -> str:
     """HEAD's hash, with "+dirty-<hash of the diff>" when the tree has uncommitted changes."""
     root = Path(__file__).resolve().parent.parent
     try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                             text=True, timeout=10, check=True).stdout.strip()
-        diff = subprocess.run(["git", "diff", "HEAD", "--", "theory", "constructions", "verify"],
-                              cwd=root, capture_output=True, text=True, timeout=10).stdout
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        diff = subprocess.run(
+            ["git", "diff", "HEAD", "--", "theory", "constructions", "verify"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     if diff:
@@ -39,9 +46,13 @@ def versions() -> dict:
     import scipy
     import sympy
 
-    out = {"python": platform.python_version(), "numpy": numpy.__version__,
-           "scipy": scipy.__version__, "sympy": sympy.__version__,
-           "platform": platform.platform()}
+    out = {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "sympy": sympy.__version__,
+        "platform": platform.platform(),
+    }
     try:
         import torch
 
@@ -90,14 +101,21 @@ class ResultStore:
             out[row["id"]] = row
         return out
 
-    def find(self, claim_id: str, scale: str, params: dict, seed: int, device: str,
-             dtype: str, code: str) -> dict | None:
+    def find(
+        self, claim_id: str, scale: str, params: dict, seed: int, device: str, dtype: str, code: str
+    ) -> dict | None:
         key = params_key(params)
         for row in reversed(self.records()):
-            if (row.get("id") == claim_id and row.get("scale") == scale
-                    and params_key(row.get("params", {})) == key and row.get("seed") == seed
-                    and row.get("device") == device and row.get("dtype") == dtype
-                    and row.get("code") == code and row.get("status") != "error"):
+            if (
+                row.get("id") == claim_id
+                and row.get("scale") == scale
+                and params_key(row.get("params", {})) == key
+                and row.get("seed") == seed
+                and row.get("device") == device
+                and row.get("dtype") == dtype
+                and row.get("code") == code
+                and row.get("status") != "error"
+            ):
                 return row
         return None
 
@@ -121,13 +139,18 @@ def _fmt(value) -> str:
 def write_report(records: list[dict], path: str | os.PathLike) -> Path:
     """Markdown table: every claim with predicted, measured, status and provenance."""
     path = Path(path)
-    lines = ["# recall-bounds report", "",
-             f"{len(records)} claims; status counts: "
-             + ", ".join(f"{k} {v}" for k, v in sorted(_count(records).items())), "",
-             "Controls are the same check run where the claim must not hold; each must fail "
-             "(\"fails as required\"), otherwise the claim is vacuous.", "",
-             "| claim | kind | provenance | predicted | measured | controls | status | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# recall-bounds report",
+        "",
+        f"{len(records)} claims; status counts: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(_count(records).items())),
+        "",
+        "Controls are the same check run where the claim must not hold; each must fail "
+        '("fails as required"), otherwise the claim is vacuous.',
+        "",
+        "| claim | kind | provenance | predicted | measured | controls | status | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in records:
         status = r["status"]
         if r.get("ledger"):
@@ -136,15 +159,24 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
             status += f" ({r['error']})"
         if r.get("skipped"):
             status += f" ({r['skipped']})"
-        controls = "; ".join(f"{c['name']}: {c['status']} ({_fmt(c.get('measured'))})"
-                             for c in r.get("controls") or []) or "-"
-        lines.append(f"| `{r['id']}` | {r.get('kind', '')} | {r['provenance']} | {_fmt(r.get('predicted'))} | "
-                     f"{_fmt(r.get('measured'))} | {controls.replace('|', '/')} | {status} | "
-                     f"{r.get('seconds', 0):.1f} |")
+        controls = (
+            "; ".join(
+                f"{c['name']}: {c['status']} ({_fmt(c.get('measured'))})" for c in r.get("controls") or []
+            )
+            or "-"
+        )
+        lines.append(
+            f"| `{r['id']}` | {r.get('kind', '')} | {r['provenance']} | {_fmt(r.get('predicted'))} | "
+            f"{_fmt(r.get('measured'))} | {controls.replace('|', '/')} | {status} | "
+            f"{r.get('seconds', 0):.1f} |"
+        )
     if records:
         r0 = records[0]
-        lines += ["", f"seed {r0.get('seed')}, device {r0.get('device')}, dtype {r0.get('dtype')}, "
-                  f"git {r0.get('git')}, versions {json.dumps(r0.get('versions'))}"]
+        lines += [
+            "",
+            f"seed {r0.get('seed')}, device {r0.get('device')}, dtype {r0.get('dtype')}, "
+            f"git {r0.get('git')}, versions {json.dumps(r0.get('versions'))}",
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -1,4 +1,5 @@
 """Run claims, append each result as it finishes, resume finished ones."""
+
 from __future__ import annotations
 
 import time
@@ -13,8 +14,13 @@ from verify.results import ResultStore, git_revision, versions
 STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "vacuous", "skipped", "error")
 
 
-def status_of(claim: Claim, outcome: Outcome | None, error: str | None,
-              controls: list[dict] | None = None, scale: str = "quick") -> str:
+def status_of(
+    claim: Claim,
+    outcome: Outcome | None,
+    error: str | None,
+    controls: list[dict] | None = None,
+    scale: str = "quick",
+) -> str:
     if error is not None:
         return "error"
     if outcome.skipped:
@@ -49,15 +55,19 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
         out = claim.check(cparams, ctx)
         if not isinstance(out, Outcome):
             raise TypeError(f"check of {claim.id} returned {type(out).__name__}, not Outcome")
-        row.update(predicted=jsonable(out.predicted), measured=jsonable(out.measured),
-                   criterion_passed=bool(out.passed))
+        row.update(
+            predicted=jsonable(out.predicted),
+            measured=jsonable(out.measured),
+            criterion_passed=bool(out.passed),
+        )
         if out.skipped:
             row["status"], row["skipped"] = "skipped", out.skipped
         else:
             row["status"] = "passes" if out.passed else "fails as required"
     except Exception as exc:  # noqa: BLE001 - a control that cannot run is an error
-        row.update(status="error", error=f"{type(exc).__name__}: {exc}",
-                   traceback=traceback.format_exc(limit=6))
+        row.update(
+            status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=6)
+        )
     row["seconds"] = round(time.perf_counter() - start, 3)
     return row
 
@@ -77,8 +87,11 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         outcome = claim.check(params, ctx)
         if not isinstance(outcome, Outcome):
             raise TypeError(f"check of {claim.id} returned {type(outcome).__name__}, not Outcome")
-        predicted, measured, details = (jsonable(outcome.predicted), jsonable(outcome.measured),
-                                        jsonable(outcome.details))
+        predicted, measured, details = (
+            jsonable(outcome.predicted),
+            jsonable(outcome.measured),
+            jsonable(outcome.details),
+        )
     except Exception as exc:  # noqa: BLE001 - recorded, reported, exit status 1
         error = f"{type(exc).__name__}: {exc}"
         predicted = measured = None
@@ -90,15 +103,32 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
     entry = entry_for(claim.id, ctx.scale)
     record = {
-        "id": claim.id, "scale": ctx.scale, "params": jsonable(params),
-        "provenance": claim.provenance, "source": claim.source, "statement": claim.statement,
-        "kind": claim.kind, "seed_rule": claim.seed_rule,
-        "predicted": predicted, "measured": measured,
-        "passed": bool(outcome is not None and outcome.passed and error is None
-                       and not outcome.skipped and status != "not reproduced"),
-        "status": status, "seed": ctx.seed, "device": ctx.device, "dtype": ctx.dtype,
-        "seconds": round(seconds, 3), "git": git_revision(), "code": git_revision(),
-        "versions": versions(), "details": details,
+        "id": claim.id,
+        "scale": ctx.scale,
+        "params": jsonable(params),
+        "provenance": claim.provenance,
+        "source": claim.source,
+        "statement": claim.statement,
+        "kind": claim.kind,
+        "seed_rule": claim.seed_rule,
+        "predicted": predicted,
+        "measured": measured,
+        "passed": bool(
+            outcome is not None
+            and outcome.passed
+            and error is None
+            and not outcome.skipped
+            and status != "not reproduced"
+        ),
+        "status": status,
+        "seed": ctx.seed,
+        "device": ctx.device,
+        "dtype": ctx.dtype,
+        "seconds": round(seconds, 3),
+        "git": git_revision(),
+        "code": git_revision(),
+        "versions": versions(),
+        "details": details,
         **peak_memory(ctx.device, peak_scope),
     }
     if outcome is not None and outcome.dtype and outcome.dtype != ctx.dtype:
@@ -113,12 +143,17 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         for c in control_rows:
             if c["status"] == "passes" and c["name"] in known:
                 c["known"] = "ledgered: the criterion is known to pass on this control"
-        bad = [c for c in control_rows if c["status"] == "error"
-               or (c["status"] == "passes" and c["name"] not in known)]
+        bad = [
+            c
+            for c in control_rows
+            if c["status"] == "error" or (c["status"] == "passes" and c["name"] not in known)
+        ]
         if bad and error is None:
             record["error" if any(c["status"] == "error" for c in bad) else "vacuous"] = "; ".join(
-                f"control {c['name']}: " + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
-                for c in bad)
+                f"control {c['name']}: "
+                + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
+                for c in bad
+            )
     if outcome is not None and outcome.skipped:
         record["skipped"] = outcome.skipped
     if error:
@@ -177,8 +212,9 @@ def peak_memory(device: str = "cpu", scope: str = "process") -> dict:
     return out
 
 
-def run_claims(claims: list[Claim], ctx: Context, store: ResultStore | None = None,
-               resume: bool = True, on_record=None) -> list[dict]:
+def run_claims(
+    claims: list[Claim], ctx: Context, store: ResultStore | None = None, resume: bool = True, on_record=None
+) -> list[dict]:
     records = []
     bar = tqdm(claims, desc="claims", unit="claim", disable=not ctx.progress, leave=False)
     for claim in bar:
@@ -186,8 +222,9 @@ def run_claims(claims: list[Claim], ctx: Context, store: ResultStore | None = No
         params = claim.params(ctx.scale)
         record = None
         if store is not None and resume:
-            record = store.find(claim.id, ctx.scale, jsonable(params), ctx.seed, ctx.device,
-                                ctx.dtype, git_revision())
+            record = store.find(
+                claim.id, ctx.scale, jsonable(params), ctx.seed, ctx.device, ctx.dtype, git_revision()
+            )
             if record is not None:
                 record = dict(record, resumed=True)
         if record is None:
@@ -221,8 +258,14 @@ def partition_by_area(claims: list[Claim], jobs: int, store: ResultStore | None 
     return [[c for c in claims if c.area in areas] for _, areas in bins if areas]
 
 
-def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | None, jobs: int,
-                        resume: bool = True, on_record=None) -> list[dict]:
+def run_claims_parallel(
+    claims: list[Claim],
+    ctx: Context,
+    store: ResultStore | None,
+    jobs: int,
+    resume: bool = True,
+    on_record=None,
+) -> list[dict]:
     """Run claims in ``jobs`` worker processes (``python -m verify run ... --json``), whole areas per
     worker, each with ``cpu_count // jobs`` threads. Records are appended to ``store`` by this
     process as they arrive, so an interrupted run keeps every finished claim; a worker that dies
@@ -242,8 +285,15 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
     for claim in claims:
         found = None
         if store is not None and resume:
-            found = store.find(claim.id, ctx.scale, jsonable(claim.params(ctx.scale)), ctx.seed,
-                               ctx.device, ctx.dtype, git_revision())
+            found = store.find(
+                claim.id,
+                ctx.scale,
+                jsonable(claim.params(ctx.scale)),
+                ctx.seed,
+                ctx.device,
+                ctx.dtype,
+                git_revision(),
+            )
         if found is not None:
             done[claim.id] = dict(found, resumed=True)
             if on_record is not None:
@@ -264,12 +314,29 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
 
     with tempfile.TemporaryDirectory(prefix="recall-bounds-") as tmp:
         for i, group in enumerate(groups):
-            cmd = [sys.executable, "-m", "verify", "run", *[c.id for c in group], "--json", "--fresh",
-                   "--jobs", "1", "--out", os.path.join(tmp, str(i)), "--seed", str(ctx.seed),
-                   "--scale", ctx.scale, "--device", ctx.device, "--dtype", ctx.dtype]
+            cmd = [
+                sys.executable,
+                "-m",
+                "verify",
+                "run",
+                *[c.id for c in group],
+                "--json",
+                "--fresh",
+                "--jobs",
+                "1",
+                "--out",
+                os.path.join(tmp, str(i)),
+                "--seed",
+                str(ctx.seed),
+                "--scale",
+                ctx.scale,
+                "--device",
+                ctx.device,
+                "--dtype",
+                ctx.dtype,
+            ]
             env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    env=env)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             tail: collections.deque = collections.deque(maxlen=200)
             procs.append((proc, group, tail))
 
@@ -296,8 +363,9 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, store: ResultStore | 
                 proc.wait()
                 for claim in group:
                     if claim.id not in done:
-                        rec = run_claim(_Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx,
-                                        controls=False)
+                        rec = run_claim(
+                            _Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx, controls=False
+                        )
                         rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
                         rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
                         deliver(rec)
@@ -321,8 +389,11 @@ def exit_cause(returncode: int | None) -> str:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        hint = (" (SIGKILL is what the out-of-memory killer sends; see the kernel log)"
-                if -returncode == signal.SIGKILL else "")
+        hint = (
+            " (SIGKILL is what the out-of-memory killer sends; see the kernel log)"
+            if -returncode == signal.SIGKILL
+            else ""
+        )
         return f"killed by {name}{hint}"
     return f"exited with status {returncode}"
 
@@ -331,7 +402,8 @@ def _Crashed(claim: Claim, returncode: int, stderr: str) -> Claim:
     from dataclasses import replace
 
     def check(params, ctx):
-        raise RuntimeError(f"worker process {exit_cause(returncode)} before reporting this claim; "
-                           f"its stderr ends: {stderr}")
+        raise RuntimeError(
+            f"worker process {exit_cause(returncode)} before reporting this claim; its stderr ends: {stderr}"
+        )
 
     return replace(claim, check=check)

@@ -25,6 +25,7 @@ Command line (any top-level function ``module:function``)::
     python -m verify.sweep constructions.foo:point --grid '{"n_subjects": [64, 128]}' \\
         --seeds 0 1 2 --out /tmp/sweep.jsonl [--workers 2] [--scheduler tcp://HOST:PORT]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,16 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tqdm import tqdm
 
-__all__ = ["SweepError", "expand_grid", "point_key", "run_grid", "load_records", "results_by_point",
-           "add_sweep_arguments", "main"]
+__all__ = [
+    "SweepError",
+    "expand_grid",
+    "point_key",
+    "run_grid",
+    "load_records",
+    "results_by_point",
+    "add_sweep_arguments",
+    "main",
+]
 
 
 class SweepError(RuntimeError):
@@ -76,8 +85,7 @@ def _canonical(value: Any) -> Any:
 
 def point_key(fn_name: str, params: Mapping, seed: int) -> str:
     """Stable identity of one point: hash of (function, sorted parameters, seed)."""
-    text = json.dumps({"fn": fn_name, "params": _canonical(dict(params)), "seed": int(seed)},
-                      sort_keys=True)
+    text = json.dumps({"fn": fn_name, "params": _canonical(dict(params)), "seed": int(seed)}, sort_keys=True)
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -164,8 +172,17 @@ def _dask_iter(fn, todo, scheduler):
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
     try:
-        futures = [client.submit(_run_point, fn, p["params"], p["seed"], pure=False,
-                                 key=f"sweep-{p['key']}-{time.monotonic_ns()}") for p in todo]
+        futures = [
+            client.submit(
+                _run_point,
+                fn,
+                p["params"],
+                p["seed"],
+                pure=False,
+                key=f"sweep-{p['key']}-{time.monotonic_ns()}",
+            )
+            for p in todo
+        ]
         by_key = {f.key: p for f, p in zip(futures, todo)}
         for fut in as_completed(futures):
             yield by_key[fut.key], fut.result()
@@ -174,10 +191,20 @@ def _dask_iter(fn, todo, scheduler):
             client.close()
 
 
-def run_grid(fn: Callable[[dict, int], Any], grid, seeds: Iterable[int] = (0,),
-             out_path: str | os.PathLike | None = None, *, workers: int | None = None,
-             scheduler=None, progress: bool | None = None, resume: bool = True,
-             raise_errors: bool = True, mp_context=None, desc: str | None = None) -> list[dict]:
+def run_grid(
+    fn: Callable[[dict, int], Any],
+    grid,
+    seeds: Iterable[int] = (0,),
+    out_path: str | os.PathLike | None = None,
+    *,
+    workers: int | None = None,
+    scheduler=None,
+    progress: bool | None = None,
+    resume: bool = True,
+    raise_errors: bool = True,
+    mp_context=None,
+    desc: str | None = None,
+) -> list[dict]:
     """Run ``fn(params, seed)`` on every grid point times every seed; return records in grid order.
 
     grid: a list of parameter dicts, or a dict of axes (expanded by :func:`expand_grid`).
@@ -222,8 +249,15 @@ def run_grid(fn: Callable[[dict, int], Any], grid, seeds: Iterable[int] = (0,),
             unique.append(p)
     todo = [p for p in unique if p["key"] not in done]
     errors = []
-    bar = tqdm(total=len(unique), initial=len(unique) - len(todo), desc=desc or name.split(":")[-1],
-               unit="pt", disable=not _progress_enabled(progress), leave=False, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(unique),
+        initial=len(unique) - len(todo),
+        desc=desc or name.split(":")[-1],
+        unit="pt",
+        disable=not _progress_enabled(progress),
+        leave=False,
+        dynamic_ncols=True,
+    )
     if todo:
         if scheduler is not None:
             stream = _dask_iter(fn, todo, scheduler)
@@ -231,8 +265,13 @@ def run_grid(fn: Callable[[dict, int], Any], grid, seeds: Iterable[int] = (0,),
             n_workers = int(workers) if workers is not None else (os.cpu_count() or 1)
             stream = _local_iter(fn, todo, max(1, min(n_workers, len(todo))), mp_context)
         for point, outcome in stream:
-            record = {"key": point["key"], "fn": name, "params": point["params"],
-                      "seed": point["seed"], **outcome}
+            record = {
+                "key": point["key"],
+                "fn": name,
+                "params": point["params"],
+                "seed": point["seed"],
+                **outcome,
+            }
             if path is not None:
                 _append(path, record)
             if "error" in record:
@@ -243,8 +282,10 @@ def run_grid(fn: Callable[[dict, int], Any], grid, seeds: Iterable[int] = (0,),
     bar.close()
     if errors and raise_errors:
         first = errors[0]
-        raise SweepError(f"{len(errors)} of {len(todo)} sweep points raised; first "
-                         f"{first['params']} seed {first['seed']}: {first['error']}")
+        raise SweepError(
+            f"{len(errors)} of {len(todo)} sweep points raised; first "
+            f"{first['params']} seed {first['seed']}: {first['error']}"
+        )
     return [done[p["key"]] for p in points if p["key"] in done]
 
 
@@ -258,10 +299,18 @@ def results_by_point(records: Sequence[dict]) -> dict[tuple, list]:
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``--workers``, ``--scheduler`` and ``--no-progress`` to any area's command line."""
-    parser.add_argument("--workers", type=int, default=None,
-                        help="local worker processes (default: all cores; 1 = in process)")
-    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                        help="run the grid on this Dask scheduler through dask.distributed")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default: all cores; 1 = in process)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the grid on this Dask scheduler through dask.distributed",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -277,20 +326,29 @@ def _load_function(spec: str) -> Callable:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m verify.sweep",
-                                     description="Run fn(params, seed) over a grid times seeds.")
+    parser = argparse.ArgumentParser(
+        prog="python -m verify.sweep", description="Run fn(params, seed) over a grid times seeds."
+    )
     parser.add_argument("function", help="module:function, a top-level function (params, seed)")
-    parser.add_argument("--grid", required=True,
-                        help='JSON: a dict of axes {"n": [1, 2]} or a list of parameter dicts')
+    parser.add_argument(
+        "--grid", required=True, help='JSON: a dict of axes {"n": [1, 2]} or a list of parameter dicts'
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--out", required=True, help="JSON-lines results file (resumed if present)")
     parser.add_argument("--fresh", action="store_true", help="do not reuse finished points")
     add_sweep_arguments(parser)
     args = parser.parse_args(argv)
     fn = _load_function(args.function)
-    records = run_grid(fn, json.loads(args.grid), args.seeds, args.out, workers=args.workers,
-                       scheduler=args.scheduler, progress=False if args.no_progress else None,
-                       resume=not args.fresh)
+    records = run_grid(
+        fn,
+        json.loads(args.grid),
+        args.seeds,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=False if args.no_progress else None,
+        resume=not args.fresh,
+    )
     print(f"{len(records)} points finished in {args.out}")
     return 0
 

@@ -1,0 +1,434 @@
+"""Mixture of Chapters (2603.21096) in torch: the chapter-routed memory layer and a small
+decoder-only model that places memory layers at given indices and shares one bank.
+
+* :func:`rms_normalise`, :class:`RMSNorm` - RMS normalisation (eps 1e-6) [reference].
+* :class:`ChapterRouter` - spec §5.2: pool, linear, softmax, shared chapters, top-k, renormalise,
+  chapter weights [paper + reference]; :func:`load_balance_loss`, :func:`z_loss` (§5.3) [reference].
+* :class:`MemoryAttention` - spec §5.1: memory cross-attention, zero-initialised W_O [paper].
+* :class:`MemoryLayer` - router + selected-memory preprocessing + memory attention.
+* :class:`Block` (Variant A, §5.4) and :class:`MoCModel` [paper].
+
+All randomness comes from an explicit ``torch.Generator``; the device is passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from constructions.chapters.memory import gather_chapters
+from theory.chapters.flops import validate_config
+
+EPS = 1e-6
+
+
+def rms_normalise(x: torch.Tensor, eps: float = EPS) -> torch.Tensor:
+    """x / sqrt(mean(x^2 over the last axis) + eps), no learnable scale [reference]."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm with d learnable weights (init 1) [reference]."""
+
+    def __init__(self, dim: int, device=None, dtype=None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return rms_normalise(x) * self.weight
+
+
+@dataclass
+class Routing:
+    """Output of :class:`ChapterRouter`: chapters (B, C_sh + k) with the shared ones first,
+    weights (B, C_sh + k) summing to 1, logits and probabilities (B, C) over all chapters."""
+
+    chapters: torch.Tensor
+    weights: torch.Tensor
+    logits: torch.Tensor
+    probs: torch.Tensor
+    n_shared: int
+
+
+ROUTING_MODES = ("sequence", "prefix", "first")
+
+
+class ChapterRouter(nn.Module):
+    """Per-sequence chapter router (spec §5.2) [paper + reference].
+
+    r = mean of the block input over positions (``routing="sequence"``, the paper's mode);
+    l = W_r r + b_r;
+    p = softmax(l); zero p on the shared chapters and renormalise; top-k of the routed chapters;
+    renormalise the top-k to p~; weights: 1 per shared chapter and s * p~_i per routed chapter,
+    divided by their sum. With ``weighting=False`` every weight is 1 (plain concatenation: the
+    LM loss then has no gradient path to the router).
+
+    Routing modes (``routing=``) [derived, spec §5.7]:
+
+    * ``"sequence"``: the paper's per-sequence routing; the pool includes every position, so under
+      teacher-forced causal language modelling the chapter choice can carry later tokens to
+      earlier positions (the routing leak).
+    * ``"prefix"``: per-position causal routing. Position t is routed from the mean of the block
+      input over positions 0..t (the running mean) and reads only its own chapters;
+      :class:`MemoryLayer` does the per-position pooling and calls this router once per position.
+      This is the causal mode to train and evaluate with.
+    * ``"first"``: position 0 only. With a BOS token first, as in every toy dataset here, every
+      input gets the same chapters: this is fixed-chapter memory (a learnt bank read through a
+      constant selection), causal but not input-dependent.
+    """
+
+    def __init__(
+        self,
+        d_model,
+        n_chapters,
+        n_shared,
+        top_k,
+        routed_scale=2.5,
+        weighting=True,
+        routing="sequence",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if routing not in ROUTING_MODES:
+            raise ValueError(
+                f"routing={routing!r} must be one of {ROUTING_MODES}: 'sequence' "
+                "(paper), 'prefix' (per-position causal), 'first' (fixed chapters)"
+            )
+        if not 1 <= top_k <= n_chapters - n_shared:
+            raise ValueError(
+                f"top_k={top_k} must lie in [1, n_chapters - n_shared = {n_chapters - n_shared}]"
+            )
+        self.n_chapters, self.n_shared, self.top_k = n_chapters, n_shared, top_k
+        self.routed_scale, self.weighting, self.routing = float(routed_scale), weighting, routing
+        self.linear = nn.Linear(d_model, n_chapters, bias=True, device=device, dtype=dtype)
+
+    def forward(self, hidden: torch.Tensor) -> Routing:
+        pooled = hidden[:, 0] if self.routing == "first" else hidden.mean(1)
+        logits = self.linear(pooled)
+        probs = logits.softmax(-1)
+        routed = probs[:, self.n_shared :]
+        routed = routed / routed.sum(-1, keepdim=True)
+        top_p, top_i = routed.topk(self.top_k, dim=-1)
+        top_p = top_p / top_p.sum(-1, keepdim=True)
+        batch = hidden.shape[0]
+        shared_ids = torch.arange(self.n_shared, device=hidden.device).expand(batch, -1)
+        chapters = torch.cat([shared_ids, top_i + self.n_shared], dim=1)
+        if self.weighting:
+            ones = torch.ones(batch, self.n_shared, device=hidden.device, dtype=top_p.dtype)
+            raw = torch.cat([ones, self.routed_scale * top_p], dim=1)
+            weights = raw / raw.sum(-1, keepdim=True)
+        else:
+            weights = torch.ones(chapters.shape, device=hidden.device, dtype=hidden.dtype)
+        return Routing(chapters, weights, logits, probs, self.n_shared)
+
+
+def selection_frequency(chapters: torch.Tensor, n_chapters: int) -> torch.Tensor:
+    """f_i = batch mean of 1[i selected] over all C chapters (sum f_i = C_sh + k) [reference]."""
+    counts = torch.zeros(n_chapters, dtype=torch.float64, device=chapters.device)
+    counts.index_add_(
+        0, chapters.reshape(-1), torch.ones(chapters.numel(), dtype=torch.float64, device=chapters.device)
+    )
+    return counts / chapters.shape[0]
+
+
+def load_balance_loss(probs: torch.Tensor, selected: torch.Tensor) -> torch.Tensor:
+    """L_lb = C * sum_i f_i P_i (spec §5.3) [reference: Switch Transformer].
+
+    probs (B, C) router probabilities; selected (B, k) the chosen chapter ids (routed only).
+    f_i = batch mean of 1[i in top-k(b)], so sum f_i = k; P_i = batch mean of p_i."""
+    n_chapters = probs.shape[-1]
+    one_hot = torch.zeros_like(probs).scatter_(1, selected, 1.0)
+    f = one_hot.mean(0)
+    return n_chapters * (f * probs.mean(0)).sum()
+
+
+def z_loss(logits: torch.Tensor) -> torch.Tensor:
+    """L_z = mean_b (logsumexp_i l_bi)^2 (spec §5.3) [reference: ST-MoE]."""
+    return logits.logsumexp(-1).pow(2).mean()
+
+
+class MemoryAttention(nn.Module):
+    """MemRead = softmax(Q K^T / sqrt(d_h)) V W_O with Q = RMSNorm(H) W_Q, K = M~ W_K, V = M~ W_V
+    (spec §5.1) [paper]; no mask over memory; no biases; W_O zero-initialised [reference]."""
+
+    def __init__(self, d_model, n_heads, device=None, dtype=None):
+        super().__init__()
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
+        kw = dict(bias=False, device=device, dtype=dtype)
+        self.norm = RMSNorm(d_model, device=device, dtype=dtype)
+        self.wq, self.wk = nn.Linear(d_model, d_model, **kw), nn.Linear(d_model, d_model, **kw)
+        self.wv, self.wo = nn.Linear(d_model, d_model, **kw), nn.Linear(d_model, d_model, **kw)
+
+    def heads(self, x):
+        b, n, _ = x.shape
+        return x.view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, hidden, keys, values, token_weights=None):
+        """hidden (B, L, d); keys, values (B, N_sel, d) projected from the selected tokens.
+
+        With ``token_weights`` (B, N_sel), keys and values are those of the normalised, UNweighted
+        tokens and the chapter weights are applied inside the attention: q.(w k) = w (q.k) and
+        sum_t p_t (w_t v_t) = sum_t (p_t w_t) v_t, the same MemRead as projecting w * M_S
+        [derived, exact up to rounding] at a fraction of the element-wise work."""
+        q = self.heads(self.wq(self.norm(hidden)))
+        k, v = self.heads(keys), self.heads(values)
+        if token_weights is None:
+            out = F.scaled_dot_product_attention(q, k, v)
+        else:
+            w = token_weights[:, None, None, :]
+            scores = (q @ k.transpose(-1, -2)) * (w / math.sqrt(self.head_dim))
+            out = (scores.softmax(-1) * w) @ v
+        b, _, n, _ = out.shape
+        return self.wo(out.transpose(1, 2).reshape(b, n, -1))
+
+
+class MemoryLayer(nn.Module):
+    """Router + selected-memory preprocessing + memory attention of one memory layer
+    [paper + reference]. The bank is passed in (one bank shared by all memory layers).
+
+    Preprocessing: gather the chapters, RMS-normalise every selected token (no scale), multiply by
+    its chapter weight. Because W_K, W_V are linear, (w m^) W = w (m^ W): when the batch selects
+    more tokens than the bank holds it is cheaper to project the normalised bank once and gather
+    the projections; both orders give the same K, V, and the weight is applied inside the
+    attention (see :meth:`MemoryAttention.forward`) [derived, exact up to rounding].
+
+    ``sparse_bank_grad`` (class default False; set it on an instance): the routed gather's
+    backward writes a sparse gradient holding only the selected chapters (:func:`constructions.chapters.memory.gather_chapters`).
+    """
+
+    sparse_bank_grad = False
+
+    def __init__(
+        self,
+        d_model,
+        n_heads,
+        n_chapters,
+        n_shared,
+        top_k,
+        routed_scale=2.5,
+        weighting=True,
+        routing="sequence",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        self.router = ChapterRouter(
+            d_model, n_chapters, n_shared, top_k, routed_scale, weighting, routing, device=device, dtype=dtype
+        )
+        self.attention = MemoryAttention(d_model, n_heads, device=device, dtype=dtype)
+        self.n_chapters = n_chapters
+
+    def selected_keys_values(self, bank, routing: Routing, weighted=True):
+        """K, V of the selected memory M~ = w * RMS(M_S), each (B, N_sel, d); with
+        ``weighted=False`` also the per-token weights (B, N_sel) and K, V of RMS(M_S) alone."""
+        chapters = bank.view(self.n_chapters, -1, bank.shape[-1])  # (C, T, d)
+        b, n_sel_chapters = routing.chapters.shape
+        tokens, dim = chapters.shape[1], bank.shape[-1]
+        att = self.attention
+        if b * n_sel_chapters * tokens > bank.shape[0]:
+            normed = rms_normalise(chapters)
+            keys, values = att.wk(normed)[routing.chapters], att.wv(normed)[routing.chapters]
+        else:
+            selected = rms_normalise(
+                gather_chapters(bank, routing.chapters, self.n_chapters, self.sparse_bank_grad)
+            )  # (B, C_sh+k, T, d)
+            keys, values = att.wk(selected), att.wv(selected)
+        keys, values = keys.reshape(b, -1, dim), values.reshape(b, -1, dim)
+        token_weights = routing.weights.repeat_interleave(tokens, dim=1)  # (B, N_sel)
+        if weighted:
+            return keys * token_weights[..., None], values * token_weights[..., None]
+        return keys, values, token_weights
+
+    def forward(self, block_input, hidden, bank):
+        if self.router.routing == "prefix":
+            return self.forward_prefix(block_input, hidden, bank)
+        routing = self.router(block_input)
+        keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
+        return self.attention(hidden, keys, values, token_weights), routing
+
+    def forward_prefix(self, block_input, hidden, bank):
+        """Per-position causal routing [derived]: position t is routed from the running mean of the
+        block input over 0..t and attends to its own selected memory. Implemented by treating
+        every position as a length-1 sequence (B * L rows), so the routing's rows are
+        (batch, position) pairs in row-major order."""
+        b, n, dim = hidden.shape
+        counts = torch.arange(1, n + 1, device=hidden.device, dtype=block_input.dtype)
+        running = block_input.cumsum(1) / counts[None, :, None]
+        routing = self.router(running.reshape(b * n, 1, dim))
+        keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
+        read = self.attention(hidden.reshape(b * n, 1, dim), keys, values, token_weights)
+        return read.reshape(b, n, dim), routing
+
+
+_ROPE_CACHE: dict = {}
+
+
+def _rope_tables(length, dim, theta, device, dtype):
+    key = (length, dim, theta, str(device), dtype)
+    if key not in _ROPE_CACHE:
+        inv = theta ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim)
+        ang = torch.arange(length, device=device, dtype=torch.float64)[:, None] * inv[None]
+        _ROPE_CACHE[key] = (
+            torch.cat([ang.cos()] * 2, -1).to(dtype),
+            torch.cat([ang.sin()] * 2, -1).to(dtype),
+        )
+    return _ROPE_CACHE[key]
+
+
+def rope(x, theta=1e5):
+    """Rotary position embedding on (B, heads, L, d_h), rotate-half convention [reference]."""
+    length, dim = x.shape[-2], x.shape[-1]
+    cos, sin = _rope_tables(length, dim, theta, x.device, x.dtype)
+    x1, x2 = x[..., : dim // 2], x[..., dim // 2 :]
+    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+
+class Block(nn.Module):
+    """Variant A block (spec §5.4) [paper]: x += SelfAttn(RMSNorm(x)); on a memory layer
+    x += MemRead(RMSNorm(x), M~); x += SwiGLU(RMSNorm(x)). Causal GQA self-attention with RoPE."""
+
+    def __init__(self, cfg, memory: bool, device=None, dtype=None):
+        super().__init__()
+        d, self.h, self.h_kv, self.d_h = (cfg["d_model"], cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"])
+        kw = dict(bias=False, device=device, dtype=dtype)
+        self.norm1, self.norm2 = RMSNorm(d, device, dtype), RMSNorm(d, device, dtype)
+        self.wq, self.wo = nn.Linear(d, d, **kw), nn.Linear(d, d, **kw)
+        self.wk = nn.Linear(d, self.h_kv * self.d_h, **kw)
+        self.wv = nn.Linear(d, self.h_kv * self.d_h, **kw)
+        self.w_gate = nn.Linear(d, cfg["d_ff"], **kw)
+        self.w_up = nn.Linear(d, cfg["d_ff"], **kw)
+        self.w_down = nn.Linear(cfg["d_ff"], d, **kw)
+        self.memory = (
+            MemoryLayer(
+                d,
+                cfg["n_heads"],
+                cfg["n_chapters"],
+                cfg["n_shared"],
+                cfg["top_k"],
+                cfg.get("routed_scale", 2.5),
+                cfg.get("weighting", True),
+                cfg.get("routing", "sequence"),
+                device=device,
+                dtype=dtype,
+            )
+            if memory
+            else None
+        )
+
+    def self_attention(self, x):
+        b, n, _ = x.shape
+        q = rope(self.wq(x).view(b, n, self.h, self.d_h).transpose(1, 2))
+        k = rope(self.wk(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2))
+        v = self.wv(x).view(b, n, self.h_kv, self.d_h).transpose(1, 2)
+        if n <= 16:  # short toy sequences: plain matmuls launch fewer, cheaper kernels on CPU
+            rep = self.h // self.h_kv
+            q = q.reshape(b, self.h_kv, rep * n, self.d_h)  # query heads grouped by KV head
+            scores = (q @ k.transpose(-1, -2)).view(b, self.h_kv, rep, n, n) / math.sqrt(self.d_h)
+            mask = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            probs = scores.masked_fill(mask, float("-inf")).softmax(-1)
+            out = (probs.view(b, self.h_kv, rep * n, n) @ v).view(b, self.h, n, self.d_h)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.h != self.h_kv)
+        return self.wo(out.transpose(1, 2).reshape(b, n, -1))
+
+    def forward(self, x, bank=None):
+        block_input = x
+        x = x + self.self_attention(self.norm1(x))
+        routing = None
+        if self.memory is not None:
+            read, routing = self.memory(block_input, x, bank)
+            x = x + read
+        y = self.norm2(x)
+        x = x + self.w_down(F.silu(self.w_gate(y)) * self.w_up(y))
+        return x, routing
+
+
+class MoCModel(nn.Module):
+    """Decoder-only model with memory layers at ``cfg["mem_layers"]`` sharing one bank [paper].
+
+    Config keys: those of ``theory.chapters.flops.PAPER_CONFIG`` (``mem_layers`` may be empty for a
+    dense model), plus ``weighting`` (default True), ``routing`` ("sequence"), ``wo_init``
+    ("zero", the paper's, or "normal": N(0, 0.02^2)). Weights, embeddings and the bank are
+    N(0, 0.02^2), the router bias 0, norms 1; embeddings are tied. ``generator`` is required
+    except on the meta device (parameter counting only).
+    """
+
+    def __init__(self, cfg, generator=None, device="cpu", dtype=torch.float32):
+        super().__init__()
+        cfg = dict(cfg)
+        cfg.setdefault("seq_len", 1)
+        if cfg["mem_layers"]:
+            cfg.update({key: value for key, value in validate_config(cfg).items() if key in ("mem_layers",)})
+        else:
+            checks = {**cfg, "bank_tokens": 1, "n_chapters": 1, "n_shared": 0, "top_k": 1}
+            validate_config(checks)
+        self.cfg = cfg
+        d = cfg["d_model"]
+        self.embedding = nn.Embedding(cfg["vocab"], d, device=device, dtype=dtype)
+        mem = set(cfg["mem_layers"])
+        self.blocks = nn.ModuleList(Block(cfg, i in mem, device, dtype) for i in range(cfg["n_layers"]))
+        self.final_norm = RMSNorm(d, device, dtype)
+        self.bank = (
+            nn.Parameter(torch.empty(cfg["bank_tokens"], d, device=device, dtype=dtype)) if mem else None
+        )
+        if str(device) != "meta":
+            if generator is None:
+                raise ValueError("MoCModel needs an explicit torch.Generator for its initialisation")
+            self.initialise(generator, cfg.get("wo_init", "zero"))
+
+    @torch.no_grad()
+    def initialise(self, gen, wo_init="zero"):
+        if wo_init not in ("zero", "normal"):
+            raise ValueError(f"wo_init={wo_init!r} must be 'zero' (paper) or 'normal'")
+
+        def normal(t):
+            t.copy_(torch.randn(t.shape, generator=gen, dtype=t.dtype).to(t.device) * 0.02)
+
+        for name, p in self.named_parameters():
+            if name.endswith("norm.weight") or "norm1" in name or "norm2" in name:
+                p.fill_(1.0)
+            elif name.endswith("router.linear.bias"):
+                p.zero_()
+            elif name.endswith("memory.attention.wo.weight") and wo_init == "zero":
+                p.zero_()
+            else:
+                normal(p)
+
+    def memory_parameters(self):
+        """Bank and memory layers (spec §5.6: they get their own learning rate)."""
+        return [p for n, p in self.named_parameters() if n == "bank" or ".memory." in n]
+
+    def forward(self, tokens, last_only=False):
+        """logits (B, L, V) (or (B, V) at the last position) and the routings per memory layer."""
+        x = self.embedding(tokens)
+        routings = []
+        for block in self.blocks:
+            x, routing = block(x, self.bank)
+            if routing is not None:
+                routings.append(routing)
+        if last_only:
+            x = x[:, -1]
+        return self.final_norm(x) @ self.embedding.weight.t(), routings
+
+
+def auxiliary_losses(routings):
+    """(L_lb, L_z) averaged over memory layers (spec §5.3) [reference]; zeros without memory.
+    The load balance counts the routed selections only (sum f_i = k)."""
+    if not routings:
+        return 0.0, 0.0
+    lb = sum(load_balance_loss(r.probs, r.chapters[:, r.n_shared :]) for r in routings)
+    z = sum(z_loss(r.logits) for r in routings)
+    return lb / len(routings), z / len(routings)
+
+
+def normalised_entropy(f: torch.Tensor | list) -> float:
+    """Entropy of the distribution f / sum f, divided by log(len f) [derived metric]."""
+    f = torch.as_tensor(f, dtype=torch.float64)
+    p = f / f.sum()
+    nz = p[p > 0]
+    return float(-(nz * nz.log()).sum() / math.log(len(f)))

@@ -1,0 +1,295 @@
+"""Toy synthetic experiments of Mixture of Chapters (spec §4, §5.6) [derived]: fact data, the
+toy configurations (MoC and its iso-FLOP dense comparator) and the two-phase training loop.
+
+Sequences are ``[BOS, KEY, SEP]``; the VALUE is predicted at SEP and never enters the input, so
+it cannot reach the router's pool. Token ids: 0..3 BOS/SEP/PAD/UNK, then phase-1 keys, then
+phase-2 keys, then values. All sequences have length 3, so no padding is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from constructions.chapters.layer import MoCModel, auxiliary_losses, normalised_entropy, selection_frequency
+from theory.chapters.flops import TOY_CONFIG, iso_flop_depth
+
+BOS, SEP, PAD, UNK = 0, 1, 2, 3
+N_SPECIAL = 4
+
+
+@dataclass(frozen=True)
+class FactSet:
+    """A random map key -> value: ``keys`` and ``values`` are token ids (numpy int64)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    def inputs(self) -> np.ndarray:
+        n = len(self.keys)
+        return np.stack([np.full(n, BOS), self.keys, np.full(n, SEP)], axis=1)
+
+
+def make_fact_dataset(
+    n_keys: int,
+    n_values: int,
+    gen: np.random.Generator,
+    key_start: int = N_SPECIAL,
+    value_start: int | None = None,
+) -> FactSet:
+    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys (spec §4) [derived]."""
+    if n_keys < 1 or n_values < 1:
+        raise ValueError(f"n_keys={n_keys} and n_values={n_values} must be >= 1")
+    value_start = key_start + n_keys if value_start is None else value_start
+    keys = np.arange(key_start, key_start + n_keys, dtype=np.int64)
+    return FactSet(keys, value_start + gen.integers(n_values, size=n_keys).astype(np.int64))
+
+
+def make_phase2_dataset(
+    n_pairs: int, gen: np.random.Generator, key_start: int, value_start: int, n_values: int
+) -> FactSet:
+    """A disjoint task on fresh key tokens ``key_start..key_start+n_pairs-1`` (a new random map
+    to the same value range); phase 2 never shows phase-1 keys (spec §4) [derived]."""
+    return make_fact_dataset(n_pairs, n_values, gen, key_start=key_start, value_start=value_start)
+
+
+def make_mixed_batches(datasets, batch: int, gen: np.random.Generator):
+    """Endless (inputs, targets) batches; each example from a uniformly drawn dataset, then a
+    uniformly drawn fact (spec §4). Sequences share one length, so nothing is padded."""
+    inputs = [d.inputs() for d in datasets]
+    while True:
+        which = gen.integers(len(datasets), size=batch)
+        rows = [gen.integers(len(datasets[i].keys)) for i in which]
+        x = np.stack([inputs[i][r] for i, r in zip(which, rows)])
+        y = np.array([datasets[i].values[r] for i, r in zip(which, rows)])
+        yield torch.from_numpy(x), torch.from_numpy(y)
+
+
+def toy_configs(n_facts=1024, n_values=256, n_phase2=1024, top_k=4):
+    """(MoC config, iso-FLOP dense config) of spec §5.6 [derived]. The dense depth is the smallest
+    integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes)."""
+    moc = dict(TOY_CONFIG, vocab=N_SPECIAL + n_facts + n_phase2 + n_values, top_k=top_k)
+    depth = iso_flop_depth(moc)
+    dense = dict(moc, n_layers=depth, mem_layers=[])
+    return moc, dense
+
+
+def lr_factor(step: int, steps: int, warmup: int) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.1 (spec §5.6)."""
+    if step < warmup:
+        return (step + 1) / warmup
+    t = (step - warmup) / max(1, steps - warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
+
+
+@torch.no_grad()
+def evaluate(model, facts: FactSet, device="cpu") -> tuple[float, float]:
+    """(accuracy, mean cross-entropy in nats) of the value at SEP over every fact; accuracy is
+    the fraction whose argmax over the whole vocabulary is the value."""
+    logits, _ = model(torch.from_numpy(facts.inputs()).to(device), last_only=True)
+    target = torch.from_numpy(facts.values).to(device)
+    acc = float((logits.argmax(-1) == target).double().mean())
+    return acc, float(F.cross_entropy(logits.double(), target))
+
+
+def accuracy(model, facts: FactSet, device="cpu") -> float:
+    return evaluate(model, facts, device)[0]
+
+
+def train(
+    model,
+    batches,
+    steps,
+    *,
+    lr=3e-3,
+    lr_memory=6e-3,
+    lr_bank=None,
+    lb_coef=0.01,
+    z_coef=0.001,
+    warmup=50,
+    eval_sets=(),
+    eval_every=25,
+    schedule_steps=None,
+    device="cpu",
+):
+    """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
+
+    Memory layers get ``lr_memory``; the bank gets ``lr_bank`` (default ``lr_memory``; 0 freezes
+    it). ``schedule_steps`` (default ``steps``) sets the cosine horizon, so a run may stop early on
+    the schedule of a longer one. Returns a history: step-wise LM loss, accuracy and loss of each
+    of ``eval_sets`` every ``eval_every`` steps and at the end, and ``f``: per step, the routed
+    chapters' selection frequency in the batch (first memory layer; numpy, steps x (C - C_sh))."""
+    schedule_steps = steps if schedule_steps is None else schedule_steps
+    lr_bank = lr_memory if lr_bank is None else lr_bank
+    memory = [p for n, p in model.named_parameters() if ".memory." in n]
+    bank = [model.bank] if model.bank is not None else []
+    ids = {id(p) for p in memory + bank}
+    backbone = [p for p in model.parameters() if id(p) not in ids]
+    groups = [{"params": backbone, "lr": lr}, {"params": memory, "lr": lr_memory}]
+    if bank and lr_bank > 0:
+        groups.append({"params": bank, "lr": lr_bank})
+    for p in bank:
+        p.requires_grad_(lr_bank > 0)
+    groups = [g for g in groups if g["params"]]
+    for g in groups:
+        g["base_lr"] = g["lr"]
+    opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+    hist = {
+        "loss": [],
+        "eval_steps": [],
+        "acc": [[] for _ in eval_sets],
+        "eval_loss": [[] for _ in eval_sets],
+        "f": [],
+    }
+
+    def record_eval(step):
+        hist["eval_steps"].append(step)
+        for i, facts in enumerate(eval_sets):
+            acc, nats = evaluate(model, facts, device)
+            hist["acc"][i].append(acc)
+            hist["eval_loss"][i].append(nats)
+
+    for step in range(steps):
+        if eval_sets and step % eval_every == 0:
+            record_eval(step)
+        for g in groups:
+            g["lr"] = g["base_lr"] * lr_factor(step, schedule_steps, warmup)
+        x, y = next(batches)
+        logits, routings = model(x.to(device), last_only=True)
+        loss = F.cross_entropy(logits, y.to(device))
+        total = loss
+        if routings:
+            lb, z = auxiliary_losses(routings)
+            total = loss + lb_coef * lb + z_coef * z
+            r = routings[0]
+            f = selection_frequency(r.chapters[:, r.n_shared :], r.probs.shape[-1])[r.n_shared :]
+            hist["f"].append(f.cpu().numpy())
+        opt.zero_grad(set_to_none=True)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        hist["loss"].append(float(loss.detach()))
+    if eval_sets:
+        record_eval(steps)
+    hist["f"] = np.array(hist["f"])
+    return hist
+
+
+def usage(f_steps: np.ndarray, end: int, window: int) -> dict:
+    """Routed-chapter usage over the steps (end - window, end] of a history's ``f``: the mean
+    selection frequency per chapter, the fraction of chapters selected at least once and the
+    normalised entropy of the frequencies [derived metrics]."""
+    f = f_steps[max(0, end - window) : end].mean(0)
+    return {"f": f.tolist(), "fraction_used": float((f > 0).mean()), "entropy": normalised_entropy(f)}
+
+
+def build(cfg, seed, device="cpu", dtype=torch.float32):
+    """A toy model initialised from ``torch.Generator().manual_seed(seed)``."""
+    gen = torch.Generator().manual_seed(int(seed))
+    return MoCModel(cfg, generator=gen, device=device, dtype=dtype)
+
+
+# -- the routing-leak copy task (spec §5.7) [derived] ----------------------------------------------
+def make_copy_batch(n_symbols: int, half: int, batch: int, gen: np.random.Generator) -> torch.Tensor:
+    """``batch`` sequences [BOS, x_1..x_n, x_1..x_n], x_i i.i.d. uniform over ``n_symbols`` tokens
+    (ids N_SPECIAL..N_SPECIAL + v - 1), n = ``half`` (spec §5.7). Under causal prediction the
+    first-half tokens x_2..x_n are unpredictable: their loss floor is ln v."""
+    if n_symbols < 2 or half < 2:
+        raise ValueError(
+            f"the copy task needs v >= 2 symbols and n >= 2 (got v={n_symbols}, "
+            f"n={half}): with n < 2 there is no first-half prediction to leak"
+        )
+    x = N_SPECIAL + gen.integers(n_symbols, size=(batch, half))
+    return torch.from_numpy(np.concatenate([np.full((batch, 1), BOS), x, x], axis=1))
+
+
+def copy_config(
+    n_symbols: int, routing: str = "sequence", memory: bool = True, weighting: bool = True
+) -> dict:
+    """The §5.6 toy model on the copy task's vocabulary; ``memory=False`` removes the memory layer
+    (variant (c)); ``weighting=False`` gives constant chapter weights (selection-only leak)."""
+    cfg = dict(TOY_CONFIG, vocab=N_SPECIAL + n_symbols, routing=routing, weighting=weighting)
+    return cfg if memory else dict(cfg, mem_layers=[])
+
+
+def first_half_loss(logits: torch.Tensor, seqs: torch.Tensor, half: int) -> float:
+    """Mean cross-entropy (nats) of the predictions of x_2..x_n: positions 1..n-1 predicting
+    tokens 2..n of [BOS, x_1..x_n, ...]."""
+    v = logits.shape[-1]
+    return float(
+        F.cross_entropy(logits[:, 1:half].reshape(-1, v).double(), seqs[:, 2 : half + 1].reshape(-1))
+    )
+
+
+@torch.no_grad()
+def copy_eval(model, seqs: torch.Tensor, half: int, prefix_only: bool = False, device="cpu") -> float:
+    """First-half loss with teacher forcing on the whole sequence (training's view) or, with
+    ``prefix_only``, as at inference: position t's prediction comes from running the model on
+    tokens 0..t alone, so no later token can reach the router's pool."""
+    seqs = seqs.to(device)
+    if not prefix_only:
+        logits, _ = model(seqs)
+        return first_half_loss(logits, seqs, half)
+    rows = [model(seqs[:, : t + 1], last_only=True)[0] for t in range(1, half)]
+    logits = torch.stack(rows, 1)  # positions 1..n-1
+    v = logits.shape[-1]
+    return float(F.cross_entropy(logits.reshape(-1, v).double(), seqs[:, 2 : half + 1].reshape(-1)))
+
+
+def train_copy(
+    model,
+    n_symbols: int,
+    half: int,
+    steps: int,
+    batch: int,
+    gen: np.random.Generator,
+    eval_seqs: torch.Tensor,
+    *,
+    lr=3e-3,
+    lr_memory=6e-3,
+    lb_coef=0.01,
+    z_coef=0.001,
+    warmup=100,
+    eval_every=50,
+    device="cpu",
+) -> dict:
+    """Teacher-forced causal LM training on fresh copy sequences every step (spec §5.7): AdamW as
+    :func:`train` (wd 0.1, betas (0.9, 0.95), clip 1.0, warm-up then cosine), loss over every
+    next-token prediction plus the router's auxiliary losses. Records the full-sequence
+    first-half loss on ``eval_seqs`` every ``eval_every`` steps and at the end."""
+    memory = [p for n, p in model.named_parameters() if ".memory." in n or n == "bank"]
+    ids = {id(p) for p in memory}
+    groups = [
+        {"params": [p for p in model.parameters() if id(p) not in ids], "lr": lr},
+        {"params": memory, "lr": lr_memory},
+    ]
+    groups = [g for g in groups if g["params"]]
+    for g in groups:
+        g["base_lr"] = g["lr"]
+    opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+    hist = {"loss": [], "eval_steps": [], "first_half": []}
+    for step in range(steps + 1):
+        if step % eval_every == 0 or step == steps:
+            hist["eval_steps"].append(step)
+            hist["first_half"].append(copy_eval(model, eval_seqs, half, device=device))
+        if step == steps:
+            break
+        for g in groups:
+            g["lr"] = g["base_lr"] * lr_factor(step, steps, warmup)
+        seqs = make_copy_batch(n_symbols, half, batch, gen).to(device)
+        logits, routings = model(seqs[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), seqs[:, 1:].reshape(-1))
+        total = loss
+        if routings:
+            lb, z = auxiliary_losses(routings)
+            total = loss + lb_coef * lb + z_coef * z
+        opt.zero_grad(set_to_none=True)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        hist["loss"].append(float(loss.detach()))
+    return hist

@@ -1,0 +1,17 @@
+"""The fact_mlp area of constructions/, one module per concept."""
+
+# imported first, as the bare module was before the move (registration order),
+# and re-exported for code that imported it as one module
+from constructions.fact_mlp.facts import (  # noqa: F401
+    FactMLP,
+    FactSet,
+    check_fact_set,
+    decode_numpy,
+    fact_set,
+    feasibility,
+    gated_forward,
+    interior_value,
+    spherical,
+    spike,
+)
+from constructions.fact_mlp.large import build_large  # noqa: E402,F401  (issue 17.1's entry point)

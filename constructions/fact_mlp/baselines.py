@@ -1,0 +1,229 @@
+"""The constructions the encoder-decoder is compared with (fact_mlp spec §5.3-§5.5).
+
+Each returns a :class:`constructions.fact_mlp.facts.FactMLP` (forward in value space, parameter
+counts, the fact set, the gated form where one exists).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.fact_mlp.facts import FactMLP, FactSet
+from constructions.tasks import check_generator
+
+
+def linear_memory(facts: FactSet) -> FactMLP:
+    """Linear associative memory [reference, standard]: W = sum_i v_{f(i)} k_i^T, M(x) = W x.
+    d^2 parameters whatever F is."""
+    W = facts.targets.T @ facts.keys
+    d = facts.d_model
+    return FactMLP(
+        name="linear",
+        forward=lambda X: np.asarray(X, dtype=np.float64) @ W.T,
+        params_standard=d * d,
+        params_unique=d * d,
+        facts=facts,
+        size={"hidden": d},
+    )
+
+
+def hermite(z: np.ndarray, degree: int) -> np.ndarray:
+    """Normalised probabilists' Hermite polynomial h_p(z) = He_p(z)/sqrt(p!) (h_1(z) = z)."""
+    if degree < 1:
+        raise ValueError(f"Hermite degree={degree} violates the hypothesis p >= 1")
+    prev, cur = np.ones_like(z), z
+    for p in range(1, degree):
+        prev, cur = cur, z * cur - p * prev
+    return cur / math.sqrt(math.factorial(degree))
+
+
+def ntk_memory(facts: FactSet, hidden: int, rng: np.random.Generator, degree: int = 1) -> FactMLP:
+    """Spec §5.3 prior-work ("NTK") associative MLP [reference; Nichani, Lee & Bietti 2025]:
+    G (m, d) N(0,1); D (d, m) Gaussian with unit-norm columns;
+    U = (1/m) sum_i [h_p(G k_i) * (D^T v_{f(i)})] k_i^T; M(x) = D[(U x) * ReLU(G x)]. 3dm params."""
+    check_generator(rng)
+    K, Vf = facts.keys, facts.targets
+    d, m = facts.d_model, int(hidden)
+    if m < 1:
+        raise ValueError(f"hidden={hidden} violates the hypothesis m >= 1")
+    G = rng.standard_normal((m, d))
+    D = rng.standard_normal((d, m))
+    D /= np.linalg.norm(D, axis=0, keepdims=True)
+    U = ((hermite(K @ G.T, degree) * (Vf @ D)).T @ K) / m  # (m, d)
+    gated = {"W_gate": G, "W_up": U, "W_down": D}
+
+    def forward(X):
+        X = np.asarray(X, dtype=np.float64)
+        return ((X @ U.T) * np.maximum(X @ G.T, 0.0)) @ D.T
+
+    return FactMLP(
+        name="ntk",
+        forward=forward,
+        params_standard=3 * d * m,
+        params_unique=3 * d * m,
+        facts=facts,
+        size={"hidden": m},
+        gated=gated,
+    )
+
+
+def hebbian_readout(
+    facts: FactSet, hidden: int, rng: np.random.Generator, whitened: bool, ridge: float = 1e-6
+) -> FactMLP:
+    """Spec §5.5 [reference]: phi(x) = (A0 x) * (A1 x) / sqrt(m); unwhitened W = V_f^T Phi / F,
+    whitened W = V_f^T Phi (Phi^T Phi + lambda I)^-1 (lambda = 1e-6). M(x) = W phi(x).
+    3dm parameters (A0, A1, W); a gated MLP without the ReLU (W_gate = A0 acts linearly)."""
+    check_generator(rng)
+    K, Vf = facts.keys, facts.targets
+    d, m, F = facts.d_model, int(hidden), facts.n_facts
+    if m < 1:
+        raise ValueError(f"hidden={hidden} violates the hypothesis m >= 1")
+    A0 = rng.standard_normal((m, d))
+    A1 = rng.standard_normal((m, d))
+
+    def features(X):
+        X = np.asarray(X, dtype=np.float64)
+        return (X @ A0.T) * (X @ A1.T) / math.sqrt(m)
+
+    Phi = features(K)
+    if whitened:
+        W = np.linalg.solve(Phi.T @ Phi + ridge * np.eye(m), Phi.T @ Vf).T
+    else:
+        W = Vf.T @ Phi / F
+    return FactMLP(
+        name="hebbian_whitened" if whitened else "hebbian",
+        forward=lambda X: features(X) @ W.T,
+        params_standard=3 * d * m,
+        params_unique=3 * d * m,
+        facts=facts,
+        size={"hidden": m},
+        info={"whitened": bool(whitened)},
+    )
+
+
+def train_gated_mlp(
+    facts: FactSet,
+    hidden: int,
+    seed: int,
+    *,
+    epochs: int = 10000,
+    lr: float = 1e-3,
+    device: str = "cpu",
+    loss_stop: float = 1e-7,
+    biases: bool = True,
+) -> FactMLP:
+    """Spec §5.4 [reference protocol]: y = W_down[(W_up x + b_up) * ReLU(W_gate x + b_gate)]
+    + b_down, cross-entropy on logits M(k) V^T in float32, Adam lr 1e-3 with cosine decay to
+    1e-6, full batch, stop when loss < 1e-7 (or when every fact is decoded with margin, which
+    cannot change the accuracy-1 verdict). 3dm + 2m + d params with biases."""
+    import torch
+
+    # Tiny full-batch problems: intra-op threads only add contention (50x slower on a loaded
+    # 2-core machine), so train on one thread and restore the caller's setting afterwards.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    d, m = facts.d_model, int(hidden)
+    K = torch.as_tensor(facts.keys, dtype=torch.float32, device=device)
+    V = torch.as_tensor(facts.values, dtype=torch.float32, device=device)
+    f = torch.as_tensor(facts.fact_map, device=device)
+
+    def init(shape, fan_in):
+        return (torch.randn(shape, generator=gen) / math.sqrt(fan_in)).to(device).requires_grad_()
+
+    Wg, Wu, Wd = init((m, d), d), init((m, d), d), init((d, m), m)
+    params = [Wg, Wu, Wd]
+    bg = bu = bd = None
+    if biases:
+        bg, bu, bd = (torch.zeros(n, device=device, requires_grad=True) for n in (m, m, d))
+        params += [bg, bu, bd]
+    opt = torch.optim.Adam(params, lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, int(epochs)), eta_min=1e-6)
+
+    def net(X):
+        g = X @ Wg.T + (bg if biases else 0)
+        u = X @ Wu.T + (bu if biases else 0)
+        return (u * torch.relu(g)) @ Wd.T + (bd if biases else 0)
+
+    if int(epochs) < 0:
+        raise ValueError(f"epochs={epochs} violates the hypothesis epochs >= 0")
+    epochs_run = 0
+    with torch.no_grad():  # the loss at initialisation (reported when epochs = 0)
+        loss = torch.nn.functional.cross_entropy(net(K) @ V.T, f)
+    for epoch in range(epochs):
+        opt.zero_grad()
+        logits = net(K) @ V.T
+        loss = torch.nn.functional.cross_entropy(logits, f)
+        loss.backward()
+        opt.step()
+        sched.step()
+        epochs_run = epoch + 1
+        if loss.item() < loss_stop:
+            break
+        if epoch % 50 == 49:
+            with torch.no_grad():
+                z = logits.detach()
+                correct = z.gather(1, f[:, None]).squeeze(1)
+                z = z.scatter(1, f[:, None], float("-inf"))
+                if bool((correct - z.max(dim=1).values > 1e-3).all()):
+                    break
+    weights = {"W_gate": Wg, "W_up": Wu, "W_down": Wd}
+    if biases:
+        weights.update(b_gate=bg, b_up=bu, b_down=bd)
+    gated = {k: w.detach().cpu().double().numpy() for k, w in weights.items()}
+
+    def forward(X):
+        from constructions.fact_mlp.facts import gated_forward
+
+        return gated_forward(gated, X)
+
+    n_params = 3 * d * m + ((2 * m + d) if biases else 0)
+    return FactMLP(
+        name="gd",
+        forward=forward,
+        params_standard=n_params,
+        params_unique=n_params,
+        facts=facts,
+        size={"hidden": m},
+        gated=gated,
+        info={"epochs": epochs_run, "final_loss": float(loss.item())},
+    )
+
+
+def smallest_size(build, sizes, ok=None) -> tuple[int | None, list]:
+    """Binary search over the sorted ``sizes`` for the smallest one whose ``build(size)`` stores
+    every fact (accuracy 1, margin > 0), assuming monotonicity. Returns (size or None, trace)."""
+    ok = ok or (lambda mlp: mlp.decode()[0] == 1.0)
+    sizes = sorted(sizes)
+    trace = []
+    lo, hi, best = 0, len(sizes) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        mlp = build(sizes[mid])
+        acc, margin = mlp.decode()
+        passed = bool(ok(mlp))
+        trace.append(
+            {
+                "size": sizes[mid],
+                "accuracy": acc,
+                "min_margin": margin,
+                "params": mlp.params_standard,
+                "stored": passed,
+            }
+        )
+        if passed:
+            best, hi = sizes[mid], mid - 1
+        else:
+            lo = mid + 1
+    return best, trace

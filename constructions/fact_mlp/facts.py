@@ -1,0 +1,252 @@
+"""Fact sets, embedding geometries and the common interface of every fact-storing MLP.
+
+fact_mlp spec §4. Randomness only through an explicit ``numpy.random.Generator``.
+
+Every construction (the [derived] encoder-decoder of :mod:`constructions.fact_mlp.encoder` and
+the baselines of :mod:`constructions.fact_mlp.baselines`) returns a :class:`FactMLP`:
+``forward(keys) -> outputs`` in value space (decoded by argmax of <output, v_j>), its standard
+and unique parameter counts, the fact set it was built for, and -- for the gated ones -- the
+weights of the equivalent gated MLP ``y = W_down[(W_up x) * ReLU(W_gate x)]`` so that a
+Transformer can hold it (:meth:`FactMLP.torch_module`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from constructions.tasks import check_generator
+
+
+def spherical(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Spec §4: n i.i.d. N(0, I_d) rows, each normalised to unit length."""
+    check_generator(rng)
+    if int(n) < 1 or int(d) < 1:
+        raise ValueError(f"spherical needs n >= 1 and d >= 1, got n={n}, d={d}")
+    X = rng.standard_normal((int(n), int(d)))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def gaussian(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Un-normalised N(0, I_d / d) rows (norms fluctuate around 1)."""
+    check_generator(rng)
+    return rng.standard_normal((int(n), int(d))) / np.sqrt(d)
+
+
+def spike(X: np.ndarray, beta: float, u: np.ndarray) -> np.ndarray:
+    """Spec §4 anisotropy [reference]: x -> x + beta <x, u> u, then renormalised (u unit)."""
+    X = np.asarray(X, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64).reshape(-1)
+    if X.ndim != 2 or u.shape != (X.shape[1],):
+        raise ValueError(f"spike needs X (n, d) and u (d,), got {X.shape} and {u.shape}")
+    if beta < 0:
+        raise ValueError(f"spike strength beta={beta} violates the hypothesis beta >= 0")
+    u = u / np.linalg.norm(u)
+    Y = X + beta * (X @ u)[:, None] * u[None, :]
+    return Y / np.linalg.norm(Y, axis=1, keepdims=True)
+
+
+def clustered(
+    n: int, d: int, rng: np.random.Generator, n_clusters: int = 8, spread: float = 0.5
+) -> np.ndarray:
+    """Unit rows drawn around ``n_clusters`` random unit centres: c + spread * g / sqrt(d)."""
+    check_generator(rng)
+    centres = spherical(n_clusters, d, rng)
+    X = centres[rng.integers(0, n_clusters, int(n))] + spread * rng.standard_normal((n, d)) / np.sqrt(d)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+GEOMETRIES = ("spherical", "gaussian", "spiked", "clustered")
+
+
+def embed(
+    n: int, d: int, rng: np.random.Generator, geometry: str = "spherical", beta: float = 3.0
+) -> np.ndarray:
+    """n embeddings of one of GEOMETRIES (spiked: spike(spherical, beta, u), u = spherical(1, d))."""
+    if geometry == "spherical":
+        return spherical(n, d, rng)
+    if geometry == "gaussian":
+        return gaussian(n, d, rng)
+    if geometry == "spiked":
+        X = spherical(n, d, rng)
+        return spike(X, beta, spherical(1, d, rng)[0])
+    if geometry == "clustered":
+        return clustered(n, d, rng)
+    raise ValueError(f"geometry {geometry!r} is not one of {GEOMETRIES}")
+
+
+@dataclass(frozen=True)
+class FactSet:
+    """Keys K (F, d), values V (n_V, d) and the map f: [F] -> [n_V] (spec §3)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    fact_map: np.ndarray
+
+    def __post_init__(self):
+        check_fact_set(self.keys, self.values, self.fact_map)
+
+    @property
+    def n_facts(self) -> int:
+        return self.keys.shape[0]
+
+    @property
+    def d_model(self) -> int:
+        return self.keys.shape[1]
+
+    @property
+    def n_values(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def targets(self) -> np.ndarray:
+        """The value embedding of each fact, V_f (F, d)."""
+        return self.values[self.fact_map]
+
+
+def check_fact_set(keys, values, fact_map) -> None:
+    """Shapes, finiteness and range of a fact set; ValueError naming the offending shape."""
+    K, V, f = np.asarray(keys), np.asarray(values), np.asarray(fact_map)
+    if K.ndim != 2 or V.ndim != 2 or K.shape[1] != V.shape[1]:
+        raise ValueError(f"keys {K.shape} and values {V.shape} must be (F, d) and (n_V, d) with the same d")
+    if f.shape != (K.shape[0],):
+        raise ValueError(f"fact_map shape {f.shape} must be (F,) = ({K.shape[0]},)")
+    if not np.issubdtype(f.dtype, np.integer):
+        raise ValueError("fact_map must hold integer value ids")
+    if len(f) and (f.min() < 0 or f.max() >= V.shape[0]):
+        raise ValueError(f"fact_map entries must lie in [0, {V.shape[0]})")
+    for name, X in (("keys", K), ("values", V)):
+        bad = np.argwhere(~np.isfinite(X))
+        if len(bad):
+            raise ValueError(f"{name}[{bad[0][0]}] holds a NaN or infinite entry")
+
+
+def fact_set(
+    n_facts: int,
+    n_values: int,
+    d: int,
+    rng: np.random.Generator,
+    tied: bool = False,
+    geometry: str = "spherical",
+    beta: float = 3.0,
+) -> FactSet:
+    """Spec §4. untied: keys, values from ``geometry``, f = rng.integers(0, n_V, F);
+    tied: F = n_V, keys = values, f = rng.permutation(F)."""
+    check_generator(rng)
+    if tied:
+        if n_facts != n_values:
+            raise ValueError(f"tied fact set needs F = n_V, got F={n_facts}, n_V={n_values}")
+        V = embed(n_values, d, rng, geometry, beta)
+        return FactSet(V, V, rng.permutation(n_facts).astype(np.int64))
+    K = embed(n_facts, d, rng, geometry, beta)
+    V = embed(n_values, d, rng, geometry, beta)
+    return FactSet(K, V, rng.integers(0, n_values, n_facts).astype(np.int64))
+
+
+def interior_value(values: np.ndarray) -> np.ndarray:
+    """Spec §4: append (v_1 + v_2)/2, a point of conv(V) that is not a vertex (undecodable)."""
+    V = np.asarray(values, dtype=np.float64)
+    return np.vstack([V, (V[0] + V[1]) / 2.0])
+
+
+def feasibility(values, fact_map) -> tuple[bool, list[int]]:
+    """B4 [derived]: storable iff every used value is a vertex of conv(V) (rho_{f(i)} > 0)."""
+    from theory.fact_mlp.decodability import is_feasible
+
+    return is_feasible(values, fact_map)
+
+
+@dataclass
+class FactMLP:
+    """A fact-storing MLP built for one fact set.
+
+    forward: keys (n, d) -> outputs (n, d) in value space. params_standard: parameters as a
+    dense (gated) MLP; params_unique: distinct numbers needed to write it down. gated: None or
+    dict with W_gate (m, d), W_up (m, d), W_down (d, m) and optional b_gate, b_up, b_down.
+    """
+
+    name: str
+    forward: Callable[[np.ndarray], np.ndarray]
+    params_standard: int
+    params_unique: int
+    facts: FactSet
+    size: dict = field(default_factory=dict)
+    gated: dict | None = None
+    info: dict = field(default_factory=dict)
+
+    def decode(self) -> tuple[float, float]:
+        """(accuracy, min margin) over the fact set, ties counted as errors (chunked)."""
+        return decode_numpy(self.forward(self.facts.keys), self.facts.values, self.facts.fact_map)
+
+    def torch_module(self, device: str = "cpu", dtype=None):
+        """The gated form as a torch ``nn.Module`` (for insertion in a Transformer)."""
+        if self.gated is None:
+            raise ValueError(f"{self.name} has no gated-MLP form")
+        return GatedMLPModule(self.gated, device=device, dtype=dtype)
+
+
+def decode_numpy(outputs, values, fact_map, chunk: int | None = None) -> tuple[float, float]:
+    """Accuracy and minimum margin of argmax_j <output_i, v_j> against f(i); ties are errors.
+
+    The one decode kernel (:func:`constructions.decode.decode`, also ``verify.measure.decode``)
+    in float64: a margin within the kernel's rounding tolerance counts as a tie, hence an error.
+    """
+    from constructions.decode import decode
+
+    H = np.asarray(outputs, dtype=np.float64)
+    if np.isnan(H).any():
+        raise ValueError("NaN in the MLP outputs")
+    res = decode(H, np.asarray(values, dtype=np.float64), np.asarray(fact_map), chunk=chunk)
+    return res.accuracy, res.min_margin
+
+
+def gated_forward(gated: dict, X: np.ndarray) -> np.ndarray:
+    """y = W_down[(W_up x + b_up) * ReLU(W_gate x + b_gate)] + b_down, rows of X."""
+    X = np.asarray(X, dtype=np.float64)
+    g = X @ gated["W_gate"].T + gated.get("b_gate", 0.0)
+    u = X @ gated["W_up"].T + gated.get("b_up", 0.0)
+    return (u * np.maximum(g, 0.0)) @ gated["W_down"].T + gated.get("b_down", 0.0)
+
+
+def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
+    """torch module of a gated MLP with the given weights (device given as a string, never hard-coded)."""
+    import torch
+    from torch import nn
+
+    dtype = dtype or torch.float64
+
+    class _Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            m, d = gated["W_gate"].shape
+            self.gate = nn.Linear(d, m, bias="b_gate" in gated)
+            self.up = nn.Linear(d, m, bias="b_up" in gated)
+            self.down = nn.Linear(m, d, bias="b_down" in gated)
+            self.to(device=device, dtype=dtype)  # before copying: no float32 round trip
+            with torch.no_grad():
+                for lin, w, b in (
+                    (self.gate, "W_gate", "b_gate"),
+                    (self.up, "W_up", "b_up"),
+                    (self.down, "W_down", "b_down"),
+                ):
+                    lin.weight.copy_(torch.as_tensor(gated[w], dtype=dtype))
+                    if b in gated:
+                        lin.bias.copy_(torch.as_tensor(gated[b], dtype=dtype))
+
+        def forward(self, x):
+            return self.down(self.up(x) * torch.relu(self.gate(x)))
+
+    return _Gated().to(device=device, dtype=dtype)
+
+
+def __getattr__(name):
+    """``constructions.fact_mlp.facts.build_large`` (issue 17.1): the bucketed builder lives in
+    constructions/fact_mlp/large.py, which imports this module, so it is re-exported lazily
+    (PEP 562) rather than by a top-level import that would be circular."""
+    if name == "build_large":
+        from constructions.fact_mlp.large import build_large
+
+        return build_large
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,373 @@
+"""Explicit weights for single-hop geometric recall (spec geometric.md §5.1, §5.2).
+
+The structure — subject embeddings that superpose their attribute vectors and a relation-gated
+ReLU selector MLP — is the paper's [abstract]. The exact block layout, the gate biases, the
+one-layer transformer wiring and all constants are this project's formalisation [derived].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from constructions.tasks import check_bijections, check_generator
+from theory.geometric.single_hop import require_sufficient_block_dim
+
+CODE_KINDS = ("spherical", "rademacher", "rademacher_distinct")
+ATTENTION_SCORE = 80.0  # softmax weight on the subject token is 1/(1+e^-80) == 1.0 in float64
+
+
+def attribute_codes(n_attributes: int, block_dim: int, kind: str, rng: np.random.Generator) -> np.ndarray:
+    """Attribute codes U0, shape (N, d0) [derived, spec §5.1].
+
+    spherical: i.i.d. N(0, 1) rows normalised to unit length; rademacher: entries +-1/sqrt(d0).
+    rademacher_distinct: sign patterns drawn without replacement while the 2^d0 patterns last
+    (every pattern once per round, in a random order), so two attributes share a code only when
+    N > 2^d0 forces it (the pigeonhole bound B4, without the birthday collisions of i.i.d. signs).
+    """
+    check_generator(rng)
+    if int(block_dim) != block_dim or block_dim < 1:
+        raise ValueError(f"block_dim d0={block_dim} violates the hypothesis d0 >= 1")
+    if int(n_attributes) != n_attributes or n_attributes < 2:
+        raise ValueError(f"n_attributes={n_attributes} violates the hypothesis N >= 2")
+    if kind == "spherical":
+        g = rng.standard_normal((int(n_attributes), int(block_dim)))
+        return g / np.linalg.norm(g, axis=1, keepdims=True)
+    if kind == "rademacher":
+        signs = rng.integers(0, 2, size=(int(n_attributes), int(block_dim))) * 2 - 1
+        return signs / np.sqrt(block_dim)
+    if kind == "rademacher_distinct":
+        if block_dim > 62:
+            raise ValueError(f"rademacher_distinct needs d0 <= 62 (integer patterns), got d0={block_dim}")
+        n, total = int(n_attributes), 2 ** int(block_dim)
+        rounds = []
+        while sum(len(r) for r in rounds) < n:
+            take = min(total, n - sum(len(r) for r in rounds))
+            rounds.append(
+                rng.choice(total, size=take, replace=False)
+                if total <= 2**40
+                else _distinct_ints(rng, total, take)
+            )
+        ints = np.concatenate(rounds)
+        bits = (ints[:, None] >> np.arange(int(block_dim))[None, :]) & 1
+        return (bits * 2 - 1) / np.sqrt(block_dim)
+    raise ValueError(f"code kind {kind!r} not in {CODE_KINDS}")
+
+
+def _distinct_ints(rng, total, take):
+    """``take`` distinct integers in [0, total) by rejection (total far above take)."""
+    out = np.unique(rng.integers(0, total, size=take))
+    while len(out) < take:
+        out = np.unique(np.concatenate([out, rng.integers(0, total, size=take - len(out))]))
+    return rng.permutation(out)
+
+
+def check_codes(codes) -> np.ndarray:
+    codes = np.asarray(codes, dtype=np.float64)
+    if codes.ndim != 2 or codes.shape[1] < 1:
+        raise ValueError(f"attribute codes must have shape (N, d0) with d0 >= 1, got {codes.shape}")
+    if not np.all(np.isfinite(codes)):
+        raise ValueError("attribute codes contain NaN or inf")
+    return codes
+
+
+def block_subject_embeddings(perms, codes) -> np.ndarray:
+    """E_subj (N, R*d0) with block r of row s equal to U0[pi_r(s)]: e_s = sum_r B_r u_{pi_r(s)} [derived]."""
+    perms = check_bijections(perms)
+    codes = check_codes(codes)
+    if codes.shape[0] != perms.shape[1]:
+        raise ValueError(f"{codes.shape[0]} codes for N={perms.shape[1]} attributes")
+    return np.concatenate([codes[perms[r]] for r in range(perms.shape[0])], axis=1)
+
+
+@dataclass(frozen=True)
+class SelectorMLP:
+    """MLP(x, r) = W2 ReLU(W1 x + b1(r)) of spec §5.1 [derived].
+
+    w_in = [I_d; -I_d] (2d, d); gate_bias[r] (2d,) is 0 on block r in both halves and -beta
+    elsewhere; w_out = [S, -S] (d0, 2d) with S = [I_d0 ... I_d0] summing the R blocks.
+    Exactness lemma [derived]: if beta > max_i |x_i| then MLP(e_s, r) = u_{pi_r(s)} exactly, since
+    ReLU(t) - ReLU(-t) = t on the open block and both ReLUs vanish on the closed blocks.
+    None of these weights depends on the bijections.
+    """
+
+    w_in: np.ndarray
+    gate_bias: np.ndarray
+    w_out: np.ndarray
+    beta: float
+
+    @property
+    def dim(self) -> int:
+        return self.w_in.shape[1]
+
+    def __call__(self, x, rel) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        rel = np.asarray(rel)
+        if np.max(np.abs(x)) >= self.beta:
+            raise ValueError(
+                f"gate bias beta={self.beta} must exceed max |x_i| = "
+                f"{np.max(np.abs(x)):.3g} (hypothesis of the exactness lemma)"
+            )
+        return np.maximum(x @ self.w_in.T + self.gate_bias[rel], 0.0) @ self.w_out.T
+
+    def param_count(self) -> int:
+        """Counted from the arrays: W1 + one gate-bias vector b1(r) + W2 = 2d^2 + 2d + 2d*d0."""
+        return int(self.w_in.size + self.gate_bias.shape[1] + self.w_out.size)
+
+
+def build_selector(n_relations: int, block_dim: int, gate_bias: float = 10.0) -> SelectorMLP:
+    """The fact-independent selector of spec §5.1 for R relations and block dimension d0."""
+    if int(n_relations) != n_relations or n_relations < 1:
+        raise ValueError(f"n_relations={n_relations} violates the hypothesis R >= 1")
+    if int(block_dim) != block_dim or block_dim < 1:
+        raise ValueError(f"block_dim d0={block_dim} violates the hypothesis d0 >= 1")
+    if not gate_bias > 0:
+        raise ValueError(f"gate_bias beta={gate_bias} violates the hypothesis beta > 0")
+    r_, d0 = int(n_relations), int(block_dim)
+    d = r_ * d0
+    eye = np.eye(d)
+    w_in = np.concatenate([eye, -eye])
+    bias = np.full((r_, 2 * d), -float(gate_bias))
+    for r in range(r_):
+        bias[r, r * d0 : (r + 1) * d0] = 0.0
+        bias[r, d + r * d0 : d + (r + 1) * d0] = 0.0
+    s = np.tile(np.eye(d0), (1, r_))
+    w_out = np.concatenate([s, -s], axis=1)
+    return SelectorMLP(w_in=w_in, gate_bias=bias, w_out=w_out, beta=float(gate_bias))
+
+
+@dataclass
+class OneLayerTransformer:
+    """A one-layer, one-head transformer given by explicit weights (torch), read at the last position.
+
+    Residual stream x_t = embed[token_t]; attention h = x_T + W_O sum_t softmax_t(q.k_t) W_V x_t with
+    q = W_Q x_T, k_t = W_K x_t (causal; no scaling); MLP out = h + W_out ReLU(W_in h + b_in);
+    logits = unembed @ out. ``final_hidden`` returns ``out`` so that decoding can be chunked.
+    """
+
+    embed: torch.Tensor
+    w_q: torch.Tensor
+    w_k: torch.Tensor
+    w_v: torch.Tensor
+    w_o: torch.Tensor
+    w_in: torch.Tensor
+    b_in: torch.Tensor
+    w_out: torch.Tensor
+    unembed: torch.Tensor
+
+    @torch.no_grad()
+    def final_hidden(self, tokens) -> torch.Tensor:
+        tokens = torch.as_tensor(tokens, device=self.embed.device).long()
+        x = self.embed[tokens]  # (B, T, D)
+        q = x[:, -1] @ self.w_q.T  # (B, h)
+        k = x @ self.w_k.T  # (B, T, h)
+        att = torch.softmax(torch.einsum("bh,bth->bt", q, k), dim=1)
+        h = x[:, -1] + (torch.einsum("bt,btd->bd", att, x) @ self.w_v.T) @ self.w_o.T
+        return h + torch.relu(h @ self.w_in.T + self.b_in) @ self.w_out.T
+
+    @torch.no_grad()
+    def logits(self, tokens) -> torch.Tensor:
+        return self.final_hidden(tokens) @ self.unembed.T
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {k: v for k, v in self.__dict__.items() if isinstance(v, torch.Tensor)}
+
+
+@dataclass
+class BlockModel:
+    """Single-hop block-superposition model: codes, bijections, selector and transformer weights."""
+
+    perms: np.ndarray
+    codes: np.ndarray
+    selector: SelectorMLP
+    transformer: OneLayerTransformer
+
+    @property
+    def n_subjects(self) -> int:
+        return self.perms.shape[1]
+
+    @property
+    def n_relations(self) -> int:
+        return self.perms.shape[0]
+
+    @property
+    def block_dim(self) -> int:
+        return self.codes.shape[1]
+
+    @property
+    def subject_embeddings(self) -> np.ndarray:
+        return block_subject_embeddings(self.perms, self.codes)
+
+    def tokens(self, subj, rel) -> torch.Tensor:
+        """Token layout [derived]: [s, N + r]; prediction read at the last position."""
+        subj, rel = np.asarray(subj), np.asarray(rel)
+        return torch.from_numpy(np.stack([subj, self.n_subjects + rel], axis=1))
+
+    def final_hidden(self, subj, rel) -> torch.Tensor:
+        return self.transformer.final_hidden(self.tokens(subj, rel))
+
+    def param_counts(self) -> dict:
+        """Spec §5.1 counts: selector 2d^2+2d+2d*d0 (from the arrays), subject N*d, relation R*d, unembedding N*d0."""
+        n, r, d0 = self.n_subjects, self.n_relations, self.block_dim
+        d = r * d0
+        return {
+            "selector": self.selector.param_count(),
+            "subject_embeddings": n * d,
+            "relation_embeddings": r * d,
+            "unembedding": n * d0,
+            "total": self.selector.param_count() + n * d + r * d + n * d0,
+        }
+
+
+def build_block_model(
+    perms,
+    block_dim: int | None = None,
+    *,
+    codes=None,
+    code_kind: str = "spherical",
+    rng: np.random.Generator | None = None,
+    gate_bias: float = 10.0,
+    guarantee: tuple[float, float] | None = None,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float64,
+) -> BlockModel:
+    """Build the one-layer transformer of spec §5.1 for the bijections ``perms`` [derived].
+
+    Give either ``codes`` (N, d0) or ``block_dim`` with ``code_kind`` and ``rng``. With
+    ``guarantee=(t, delta)`` the block dimension must meet B2's sufficient dimension, else a
+    ValueError names it. Residual stream layout (width D = d + R + 1 + d0): subject content
+    [0, d), relation one-hot [d, d+R), subject flag d+R, answer channels [d+R+1, D).
+    The relation token attends to the subject token (score 80 vs 0), the value/output maps copy
+    the subject content, the MLP is the selector with b1(r) written by the relation one-hot through
+    a fixed map, and its output lands in the answer channels, which the unembedding U0 reads.
+    """
+    perms = check_bijections(perms)
+    n_rel, n = perms.shape
+    if codes is None:
+        if block_dim is None or rng is None:
+            raise ValueError("give codes, or block_dim together with rng")
+        codes = attribute_codes(n, block_dim, code_kind, rng)
+    codes = check_codes(codes)
+    if codes.shape[0] != n:
+        raise ValueError(f"{codes.shape[0]} codes for N={n} attributes")
+    d0 = codes.shape[1]
+    if guarantee is not None:
+        require_sufficient_block_dim(d0, n, *guarantee)
+    selector = build_selector(n_rel, d0, gate_bias)
+    e_subj = block_subject_embeddings(perms, codes)
+    if np.max(np.abs(e_subj)) >= gate_bias:
+        raise ValueError(
+            f"gate bias beta={gate_bias} must exceed max |x_i| = {np.max(np.abs(e_subj)):.3g} "
+            "(hypothesis of the exactness lemma)"
+        )
+    d = n_rel * d0
+    width = d + n_rel + 1 + d0
+    rel0, flag, ans0 = d, d + n_rel, d + n_rel + 1
+    embed = np.zeros((n + n_rel, width))
+    embed[:n, :d] = e_subj
+    embed[:n, flag] = 1.0
+    embed[n + np.arange(n_rel), rel0 + np.arange(n_rel)] = 1.0
+    w_q = np.zeros((1, width))
+    w_q[0, rel0 : rel0 + n_rel] = ATTENTION_SCORE
+    w_k = np.zeros((1, width))
+    w_k[0, flag] = 1.0
+    w_v = np.zeros((d, width))
+    w_v[:, :d] = np.eye(d)
+    w_o = np.zeros((width, d))
+    w_o[:d, :] = np.eye(d)
+    w_in = np.zeros((2 * d, width))
+    w_in[:, :d] = selector.w_in
+    w_in[:, rel0 : rel0 + n_rel] = selector.gate_bias.T
+    w_out = np.zeros((width, 2 * d))
+    w_out[ans0:, :] = selector.w_out
+    unembed = np.zeros((n, width))
+    unembed[:, ans0:] = codes
+
+    def t(a):
+        return torch.as_tensor(a, dtype=dtype, device=device)
+
+    transformer = OneLayerTransformer(
+        embed=t(embed),
+        w_q=t(w_q),
+        w_k=t(w_k),
+        w_v=t(w_v),
+        w_o=t(w_o),
+        w_in=t(w_in),
+        b_in=t(np.zeros(2 * d)),
+        w_out=t(w_out),
+        unembed=t(unembed),
+    )
+    return BlockModel(perms=perms, codes=codes, selector=selector, transformer=transformer)
+
+
+def swap_bijections(model: BlockModel, new_perms) -> BlockModel:
+    """Transfer [abstract/derived]: new bijections change only the subject-embedding rows; every other
+    weight tensor is reused as the same object."""
+    new_perms = check_bijections(new_perms)
+    if new_perms.shape != model.perms.shape:
+        raise ValueError(f"new bijections {new_perms.shape} must match {model.perms.shape}")
+    tr = model.transformer
+    embed = tr.embed.clone()
+    n, d = model.n_subjects, model.n_relations * model.block_dim
+    embed[:n, :d] = torch.as_tensor(
+        block_subject_embeddings(new_perms, model.codes), dtype=embed.dtype, device=embed.device
+    )
+    new_tr = OneLayerTransformer(**{**tr.tensors(), "embed": embed})
+    return BlockModel(perms=new_perms, codes=model.codes, selector=model.selector, transformer=new_tr)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class RotationModel:
+    """Shared-space rotation variant of spec §5.2 [derived].
+
+    e_s = sum_r M_r u_{pi_r(s)} with Haar-orthogonal M_r (d x d) and unit u_a in R^d. The selector
+    computes M_r^T x for the active relation with one +-ReLU pair per (relation, coordinate)
+    (width 2*R*d, gates closed by -beta); the output is u_{pi_r(s)} plus crosstalk
+    sum_{r' != r} M_r^T M_{r'} u_{pi_{r'}(s)} of per-coordinate variance about (R-1)/d.
+    """
+
+    perms: np.ndarray
+    codes: np.ndarray
+    rotations: np.ndarray
+    beta: float
+
+    @property
+    def subject_embeddings(self) -> np.ndarray:
+        return sum(self.codes[self.perms[r]] @ self.rotations[r].T for r in range(len(self.perms)))
+
+    def selector_output(self, subj, rel) -> np.ndarray:
+        x = self.subject_embeddings[np.asarray(subj)]
+        n_rel, d = self.rotations.shape[0], self.rotations.shape[1]
+        pre = np.einsum("rdk,bd->brk", self.rotations, x)  # M_r^T x for every r: (B, R, d)
+        if np.max(np.abs(pre)) >= self.beta:
+            raise ValueError(
+                f"gate bias beta={self.beta} must exceed max |M_r^T x| = "
+                f"{np.max(np.abs(pre)):.3g} (exactness of the gates)"
+            )
+        closed = np.where(np.arange(n_rel)[None, :] == np.asarray(rel)[:, None], 0.0, -self.beta)
+        plus = np.maximum(pre + closed[:, :, None], 0.0)
+        minus = np.maximum(-pre + closed[:, :, None], 0.0)
+        del d
+        return (plus - minus).sum(axis=1)
+
+    def selector_width(self) -> int:
+        return 2 * self.rotations.shape[0] * self.rotations.shape[1]
+
+
+def build_rotation_model(
+    perms, dim: int, rng: np.random.Generator, gate_bias: float | None = None
+) -> RotationModel:
+    from scipy.stats import ortho_group
+
+    perms = check_bijections(perms)
+    check_generator(rng)
+    if int(dim) != dim or dim < 2:
+        raise ValueError(f"dim d={dim} violates the hypothesis d >= 2")
+    n_rel, n = perms.shape
+    codes = attribute_codes(n, dim, "spherical", rng)
+    rotations = np.stack([ortho_group.rvs(int(dim), random_state=rng) for _ in range(n_rel)])
+    beta = float(gate_bias) if gate_bias is not None else 2.0 * n_rel + 1.0  # |M^T x| <= ||x|| <= R
+    return RotationModel(perms=perms, codes=codes, rotations=rotations, beta=beta)

@@ -1,0 +1,183 @@
+"""The trained one-layer model of spec geometric.md §5.5 [derived architecture].
+
+That gradient descent finds the geometric solution (subject embeddings that superpose attribute
+vectors, a relation-gated MLP that transfers to new bijections) is the paper's [abstract]. The
+architecture below, its initialisation and the optimiser settings are this project's choices
+[derived]; the paper's are unknown (spec §9).
+
+Model: learned tables E_subj (N, d), E_rel (R, d), unembedding U (N, d); with a 2-token input the
+attention is a fixed mix, h0 = E_subj[s] + E_rel[r]; MLP h = h0 + W2 ReLU(W1 h0 + b1) with
+W1 (m, d), b1 (m,), W2 (d, m); logits z = U h; loss = mean cross-entropy over all N*R facts,
+trained full batch with Adam. Init: N(0, 1/fan_in) for every matrix (fan_in = d for the three
+tables, W1 and U; m for W2), b1 = 0. Randomness: a torch.Generator for the init, nothing global.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from constructions.tasks import check_bijections, single_hop_dataset
+
+PARAM_NAMES = ("subject", "relation", "unembed", "w1", "b1", "w2")
+
+
+@dataclass
+class TrainedModel:
+    """Weights of the §5.5 model (torch tensors, detached) and its training history."""
+
+    perms: np.ndarray
+    params: dict
+    history: dict = field(default_factory=dict)
+    snapshots: list = field(default_factory=list)  # [(step, E_subj ndarray, U ndarray)]
+
+    @property
+    def dim(self) -> int:
+        return self.params["subject"].shape[1]
+
+    def hidden(self, subj, rel, subject_embeddings=None) -> torch.Tensor:
+        """h = h0 + W2 ReLU(W1 h0 + b1), h0 = E_subj[s] + E_rel[r]; optionally with replaced E_subj."""
+        p = self.params
+        e = (
+            p["subject"]
+            if subject_embeddings is None
+            else torch.as_tensor(subject_embeddings, dtype=p["subject"].dtype, device=p["subject"].device)
+        )
+        return _hidden(
+            e, p, torch.as_tensor(subj, device=e.device).long(), torch.as_tensor(rel, device=e.device).long()
+        )
+
+    @torch.no_grad()
+    def predict(self, subj, rel, subject_embeddings=None) -> np.ndarray:
+        return (self.hidden(subj, rel, subject_embeddings) @ self.params["unembed"].T).argmax(1).cpu().numpy()
+
+    @torch.no_grad()
+    def preactivations(self, subject_embeddings=None) -> torch.Tensor:
+        """W1 (e_s + E_rel[r]) + b1 for every (s, r): shape (R, N, m)."""
+        p = self.params
+        e = (
+            p["subject"]
+            if subject_embeddings is None
+            else torch.as_tensor(subject_embeddings, dtype=p["subject"].dtype)
+        )
+        h0 = e[None, :, :] + p["relation"][:, None, :]
+        return h0 @ p["w1"].T + p["b1"]
+
+    def numpy(self, name: str) -> np.ndarray:
+        return self.params[name].detach().cpu().numpy()
+
+
+def _hidden(e_subj, p, subj, rel):
+    h0 = e_subj[subj] + p["relation"][rel]
+    return h0 + torch.relu(h0 @ p["w1"].T + p["b1"]) @ p["w2"].T
+
+
+def init_params(
+    n_subjects, n_relations, dim, mlp_width, generator, dtype=torch.float64, device="cpu"
+) -> dict:
+    """N(0, 1/fan_in) for every matrix, b1 = 0 (spec §5.5), drawn from ``generator`` on CPU."""
+    for name, value, low in (
+        ("n_subjects", n_subjects, 2),
+        ("n_relations", n_relations, 1),
+        ("dim", dim, 1),
+        ("mlp_width", mlp_width, 1),
+    ):
+        if int(value) != value or value < low:
+            raise ValueError(f"{name}={value} violates the hypothesis {name} >= {low}")
+    if not isinstance(generator, torch.Generator):
+        raise ValueError("generator must be a torch.Generator (no global RNG)")
+
+    def draw(shape, fan_in):
+        return (torch.randn(shape, generator=generator, dtype=torch.float64) / fan_in**0.5).to(
+            dtype=dtype, device=device
+        )
+
+    return {
+        "subject": draw((n_subjects, dim), dim),
+        "relation": draw((n_relations, dim), dim),
+        "unembed": draw((n_subjects, dim), dim),
+        "w1": draw((mlp_width, dim), dim),
+        "b1": torch.zeros(mlp_width, dtype=dtype, device=device),
+        "w2": draw((dim, mlp_width), mlp_width),
+    }
+
+
+def train_model(
+    perms,
+    dim: int,
+    mlp_width: int,
+    *,
+    steps: int = 1000,
+    lr: float = 1e-2,
+    betas=(0.9, 0.999),
+    generator: torch.Generator,
+    freeze_subject: bool = False,
+    record_every: int = 0,
+    dtype=torch.float64,
+    device: str = "cpu",
+    stop_at_full_accuracy: bool = False,
+) -> TrainedModel:
+    """Train the §5.5 model on all N*R facts, full batch, Adam (spec quick: lr 1e-2, 1000 steps).
+
+    freeze_subject: keep E_subj at its random init (the frozen-embedding control).
+    record_every: every that many steps (and at the end) record loss and train accuracy, and keep
+      a copy of E_subj and U (for probe-vs-step curves). stop_at_full_accuracy: stop at the first
+      recorded step with accuracy 1 (threshold scans).
+    """
+    perms = check_bijections(perms)
+    n_rel, n = perms.shape
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"steps={steps} violates the hypothesis steps >= 1")
+    if not lr > 0:
+        raise ValueError(f"lr={lr} violates the hypothesis lr > 0")
+    p = init_params(n, n_rel, dim, mlp_width, generator, dtype, device)
+    trainable = [k for k in PARAM_NAMES if not (freeze_subject and k == "subject")]
+    for k in trainable:
+        p[k].requires_grad_(True)
+    opt = torch.optim.Adam([p[k] for k in trainable], lr=lr, betas=tuple(betas))
+    subj, rel, target = (torch.as_tensor(a, device=device) for a in single_hop_dataset(perms))
+    history = {"step": [], "loss": [], "accuracy": []}
+    snapshots = []
+
+    @torch.no_grad()
+    def record(step):
+        logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
+        acc = float((logits.argmax(1) == target).double().mean())
+        history["step"].append(step)
+        history["loss"].append(float(torch.nn.functional.cross_entropy(logits, target)))
+        history["accuracy"].append(acc)
+        snapshots.append(
+            (step, p["subject"].detach().cpu().numpy().copy(), p["unembed"].detach().cpu().numpy().copy())
+        )
+        return acc
+
+    if record_every:
+        record(0)
+    for step in range(1, int(steps) + 1):
+        opt.zero_grad(set_to_none=True)
+        logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        if not torch.isfinite(loss):
+            raise ValueError(f"training diverged at step {step} (loss {loss.item()}); lower lr={lr}")
+        loss.backward()
+        opt.step()
+        if record_every and (step % record_every == 0 or step == steps):
+            if record(step) == 1.0 and stop_at_full_accuracy:
+                break
+    params = {k: v.detach() for k, v in p.items()}
+    return TrainedModel(perms=perms, params=params, history=history, snapshots=snapshots)
+
+
+@torch.no_grad()
+def train_accuracy(model: TrainedModel, subject_embeddings=None, perms=None) -> float:
+    """Argmax accuracy over all N*R facts of ``perms`` (default: the trained ones); ties count as errors."""
+    perms = model.perms if perms is None else check_bijections(perms)
+    subj, rel, target = single_hop_dataset(perms)
+    logits = model.hidden(subj, rel, subject_embeddings) @ model.params["unembed"].T
+    top = torch.topk(logits, 2, dim=1)
+    ok = (top.indices[:, 0].cpu().numpy() == target) & (
+        (top.values[:, 0] - top.values[:, 1]).cpu().numpy() > 0
+    )
+    return float(ok.mean())

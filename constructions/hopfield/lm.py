@@ -1,0 +1,325 @@
+"""First-order context-gate probe of a causal language model (spec hopfield.md §7.1) [derived].
+
+Our operationalisation of the Llama-3 experiment of Context-Gated Associative Retrieval
+(2605.10970), whose prompts, layers and metrics could not be obtained. Three forward passes give
+next-token logits at the last position: l0 (zero-shot query line), lc (demonstrations + a
+placeholder query line) and lf (demonstrations + the real query line). With C the candidate
+answer tokens, the context-only gate bias is b = lc|_C - mean(lc|_C) and the first-order
+prediction is l1 = l0|_C + b (the context acts as an additive log-prior on the candidates, as the
+log-gates u0 of spec §5.4).
+
+Needs torch; the Hugging Face parts need ``transformers`` (optional extra ``lm``), imported lazily.
+Nothing is downloaded: models load with ``local_files_only=True``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from constructions.lm.text import DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts, read_pairs  # noqa: F401
+
+ARROW, NEWLINE, PLACEHOLDER = 3, 4, 5
+SUBJECT_IDS = range(10, 110)
+ANSWER_IDS = range(110, 210)
+
+
+# ---------------------------------------------------------------------------------------------
+# prompts
+def relational_prompts(pairs, k_demo, gen: np.random.Generator, max_prompts=None) -> list:
+    """(demonstrations, query subject, answer) triples of one relation (spec §4).
+
+    Each pair in turn (in a random order, at most ``max_prompts``) is the query; ``k_demo``
+    demonstrations are drawn without replacement from the other pairs.
+    """
+    pairs = list(pairs)
+    if len(pairs) < 2:
+        raise ValueError("relational prompts need at least 2 pairs")
+    k = min(int(k_demo), len(pairs) - 1)
+    if k < 1:
+        raise ValueError(f"k_demo={k_demo} must be >= 1")
+    order = gen.permutation(len(pairs))
+    if max_prompts is not None:
+        order = order[: int(max_prompts)]
+    prompts = []
+    for q in order:
+        others = [j for j in range(len(pairs)) if j != q]
+        demos = [pairs[j] for j in gen.choice(others, size=k, replace=False)]
+        prompts.append((demos, pairs[q][0], pairs[q][1]))
+    return prompts
+
+
+class SyntheticEncoder:
+    """Token ids for the tiny random model (spec §7.1): subjects and answers are ids themselves."""
+
+    def demos(self, demos):
+        return [t for s, a in demos for t in (int(s), ARROW, int(a), NEWLINE)]
+
+    def full(self, demos, subject):
+        return self.demos(demos) + [int(subject), ARROW]
+
+    def zero_shot(self, subject):
+        return [int(subject), ARROW]
+
+    def context_only(self, demos):
+        return self.demos(demos) + [PLACEHOLDER, ARROW]
+
+    def candidate(self, answer):
+        return int(answer)
+
+
+# ---------------------------------------------------------------------------------------------
+# models
+def tiny_llama(seed: int, dtype="float64"):
+    """The tiny random Llama of spec §7.1; its weights come from an explicit torch.Generator(seed)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+    )
+    with torch.random.fork_rng(devices=[]):  # transformers' own init draws from the global RNG:
+        model = LlamaForCausalLM(config)  # keep it untouched, then overwrite every weight
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():  # weights from the explicit generator only: N(0, 0.02), norms at 1
+        for name, param in sorted(model.named_parameters()):
+            if "norm" in name:
+                param.fill_(1.0)
+            else:
+                param.copy_(torch.randn(param.shape, generator=gen, dtype=param.dtype) * 0.02)
+    return model.to({"float64": torch.float64, "float32": torch.float32}[dtype]).eval()
+
+
+def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
+    """A model whose last-position logits are q(query token) + h(context) (spec §7.1 identities).
+
+    ``interaction`` != 0 adds interaction * q * h (elementwise): the context effect then depends on
+    the query, the first-order identities no longer hold (the control of the pipeline claim).
+
+    q(t) = Q[t] with Q[PLACEHOLDER] = 0, h(context) = sum of H[t] over the tokens before the
+    query line (h(empty) = 0). For it, l_f - l0 = h and b = h - mean(h), so r = 1 and l1 = l_f - const.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(int(seed))
+    Q = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
+    Q[PLACEHOLDER] = 0.0
+    H = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
+
+    class Stub(torch.nn.Module):
+        def forward(self, input_ids, output_hidden_states=False):
+            ids = input_ids[0]
+            logits = torch.zeros(1, ids.shape[0], vocab_size, dtype=torch.float64)
+            q, h = Q[ids[-2]], H[ids[:-2]].sum(0)
+            logits[0, -1] = q + h + interaction * q * h
+
+            @dataclass
+            class Out:
+                logits: object
+                hidden_states: object
+
+            return Out(logits=logits, hidden_states=(logits,))
+
+    return Stub().eval()
+
+
+# ---------------------------------------------------------------------------------------------
+# probe
+def last_logits(model, ids, device="cpu"):
+    """Next-token logits (float64 numpy, full vocabulary) and final hidden state at the last position."""
+    import torch
+
+    kwargs = {"logits_to_keep": 1} if hasattr(model, "config") else {}  # HF models: last logits only
+    with torch.no_grad():
+        out = model(torch.tensor([ids], device=device), output_hidden_states=True, **kwargs)
+    logits = out.logits[0, -1].double().cpu().numpy()
+    hidden = out.hidden_states[-1][0, -1].double().cpu().numpy()
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, hidden
+
+
+def padded_batches(id_lists, chunk=16):
+    """Right-padded batches of token-id lists, shortest first: yields (indices, lengths, ids tensor).
+    Causal attention: padding after a sequence's last token cannot change that token's state."""
+    import torch
+
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start : start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, : lens[row]] = torch.tensor(id_lists[i])
+        yield idx, lens, batch
+
+
+def batch_last(model, id_lists, device="cpu", chunk=16):
+    """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
+    sequence, float64 numpy.
+
+    Hugging Face models run in batches: sequences are right-padded, so with causal attention the
+    padding (after each sequence's last token) cannot change the positions read; positions start
+    at 0 as for a single sequence. Logits come from the LM head on the gathered final states
+    only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
+    """
+    if not (hasattr(model, "model") and hasattr(model, "lm_head")):
+        pairs = [last_logits(model, ids, device) for ids in id_lists]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    import torch
+
+    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
+    for idx, lens, batch in padded_batches(id_lists, chunk):
+        with torch.no_grad():
+            states = model.model(input_ids=batch.to(device)).last_hidden_state
+            last = states[
+                torch.arange(len(idx), device=states.device), torch.tensor(lens, device=states.device) - 1
+            ]
+            out = model.lm_head(last)
+        for row, i in enumerate(idx):
+            logits[i] = out[row].double().cpu().numpy()
+            hidden[i] = last[row].double().cpu().numpy()
+    logits = np.stack(logits)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, np.stack(hidden)
+
+
+def pearson(x, y) -> float:
+    x, y = np.asarray(x, float) - np.mean(x), np.asarray(y, float) - np.mean(y)
+    den = math.sqrt(float(x @ x) * float(y @ y))
+    if den == 0.0:
+        raise ValueError("Pearson correlation undefined: a constant vector")
+    return float(x @ y) / den
+
+
+def candidate_mass(logits, cand) -> float:
+    """m_C = sum_{c in C} softmax(l)_c over the full vocabulary."""
+    z = logits - logits.max()
+    return float(np.exp(z[cand]).sum() / np.exp(z).sum())
+
+
+def participation_ratio_logits(values) -> float:
+    """PR of softmax(values)."""
+    p = np.exp(values - values.max())
+    p /= p.sum()
+    return float(1.0 / np.sum(p * p))
+
+
+def spectrum_pr(states) -> float:
+    """PR of the eigenvalues of the covariance of the rows of ``states``: (sum w)^2 / sum w^2."""
+    S = np.asarray(states, float)
+    w = np.clip(np.linalg.eigvalsh(np.cov(S, rowvar=False)), 0, None)
+    return float(w.sum() ** 2 / np.sum(w * w)) if np.sum(w * w) > 0 else 0.0
+
+
+def margin(values, answer_pos) -> float:
+    """l[a] - max_{c in C, c != a} l[c] on candidate-restricted logits."""
+    others = np.delete(values, answer_pos)
+    return float(values[answer_pos] - others.max())
+
+
+def probe(model, encoder, prompts, answers, device="cpu") -> dict:
+    """Run the three passes on every prompt and compute the per-prompt metrics of spec §7.1.
+
+    answers: every answer of the relation (defines C). Returns lists per prompt plus summary
+    rates; raises ValueError on non-finite values.
+    """
+    cand = sorted({encoder.candidate(a) for a in answers})
+    if len(cand) < 2:
+        raise ValueError("the candidate set C needs at least 2 distinct first tokens")
+    pos = {c: k for k, c in enumerate(cand)}
+    rows = {
+        k: []
+        for k in (
+            "r",
+            "agree",
+            "margin0",
+            "marginf",
+            "mass0",
+            "massf",
+            "pr0",
+            "prf",
+            "acc0_C",
+            "accf_V",
+            "acc0_V",
+            "delta",
+            "bias",
+        )
+    }
+    h0, hf, saved = [], [], []
+    L0, H0 = batch_last(model, [encoder.zero_shot(s) for _, s, _ in prompts], device)
+    LC, _ = batch_last(model, [encoder.context_only(d) for d, _, _ in prompts], device)
+    LF, HF = batch_last(model, [encoder.full(d, s) for d, s, _ in prompts], device)
+    for k, (demos, subject, answer) in enumerate(prompts):
+        l0, lc, lf = L0[k], LC[k], LF[k]
+        h0.append(H0[k])
+        hf.append(HF[k])
+        l0C, lcC, lfC = l0[cand], lc[cand], lf[cand]
+        b = lcC - lcC.mean()
+        l1 = l0C + b
+        a = pos[encoder.candidate(answer)]
+        rows["r"].append(pearson(lfC - l0C, b))
+        rows["agree"].append(float(np.argmax(l1) == np.argmax(lfC)))
+        rows["margin0"].append(margin(l0C, a))
+        rows["marginf"].append(margin(lfC, a))
+        rows["mass0"].append(candidate_mass(l0, cand))
+        rows["massf"].append(candidate_mass(lf, cand))
+        rows["pr0"].append(participation_ratio_logits(l0C))
+        rows["prf"].append(participation_ratio_logits(lfC))
+        rows["acc0_C"].append(float(np.argmax(l0C) == a))
+        rows["accf_V"].append(float(np.argmax(lf) == cand[a]))
+        rows["acc0_V"].append(float(np.argmax(l0) == cand[a]))
+        saved.append((l0C, lfC, b, a))
+        rows["delta"].append((lfC - l0C).tolist())
+        rows["bias"].append(b.tolist())
+    # control: the context bias of another prompt (the next one, cyclically) in place of its own
+    # and the zero-shot query of another fact with a different answer (the next such prompt)
+    rows["r_other"], rows["agree_other"], rows["acc0_C_shuffled"] = [], [], []
+    n = len(saved)
+    for i, (l0C, lfC, _, a) in enumerate(saved):
+        b_other = saved[(i + 1) % n][2]
+        rows["r_other"].append(pearson(lfC - l0C, b_other))
+        rows["agree_other"].append(float(np.argmax(l0C + b_other) == np.argmax(lfC)))
+        j = next((j % n for j in range(i + 1, i + n) if saved[j % n][3] != a), None)
+        rows["acc0_C_shuffled"].append(float(j is not None and np.argmax(saved[j][0]) == a))
+    for key, vals in rows.items():
+        if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
+            raise ValueError(f"non-finite probe metric {key}")
+    rows["n_candidates"] = len(cand)
+    rows["subspace_pr_zero_shot"] = spectrum_pr(h0) if len(h0) > 1 else 0.0
+    rows["subspace_pr_full"] = spectrum_pr(hf) if len(hf) > 1 else 0.0
+    return rows
+
+
+def summarise(rows, bias_from: str = "own") -> dict:
+    """The lm_* criteria's numbers (spec §7 table): medians and rates over prompts.
+
+    bias_from="other" reads r and the agreement of the control whose context bias comes from
+    another prompt.
+    """
+    if bias_from not in ("own", "other"):
+        raise ValueError(f"bias_from={bias_from!r}: expected 'own' or 'other'")
+    suffix = "" if bias_from == "own" else "_other"
+    m0, mf = np.asarray(rows["margin0"]), np.asarray(rows["marginf"])
+    return {
+        "prompts": len(rows["r"]),
+        "median_r": float(np.median(rows["r" + suffix])),
+        "agreement": float(np.mean(rows["agree" + suffix])),
+        "margin_up_rate": float(np.mean(mf > m0)),
+        "mass_up_rate": float(np.mean(np.asarray(rows["massf"]) > np.asarray(rows["mass0"]))),
+        "acc_zero_shot_in_C": float(np.mean(rows["acc0_C"])),
+        "acc_full_in_V": float(np.mean(rows["accf_V"])),
+        "acc_zero_shot_in_V": float(np.mean(rows["acc0_V"])),
+        "acc_zero_shot_in_C_shuffled_query": float(np.mean(rows["acc0_C_shuffled"])),
+        "subspace_pr_zero_shot": rows["subspace_pr_zero_shot"],
+        "subspace_pr_full": rows["subspace_pr_full"],
+    }

@@ -1,0 +1,126 @@
+"""Hand-set attention patterns and the pairwise-pattern metrics (spec §5.3, §5.5) [derived].
+
+Positions of a prompt [s_1, a_1, ..., s_n, a_n, s_q]: 2i is subject i, 2i + 1 its answer,
+T - 1 = 2n the query. Everything is numpy; the trained models in
+:mod:`constructions.icrecall.model` report their attention in the same layout.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.icrecall.world import Prompts, TripletMLP, _strict_argmax
+
+PATTERNS = ("pairwise", "query_only", "subjects_only", "answers_only", "uniform")
+
+
+def handset_pattern(name: str, n_pairs: int) -> np.ndarray:
+    """alpha (T,) of a hand-set pattern (spec §5.3) [derived]: pairwise = 1/(2n) on every context
+    token and 0 on the query; query_only; subjects_only = 1/n on each s_i; answers_only = 1/n on
+    each a_i; uniform = 1/T."""
+    if int(n_pairs) != n_pairs or n_pairs < 1:
+        raise ValueError(f"n_pairs={n_pairs} violates the hypothesis n_pairs >= 1")
+    n = int(n_pairs)
+    T = 2 * n + 1
+    alpha = np.zeros(T)
+    if name == "pairwise":
+        alpha[:-1] = 1.0 / (2 * n)
+    elif name == "query_only":
+        alpha[-1] = 1.0
+    elif name == "subjects_only":
+        alpha[0:-1:2] = 1.0 / n
+    elif name == "answers_only":
+        alpha[1:-1:2] = 1.0 / n
+    elif name == "uniform":
+        alpha[:] = 1.0 / T
+    else:
+        raise ValueError(f"unknown pattern {name!r}; expected one of {PATTERNS}")
+    return alpha
+
+
+def token_embeddings(world, prompts: Prompts, slots: bool = False) -> np.ndarray:
+    """X (K, T, d): rows e_{s_1}, e_{a_1}, ..., e_{s_n}, e_{a_n}, e_{s_q}; with ``slots`` each row
+    also carries its slot embedding p_SUBJ / p_ANS / p_QUERY (P-full, spec §5.3)."""
+    K, n = prompts.subjects.shape
+    X = np.empty((K, 2 * n + 1, world.dim))
+    X[:, 0:-1:2] = world.subj[prompts.subjects]
+    X[:, 1:-1:2] = world.ans[prompts.answers]
+    X[:, -1] = world.subj[prompts.query]
+    if slots:
+        X[:, 0:-1:2] += world.slot[0]
+        X[:, 1:-1:2] += world.slot[1]
+        X[:, -1] += world.slot[2]
+    return X
+
+
+def pattern_accuracy(
+    mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float, logit_scale: float = 10.0
+) -> float:
+    """Accuracy of the one-layer model with a fixed pattern (spec §5.3) [derived]:
+    z = x_T + omega sum_j alpha_j x_j, prediction argmax_a gamma u_a^T F(z) (ties are errors)."""
+    alpha = np.asarray(alpha, float)
+    T = 2 * prompts.n_pairs + 1
+    if alpha.shape not in ((T,), (len(prompts), T)):
+        raise ValueError(f"alpha must have shape ({T},) or ({len(prompts)}, {T})")
+    if np.any(alpha < 0) or not np.allclose(alpha.sum(axis=-1), 1.0):
+        raise ValueError("alpha must be a probability vector over the T positions")
+    X = token_embeddings(mlp.world, prompts)
+    mix = np.einsum("t,ktd->kd", alpha, X) if alpha.ndim == 1 else np.einsum("kt,ktd->kd", alpha, X)
+    z = X[:, -1] + omega * mix
+    logits = logit_scale * mlp(z) @ mlp.world.unemb.T
+    return float(np.mean(_strict_argmax(logits) == prompts.target))
+
+
+def mixed_input(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> np.ndarray:
+    """z (K, d) = x_T + omega sum_j alpha_j x_j for a fixed pattern alpha (T,) (spec §5.3)."""
+    X = token_embeddings(mlp.world, prompts)
+    return X[:, -1] + omega * np.einsum("t,ktd->kd", np.asarray(alpha, float), X)
+
+
+def context_neuron_firing(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> float:
+    """Fraction of prompts in which some context-subject neuron (s_i, r) of the target relation is
+    active, ReLU(<e_{s_i}, z> + <e_r, z> - theta) > 0, under the fixed pattern alpha [derived].
+
+    Under the pairwise pattern with omega = 2/rho its noise-free pre-activation is
+    1 + 1/(n rho) (theory ``pairwise_preactivations``): it fires iff n < 1/(rho (theta - 1)).
+    """
+    z = mixed_input(mlp, prompts, alpha, omega)
+    w = mlp.world
+    pre = (
+        np.einsum("kd,knd->kn", z, w.subj[prompts.subjects])
+        + np.einsum("kd,kd->k", z, w.rel[prompts.relation])[:, None]
+        - mlp.theta
+    )
+    return float(np.mean((pre > 0).any(axis=1)))
+
+
+def pattern_metrics(alpha) -> dict:
+    """Pairwise-pattern metrics of attention alpha (K, T) or (T,) (spec §5.5) [derived].
+
+    imbalance: mean over sequences and pairs of |alpha_{s_i} - alpha_{a_i}| / (alpha_{s_i} +
+    alpha_{a_i}); pair_uniformity H_p: entropy of the normalised pair masses divided by log n
+    (1 for n = 1), averaged over sequences; query_share: mean alpha_T. Also the mean attention per
+    position and the mean subject and answer shares.
+    """
+    a = np.atleast_2d(np.asarray(alpha, float))
+    T = a.shape[1]
+    if T < 3 or T % 2 == 0:
+        raise ValueError(f"attention over T={T} positions is not a prompt of n >= 1 pairs")
+    n = (T - 1) // 2
+    sub, ans = a[:, 0:-1:2], a[:, 1:-1:2]
+    mass = sub + ans
+    tiny = np.finfo(float).tiny
+    imbalance = np.abs(sub - ans) / np.maximum(mass, tiny)
+    p = mass / np.maximum(mass.sum(axis=1, keepdims=True), tiny)
+    ent = -(p * np.log(np.maximum(p, tiny))).sum(axis=1)
+    hp = ent / math.log(n) if n > 1 else np.ones(a.shape[0])
+    return {
+        "imbalance": float(imbalance.mean()),
+        "pair_uniformity": float(hp.mean()),
+        "query_share": float(a[:, -1].mean()),
+        "subject_share": float(sub.sum(axis=1).mean()),
+        "answer_share": float(ans.sum(axis=1).mean()),
+        "mean_alpha": a.mean(axis=0).tolist(),
+    }

@@ -1,0 +1,286 @@
+"""In-context factual recall (IC-recall): world, prompt generators and the two memories.
+
+Spec: shared/spec/icrecall.md (Huang, Nichani, Lee, Ge, *Fine-Tuning Dynamics of In-Context
+Factual Recall in Transformers*, arXiv 2605.27774). Everything here except the linear memory is
+this project's formalisation [derived]: the paper's construction could not be read.
+
+Randomness only through an explicit ``numpy.random.Generator`` passed by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from constructions.tasks import check_generator
+from theory.icrecall import mlp_guarantee_dim
+
+#: slot ids of the T = 2n + 1 positions: subject, answer, query.
+SUBJ, ANS, QUERY = 0, 1, 2
+
+
+def _unit_rows(rng: np.random.Generator, rows: int, dim: int) -> np.ndarray:
+    x = rng.standard_normal((rows, dim))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class World:
+    """A world of S subjects, R relations and R*D answers (spec §3-§4) [derived].
+
+    subj (S, d) e_s; rel (R, d) e_r; ans_noise (V, d) the ẽ_a; ans (V, d) the answer embeddings
+    e_a = sqrt(1 - rho^2) ẽ_a + rho e_{r(a)} (not renormalised); unemb (V, d) the u_a; slot (3, d)
+    p_SUBJ, p_ANS, p_QUERY (used by P-full only); ans_rel (V,) the relation r(a) = a // D;
+    answer (S, R) the table a*(s, r), a uniformly random element of A_r = [r D, (r+1) D).
+    """
+
+    subj: np.ndarray
+    rel: np.ndarray
+    ans_noise: np.ndarray
+    ans: np.ndarray
+    unemb: np.ndarray
+    slot: np.ndarray
+    ans_rel: np.ndarray
+    answer: np.ndarray
+    rho: float
+
+    @property
+    def n_subj(self) -> int:
+        return self.subj.shape[0]
+
+    @property
+    def n_rel(self) -> int:
+        return self.rel.shape[0]
+
+    @property
+    def n_ans(self) -> int:
+        return self.ans.shape[0]
+
+    @property
+    def n_ans_per_rel(self) -> int:
+        return self.n_ans // self.n_rel
+
+    @property
+    def dim(self) -> int:
+        return self.subj.shape[1]
+
+    @property
+    def n_facts(self) -> int:
+        return self.n_subj * self.n_rel
+
+
+def make_world(
+    n_subj: int, n_rel: int, n_ans_per_rel: int, dim: int, rho: float, gen: np.random.Generator
+) -> World:
+    """Draw a world (spec §3-§4) [derived].
+
+    Draw order (so that a seed fixes everything): e_s, e_r, ẽ_a, u_a, the answer table, then the
+    slot embeddings p. Hypotheses: S >= 2, R >= 1, D >= 1 (every relation has answers), d >= 2,
+    0 <= rho <= 1.
+    """
+    check_generator(gen)
+    for name, value, low in (
+        ("n_subj", n_subj, 2),
+        ("n_rel", n_rel, 1),
+        ("n_ans_per_rel", n_ans_per_rel, 1),
+        ("dim", dim, 2),
+    ):
+        if isinstance(value, bool) or int(value) != value:
+            raise ValueError(f"{name}={value!r} must be an integer")
+        if value < low:
+            extra = " (a relation without answers)" if name == "n_ans_per_rel" else ""
+            raise ValueError(f"{name}={value} violates the hypothesis {name} >= {low}{extra}")
+    rho = float(rho)
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho={rho} violates the hypothesis 0 <= rho <= 1")
+    S, R, D, d = int(n_subj), int(n_rel), int(n_ans_per_rel), int(dim)
+    subj = _unit_rows(gen, S, d)
+    rel = _unit_rows(gen, R, d)
+    ans_noise = _unit_rows(gen, R * D, d)
+    unemb = _unit_rows(gen, R * D, d)
+    ans_rel = np.repeat(np.arange(R), D)
+    answer = (np.arange(R)[None, :] * D + gen.integers(0, D, size=(S, R))).astype(np.int64)
+    slot = _unit_rows(gen, 3, d)
+    ans = np.sqrt(1.0 - rho**2) * ans_noise + rho * rel[ans_rel]
+    return World(subj, rel, ans_noise, ans, unemb, slot, ans_rel, answer, rho)
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """K IC-recall sequences: subjects (K, n) s_i, answers (K, n) a_i, query (K,) s_q,
+    relation (K,) the target relation r, pair_rel (K, n) the relation that generated each pair
+    (= r in single mode), target (K,) a*(s_q, r)."""
+
+    subjects: np.ndarray
+    answers: np.ndarray
+    query: np.ndarray
+    relation: np.ndarray
+    pair_rel: np.ndarray
+    target: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.subjects.shape[1])
+
+
+def sample_icrecall(
+    world: World, n_pairs: int, n_seq: int, gen: np.random.Generator, relation_mode: str = "single"
+) -> Prompts:
+    """K IC-recall prompts [s_1, a_1, ..., s_n, a_n, s_q] -> a*(s_q, r) (spec §4) [derived].
+
+    Per sequence: r ~ U[R]; s_q ~ U[S]; n distinct context subjects from [S] minus {s_q};
+    a_i = a*(s_i, r) ("single"), or a*(s_i, r_i) with r_i ~ U[R] independent ("mixed").
+    Hypotheses: 1 <= n <= S - 1, K >= 1, relation_mode in {"single", "mixed"}.
+    """
+    check_generator(gen)
+    S, R = world.n_subj, world.n_rel
+    if int(n_pairs) != n_pairs or n_pairs < 1:
+        raise ValueError(f"n_pairs={n_pairs} violates the hypothesis n_pairs >= 1")
+    if n_pairs > S - 1:
+        raise ValueError(
+            f"n_pairs={n_pairs} violates the hypothesis n_pairs <= n_subj - 1 = {S - 1} "
+            "(the context subjects are distinct and differ from the query)"
+        )
+    if int(n_seq) != n_seq or n_seq < 1:
+        raise ValueError(f"n_seq={n_seq} violates the hypothesis n_seq >= 1")
+    if relation_mode not in ("single", "mixed"):
+        raise ValueError(f"relation_mode={relation_mode!r} must be 'single' or 'mixed'")
+    n, K = int(n_pairs), int(n_seq)
+    relation = gen.integers(0, R, size=K)
+    query = gen.integers(0, S, size=K)
+    # n distinct subjects from [S] \ {s_q}: the n smallest of S-1 uniform keys, shifted past s_q
+    keys = gen.random((K, S - 1))
+    ranks = np.argpartition(keys, n - 1, axis=1)[:, :n] if n < S - 1 else np.argsort(keys, axis=1)
+    subjects = ranks + (ranks >= query[:, None])
+    if relation_mode == "single":
+        pair_rel = np.repeat(relation[:, None], n, axis=1)
+    else:
+        pair_rel = gen.integers(0, R, size=(K, n))
+    answers = world.answer[subjects, pair_rel]
+    target = world.answer[query, relation]
+    return Prompts(
+        subjects.astype(np.int64),
+        answers.astype(np.int64),
+        query.astype(np.int64),
+        relation.astype(np.int64),
+        pair_rel.astype(np.int64),
+        target.astype(np.int64),
+    )
+
+
+def sample_direct(world: World, n_samples: int, gen: np.random.Generator):
+    """(s, r) -> a*(s, r) pairs for MLP pretraining (spec §4) [derived]: s ~ U[S], r ~ U[R]."""
+    check_generator(gen)
+    if int(n_samples) != n_samples or n_samples < 1:
+        raise ValueError(f"n_samples={n_samples} violates the hypothesis n_samples >= 1")
+    s = gen.integers(0, world.n_subj, size=int(n_samples))
+    r = gen.integers(0, world.n_rel, size=int(n_samples))
+    return s, r, world.answer[s, r]
+
+
+# ----------------------------------------------------------------------------------------------
+# Memories
+
+
+@dataclass(frozen=True)
+class TripletMLP:
+    """The constructed triplet MLP (spec §5.2) [derived]: one neuron per fact f = (s, r),
+    first-layer row w_f = e_s + e_r, bias -theta, ReLU, second-layer column u_{a*(s,r)}.
+
+    F(z) = sum_f u_{a*(f)} ReLU(w_f^T z - theta). Because w_f = e_s + e_r, the pre-activation
+    factorises: w_f^T z = <e_s, z> + <e_r, z>, so F is evaluated in O((S + R) d + S R + V d) per
+    input instead of O(S R d), exactly (:meth:`explicit_weights` gives the plain matrices).
+    """
+
+    world: World
+    theta: float
+
+    @property
+    def width(self) -> int:
+        return self.world.n_facts
+
+    @property
+    def n_params(self) -> int:
+        """2 m d + m: first layer m x d, biases m, second layer d x m."""
+        m, d = self.width, self.world.dim
+        return 2 * m * d + m
+
+    def explicit_weights(self):
+        """(W1 (m, d), b1 (m,), W2 (d, m)), neurons ordered s major, r minor."""
+        w = self.world
+        W1 = (w.subj[:, None, :] + w.rel[None, :, :]).reshape(-1, w.dim)
+        b1 = np.full(self.width, -self.theta)
+        W2 = w.unemb[w.answer.reshape(-1)].T
+        return W1, b1, W2
+
+    def hidden(self, z: np.ndarray) -> np.ndarray:
+        """ReLU(w_f^T z - theta) for z (K, d): (K, S, R)."""
+        a = z @ self.world.subj.T
+        b = z @ self.world.rel.T
+        return np.maximum(a[:, :, None] + b[:, None, :] - self.theta, 0.0)
+
+    def answer_weights(self, z: np.ndarray) -> np.ndarray:
+        """c (K, V): c_a = sum of the hidden activations of the facts whose answer is a."""
+        h = self.hidden(z).reshape(z.shape[0], -1)
+        onehot = np.zeros((self.width, self.world.n_ans))
+        onehot[np.arange(self.width), self.world.answer.reshape(-1)] = 1.0
+        return h @ onehot
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        """F(z) (K, d)."""
+        return self.answer_weights(z) @ self.world.unemb
+
+
+def triplet_mlp(
+    world: World, theta: float = 1.5, require_guarantee: bool = False, fail_prob: float = 1e-3
+) -> TripletMLP:
+    """Build the triplet MLP (spec §5.2) [derived]. Hypotheses: 1 < theta < 2 (the correct
+    neuron at 2 passes, the neurons sharing s or r at 1 do not); with ``require_guarantee`` also
+    theta = 1.5 and d >= 72 ln((S + R)^2 / delta) (theory ``icrecall.mlp_guarantee_dim``: every
+    fact recalled with probability >= 1 - delta)."""
+    theta = float(theta)
+    if not 1.0 < theta < 2.0:
+        raise ValueError(f"theta={theta} violates the hypothesis 1 < theta < 2")
+    if require_guarantee:
+        if theta != 1.5:
+            raise ValueError(f"theta={theta}: the recall guarantee is stated for theta = 1.5")
+        need = mlp_guarantee_dim(world.n_subj, world.n_rel, fail_prob)
+        if world.dim < need:
+            raise ValueError(
+                f"dim={world.dim} is below the sufficient dimension {need:.1f} = "
+                f"72 ln((S+R)^2/delta) for S={world.n_subj}, R={world.n_rel}, "
+                f"delta={fail_prob}"
+            )
+    return TripletMLP(world, theta)
+
+
+def direct_recall_accuracy(mlp: TripletMLP, subj: np.ndarray, rel: np.ndarray) -> float:
+    """Accuracy of argmax_a u_a^T F(e_s + e_r) against a*(s, r) [derived]."""
+    w = mlp.world
+    z = w.subj[subj] + w.rel[rel]
+    logits = mlp(z) @ w.unemb.T
+    return float(np.mean(_strict_argmax(logits) == w.answer[subj, rel]))
+
+
+def _strict_argmax(logits: np.ndarray) -> np.ndarray:
+    """argmax per row, -1 where the maximum is tied (a tie is an error, never a lucky pick)."""
+    best = logits.argmax(axis=1)
+    top = logits.max(axis=1, keepdims=True)
+    tied = (logits == top).sum(axis=1) > 1
+    return np.where(tied, -1, best)
+
+
+def linear_memory(keys: np.ndarray, values: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Linear associative memory W = sum_i u_{y_i} e_{x_i}^T (spec §5.1) [reference: Nichani,
+    Lee & Bietti 2024]. keys (N, d) the e_{x_i}; values (V, d) the u_y; targets (N,) the y_i."""
+    keys, values = np.asarray(keys, float), np.asarray(values, float)
+    targets = np.asarray(targets)
+    if keys.ndim != 2 or values.ndim != 2 or keys.shape[1] != values.shape[1]:
+        raise ValueError("keys (N, d) and values (V, d) must share d")
+    if targets.shape != (keys.shape[0],) or targets.min() < 0 or targets.max() >= values.shape[0]:
+        raise ValueError("targets must be N ids in [0, V)")
+    return values[targets].T @ keys

@@ -1,0 +1,1 @@
+"""The lm area of constructions/, one module per concept."""

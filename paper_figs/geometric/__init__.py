@@ -1,0 +1,4 @@
+"""The geometric area of paper_figs/, one module per concept."""
+
+# imported first, as the bare module was before the move (registration order)
+from paper_figs.geometric import single_hop  # noqa: F401

@@ -1,0 +1,416 @@
+"""Figures F-hop1 to F-hop6 of the hopfield area (spec hopfield.md §8), drawn from stored claim results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paper_figs.registry import figure, need
+from paper_figs.registry import pyplot as _plt
+
+FLOOR = 1e-300  # errors that underflow to 0 are left out of log plots
+
+
+def _positive(x, *ys):
+    x = np.asarray(x, float)
+    keep = x > FLOOR
+    for y in ys:
+        keep &= np.asarray(y, float) > FLOOR
+    return keep
+
+
+@figure(
+    "hopfield.fig_error_vs_separation",
+    claims=("hopfield.one_step.error", "hopfield.gated.error_bound", "hopfield.error.exponential_in_beta"),
+    title="F-hop1: retrieval error against beta * separation, ungated and gated, with D1/D2",
+)
+def error_vs_separation(records):
+    plt = _plt()
+    ung = np.asarray(need(records, "hopfield.one_step.error")["details"]["beta_delta_error_bound"])
+    gat = np.asarray(
+        need(records, "hopfield.gated.error_bound")["details"]["beta_delta_errg_boundg_err_bound"]
+    )
+    exp = need(records, "hopfield.error.exponential_in_beta")["details"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    k = _positive(ung[:, 1], ung[:, 2])
+    ax1.scatter(ung[k, 0], ung[k, 1], s=6, c="C0", label="ungated error ||f(xi)-x_i||")
+    ax1.scatter(ung[k, 0], ung[k, 2], s=6, c="C0", marker="x", alpha=0.4, label="D1 bound 2M min(1, eps)")
+    k = _positive(gat[:, 1], gat[:, 2])
+    ax1.scatter(gat[k, 0], gat[k, 1], s=6, c="C3", label="gated error ||f_g(xi)-x_i||")
+    ax1.scatter(gat[k, 0], gat[k, 2], s=6, c="C3", marker="x", alpha=0.4, label="D2 bound 2M min(1, eps_g)")
+    ax1.set_yscale("log")
+    ax1.set_xlabel("beta * Delta_i (dimensionless)")
+    ax1.set_ylabel("retrieval error (pattern-norm units)")
+    ax1.set_title("noisy queries, d=32, N=64, |x|=sqrt(d)")
+    ax1.legend(fontsize=7)
+    bd, err, d1 = map(np.asarray, (exp["beta_delta"], exp["error"], exp["d1_bound"]))
+    ax2.semilogy(bd, err, "o-", label="measured error (well-separated pattern)")
+    ax2.semilogy(bd, d1, "--", label="D1 bound at r = 0")
+    ax2.semilogy(bd, err[0] * np.exp(-(bd - bd[0])), ":", c="k", label="slope -1 reference")
+    ax2.set_xlabel("beta * Delta_i (dimensionless)")
+    ax2.set_ylabel("||f(x_i) - x_i|| (unit-norm patterns)")
+    ax2.set_title(
+        f"exponential in beta (fitted slope {exp.get('slopes', [float('nan')])[0]:.3f}, first seed)"
+    )
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure(
+    "hopfield.fig_gate_strength",
+    claims=("hopfield.gated.exponential_in_kappa",),
+    title="F-hop2: retrieval error against distractor log-odds kappa",
+)
+def gate_strength(records):
+    plt = _plt()
+    det = need(records, "hopfield.gated.exponential_in_kappa")["details"]
+    kappa = np.asarray(det["kappa"])
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for k, errs in enumerate(det["errors"]):
+        ax.semilogy(kappa, errs, "o-", ms=3, alpha=0.7, label="seeds (measured)" if k == 0 else None)
+    e0 = np.median([e[0] for e in det["errors"]])
+    ax.semilogy(kappa, e0 * np.exp(-(kappa - kappa[0])), "k--", label="D2: proportional to exp(-kappa)")
+    ax.set_xlabel("distractor log-odds kappa = log(g_i/g_j) (nats)")
+    ax.set_ylabel("||f_g(x_i) - x_i|| (unit-norm patterns)")
+    ax.set_title(f"slopes {min(det['slopes']):.3f} .. {max(det['slopes']):.3f} (d=16, N=64, beta=2)")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+@figure(
+    "hopfield.fig_capacity",
+    claims=("hopfield.capacity.empirical", "hopfield.capacity.gain", "hopfield.capacity.d3"),
+    title="F-hop3: capacity, ungated against context-gated (kappa = 4), and the R4 bound against d",
+)
+def capacity(records):
+    plt = _plt()
+    from theory.hopfield.reference import capacity as r4
+
+    emp = need(records, "hopfield.capacity.empirical")
+    gain = need(records, "hopfield.capacity.gain")["details"]
+    d3 = need(records, "hopfield.capacity.d3")["details"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    grid = gain["grid"]
+    for k, s in enumerate(gain["seeds"]):
+        ax1.semilogx(
+            grid, s["frac_ungated"], "o-", c="C0", alpha=0.7, base=2, label="ungated" if k == 0 else None
+        )
+        ax1.semilogx(
+            grid,
+            s["frac_gated"],
+            "s-",
+            c="C3",
+            alpha=0.7,
+            base=2,
+            label=f"gated, N_eff = 16 open, others at -kappa = -{gain['kappa']}" if k == 0 else None,
+        )
+    ax1.axhline(0.5, c="k", ls=":", label="capacity: success falls through 0.5")
+    ax1.set_xlabel("number of memories N")
+    ax1.set_ylabel("fraction retrieved with error <= 1e-3")
+    ratios = [s.get("ratio") for s in gain["seeds"]]
+    ci = gain.get("ratio_interval95")
+    ci_txt = f", 95% t-interval [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else ""
+    ax1.set_title(
+        f"d={gain['dim']}, beta=16: N_g/N_u = {[None if r is None else round(r, 1) for r in ratios]}{ci_txt}",
+        fontsize=9,
+    )
+    ax1.legend(fontsize=7)
+    dims, bound = [], []
+    for d in range(20, 201, 2):
+        try:  # R4 says nothing where its hypothesis c >= (2/sqrt p)^(4/(d-1)) fails
+            bound.append(r4(1.0, 1.0, d, 0.001))
+            dims.append(d)
+        except ValueError:
+            continue
+    ax2.semilogy(
+        dims, bound, "-", label=f"R4 bound sqrt(p) c^((d-1)/4) (hypothesis holds for d >= {dims[0]})"
+    )
+    ed = emp["details"]
+    ax2.semilogy(
+        [ed["dim"]],
+        [ed["N"]],
+        "o",
+        c="C0",
+        label=f"R4 N stored: {emp['measured']} failing seeds of {ed['seeds']}",
+    )
+    caps = [s for s in d3["seeds"] if s["capacity_ungated"] and s["capacity_gated"]]
+    ax2.semilogy(
+        [gain["dim"]] * len(caps),
+        [s["capacity_ungated"] for s in caps],
+        "v",
+        c="C0",
+        label="measured ungated capacity (beta=16)",
+    )
+    ax2.semilogy(
+        [gain["dim"]] * len(caps),
+        [s["capacity_gated"] for s in caps],
+        "^",
+        c="C3",
+        label="measured gated capacity (kappa = 4)",
+    )
+    ax2.semilogy(
+        [gain["dim"]] * len(caps),
+        [s["predicted_gated"] for s in caps],
+        "_",
+        c="k",
+        ms=14,
+        label="D3 prediction N_eff + (N_u - N_eff) e^kappa",
+    )
+    ax2.set_xlabel("dimension d")
+    ax2.set_ylabel("number of memories N")
+    ax2.set_title("R4 (beta=1, K=1, p=0.001) and measured capacities")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _control(rec, name):
+    return next(c for c in rec.get("controls", []) if c["name"] == name)
+
+
+@figure(
+    "hopfield.fig_tightness",
+    claims=(
+        "hopfield.one_step.error",
+        "hopfield.gated.error_bound",
+        "hopfield.gated.separation",
+        "hopfield.capacity.empirical",
+        "hopfield.capacity.r4_tightness",
+        "hopfield.sparsity.pr",
+        "hopfield.separation.violated_fails",
+    ),
+    title="F-hop7: tightness of the hopfield bounds: where each holds and where it breaks",
+)
+def tightness(records):
+    plt = _plt()
+    one, gat = need(records, "hopfield.one_step.error"), need(records, "hopfield.gated.error_bound")
+    sep, emp = need(records, "hopfield.gated.separation"), need(records, "hopfield.capacity.empirical")
+    r4t, pr = need(records, "hopfield.capacity.r4_tightness"), need(records, "hopfield.sparsity.pr")
+    r1 = need(records, "hopfield.separation.violated_fails")
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    ax = axes[0, 0]
+    names = ["D1", "D2", "D2 via Delta^g", "R4 at N_R4", "D5 hard gates"]
+    vals = [
+        one["details"]["max_error_over_bound"],
+        gat["details"]["max_error_over_bound"],
+        sep["details"]["max_error_over_bound"],
+        emp["details"]["worst_error_over_tolerance"],
+        pr["details"]["max_pr_over_bound"],
+    ]
+    ax.bar(names, [max(v, 1e-300) for v in vals], color="C0")
+    ax.axhline(1.0, c="k", ls="--", label="measured = bound")
+    ax.set_yscale("log")
+    ax.set_ylabel("largest measured / bound (where the bound holds)")
+    ax.set_xlabel("bound (claim records at quick scale)")
+    broken = (
+        f"dropping 2Mr: D1 violated in {_control(one, 'no_2Mr')['measured']} of "
+        f"{one['details']['trials']} trials, D2 in {_control(gat, 'no_2Mr')['measured'][0]}"
+    )
+    ax.set_title(broken, fontsize=8)
+    ax.legend(fontsize=7)
+    ax.tick_params(axis="x", labelsize=7)
+    ax = axes[0, 1]
+    det = r4t["details"]
+    near = _control(r4t, "near_R4")
+    ax.axvline(det["N_R4"], c="C0", ls="--", label=f"R4: N_R4 = {det['N_R4']:.2f}")
+    ax.semilogx(
+        [near["params"]["n_patterns"]] * len(near["measured"]),
+        near["measured"],
+        "o",
+        c="C2",
+        label="misses at N = 1024 (holds in some seed)",
+    )
+    ax.semilogx(
+        [r["N"] for r in det["rows"]],
+        [r["missed"] for r in det["rows"]],
+        "s",
+        c="C3",
+        label=f"misses of {det['rows'][0]['targets']} sampled targets (breaks in every seed)",
+    )
+    brk = [s["first_break"] for s in det.get("doubling_sweep", []) if s["first_break"]]
+    for k, b in enumerate(brk):
+        ax.axvline(b, c="C3", ls=":", alpha=0.6, label="first break, doubling from N_R4" if k == 0 else None)
+    ax.set_xlabel("number of memories N (beta=1, K=3, d=16)")
+    ax.set_ylabel("targets ending outside S_i")
+    ax.set_title("R4 bracket: retrieval holds far above N_R4", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[1, 0]
+    br = pr["details"]["kappa_bracket"]
+    ax.plot(
+        [b["kappa"] for b in br],
+        [b["max_pr_gated"] for b in br],
+        "o-",
+        c="C3",
+        label="soft gates: max PR(p_g)",
+    )
+    ax.axhline(
+        max(pr["measured"][0], 0), c="C0", ls=":", label=f"hard gates: max PR = {pr['measured'][0]:.2f}"
+    )
+    ax.axhline(16, c="k", ls="--", label="D5 bound N_eff = 16")
+    ax.set_yscale("log")
+    ax.set_xlabel("distractor log-odds kappa (nats)")
+    ax.set_ylabel("participation ratio (memories)")
+    exceed = [b["kappa"] for b in br if b["exceeds_n_eff"]]
+    ax.set_title(
+        f"D5 needs hard gates: soft gates exceed N_eff at kappa <= {max(exceed) if exceed else '-'}",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7)
+    ax = axes[1, 1]
+    lo = r1["details"]["looseness_by_beta"]
+    ax.semilogx(
+        [r["beta"] for r in lo],
+        [r["violators_outside"] / max(r["violating_R1"], 1) for r in lo],
+        "o-",
+        base=2,
+        c="C3",
+        label="R1 violators ending outside S_i (fraction)",
+    )
+    share = [r["meeting_R1"] / max(r["meeting_R1"] + r["violating_R1"], 1) for r in lo]
+    ax.semilogx([r["beta"] for r in lo], share, "s-", base=2, c="C0", label="patterns meeting R1 (fraction)")
+    ax.set_xlabel("inverse temperature beta")
+    ax.set_ylabel("fraction of (pattern, seed) pairs")
+    ax.set_title(
+        "R1 bracket (d=32, N=64, |x|=3): R1 violators fail up to beta = 1,\n"
+        "retrieve from beta = 2, where only a fifth of the patterns meet R1",
+        fontsize=8,
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@figure(
+    "hopfield.fig_fixed_point",
+    claims=("hopfield.fixed_point.unique", "hopfield.multistability.above"),
+    title="F-hop4: spread of Picard fixed points against the loop gain lambda M^2",
+)
+def fixed_point(records):
+    plt = _plt()
+    uni = need(records, "hopfield.fixed_point.unique")["details"]["rows"]
+    mul = need(records, "hopfield.multistability.above")["details"]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    floor = 1e-16
+    full = max(r["converged"] for r in mul["rows"])
+    ok = [r for r in mul["rows"] if r["converged"] == full]
+    stuck = [r for r in mul["rows"] if r["converged"] < full]
+    ax.semilogy(
+        [r["lam_M2"] for r in ok],
+        [max(r["spread"], floor) for r in ok],
+        "o-",
+        label=f"toy X = I_2 ({full} starts)",
+    )
+    if stuck:
+        ax.semilogy(
+            [r["lam_M2"] for r in stuck],
+            [floor] * len(stuck),
+            "rx",
+            ms=9,
+            label="toy: not all starts converged in 2e4 steps (critical slowing)",
+        )
+    ax.semilogy(
+        [r["lam_M2"] for r in uni],
+        [max(r["spread"], floor) for r in uni],
+        "s",
+        ms=8,
+        label="d=32, N=64 (50 starts)",
+    )
+    ax.axvline(1.0, c="k", ls="--", label="D4 contraction boundary lambda M^2 = 1")
+    if mul["lambda_c"] is not None:
+        ax.axvline(mul["lambda_c"], c="C3", ls=":", label=f"measured threshold lambda_c = {mul['lambda_c']}")
+    ax.axhline(1e-3, c="grey", ls=":", lw=0.8, label="distinct: spread > 1e-3")
+    ax.set_xlabel("lambda M^2 (loop gain bound, dimensionless)")
+    ax.set_ylabel("max distance between converged fixed points\n(0 drawn at 1e-16)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@figure(
+    "hopfield.fig_decomposition",
+    claims=("hopfield.decomposition.orders",),
+    title="F-hop5: first- and second-order residuals of the joint fixed point against lambda",
+)
+def decomposition(records):
+    plt = _plt()
+    det = need(records, "hopfield.decomposition.orders")["details"]
+    lam = np.asarray(det["lambda"])
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for k, c in enumerate(det["curves"]):
+        ax.loglog(
+            lam, c["first"], "o-", c="C0", alpha=0.6, label="||xi* - xi1|| (first order)" if k == 0 else None
+        )
+        ax.loglog(
+            lam,
+            c["second"],
+            "s-",
+            c="C3",
+            alpha=0.6,
+            label="||xi* - xi2|| (second order)" if k == 0 else None,
+        )
+    f0 = np.median([c["first"][0] for c in det["curves"]])
+    s0 = np.median([c["second"][0] for c in det["curves"]])
+    ax.loglog(lam, f0 * lam / lam[0], "k--", lw=0.8, label="slope 1")
+    ax.loglog(lam, s0 * (lam / lam[0]) ** 2, "k:", lw=0.8, label="slope 2")
+    ax.set_xlabel("feedback gain lambda")
+    ax.set_ylabel("residual norm (unit-norm patterns)")
+    ax.set_title(f"slopes {np.mean(det['slopes_first']):.2f} and {np.mean(det['slopes_second']):.2f}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure(
+    "hopfield.fig_lm_probe",
+    claims=(
+        "hopfield.lm.probe_pipeline",
+        "hopfield.lm.first_order",
+        "hopfield.lm.margin",
+        "hopfield.lm.zero_shot_discriminates",
+    ),
+    title="F-hop6: language-model probe on real weights (SmolLM2-135M by default)",
+)
+def lm_probe(records):
+    plt = _plt()
+    real = records.get("hopfield.lm.first_order")
+    if (
+        real is not None
+        and real.get("status") not in ("skipped", "error")
+        and real.get("details", {}).get("rows")
+    ):
+        rows, model = real["details"]["rows"], real["details"].get("model")
+        name = model.get("model") if isinstance(model, dict) else model
+        controls = {c["name"]: c.get("measured") for c in real.get("controls", [])}
+        label = f"real weights: {name}; status {real['status']}"
+        if controls:
+            label += "\ncontrols (median r, agreement): " + "; ".join(
+                f"{k}: {v['median_r']:.2f}, {v['agreement']:.2f}"
+                for k, v in controls.items()
+                if isinstance(v, dict) and "median_r" in v
+            )
+    else:
+        rows = need(records, "hopfield.lm.probe_pipeline")["details"]["rows"]
+        label = "TINY RANDOM LLAMA (no real weights given): pipeline check only, not a semantic result"
+    delta = np.concatenate([np.asarray(d) for d in rows["delta"]])
+    bias = np.concatenate([np.asarray(b) for b in rows["bias"]])
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.6))
+    ax1.scatter(bias, delta, s=6, alpha=0.6, label="candidate logits, all prompts")
+    lim = [min(bias.min(), delta.min()), max(bias.max(), delta.max())]
+    ax1.plot(lim, lim, "k--", lw=0.8, label="l_f - l0 = b (exact first order)")
+    ax1.set_xlabel("context-only gate bias b (logits)")
+    ax1.set_ylabel("context effect l_f - l0 on C (logits)")
+    title = f"median Pearson r = {np.median(rows['r']):.2f}"
+    if "r_other" in rows:
+        title += f" (b of another prompt: {np.median(rows['r_other']):.2f})"
+    ax1.set_title(title, fontsize=9)
+    ax1.legend(fontsize=8)
+    bins = np.histogram_bin_edges(np.concatenate([rows["margin0"], rows["marginf"]]), bins=15)
+    ax2.hist(rows["margin0"], bins=bins, alpha=0.6, label="zero-shot margin (l0)")
+    ax2.hist(rows["marginf"], bins=bins, alpha=0.6, label="margin with context (l_f)")
+    ax2.set_xlabel("answer margin l[a] - max_{c != a} l[c] (logits)")
+    ax2.set_ylabel("prompts")
+    ax2.legend(fontsize=8)
+    fig.suptitle(label, fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,4 @@
+"""The retrieval area of paper_figs/, one module per concept."""
+
+# imported first, as the bare module was before the move (registration order)
+from paper_figs.retrieval import core  # noqa: F401

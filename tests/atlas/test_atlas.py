@@ -1,0 +1,264 @@
+"""Capacity atlas (issue 19): the table from a small fake results file, errors, fit, claims."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from verify.atlas import core as atlas
+from verify.atlas.claims import CLAIMED, check_within_constant, faster_family, within_constant_verdict
+from verify.atlas.retrieval import smallest_storing_dims
+from verify.atlas.sources import FAMILIES, family, geometric_block_params, geometric_trained_params
+from verify.claims import CLAIMS, Context, load_all
+
+
+def _rec(cid, params, details, seed=0):
+    return {
+        "id": cid,
+        "scale": "quick",
+        "params": params,
+        "details": details,
+        "status": "pass",
+        "seed": seed,
+        "git": "abc123",
+        "passed": True,
+    }
+
+
+def fake_records():
+    """The smallest records every family reads, sizes growing like the bound (factor 2 steps)."""
+    return [
+        _rec(
+            "fact_mlp.capacity.linear_cost",
+            {"d": 128, "n_values": 256},
+            {"rows": [{"n_facts": f, "mc_per_draw": [32, 32, 27]} for f in (512, 1024, 2048)]},
+        ),
+        _rec(
+            "fact_mlp.gd.gd_linear_capacity",
+            {"d": 16},
+            {"n_facts": [64, 128, 256], "hidden": [14, 24, 49], "params_no_bias": [672, 1152, 2352]},
+        ),
+        _rec(
+            "geometric.single_hop.log_scaling",
+            {},
+            {"rows": [{"N": n, "d0_star": [d, d + 1]} for n, d in ((100, 16), (1000, 26), (10000, 39))]},
+        ),
+        _rec(
+            "geometric.gd.threshold_scaling",
+            {"n_relations": 2, "mlp_width": 32},
+            {"rows": [{"N": n, "trained_d_star": [d, d]} for n, d in ((64, 4), (128, 4), (512, 6))]},
+        ),
+        _rec(
+            "geometric.multihop.nocot_blocks",
+            {"n_subjects": 500, "n_relations": 3},
+            {
+                "rows": [
+                    {
+                        "k": k,
+                        "accuracy": 1.0,
+                        "dim": 19 * 3**k,
+                        "selector": 10 * 9**k,
+                        "gate_embeddings": 1,
+                        "subject_embeddings": 500 * 19 * 3**k,
+                        "unembedding": 9500,
+                    }
+                    for k in (1, 2, 3)
+                ]
+            },
+        ),
+        _rec(
+            "icrecall.linear_memory.capacity",
+            {},
+            {"dims": [32, 64, 128], "per_seed": [{"n99": [34, 92, 436]}, {"n99": [27, 86, 412]}]},
+        ),
+        _rec(
+            "atlas.retrieval_value_memory.within_constant",
+            {},
+            {
+                "seq_len": 4,
+                "rows": [{"V": v, "d_star": [d, d + 2]} for v, d in ((64, 17), (128, 21), (256, 25))],
+            },
+        ),
+    ]
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in fake_records()) + "\n")
+    return tmp_path
+
+
+def test_table_builds_from_fake_results(results_dir):
+    table = atlas.atlas_from_results(results_dir)
+    assert {r["family"] for r in table["rows"]} == {f.name for f in FAMILIES}
+    row = next(r for r in table["rows"] if r["family"] == "fact_mlp_construction" and r["sizes"]["F"] == 512)
+    # P_std = 3 d H m_c with H = ceil(512/128) = 4; bits = 512 log2 256 = 4096
+    assert row["params_per_draw"] == [3 * 128 * 4 * 32, 3 * 128 * 4 * 32, 3 * 128 * 4 * 27]
+    assert row["info_bits"][0] == 4096.0
+    assert row["params"] == [3 * 128 * 4 * 32, 3 * 128 * 4 * 27, 3 * 128 * 4 * 32]  # median, min, max
+    assert row["bits_per_param"][1] == pytest.approx(4096 / (3 * 128 * 4 * 32))
+    assert row["source"] == {
+        "claim": "fact_mlp.capacity.linear_cost",
+        "seed": 0,
+        "git": "abc123",
+        "status": "pass",
+        "scale": "quick",
+    }
+    icr = [r for r in table["rows"] if r["family"] == "icrecall_linear_memory"]
+    assert icr[0]["info_bits_per_draw"] == pytest.approx([34 * math.log2(34), 27 * math.log2(27)])
+    assert {f["family"] for f in table["fits"]} == {f.name for f in FAMILIES}
+    assert table["reference"]["bits_per_param"] == 2.0 and table["reference"]["tag"] == "reference"
+    assert "not measured here" in table["reference"]["note"]
+    text = atlas.table_text(table)
+    assert "fact_mlp.capacity.linear_cost@seed0/abc123" in text and "[reference]" in text
+
+
+def test_missing_record_names_the_claim(tmp_path):
+    recs = [r for r in fake_records() if r["id"] != "geometric.gd.threshold_scaling"]
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    with pytest.raises(ValueError, match="geometric.gd.threshold_scaling"):
+        atlas.atlas_from_results(tmp_path)
+
+
+def test_record_without_fields_names_the_claim(tmp_path):
+    recs = fake_records()
+    recs[1]["details"] = {"n_facts": [64, 128, 256]}
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    with pytest.raises(ValueError, match="fact_mlp.gd.gd_linear_capacity"):
+        atlas.atlas_from_results(tmp_path)
+
+
+def test_errored_and_full_scale_records_are_not_read_as_quick(results_dir):
+    bad = dict(fake_records()[0], status="error", details={})
+    full = dict(fake_records()[0], scale="full")
+    with (results_dir / "claims.jsonl").open("a") as fh:
+        fh.write(json.dumps(bad) + "\n" + json.dumps(full) + "\n")
+    assert atlas.load_records(results_dir, "quick")["fact_mlp.capacity.linear_cost"]["status"] == "pass"
+    assert set(atlas.load_records(results_dir, "full")) == {"fact_mlp.capacity.linear_cost"}
+
+
+@pytest.mark.parametrize("exponent", [0.5, 1.0, 1.7])
+def test_exponent_fit_recovers_a_known_exponent(exponent):
+    rng = np.random.default_rng(3)
+    bits = np.repeat(np.geomspace(100, 1e5, 6), 3)
+    params = 7.0 * bits**exponent * np.exp(rng.normal(0, 0.05, bits.size))
+    fit = atlas.fit_exponent(bits, params)
+    assert fit["interval95"][0] < exponent < fit["interval95"][1]
+    assert fit["exponent"] == pytest.approx(exponent, abs=0.05)
+    exact = atlas.fit_exponent(bits, 7.0 * bits**exponent)
+    assert exact["exponent"] == pytest.approx(exponent, rel=1e-12)
+
+
+def test_exponent_fit_rejects_bad_input():
+    with pytest.raises(ValueError, match=">= 3 points"):
+        atlas.fit_exponent([1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="finite"):
+        atlas.fit_exponent([1.0, 2.0, float("nan")], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="distinct"):
+        atlas.fit_exponent([5.0, 5.0, 5.0], [1.0, 2.0, 3.0])
+
+
+def test_within_constant_passes_on_the_bound_and_its_control_fails():
+    bounds = [[b, b] for b in (100.0, 200.0, 300.0)]
+    linear = [[3.0 * b, 3.3 * b] for b, _ in bounds]
+    assert within_constant_verdict(linear, bounds)["passed"]
+    faster = faster_family(linear, bounds)
+    verdict = within_constant_verdict(faster, bounds)
+    assert verdict["exponent"] == pytest.approx(1.5, rel=1e-9) and not verdict["passed"]
+    # over a wide range the faster family also breaks the factor-2 spread
+    wide = [[b] for b in (10.0, 100.0, 1000.0)]
+    assert within_constant_verdict(faster_family([[5.0], [50.0], [500.0]], wide), wide)["spread"] > 2
+    with pytest.raises(ValueError, match=">= 3 sizes"):
+        within_constant_verdict(linear[:2], bounds[:2])
+
+
+def test_within_constant_claims_on_fake_results(results_dir):
+    load_all()
+    ids = [f"atlas.{name}.within_constant" for name in CLAIMED]
+    assert set(ids) < set(CLAIMS)
+    ctx = Context(seed=0, scale="quick")
+    for cid in ids:
+        c = CLAIMS[cid]
+        p = {**c.quick, "results": str(results_dir)}
+        out = check_within_constant(p, ctx)
+        assert out.details["source"]["claim"] == family(p["family"]).claim_id
+        control = c.controls[0].apply(p)
+        assert not check_within_constant(control, ctx).passed, cid
+
+
+def test_retrieval_smallest_storing_dims_scan():
+    dims = smallest_storing_dims(16, 4, 10**9, 2, seed=7, d_max=64)
+    assert len(dims) == 2 and all(2 <= d <= 64 for d in dims)
+    from verify.retrieval.capacity import draw_accuracies
+
+    for k, d in enumerate(dims):  # draw k stores at d*_k and at no smaller d
+        assert draw_accuracies(16, d, 4, 10**9, 7, n_draws=2)[k] == 1.0
+        assert all(draw_accuracies(16, e, 4, 10**9, 7, n_draws=2)[k] < 1.0 for e in range(2, d))
+    with pytest.raises(ValueError, match="d_max=2"):
+        smallest_storing_dims(256, 4, 10**9, 1, seed=7, d_max=2)
+
+
+def test_cli_atlas_writes_the_json(results_dir, capsys):
+    from verify.cli import main
+
+    assert main(["atlas", "--json", "--results", str(results_dir)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    stored = json.loads((results_dir / "atlas.json").read_text())
+    assert printed == stored and len(stored["rows"]) > 0
+
+
+def test_geometric_block_params_match_the_built_model():
+    from constructions.geometric.single_hop import build_block_model
+    from constructions.tasks import make_bijections
+
+    for n, r, d0 in ((50, 1, 6), (40, 3, 5)):
+        perms = make_bijections(n, r, np.random.default_rng(0))
+        model = build_block_model(perms, d0, rng=np.random.default_rng(1))
+        assert geometric_block_params(n, d0, r) == model.param_counts()["total"]
+
+
+def test_geometric_trained_params_match_init_params():
+    import torch
+
+    from constructions.geometric.train import init_params
+
+    arrays = init_params(30, 2, 5, 8, torch.Generator().manual_seed(0))
+    assert geometric_trained_params(30, 2, 5, 8) == sum(a.numel() for a in arrays.values())
+
+
+def test_atlas_figure_draws_from_fake_records_and_skips_when_one_is_missing():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import FIGURES
+    from paper_figs.registry import load_all as load_figures
+
+    load_figures()
+    spec = FIGURES["atlas"]
+    records = {r["id"]: r for r in fake_records()}
+    assert set(spec.claims) == set(records)
+    fig = spec.draw(records)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("[reference, not measured here]" in t for t in labels)
+    assert sum("exponent" in t for t in labels) == len(FAMILIES)
+    plt.close(fig)
+    records.pop("icrecall.linear_memory.capacity")
+    with pytest.raises(LookupError, match="icrecall.linear_memory.capacity"):
+        spec.draw(records)
+
+
+def test_full_scale_records_add_full_rows(results_dir):
+    (results_dir / "full").mkdir()
+    full = [dict(r, scale="full") for r in fake_records() if r["id"] == "fact_mlp.capacity.linear_cost"]
+    (results_dir / "full" / "claims.jsonl").write_text(json.dumps(full[0]) + "\n")
+    table = atlas.atlas_from_results(results_dir)
+    assert {r["family"] for r in table["rows"] if r["scale"] == "full"} == {"fact_mlp_construction"}
+    assert {(f["family"], f["scale"]) for f in table["fits"]} >= {
+        ("fact_mlp_construction", "full"),
+        ("fact_mlp_construction", "quick"),
+    }

@@ -1,0 +1,97 @@
+"""Geometric depth tradeoff: composite chain tables, the trained one-pass threshold search, the
+construction's block dimension, the 1-bit bracket of multihop.below_bound_fail, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+from constructions.geometric.multihop import all_multi_hop_queries, build_nocot_model, compose
+from constructions.tasks import check_bijections, make_bijections
+from tests.strategies import rng_from
+from theory.geometric import multihop as M
+from verify.claims import load_all
+from verify.geometric.depth import (
+    composite_perms,
+    construction_block_dim,
+    reaches_one,
+    trained_depth_threshold,
+)
+from verify.geometric.multihop import _nocot_accuracy
+
+TINY = {"mlp_width": 16, "steps": 150, "lr": 3e-2, "record_every": 25, "d_max": 16, "train_dtype": "float32"}
+
+
+def test_composite_perms_are_the_chain_compositions():
+    perms = make_bijections(12, 2, rng_from(3))
+    table = check_bijections(composite_perms(perms, 3))
+    assert table.shape == (8, 12)
+    start, chains, target = all_multi_hop_queries(perms, 3)
+    idx = chains[:, 0] * 4 + chains[:, 1] * 2 + chains[:, 2]  # mixed radix, r_1 most significant
+    np.testing.assert_array_equal(table[idx, start], target)
+    np.testing.assert_array_equal(table[5], compose(perms, np.tile([1, 0, 1], (12, 1)), np.arange(12)))
+
+
+def test_trained_threshold_found_and_minimal_and_none_at_init():
+    perms = make_bijections(16, 2, rng_from(4))
+    table = composite_perms(perms, 1)
+    d_star = trained_depth_threshold(table, TINY, seed=7)
+    assert d_star is not None and 1 <= d_star <= TINY["d_max"]
+    assert reaches_one(table, d_star, TINY, 7)
+    assert d_star == 1 or not reaches_one(table, d_star - 1, TINY, 7)
+    assert trained_depth_threshold(table, TINY, seed=7, init=True) is None
+
+
+def test_construction_block_dim_is_the_first_exact_one():
+    perms = make_bijections(20, 2, rng_from(5))
+    d0 = construction_block_dim(perms, 2, seed=1)
+    assert d0 >= 2  # d0 = 1: unit codes are +-1 and 20 attributes tie
+    start, chains, target = all_multi_hop_queries(perms, 2)
+    model = build_nocot_model(perms, 2, d0, rng=np.random.default_rng([1, 3, d0, 2]))
+    assert _nocot_accuracy(model, start, chains, target)["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("scale", ["quick", "full"])
+def test_below_bound_fail_is_placed_just_below_the_one_bit_bound(scale):
+    """The demonstration sits below R^k log2(N + 1 - I_k) (p = 1) and its control, d0 = ceil(log2 N),
+    at or above it: the bracket is one bit per block wide."""
+    p = load_all()["geometric.multihop.below_bound_fail"].params(scale)
+    n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
+    assert d0 + 1 == math.ceil(math.log2(n))
+    for k in p["hops"]:
+        bound = M.khop_dim_lower_bound(n, r, k, bits_per_param=1)
+        assert M.dim_nocot(r, k, d0) < bound <= M.dim_nocot(r, k, d0 + 1)
+
+
+def test_below_bound_fail_refuses_a_dimension_above_the_bound():
+    from verify.claims import Context
+
+    claim = load_all()["geometric.multihop.below_bound_fail"]
+    ctx = Context(seed=0)
+    with pytest.raises(ValueError, match="below the lower bound"):
+        claim.check({**claim.params("quick"), "block_dim": 9, "hops": [1]}, ctx)
+
+
+def test_fig_depth_draws_from_records(claim_cache):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all as load_figures
+    from verify.claims import Context
+    from verify.runner import run_claim
+
+    claims = load_all()
+    ctx = Context(cache=claim_cache)
+    depth = claims["geometric.multihop.trained_depth"]
+    bracket = claims["geometric.multihop.below_bound_fail"]
+    records = {
+        depth.id: run_claim(depth, ctx, params={**depth.params("quick"), "seeds": 1, "hops": [1, 2]}),
+        bracket.id: run_claim(bracket, ctx, params={**bracket.params("quick"), "seeds": 1, "hops": [1, 2]}),
+    }
+    fig = load_figures()["geometric.fig_depth"].draw(records)
+    assert len(fig.axes) == 2 and all(ax.get_xlabel() or ax.get_ylabel() for ax in fig.axes)
+    plt.close(fig)
+    with pytest.raises(LookupError, match="no stored result"):
+        load_figures()["geometric.fig_depth"].draw({})

@@ -1,0 +1,71 @@
+"""The hopfield figures draw from stored claim records (spec hopfield.md §8)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from paper_figs.registry import load_all as load_figures  # noqa: E402
+from verify.claims import Context, load_all  # noqa: E402
+from verify.runner import run_claim  # noqa: E402
+
+CHEAP = [
+    "hopfield.gated.exponential_in_kappa",
+    "hopfield.fixed_point.unique",
+    "hopfield.multistability.above",
+    "hopfield.decomposition.orders",
+]
+TIGHTNESS = [
+    "hopfield.one_step.error",
+    "hopfield.gated.error_bound",
+    "hopfield.gated.separation",
+    "hopfield.capacity.empirical",
+    "hopfield.capacity.r4_tightness",
+    "hopfield.sparsity.pr",
+    "hopfield.separation.violated_fails",
+    "hopfield.capacity.gain",
+    "hopfield.capacity.d3",
+]
+
+
+def test_hopfield_figures_registered():
+    ids = {f for f in load_figures() if f.startswith("hopfield.")}
+    assert ids == {
+        "hopfield.fig_error_vs_separation",
+        "hopfield.fig_gate_strength",
+        "hopfield.fig_capacity",
+        "hopfield.fig_fixed_point",
+        "hopfield.fig_decomposition",
+        "hopfield.fig_lm_probe",
+        "hopfield.fig_tightness",
+    }
+
+
+def _check_drawn(fig):
+    import matplotlib.pyplot as plt
+
+    assert fig.axes and all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
+    plt.close(fig)
+
+
+def test_cheap_figures_draw(claim_cache):
+    claims = load_all()
+    ctx = Context(cache=claim_cache)
+    records = {cid: run_claim(claims[cid], ctx) for cid in CHEAP}
+    figs = load_figures()
+    for fid in ("hopfield.fig_gate_strength", "hopfield.fig_fixed_point", "hopfield.fig_decomposition"):
+        _check_drawn(figs[fid].draw(records))
+    with pytest.raises(LookupError, match="no stored result"):
+        figs["hopfield.fig_capacity"].draw(records)
+
+
+def test_tightness_and_capacity_figures_draw(claim_cache):
+    """F-hop7 (tightness of R1, R4, D1, D2, D5) and F-hop3 draw from claim records with controls."""
+    claims = load_all()
+    ctx = Context(cache=claim_cache)
+    records = {cid: run_claim(claims[cid], ctx) for cid in TIGHTNESS}
+    assert all(r["status"] == "pass" for r in records.values())
+    figs = load_figures()
+    _check_drawn(figs["hopfield.fig_tightness"].draw(records))
+    _check_drawn(figs["hopfield.fig_capacity"].draw(records))

@@ -1,0 +1,114 @@
+"""IC-recall: theory thresholds, the helpers behind the claims and the moved parameter count."""
+
+import math
+
+import numpy as np
+import pytest
+
+from constructions.icrecall.patterns import context_neuron_firing, handset_pattern, mixed_input
+from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
+from theory.icrecall import (
+    min_context_pairs,
+    min_recall_pairs,
+    mlp_params,
+    pairwise_margin,
+    pairwise_preactivations,
+    relation_signal_boundary,
+)
+from verify.icrecall.finetune import pattern_verdict
+from verify.icrecall.memories import _shuffled_table
+from verify.icrecall.sample import _synthetic, exponent_interval
+
+RHO = 1 / math.sqrt(2)
+
+
+def test_mlp_param_count_at_the_default_size():
+    """Formerly the claim icrecall.mlp.params (a formula against array sizes: a unit test)."""
+    w = make_world(200, 5, 20, 128, RHO, np.random.default_rng(0))
+    W1, b1, W2 = triplet_mlp(w).explicit_weights()
+    assert W1.shape == (1000, 128) and b1.shape == (1000,) and W2.shape == (128, 1000)
+    assert W1.size + b1.size + W2.size == mlp_params(200, 5, 128) == 257000
+
+
+def test_context_thresholds():
+    """Recall from n > 1/rho, no wrong neuron from n > 1/(rho (theta - 1)); the margin is negative
+    at n = 2 although the correct neuron still wins there."""
+    assert min_recall_pairs(RHO) == 2 and min_context_pairs(RHO) == 3
+    pre = pairwise_preactivations(2, RHO)
+    assert pairwise_margin(2, RHO) == pytest.approx(-0.2071, abs=1e-4)
+    assert pre["context_subject"] - 1.5 < pre["correct"] - 1.5  # 0.207 < 0.5
+    pre1 = pairwise_preactivations(1, RHO)
+    assert pre1["context_subject"] > pre1["correct"]
+    assert min_context_pairs(RHO, 1.25) == 6 and min_context_pairs(RHO, 1.75) == 2
+    assert relation_signal_boundary(RHO, 1.5) == pytest.approx(0.5 * RHO)
+    with pytest.raises(ValueError, match="rho"):
+        min_recall_pairs(0.0)
+
+
+def test_firing_follows_the_noise_free_threshold_at_large_d():
+    """At d = 4096 the inner-product noise is ~1/64: the context-subject neurons fire at n = 2
+    (pre-activation 1.71) and not at n = 4 (1.35), as 1/(rho (theta - 1)) = 2.83 predicts; the
+    mean pre-activation matches 1 + 1/(n rho)."""
+    w = make_world(40, 3, 5, 4096, RHO, np.random.default_rng(5))
+    mlp = triplet_mlp(w)
+    for n, expect in ((2, 1.0), (4, 0.0)):
+        P = sample_icrecall(w, n, 200, np.random.default_rng(n))
+        alpha = handset_pattern("pairwise", n)
+        assert context_neuron_firing(mlp, P, alpha, 2 / RHO) == expect
+        z = mixed_input(mlp, P, alpha, 2 / RHO)
+        pre = (
+            np.einsum("kd,knd->kn", z, w.subj[P.subjects])
+            + np.einsum("kd,kd->k", z, w.rel[P.relation])[:, None]
+        )
+        assert pre.mean() == pytest.approx(1 + 1 / (n * RHO), abs=0.02)
+
+
+def test_shuffled_table_keeps_answers_per_relation():
+    w = make_world(50, 3, 4, 32, RHO, np.random.default_rng(0))
+    sh = _shuffled_table(w, np.random.default_rng(1))
+    for r in range(3):
+        assert sorted(sh.answer[:, r]) == sorted(w.answer[:, r])
+    assert np.mean(sh.answer == w.answer) < 0.6
+
+
+def test_exponent_interval():
+    x = [100, 100, 1000, 1000, 10000, 10000]
+    exact = exponent_interval(x, [n**0.5 for n in x])
+    assert exact["exponent"] == pytest.approx(0.5) and exact["high"] - exact["low"] < 1e-9
+    noisy = exponent_interval(x, [4, 8, 8, 16, 8, 16])
+    assert noisy["low"] < noisy["exponent"] < noisy["high"]
+    with pytest.raises(ValueError, match="distinct"):
+        exponent_interval([100, 100, 100], [1, 2, 3])
+
+
+def test_synthetic_competing_law_rounds_up_to_the_grid():
+    grid = [2**k for k in range(8)]
+    assert _synthetic([4, 1], [100, 1000], grid, 0.5) == [4, 16]
+    assert _synthetic([4, 1], [100, 1000], grid, 0.0) == [4, 4]
+
+
+def test_pattern_rule_fails_at_init_and_for_answers_only():
+    init = {"query_share": 0.99, "imbalance": 0.3, "pair_uniformity": 0.99}
+    pairwise = {"query_share": 0.2, "imbalance": 0.1, "pair_uniformity": 0.99}
+    answers = {"query_share": 0.2, "imbalance": 0.9, "pair_uniformity": 0.99}
+    assert pattern_verdict(init, pairwise)["passed"]
+    assert not pattern_verdict(init, init)["passed"]
+    assert not pattern_verdict(init, answers)["passed"]
+
+
+def test_context_length_bound_comes_from_never_judged_calibration_seeds():
+    """icrecall.context.length's n = 2 bound: min over n_between of the calibration mean minus
+    3 sd / sqrt(n_seeds), on seeds 100..104 whatever the run's seed (judged seeds 0..4 at
+    --seed 0..2 never overlap them)."""
+    from verify.claims import Context
+    from verify.icrecall.handset import CONTEXT, between_bound
+
+    a = between_bound(CONTEXT, Context(seed=0, cache={}))
+    b = between_bound(CONTEXT, Context(seed=7, cache={}))
+    assert a["bound"] == b["bound"] and a["seeds"] == [100, 101, 102, 103, 104]
+    per = a["per_n"][0]["accuracy_per_seed"]
+    assert len(per) == 5
+    expect = np.mean(per) - 3 * np.std(per, ddof=1) / math.sqrt(CONTEXT["n_seeds"])
+    assert a["bound"] == pytest.approx(expect, abs=1e-12)
+    assert not set(a["seeds"]) & set(range(0, 5))
+    assert between_bound(dict(CONTEXT, n_between=[]), Context(seed=0, cache={}))["bound"] is None

@@ -1,0 +1,233 @@
+"""Reference bounds R1-R4 for modern Hopfield networks, spec hopfield.md §6.
+
+Context-Gated Associative Retrieval (2605.10970) builds on the modern (continuous) Hopfield
+network of Ramsauer et al. 2020, "Hopfield Networks is All You Need" (arXiv 2008.02217). The
+statements below are that paper's [reference] results: the well-separation condition (R1,
+Ramsauer Thm 3/4 hypothesis), the one-update retrieval bound (R2, Thm 4), the retrieval error
+(R3, Thm 5) and the storage capacity with the Lambert W function (R4, Thm 3). None of them is a
+constant of 2605.10970, whose equations could not be obtained (spec §9).
+
+Notation (spec §3): N memories of norm at most M, inverse temperature beta, separation
+Delta_i = x_i^T x_i - max_{j != i} x_i^T x_j, r = max{||xi - x_i||, ||x_i* - x_i||}.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+from scipy.special import lambertw
+
+from theory.papers import paper
+from theory.registry import Bound, register_bound
+from theory.validate import require_int, require_real
+
+SOURCE = f"Ramsauer et al. 2020 (arXiv 2008.02217), used by {paper('hopfield')}"
+beta_s, N_s, M_s, Delta_s, r_s, K_s, d_s, p_s = sp.symbols("beta N M Delta r K d p", positive=True)
+
+
+def _common(beta, n_patterns, norm_bound):
+    b = require_real("beta", beta, 0, low_open=True)
+    n = require_int("N", n_patterns, 2)
+    m = require_real("M", norm_bound, 0, low_open=True)
+    return b, n, m
+
+
+# ---------------------------------------------------------------------------------------------
+# R1
+def well_separated_threshold(beta, n_patterns, norm_bound) -> float:
+    """R1 [reference, Ramsauer Thm 4 hypothesis]: the separation a pattern needs.
+
+    Delta_i >= 2/(beta N) + beta^{-1} log(2 (N-1) N beta M^2) implies that the update
+    f(xi) = X softmax(beta X^T xi) is a contraction on the sphere
+    S_i = {xi : ||xi - x_i|| <= 1/(beta N M)} and converges to a fixed point x_i* in S_i.
+    Hypotheses: beta > 0, N >= 2, M > 0.
+    """
+    b, n, m = _common(beta, n_patterns, norm_bound)
+    return 2.0 / (b * n) + math.log(2.0 * (n - 1) * n * b * m * m) / b
+
+
+def well_separated_symbolic():
+    """R1 as a sympy expression in beta, N, M."""
+    return 2 / (beta_s * N_s) + sp.log(2 * (N_s - 1) * N_s * beta_s * M_s**2) / beta_s
+
+
+def sphere_radius(beta, n_patterns, norm_bound) -> float:
+    """R1 [reference]: radius 1/(beta N M) of the sphere S_i around x_i holding x_i*."""
+    b, n, m = _common(beta, n_patterns, norm_bound)
+    return 1.0 / (b * n * m)
+
+
+# ---------------------------------------------------------------------------------------------
+# R2 and R3
+def _exponent_epsilon(beta, n_patterns, norm_bound, separation, radius):
+    b, n, m = _common(beta, n_patterns, norm_bound)
+    delta = require_real("Delta", separation)
+    r = require_real("r", radius, 0)
+    return b, n, m, (n - 1) * math.exp(-b * (delta - 2.0 * m * r))
+
+
+def jacobian_norm_bound(beta, n_patterns, norm_bound, separation, radius) -> float:
+    """R2 [reference, Ramsauer Thm 4]: ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta_i - 2 M r)).
+
+    Then ||f(xi) - x_i*|| <= ||J^m|| * ||xi - x_i*|| (one update retrieves up to this factor).
+    r = max{||xi - x_i||, ||x_i* - x_i||}. Hypotheses: beta > 0, N >= 2, M > 0, r >= 0.
+    """
+    b, n, m, eps = _exponent_epsilon(beta, n_patterns, norm_bound, separation, radius)
+    return 2.0 * b * n * m * m * eps
+
+
+def retrieval_error_bound(beta, n_patterns, norm_bound, separation, radius) -> float:
+    """R3 [reference, Ramsauer Thm 5]: ||f(xi) - x_i|| <= 2 eps M,
+    eps = (N-1) exp(-beta (Delta_i - 2 M max{||xi - x_i||, ||x_i* - x_i||})).
+    """
+    _, _, m, eps = _exponent_epsilon(beta, n_patterns, norm_bound, separation, radius)
+    return 2.0 * eps * m
+
+
+def retrieval_error_symbolic():
+    """R3 as a sympy expression in beta, N, M, Delta, r."""
+    return 2 * M_s * (N_s - 1) * sp.exp(-beta_s * (Delta_s - 2 * M_s * r_s))
+
+
+# ---------------------------------------------------------------------------------------------
+# R4
+def capacity_constants(beta, radius_scale, dim, fail_prob) -> dict:
+    """R4 [reference, Ramsauer Thm 3]: the constants a, b, c of the capacity theorem.
+
+    Patterns uniform on the sphere of radius M = K sqrt(d-1); 0 < p <= 1 the failure probability.
+    a = 2/(d-1) (1 + ln(2 beta K^2 p (d-1))), b = 2 K^2 beta / 5,
+    c = b / W0(exp(a + ln b)) with W0 the principal Lambert-W branch (scipy.special.lambertw).
+    Returns {"a", "b", "c", "a_plus_log_b", "threshold"} with threshold = (2/sqrt p)^{4/(d-1)}.
+    """
+    b_ = require_real("beta", beta, 0, low_open=True)
+    k = require_real("K", radius_scale, 0, low_open=True)
+    d = require_int("d", dim, 2)
+    p = require_real("p", fail_prob, 0, 1, low_open=True)
+    a = 2.0 / (d - 1) * (1.0 + math.log(2.0 * b_ * k * k * p * (d - 1)))
+    b = 2.0 * k * k * b_ / 5.0
+    w = lambertw(math.exp(a + math.log(b)), 0)
+    c = b / float(w.real)
+    return {
+        "a": a,
+        "b": b,
+        "c": c,
+        "a_plus_log_b": a + math.log(b),
+        "threshold": (2.0 / math.sqrt(p)) ** (4.0 / (d - 1)),
+    }
+
+
+def capacity(beta, radius_scale, dim, fail_prob) -> float:
+    """R4 [reference, Ramsauer Thm 3]: N >= sqrt(p) c^{(d-1)/4} patterns are storable w.p. 1-p.
+
+    Hypothesis checked: c >= (2/sqrt p)^{4/(d-1)}; otherwise the theorem says nothing and a
+    ValueError names the two values.
+    """
+    const = capacity_constants(beta, radius_scale, dim, fail_prob)
+    d = int(dim)
+    if const["c"] < const["threshold"]:
+        raise ValueError(
+            f"R4 hypothesis c >= (2/sqrt p)^(4/(d-1)) fails: c={const['c']:.6g} < "
+            f"{const['threshold']:.6g} at beta={beta}, K={radius_scale}, d={d}, p={fail_prob}"
+        )
+    return math.sqrt(float(fail_prob)) * const["c"] ** ((d - 1) / 4.0)
+
+
+def capacity_c_symbolic():
+    """R4 constant c = b / W0(exp(a + ln b)) as a sympy expression (sympy.LambertW)."""
+    a = 2 / (d_s - 1) * (1 + sp.log(2 * beta_s * K_s**2 * p_s * (d_s - 1)))
+    b = 2 * K_s**2 * beta_s / 5
+    return b / sp.LambertW(sp.exp(a + sp.log(b)))
+
+
+def capacity_symbolic():
+    """R4 as a sympy expression with sympy.LambertW: sqrt(p) * (b / W0(exp(a + log b)))^((d-1)/4)."""
+    return sp.sqrt(p_s) * capacity_c_symbolic() ** ((d_s - 1) / 4)
+
+
+# ---------------------------------------------------------------------------------------------
+register_bound(
+    Bound(
+        name="hopfield.well_separated",
+        provenance="reference",
+        source=SOURCE + ", Thm 4",
+        statement="R1: Delta_i >= 2/(beta N) + log(2 (N-1) N beta M^2)/beta implies convergence into "
+        "the sphere of radius 1/(beta N M) around x_i (value: the required separation)",
+        params={"beta": "inverse temperature", "N": "number of patterns", "M": "max pattern norm"},
+        numeric=lambda beta, N, M: well_separated_threshold(beta, N, M),
+        symbolic=well_separated_symbolic,
+        label="R1",
+    )
+)
+register_bound(
+    Bound(
+        name="hopfield.jacobian_norm",
+        provenance="reference",
+        source=SOURCE + ", Thm 4",
+        statement="R2: ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta - 2 M r))",
+        params={
+            "beta": "inverse temperature",
+            "N": "number of patterns",
+            "M": "max pattern norm",
+            "Delta": "separation of the pattern",
+            "r": "max{||xi-x_i||, ||x_i*-x_i||}",
+        },
+        numeric=lambda beta, N, M, Delta, r: jacobian_norm_bound(beta, N, M, Delta, r),
+        symbolic=lambda: 2 * beta_s * N_s * M_s**2 * (N_s - 1) * sp.exp(-beta_s * (Delta_s - 2 * M_s * r_s)),
+        label="R2",
+    )
+)
+register_bound(
+    Bound(
+        name="hopfield.retrieval_error",
+        provenance="reference",
+        source=SOURCE + ", Thm 5",
+        statement="R3: ||f(xi) - x_i|| <= 2 M (N-1) exp(-beta (Delta - 2 M r))",
+        params={
+            "beta": "inverse temperature",
+            "N": "number of patterns",
+            "M": "max pattern norm",
+            "Delta": "separation of the pattern",
+            "r": "max{||xi-x_i||, ||x_i*-x_i||}",
+        },
+        numeric=lambda beta, N, M, Delta, r: retrieval_error_bound(beta, N, M, Delta, r),
+        symbolic=retrieval_error_symbolic,
+        label="R3",
+    )
+)
+register_bound(
+    Bound(
+        name="hopfield.capacity",
+        provenance="reference",
+        source=SOURCE + ", Thm 3",
+        statement="R4: with probability 1-p, N >= sqrt(p) c^((d-1)/4) sphere patterns of radius "
+        "K sqrt(d-1) are storable, c = b / W0(exp(a + ln b)), if c >= (2/sqrt p)^(4/(d-1))",
+        params={
+            "beta": "inverse temperature",
+            "K": "radius scale, M = K sqrt(d-1)",
+            "d": "dimension",
+            "p": "failure probability",
+        },
+        numeric=lambda beta, K, d, p: capacity(beta, K, d, p),
+        symbolic=capacity_symbolic,
+        label="R4",
+    )
+)
+register_bound(
+    Bound(
+        name="hopfield.capacity_c",
+        provenance="reference",
+        source=SOURCE + ", Thm 3",
+        statement="R4 constant c = b / W0(exp(a + ln b)) (worked values 3.15461 at beta=1,K=3,d=20,"
+        "p=0.001 and 1.37188 at beta=1,K=1,d=75,p=0.001)",
+        params={
+            "beta": "inverse temperature",
+            "K": "radius scale",
+            "d": "dimension",
+            "p": "failure probability",
+        },
+        numeric=lambda beta, K, d, p: capacity_constants(beta, K, d, p)["c"],
+        symbolic=capacity_c_symbolic,
+        label="R4",
+    )
+)

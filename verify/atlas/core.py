@@ -1,0 +1,247 @@
+"""Capacity atlas (issue 19): bits stored per parameter of every construction and trained model.
+
+The table is assembled from STORED claim records (``results/claims.jsonl``, and
+``results/full/claims.jsonl`` when present); nothing is re-measured. Each row: family, size
+parameters, information bits (from ``theory``, with its tag), the smallest storing size per draw
+(parameters total and unique, dimension), bits per parameter, and the record it came from
+(claim id, seed, git revision). Per family: the exponent of log parameters against log
+information bits, with a 95% t-interval of the least-squares slope over the points (every draw a
+point). Beside them, two lines that are NOT measured here: the information limit at 32 bits per
+parameter ([derived], P = I/32) and about 2 bits per parameter measured for trained language
+models by Allen-Zhu and Li (arXiv 2404.05405, "Physics of Language Models 3.3") [reference].
+
+``python -m verify atlas [--json]`` prints the table and stores it in ``results/atlas.json``.
+The claims ``atlas.<family>.within_constant`` live in :mod:`verify.atlas.claims`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from verify.atlas.sources import FAMILIES, NOT_COVERED, Family, family_points
+
+REPO = Path(__file__).resolve().parent.parent.parent
+ATLAS_FILE = "atlas.json"
+
+REFERENCE = {
+    "bits_per_param": 2.0,
+    "tag": "reference",
+    "source": "Allen-Zhu and Li, Physics of Language Models 3.3 (arXiv 2404.05405): about 2 "
+    "bits of knowledge per parameter for trained language models",
+    "note": "a reference line, not measured here",
+}
+INFO_LIMIT = {
+    "bits_per_param": 32.0,
+    "tag": "derived",
+    "source": "pigeonhole: P parameters of p = 32 bits take at most 2^(32 P) states, so P >= I/32 "
+    "(theory.fact_mlp.bounds.min_params, theory.geometric.single_hop.param_lower_bound)",
+}
+
+
+def _resolve(folder) -> Path:
+    path = Path(folder)
+    return path if path.is_absolute() else REPO / path
+
+
+def load_records(folder="results", scale: str = "quick") -> dict[str, dict]:
+    """Newest non-error record of every claim at ``scale`` in ``folder``/claims.jsonl (empty if none)."""
+    path = _resolve(folder) / "claims.jsonl"
+    out: dict[str, dict] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by an interrupted write
+        if row.get("scale", "quick") == scale and row.get("status") != "error":
+            out[row["id"]] = row
+    return out
+
+
+def record_of(records: dict, fam: Family) -> dict:
+    rec = records.get(fam.claim_id)
+    if rec is None:
+        raise ValueError(
+            f"atlas family {fam.name}: no stored record of claim {fam.claim_id}; run "
+            f"`python -m verify run {fam.claim_id}` first"
+        )
+    return rec
+
+
+def fit_exponent(info_bits, params, level: float = 0.95) -> dict:
+    """Least-squares slope of log P on log I with its t-interval (n - 2 degrees of freedom)."""
+    from scipy import stats
+
+    x, y = np.log(np.asarray(info_bits, float)), np.log(np.asarray(params, float))
+    if x.size != y.size or x.size < 3:
+        raise ValueError(f"an exponent fit needs >= 3 points, got {x.size}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("an exponent fit needs finite positive bits and parameters (NaN is an error)")
+    if np.ptp(x) == 0:
+        raise ValueError("an exponent fit needs at least two distinct information contents")
+    fit = stats.linregress(x, y)
+    half = stats.t.ppf((1 + level) / 2, x.size - 2) * fit.stderr if x.size > 2 else math.inf
+    return {
+        "exponent": float(fit.slope),
+        "interval95": [float(fit.slope - half), float(fit.slope + half)],
+        "intercept": float(fit.intercept),
+        "n_points": int(x.size),
+        "dof": int(x.size - 2),
+    }
+
+
+def _spread(values):
+    return [float(np.median(values)), float(np.min(values)), float(np.max(values))]
+
+
+def family_rows(fam: Family, rec: dict, scale: str) -> list[dict]:
+    rows = []
+    source = {
+        "claim": fam.claim_id,
+        "seed": rec.get("seed"),
+        "git": rec.get("git"),
+        "status": rec.get("status"),
+        "scale": scale,
+    }
+    for pt in family_points(fam, rec):
+        bpp = [b / p for b, p in zip(pt["info_bits"], pt["params"])]
+        row = {
+            "family": fam.name,
+            "area": fam.area,
+            "kind": fam.kind,
+            "scale": scale,
+            "sizes": pt["sizes"],
+            "draws": len(pt["params"]),
+            "info_bits": _spread(pt["info_bits"]),
+            "bound": fam.bound,
+            "bound_tag": fam.bound_tag,
+            "params": _spread(pt["params"]),
+            "params_per_draw": pt["params"],
+            "params_unique": None if pt["params_unique"] is None else _spread(pt["params_unique"]),
+            "dim": None if pt["dims"] is None else _spread(pt["dims"]),
+            "dims_per_draw": pt["dims"],
+            "info_bits_per_draw": pt["info_bits"],
+            "bits_per_param": _spread(bpp),
+            "searched": fam.searched,
+            "source": source,
+        }
+        if pt["params_unique"] is not None:
+            row["bits_per_unique_param"] = _spread(
+                [b / p for b, p in zip(pt["info_bits"], pt["params_unique"])]
+            )
+        rows.append(row)
+    return rows
+
+
+def build_atlas(records_by_scale: dict[str, dict]) -> dict:
+    """The atlas from ``{scale: {claim id: record}}``; a family whose record is missing at the
+    quick scale raises ValueError naming the claim (the full scale is used only where present)."""
+    rows, fits = [], []
+    for scale, records in records_by_scale.items():
+        for fam in FAMILIES:
+            if scale != "quick" and fam.claim_id not in records:
+                continue
+            fam_rows = family_rows(fam, record_of(records, fam), scale)
+            rows += fam_rows
+            bits = [b for r in fam_rows for b in r["info_bits_per_draw"]]
+            params = [p for r in fam_rows for p in r["params_per_draw"]]
+            fits.append(
+                {
+                    "family": fam.name,
+                    "scale": scale,
+                    "kind": fam.kind,
+                    "area": fam.area,
+                    "searched": fam.searched,
+                    "note": fam.note,
+                    **fit_exponent(bits, params),
+                    "bits_per_param_range": [
+                        min(b / p for b, p in zip(bits, params)),
+                        max(b / p for b, p in zip(bits, params)),
+                    ],
+                }
+            )
+    return {
+        "rows": rows,
+        "fits": fits,
+        "reference": REFERENCE,
+        "information_limit": INFO_LIMIT,
+        "not_covered": NOT_COVERED,
+        "ranges": "[median, min, max] over the draws stored in each record",
+    }
+
+
+def atlas_from_results(folder="results") -> dict:
+    by_scale = {"quick": load_records(folder, "quick")}
+    full = load_records(Path(folder) / "full", "full")
+    if full:
+        by_scale["full"] = full
+    return build_atlas(by_scale)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    med, lo, hi = v
+
+    def f(x):
+        return f"{x:.3g}"
+
+    return f(med) if lo == hi else f"{f(med)} [{f(lo)}, {f(hi)}]"
+
+
+def table_text(atlas: dict) -> str:
+    lines = [
+        f"{'family':<24} {'scale':<5} {'sizes':<30} {'bits':>18} {'params':>24} {'unique':>22} "
+        f"{'dim':>14} {'bits/param':>24}  source"
+    ]
+    for r in atlas["rows"]:
+        sizes = ", ".join(f"{k}={v}" for k, v in r["sizes"].items())
+        src = r["source"]
+        lines.append(
+            f"{r['family']:<24} {r['scale']:<5} {sizes:<30} {_fmt(r['info_bits']):>18} "
+            f"{_fmt(r['params']):>24} {_fmt(r['params_unique']):>22} {_fmt(r['dim']):>14} "
+            f"{_fmt(r['bits_per_param']):>24}  {src['claim']}@seed{src['seed']}/{str(src['git'])[:8]}"
+            + ("" if src.get("status") == "pass" else f" ({src.get('status')})")
+        )
+    lines.append("")
+    lines.append("exponent of log P against log I (95% t-interval over the points):")
+    for f in atlas["fits"]:
+        lo, hi = f["interval95"]
+        lines.append(
+            f"  {f['family']:<24} {f['scale']:<5} {f['exponent']:.3f} [{lo:.3f}, {hi:.3f}] "
+            f"(n={f['n_points']}){'' if f['searched'] else '  size as built, not searched'}"
+        )
+    lines.append(
+        f"[reference] {atlas['reference']['bits_per_param']} bits/param: "
+        f"{atlas['reference']['source']} ({atlas['reference']['note']})"
+    )
+    lines.append(
+        f"[derived] information limit {atlas['information_limit']['bits_per_param']:.0f} bits/param: "
+        f"{atlas['information_limit']['source']}"
+    )
+    for area, why in atlas["not_covered"].items():
+        lines.append(f"not covered: {area}: {why}")
+    lines.append("ranges: " + atlas["ranges"])
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    """``python -m verify atlas [--json] [--results DIR]``: print the table and store atlas.json."""
+    folder = getattr(args, "results", "results")
+    atlas = atlas_from_results(folder)
+    out = _resolve(folder) / ATLAS_FILE
+    out.write_text(json.dumps(atlas, indent=1) + "\n")
+    if getattr(args, "json", False):
+        print(json.dumps(atlas))
+    else:
+        print(table_text(atlas))
+        print(f"\nstored in {out}")
+    return 0

@@ -1,0 +1,540 @@
+"""Toy synthetic experiments of Mixture of Chapters (2603.21096), spec §5.6 [derived]: fact storage
+against the iso-FLOP dense model, retention after a phase-2 task, frozen-bank parity, router
+utilisation with and without the load-balance loss, and the top-k sweep.
+
+Training runs in float32 on ``ctx.device`` whatever ``ctx.dtype`` says (these are training
+experiments, not exact checks). Phase-1 and phase-2 runs are shared between claims through
+``ctx.shared``, keyed by every parameter and the seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+from verify.ledger import LedgerEntry, record
+
+record(
+    LedgerEntry(
+        claim_id="chapters.toy.retention",
+        measured="quick scale (512 facts, 256 values, phase 1 150 steps, phase 2 100 steps on 512 "
+        "fresh facts, bank lr 3e-4), per seed, drop of phase-1 accuracy MoC vs iso-FLOP dense "
+        "(21 layers): seed 0 0.674 vs 0.309, seed 1 0.312 vs 0.385, seed 2 0.471 vs 0.342, "
+        "seed 3 0.609 vs 0.432; mean over the rule's 2 seeds at base seed 0, 1, 2: 0.493 vs "
+        "0.347, 0.392 vs 0.363, 0.540 vs 0.387 (run of 2026-12-01; an earlier run of seed 0 "
+        "gave 0.643). MoC starts phase 2 at 0.99-1.00 phase-1 accuracy and learns the new "
+        "facts to 0.91-0.93; the dense model starts at 0.52 and reaches 0.48-0.49. With a "
+        "75-step phase 2: 0.383 vs 0.307. Full scale (1024 facts, 300/150 steps, 3 seeds) was "
+        "not run here: issue 15 reports that it passes on a GPU (3 seeds, step 250, drop 0.099), "
+        "so this entry holds at quick scale only and the full scale is judged normally.",
+        tried="the spec's recipe (AdamW, lr 3e-3 backbone / 6e-3 memory, fresh optimiser in phase 2, "
+        "bank at 1/10 lr); phase 2 of 75 and 100 steps; the spec's own pilot (1024 facts, 600/320 "
+        "steps) also failed: MoC 0.74 vs dense 0.57.",
+        reason="suspected: at toy scale phase 2 is learnt through the same backbone and memory-layer "
+        "weights that hold phase 1 (only the bank's lr is reduced), and MoC learns the new "
+        "facts much faster (0.92 vs 0.48), so it also moves further from phase 1; the dense "
+        "model stored far less in phase 1 and has less to lose. The paper's retention result "
+        "(one run per model, 2603.21096 Table 2) is at pretraining scale with IFT data; this "
+        "toy does not reproduce it at quick scale.",
+        scales=("quick",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="chapters.toy.router_utilisation",
+        measured="first epoch (8 steps of 64 facts, 63 routed chapters, top-4, L_lb 0.01), per seed "
+        "(fraction of routed chapters used, normalised entropy): seed 0 (0.921, 0.922), seed 1 "
+        "(0.921, 0.900), seed 2 (0.952, 0.885), seed 3 (0.857, 0.848): seed 3 uses 54 of 63 "
+        "chapters, below the 0.9 threshold, so 'every seed of 5' fails at base seeds 0, 1 and 2. "
+        "The entropy criterion (>= 0.8) holds in every seed measured; without L_lb the entropy "
+        "is 0.535-0.636.",
+        tried="the spec's measurement point (one epoch of the facts) with 2 seeds (passed at base seeds "
+        "0 and 1, failed at base seed 2 through seed 3); the claim now uses 5 seeds because a "
+        "first epoch costs a fraction of a second (issue 12: >= 3 seeds where a seed is cheap).",
+        reason="2048 top-4 picks over 63 chapters in one epoch leave a few chapters unpicked by "
+        "chance when the router is not yet balanced; the 0.9 fraction threshold (a [derived] "
+        "pilot value) sits inside the seed-to-seed spread. The load-balance effect itself is "
+        "clear (entropy 0.85-0.92 with L_lb vs 0.54-0.64 without, lb_needed).",
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="chapters.toy.topk_sweep",
+        measured="quick scale (512 facts, mean training loss over steps 25-100 of a 150-step "
+        "schedule, k = 2, 4, 8), per seed: seed 0 4.0494, 4.0463, 4.0409 (increments -0.0031, "
+        "-0.0054); seed 1 3.9891, 3.9877, 3.9913 (-0.0013, +0.0036); seed 2 4.0094, 4.0023, "
+        "3.9937 (-0.0071, -0.0086); seed 3 4.0781, 4.0664, 4.0828 (-0.0116, +0.0164); seed 4 "
+        "3.9737, 3.9656, 3.9678 (-0.0081, +0.0022). k = 2 -> 4 always lowers the loss; "
+        "4 -> 8 raises it in seeds 1, 3 and 4, so 'every seed of 3' fails at base seeds 0, 1, 2.",
+        tried="the old criterion (one seed, +0.02 tolerance per step) passed every seed but also "
+        "passed the reversed curve (a rising law), so it could not fail (issue 12, issue 15 item "
+        "10); with tolerance 0 one seed flips with the seed (pass at 0 and 2, fail at 1, 3, 4), "
+        "so the rule is every seed of 3.",
+        reason="at quick scale (the first 100 steps, loss still ~4 nats of ln 256 = 5.5) the effect of "
+        "k between 4 and 8 is below the seed-to-seed noise of a 75-step window; the full-scale "
+        "setting (steps 50-150 of 300) was not run here.",
+    )
+)
+
+SOURCE = paper("chapters")
+#: Quick scale: 512 facts (the spec's 256-512-fact option) and 2 seeds (3 at full scale), so that
+#: every toy claim together fits the 2-core budget (3 seeds took 134 s of CPU); the comparison
+#: step lies before the MoC ceiling (pilot: 0.92 at step 100).
+#: Phase 2 is shorter than the spec's 150-300 steps. Disclosure: with a 75-step phase 2 (tried for
+#: the budget) frozen_bank_parity failed on seed 1 (accuracy gap 0.021, loss gap 0.018 nats, phase 2
+#: still mid-training at ~1.4 nats); at 100 steps (the first choice) it passes.
+BASE = {
+    "n_facts": 512,
+    "n_values": 256,
+    "n_phase2": 512,
+    "batch": 64,
+    "steps1": 150,
+    "steps2": 100,
+    "compare_step": 100,
+    "seeds": 2,
+    "eval_every": 25,
+    "lr": 3e-3,
+    "lr_memory": 6e-3,
+    "bank_lr_factor": 0.1,
+}
+FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_step=250, seeds=3)
+#: Router usage is measured over the first epoch, which costs a fraction of a second per seed,
+#: so its claims use 5 seeds (issue 12: >= 3 seeds where a seed is cheap); the first ``seeds``
+#: of them reuse the full phase-1 runs (end-of-training usage is reported for those).
+USAGE = {"usage_seeds": 5}
+
+
+#: The parameters a phase-1/phase-2 run depends on: the cache key of the shared runs, so claims
+#: with extra parameters (and their controls) reuse the same trained models.
+TRAIN_KEYS = (
+    "n_facts",
+    "n_values",
+    "n_phase2",
+    "batch",
+    "steps1",
+    "steps2",
+    "eval_every",
+    "lr",
+    "lr_memory",
+    "bank_lr_factor",
+)
+
+
+def _key(p):
+    return tuple((k, p[k]) for k in TRAIN_KEYS)
+
+
+def _data(p, seed):
+    from constructions.chapters.train import N_SPECIAL, make_fact_dataset, make_phase2_dataset
+
+    rng = np.random.default_rng([int(seed), 11])
+    value_start = N_SPECIAL + p["n_facts"] + p["n_phase2"]
+    a = make_fact_dataset(p["n_facts"], p["n_values"], rng, value_start=value_start)
+    b = make_phase2_dataset(
+        p["n_phase2"],
+        rng,
+        key_start=N_SPECIAL + p["n_facts"],
+        value_start=value_start,
+        n_values=p["n_values"],
+    )
+    return a, b
+
+
+def _configs(p, top_k=4):
+    from constructions.chapters.train import toy_configs
+
+    return toy_configs(p["n_facts"], p["n_values"], p["n_phase2"], top_k=top_k)
+
+
+def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01):
+    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict)."""
+    steps = p["steps1"] if steps is None else steps
+
+    def compute():
+        from constructions.chapters.train import build, make_mixed_batches, train
+
+        moc, dense = _configs(p, top_k)
+        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
+        a, _ = _data(p, seed)
+        batches = make_mixed_batches([a], p["batch"], np.random.default_rng([int(seed), 12]))
+        hist = train(
+            model,
+            batches,
+            steps,
+            lr=p["lr"],
+            lr_memory=p["lr_memory"],
+            lb_coef=lb_coef,
+            eval_sets=[a],
+            eval_every=p["eval_every"],
+            schedule_steps=p["steps1"],
+            device=ctx.device,
+        )
+        return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    return ctx.shared(("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef), compute)
+
+
+def phase2(p, ctx, seed, kind, bank="slow"):
+    """Phase 2 on the disjoint fact set B from the phase-1 weights, fresh optimiser; the bank at
+    bank_lr_factor * lr ("slow") or frozen ("frozen"). Evaluates A and B."""
+
+    def compute():
+        from constructions.chapters.train import build, make_mixed_batches, train
+
+        moc, dense = _configs(p)
+        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
+        model.load_state_dict(phase1(p, ctx, seed, kind)[1])
+        a, b = _data(p, seed)
+        batches = make_mixed_batches([b], p["batch"], np.random.default_rng([int(seed), 13]))
+        lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
+        return train(
+            model,
+            batches,
+            p["steps2"],
+            lr=p["lr"],
+            lr_memory=p["lr_memory"],
+            lr_bank=lr_bank,
+            eval_sets=[a, b],
+            eval_every=p["eval_every"],
+            device=ctx.device,
+        )
+
+    return ctx.shared(("chapters.phase2", _key(p), seed, kind, bank), compute)
+
+
+def _acc_at(hist, step, which=0):
+    return hist["acc"][which][hist["eval_steps"].index(step)]
+
+
+@claim(
+    "chapters.toy.fact_storage_vs_isoflop",
+    source=f"{SOURCE}, abstract (iso-FLOP comparison)",
+    provenance="derived",
+    statement="on synthetic facts, the MoC toy's mean value accuracy over the seeds at the "
+    "comparison step is >= the iso-FLOP dense model's (rule depth) - 0.02, a "
+    "speed-of-storage comparison with the same optimiser for both. Quick scale is "
+    "weaker than the spec: 512 facts, step 100 of 150, 2 seeds (the dense model is "
+    "near 0.28 there); full scale is the spec's 1024 facts, step 250 of 300, 3 seeds",
+    quick=BASE,
+    full=FULL,
+    needs=("torch",),
+    seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
+    controls=[
+        Control(
+            "moc_init",
+            {"control": "moc_init"},
+            "MoC's accuracy taken at step 0 (the untrained model) against the "
+            "trained dense model: the criterion must fail",
+        )
+    ],
+)
+def check_fact_storage(p, ctx):
+    from theory.chapters.flops import flops_model
+
+    moc_cfg, dense_cfg = _configs(p)
+    seeds = ctx.seeds(p["seeds"])
+    runs = {kind: [phase1(p, ctx, s, kind)[0] for s in seeds] for kind in ("moc", "dense")}
+    step = {"moc": 0 if p.get("control") == "moc_init" else p["compare_step"], "dense": p["compare_step"]}
+    acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
+    m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
+    flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
+    return Outcome(
+        f"MoC >= dense - 0.02 (dense {m_dense:.3f})",
+        m_moc,
+        m_moc >= m_dense - 0.02,
+        details={
+            "seeds": seeds,
+            "acc_moc": acc["moc"],
+            "acc_dense": acc["dense"],
+            "mean_moc": m_moc,
+            "mean_dense": m_dense,
+            "dense_layers": dense_cfg["n_layers"],
+            "flop_ratio_moc_over_dense": flop_ratio,
+            "eval_steps": runs["moc"][0]["eval_steps"],
+            "curves_moc": [h["acc"][0] for h in runs["moc"]],
+            "curves_dense": [h["acc"][0] for h in runs["dense"]],
+            "final_moc": [h["acc"][0][-1] for h in runs["moc"]],
+            "final_dense": [h["acc"][0][-1] for h in runs["dense"]],
+            "note": "both models use the spec's optimiser (backbone lr 3e-3); the "
+            "21-layer dense model trains slowly at that lr, so this "
+            "compares the recipe, not tuned models; the tuned "
+            "comparison is chapters.toy.fact_storage_tuned",
+        },
+    )
+
+
+@claim(
+    "chapters.toy.retention",
+    source=f"{SOURCE}, abstract (retention from pretraining to IFT)",
+    provenance="derived",
+    statement="after phase 2 on a disjoint fact set (bank lr 1/10 of base), the mean drop of "
+    "phase-1 accuracy over the seeds (2 quick, 3 full) is <= for MoC than for the iso-FLOP "
+    "dense model",
+    quick=BASE,
+    full=FULL,
+    needs=("torch",),
+    seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
+    controls=[
+        Control(
+            "moc_forgets",
+            {"control": "moc_forgets"},
+            "MoC's phase-1 accuracy after phase 2 replaced by its accuracy at "
+            "initialisation (complete forgetting): its drop is then ~1, larger than "
+            "the dense model's, so the criterion must fail",
+        )
+    ],
+)
+def check_retention(p, ctx):
+    seeds = ctx.seeds(p["seeds"])
+    out = {}
+    for kind in ("moc", "dense"):
+        firsts = [phase1(p, ctx, s, kind)[0] for s in seeds]
+        before = [h["acc"][0][-1] for h in firsts]
+        hists = [phase2(p, ctx, s, kind) for s in seeds]
+        after = [h["acc"][0][-1] for h in hists]
+        if kind == "moc" and p.get("control") == "moc_forgets":
+            after = [h["acc"][0][0] for h in firsts]
+        out[kind] = {
+            "before": before,
+            "after": after,
+            "drop": [b - a for b, a in zip(before, after)],
+            "phase2_acc_B": [h["acc"][1][-1] for h in hists],
+            "curves_A": [h["acc"][0] for h in hists],
+            "curves_B": [h["acc"][1] for h in hists],
+            "eval_steps": hists[0]["eval_steps"],
+        }
+    d_moc, d_dense = float(np.mean(out["moc"]["drop"])), float(np.mean(out["dense"]["drop"]))
+    return Outcome(
+        f"drop MoC <= drop dense ({d_dense:.3f})",
+        d_moc,
+        d_moc <= d_dense,
+        details={
+            "seeds": seeds,
+            "mean_drop_moc": d_moc,
+            "mean_drop_dense": d_dense,
+            **{f"{k}_{f}": v for k, r in out.items() for f, v in r.items()},
+        },
+    )
+
+
+@claim(
+    "chapters.toy.frozen_bank_parity",
+    source=f"{SOURCE}, Table 8 (frozen bank in IFT)",
+    provenance="derived",
+    statement="freezing the bank in phase 2 costs nothing against updating it at 1/10 lr: in every "
+    "seed the phase-2 accuracy differs by <= 0.01 or the phase-2 loss by <= 0.01 nats. "
+    "Quick scale is weaker than the spec's 150-300 phase-2 steps: 100 steps on 512 "
+    "facts, 2 seeds (at 75 steps it failed on seed 1: gap 0.021, 0.018 nats)",
+    quick=BASE,
+    full=FULL,
+    needs=("torch",),
+    seed_rule="every seed of 0..1 (quick), 0..2 (full)",
+    controls=[
+        Control(
+            "no_phase2",
+            {"control": "no_phase2"},
+            "the frozen-bank arm read before its phase-2 training (step 0): it has not "
+            "learnt the phase-2 facts, so both gaps must exceed 0.01",
+        )
+    ],
+)
+def check_frozen(p, ctx):
+    seeds = ctx.seeds(p["seeds"])
+    rows = []
+    at = 0 if p.get("control") == "no_phase2" else -1
+    for s in seeds:
+        slow, frozen = phase2(p, ctx, s, "moc", "slow"), phase2(p, ctx, s, "moc", "frozen")
+        rows.append(
+            {
+                "seed": s,
+                "acc_slow": slow["acc"][1][-1],
+                "acc_frozen": frozen["acc"][1][at],
+                "loss_slow": slow["eval_loss"][1][-1],
+                "loss_frozen": frozen["eval_loss"][1][at],
+                "retained_A_slow": slow["acc"][0][-1],
+                "retained_A_frozen": frozen["acc"][0][-1],
+            }
+        )
+    ok = [
+        abs(r["acc_slow"] - r["acc_frozen"]) <= 0.01 or abs(r["loss_slow"] - r["loss_frozen"]) <= 0.01
+        for r in rows
+    ]
+    gap = max(abs(r["acc_slow"] - r["acc_frozen"]) for r in rows)
+    return Outcome(
+        "|acc gap| <= 0.01 or |loss gap| <= 0.01 in every seed", gap, all(ok), details={"rows": rows}
+    )
+
+
+def _usage_rows(p, ctx, lb_coef, steps):
+    from constructions.chapters.train import usage
+
+    window = max(1, p["n_facts"] // p["batch"])  # one epoch of the facts
+    rows = []
+    for i, s in enumerate(ctx.seeds(p["usage_seeds"])):
+        # The first `seeds` seeds reuse the full phase-1 runs; the others train the first epoch
+        # only (same schedule, so the first epoch is the same as in a full run).
+        run_steps = steps if i < p["seeds"] else window
+        hist = phase1(p, ctx, s, "moc", steps=run_steps, lb_coef=lb_coef)[0]
+        ends = list(range(window, len(hist["f"]) + 1, window))
+        rows.append(
+            {
+                "seed": s,
+                "first_epoch": usage(hist["f"], window, window),
+                "end": usage(hist["f"], len(hist["f"]), window),
+                "entropy_steps": ends,
+                "entropy": [usage(hist["f"], e, window)["entropy"] for e in ends],
+            }
+        )
+    return rows, window
+
+
+@claim(
+    "chapters.toy.router_utilisation",
+    source=f"{SOURCE}; Switch Transformer load balance",
+    provenance="derived",
+    statement="with L_lb at coefficient 0.01, over the first epoch of the facts (quick: 8 steps) "
+    "every seed of 5 selects >= 90% of the routed chapters at least once and the normalised "
+    "entropy of the selection frequencies is >= 0.8 (end-of-training usage reported)",
+    quick=dict(BASE, **USAGE, lb_coef=0.01, steps_nolb=24),
+    full=dict(FULL, **USAGE, lb_coef=0.01, steps_nolb=300),
+    needs=("torch",),
+    seed_rule="every seed of 0..4",
+    controls=[
+        Control(
+            "no_lb",
+            {"lb_coef": 0.0},
+            "the load-balance loss switched off: usage collapses within the first "
+            "epoch (the lb_needed run), so the entropy criterion must fail",
+        )
+    ],
+)
+def check_utilisation(p, ctx):
+    steps = p["steps1"] if p["lb_coef"] == 0.01 else p["steps_nolb"]
+    rows, window = _usage_rows(p, ctx, p["lb_coef"], steps)
+    frac = min(r["first_epoch"]["fraction_used"] for r in rows)
+    ent = min(r["first_epoch"]["entropy"] for r in rows)
+    return Outcome(
+        {"fraction_used": ">= 0.9", "entropy": ">= 0.8"},
+        {"fraction_used": frac, "entropy": ent},
+        frac >= 0.9 and ent >= 0.8,
+        details={"window": window, "rows": rows, "end_entropy": [r["end"]["entropy"] for r in rows]},
+    )
+
+
+@claim(
+    "chapters.toy.lb_needed",
+    source=f"{SOURCE}; Switch Transformer load balance",
+    provenance="derived",
+    statement="without L_lb (coefficient 0), chapter usage over the first epoch collapses: its "
+    "normalised entropy is <= the entropy with L_lb - 0.1 in every seed of 5",
+    quick=dict(BASE, **USAGE, steps_nolb=24, lb_coef_dropped=0.0),
+    full=dict(FULL, **USAGE, steps_nolb=300, lb_coef_dropped=0.0),
+    demonstrates_failure=True,
+    needs=("torch",),
+    seed_rule="every seed of 0..4",
+    controls=[
+        Control(
+            "lb_kept",
+            {"lb_coef_dropped": 0.01},
+            "the other side of the bracket: the 'without' arm keeps L_lb at 0.01, so "
+            "its usage equals the with-L_lb run and the collapse criterion must fail",
+        )
+    ],
+)
+def check_lb_needed(p, ctx):
+    base = {k: v for k, v in p.items() if k not in ("steps_nolb", "lb_coef_dropped")}
+    with_lb, window = _usage_rows(base, ctx, 0.01, base["steps1"])
+    coef = p["lb_coef_dropped"]
+    without, _ = _usage_rows(base, ctx, coef, base["steps1"] if coef == 0.01 else p["steps_nolb"])
+    e_with = [r["first_epoch"]["entropy"] for r in with_lb]
+    e_without = [r["first_epoch"]["entropy"] for r in without]
+    passed = all(b <= a - 0.1 for a, b in zip(e_with, e_without))
+    return Outcome(
+        f"<= entropy with L_lb - 0.1 ({min(e_with):.3f})",
+        max(e_without),
+        passed,
+        details={
+            "window": window,
+            "entropy_with_lb": e_with,
+            "entropy_without_lb": e_without,
+            "f_with_lb": [r["first_epoch"]["f"] for r in with_lb],
+            "f_without_lb": [r["first_epoch"]["f"] for r in without],
+            "rows_without": without,
+            "rows_with": with_lb,
+        },
+    )
+
+
+@claim(
+    "chapters.toy.topk_sweep",
+    source=f"{SOURCE}; this project (top-k sweep)",
+    provenance="derived",
+    statement="at a fixed bank the mean training loss over the early window (quick: steps 25-100 "
+    "of a 150-step schedule; full: steps 50-150 of 300) is non-increasing in k in "
+    "{2, 4, 8} (every increment <= 0) in every one of 3 seeds (k = 1 reported at full "
+    "scale: its router gets no LM gradient). The effect is small: at quick scale the "
+    "increments per doubling lie between -0.012 and +0.016 nats over seeds 0-4",
+    quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[], window=[25, 100], topk_seeds=3),
+    full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150], topk_seeds=3),
+    needs=("torch",),
+    seed_rule="every seed of 0..2",
+    controls=[
+        Control(
+            "k_reversed",
+            {"control": "k_reversed"},
+            "the measured losses read in reverse k order (a synthetic law in which "
+            "the loss rises with k): the criterion must fail",
+        )
+    ],
+)
+def check_topk(p, ctx):
+    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "control", "topk_seeds")}
+    lo, hi = p["window"]
+    rows = []
+    for i, seed in enumerate(ctx.seeds(p["topk_seeds"])):
+        losses = {}
+        for k in list(p["top_ks"]) + list(p["report_ks"]):
+            # k = 4 reuses the phase-1 runs of the seeds the other toy claims train (same
+            # schedule, so its first `hi` steps are those of a run stopped at `hi`)
+            shared = k == 4 and i < p["seeds"]
+            hist = (
+                phase1(base, ctx, seed, "moc")[0]
+                if shared
+                else phase1(base, ctx, seed, "moc", top_k=k, steps=hi)[0]
+            )
+            losses[k] = float(np.mean(hist["loss"][lo:hi]))
+        sweep = [losses[k] for k in p["top_ks"]]
+        if p.get("control") == "k_reversed":
+            sweep = sweep[::-1]
+        increments = [b - a for a, b in zip(sweep, sweep[1:])]
+        rows.append(
+            {
+                "seed": seed,
+                "loss": sweep,
+                "increments": increments,
+                "passed": all(x <= 0 for x in increments),
+                "reported": {str(k): losses[k] for k in p["report_ks"]},
+            }
+        )
+    # Criterion changed at issue 15 item 10: the old tolerance (+0.02 per step, one seed) accepted
+    # a flat or slightly rising curve while the effect is ~0.005 nats; its result is kept here.
+    first = rows[0]
+    return Outcome(
+        "non-increasing (every increment <= 0) in every seed",
+        [r["loss"] for r in rows],
+        all(r["passed"] for r in rows),
+        details={
+            "top_ks": list(p["top_ks"]),
+            "rows": rows,
+            "loss": first["loss"],
+            "increments": first["increments"],
+            "reported": first["reported"],
+            "previous_criterion": {
+                "rule": "every increment <= +0.02, first seed only",
+                "passed": all(x <= 0.02 for x in first["increments"]),
+            },
+        },
+    )

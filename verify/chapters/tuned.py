@@ -1,0 +1,178 @@
+"""Fact storage of Mixture of Chapters (2603.21096) against the iso-FLOP dense model with each
+model's learning rate tuned (issue 15 item 11) [derived].
+
+``chapters.toy.fact_storage_vs_isoflop`` trains both models with one shared recipe (backbone lr
+3e-3, memory and bank 6e-3), so it compares recipes as much as architectures. Here each model gets
+the same number of tries on a tuning seed that is never judged: a grid of backbone learning rates
+(memory layers and bank at the recipe's ratio 2x) at the recipe's one warm-up (50 steps), the
+rest of the recipe unchanged. Each model keeps its best grid point (highest value accuracy at the
+tuning step, ties to the lower value loss), and the two tuned models are compared at the judged
+seeds with the recipe claim's criterion. Runs are shared with the recipe claim through
+``ctx.shared`` (the grid point equal to the recipe's rate reuses its runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verify.chapters.toy import BASE, FULL, SOURCE, _acc_at, _configs, phase1
+from verify.claims import Control, Outcome, claim
+
+#: The grid: backbone lr; memory layers and bank at ``memory_lr_ratio`` x lr (the recipe's 2x);
+#: one warm-up value, the recipe's (``train``'s default of 50 steps). Tuning seed 1000 is outside
+#: every judged seed range (seeds 0..3 for --seed 0..2).
+TUNE = {"tune_seed": 1000, "lr_grid": [1e-3, 3e-3, 1e-2, 3e-2], "memory_lr_ratio": 2.0, "warmup_grid": [50]}
+#: Quick-scale tuning: runs stopped at step 50 of the 150-step schedule (half the comparison step),
+#: score = value accuracy at step 50 on seed 1000. It costs about 40 CPU-seconds (8 runs of 50
+#: steps; the two fact-storage claims took 92 CPU-s with it, 52 without), which the area's 145
+#: CPU-s quick budget cannot hold, so CI's quick run does not rerun it (``retune`` False): it uses
+#: the picks of this recorded run of the same code (2026-12-01, ``python -m verify run
+#: 'chapters.toy.fact_storage*' --fresh`` with ``retune`` True; a second process rerunning it
+#: picked the same rates; the table is copied into the record's details). Full scale reruns the tuning at its comparison step (250
+#: of 300); that has not been run here (no GPU, a loaded 2-core CPU).
+RECORDED_QUICK_TUNING = {
+    "moc": [
+        (1e-3, 0.154296875, 5.888919291988869),
+        (3e-3, 0.3984375, 4.729051297901082),
+        (1e-2, 0.490234375, 3.014411539708901),
+        (3e-2, 0.353515625, 2.802670854189916),
+    ],
+    "dense": [
+        (1e-3, 0.048828125, 5.899643670975607),
+        (3e-3, 0.06640625, 5.248653506826836),
+        (1e-2, 0.009765625, 5.509963613806749),
+        (3e-2, 0.009765625, 5.481965314150994),
+    ],
+}
+TUNED_QUICK = dict(BASE, **TUNE, tune_step=50, retune=False)
+TUNED_FULL = dict(FULL, **TUNE, tune_step=250, retune=True)
+
+
+def _rates(p, lr):
+    return dict(p, lr=float(lr), lr_memory=float(p["memory_lr_ratio"] * lr))
+
+
+def grid_run(p, ctx, seed, kind, lr, stop):
+    """Phase-1 history of ``kind`` at backbone rate ``lr`` on the recipe's schedule, stopped at
+    step ``stop``; the recipe's own rate reuses the recipe claim's full run (same numbers up to
+    ``stop``: same batches and schedule)."""
+    if lr == p["lr"] and p["memory_lr_ratio"] * lr == p["lr_memory"]:
+        return phase1(p, ctx, seed, kind)[0]
+    return phase1(_rates(p, lr), ctx, seed, kind, steps=stop)[0]
+
+
+def _row(p, lr, acc, loss):
+    return {
+        "lr": float(lr),
+        "lr_memory": float(p["memory_lr_ratio"] * lr),
+        "warmup": p["warmup_grid"][0],
+        "acc": float(acc),
+        "loss": float(loss),
+    }
+
+
+def choose(rows):
+    """The kept grid point: highest accuracy at the tuning step, ties to the lower loss."""
+    return max(rows, key=lambda r: (r["acc"], -r["loss"]))
+
+
+def tune(p, ctx, kind):
+    """Every grid point of ``kind`` on the tuning seed: rows (lr, warm-up, accuracy and loss at
+    the tuning step) and the chosen row. With ``retune`` False (quick scale in CI) the rows are
+    those of :data:`RECORDED_QUICK_TUNING`, nothing is trained."""
+    if not p.get("retune", True):
+        recorded = RECORDED_QUICK_TUNING[kind]
+        if [lr for lr, _, _ in recorded] != list(p["lr_grid"]) or p["tune_step"] != 50:
+            raise ValueError(
+                "the recorded tuning is for the quick grid at step 50 only; set "
+                "retune=True for another grid or tuning step"
+            )
+        rows = [_row(p, lr, acc, loss) for lr, acc, loss in recorded]
+        return rows, choose(rows)
+    rows = []
+    for lr in p["lr_grid"]:
+        hist = grid_run(p, ctx, p["tune_seed"], kind, lr, p["tune_step"])
+        i = hist["eval_steps"].index(p["tune_step"])
+        rows.append(_row(p, lr, hist["acc"][0][i], hist["eval_loss"][0][i]))
+    return rows, choose(rows)
+
+
+@claim(
+    "chapters.toy.fact_storage_tuned",
+    source=f"{SOURCE}, abstract (iso-FLOP comparison)",
+    provenance="derived",
+    statement="with each model's learning rate tuned on seed 1000 (never judged; the same 4 tries "
+    "for each: backbone lr in {1e-3, 3e-3, 1e-2, 3e-2}, memory and bank at 2x, one "
+    "warm-up of 50 steps; best value accuracy at the tuning step), the MoC toy's mean "
+    "value accuracy over the judged seeds at the comparison step is >= the iso-FLOP "
+    "dense model's - 0.02 (the criterion of fact_storage_vs_isoflop, whose shared-"
+    "recipe numbers are in the details). Quick scale tunes cheaply, on runs stopped at "
+    "step 50 of the 150-step schedule (picked: MoC 1e-2, dense 3e-3, the recipe's), "
+    "and compares at step 100 over 2 seeds (512 facts); for the CPU budget CI uses the "
+    "recorded picks of that tuning run instead of rerunning it. Full scale tunes and "
+    "compares at step 250 of 300 over 3 seeds (1024 facts; not run here). Tuning "
+    "does not reverse the shared-recipe conclusion at quick scale (--seed 0, 1, 2): "
+    "the dense model does best at the recipe's rate, so its numbers are unchanged, "
+    "and MoC gains 0.05-0.07",
+    quick=TUNED_QUICK,
+    full=TUNED_FULL,
+    needs=("torch",),
+    seed_rule="mean over seeds 0..1 (quick), 0..2 (full); tuning on seed 1000 only",
+    controls=[
+        Control(
+            "moc_init",
+            {"control": "moc_init"},
+            "the tuned MoC's accuracy taken at step 0 (the untrained model) against "
+            "the tuned dense model: the criterion must fail",
+        )
+    ],
+)
+def check_fact_storage_tuned(p, ctx):
+    from theory.chapters.flops import flops_model
+
+    seeds = ctx.seeds(p["seeds"])
+    if p["tune_seed"] in seeds:
+        raise ValueError(f"the tuning seed {p['tune_seed']} must not be a judged seed {seeds}")
+    if len(p["warmup_grid"]) != 1 or p["warmup_grid"][0] != 50:
+        raise ValueError("the grid has one warm-up, the recipe's 50 steps (train's default)")
+    step = p["compare_step"]
+    tuning, acc, recipe = {}, {}, {}
+    for kind in ("moc", "dense"):
+        rows, best = tune(p, ctx, kind)
+        tuning[kind] = {"grid": rows, "chosen": best, "rerun": bool(p.get("retune", True))}
+        acc[kind] = [_acc_at(grid_run(p, ctx, s, kind, best["lr"], step), step) for s in seeds]
+        recipe[kind] = [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds]
+    if p.get("control") == "moc_init":
+        acc["moc"] = [
+            grid_run(p, ctx, s, "moc", tuning["moc"]["chosen"]["lr"], step)["acc"][0][0] for s in seeds
+        ]
+    m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
+    r_moc, r_dense = float(np.mean(recipe["moc"])), float(np.mean(recipe["dense"]))
+    passed = m_moc >= m_dense - 0.02
+    recipe_passed = r_moc >= r_dense - 0.02
+    moc_cfg, dense_cfg = _configs(p)
+    flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
+    return Outcome(
+        f"tuned MoC >= tuned dense - 0.02 (dense {m_dense:.3f})",
+        m_moc,
+        passed,
+        details={
+            "seeds": seeds,
+            "compare_step": step,
+            "tune_seed": p["tune_seed"],
+            "tune_step": p["tune_step"],
+            "tuning": tuning,
+            "tuned_acc_moc": acc["moc"],
+            "tuned_acc_dense": acc["dense"],
+            "tuned_mean_moc": m_moc,
+            "tuned_mean_dense": m_dense,
+            "recipe_acc_moc": recipe["moc"],
+            "recipe_acc_dense": recipe["dense"],
+            "recipe_mean_moc": r_moc,
+            "recipe_mean_dense": r_dense,
+            "recipe_passed": recipe_passed,
+            "conclusion_reversed_by_tuning": recipe_passed != passed,
+            "dense_layers": dense_cfg["n_layers"],
+            "flop_ratio_moc_over_dense": flop_ratio,
+        },
+    )

@@ -1,0 +1,348 @@
+"""Claims of the fact_mlp area, part 2b: the construction against the baselines and gradient
+descent, each at its smallest storing size (spec §5.3-§5.5, B5; issue 14 items 1-4).
+
+Every family is searched on a grid of sizes with the same ratio between steps (2^(1/4)), with
+several independent draws; a size "stores" when accuracy is 1 with a positive margin. A family
+that stores at no size of its grid is reported as "does not store up to width W", never as a
+ratio. The capacity grid runs through :func:`verify.sweep.run_grid`; each point is
+:func:`capacity_point`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+
+SRC = paper("fact_mlp")
+#: ratio between consecutive sizes of every search grid
+RATIO = 2**0.25
+OURS_GRID = tuple(round(8 * RATIO**k) for k in range(17))  # m_c 8 .. 128
+NTK_GRID = tuple(round(256 * RATIO**k) for k in range(25))  # width 256 .. 16384
+
+
+def ratio_draw(facts, res, seed, draw, baseline):
+    """One draw: the smallest storing size of the construction (H = ceil(F/d), m_c on OURS_GRID)
+    and of ``baseline`` ("ntk" on NTK_GRID, or "ours": the construction with another decoder
+    draw, a control), their parameter counts and the grid-resolution interval of the ratio."""
+    from constructions.fact_mlp.baselines import ntk_memory, smallest_size
+    from constructions.fact_mlp.encoder import build_encoder_decoder
+
+    d = facts.d_model
+    H = -(-facts.n_facts // d)
+
+    def ours(salt):
+        return lambda m: build_encoder_decoder(
+            facts, m, np.random.default_rng([seed, salt, draw, m]), decodability=res
+        )
+
+    m_o, _ = smallest_size(ours(61), OURS_GRID)
+    if baseline == "ntk":
+        m_b, _ = smallest_size(
+            lambda m: ntk_memory(facts, m, np.random.default_rng([seed, 62, draw, m])), NTK_GRID
+        )
+        grid, per_unit = NTK_GRID, 3 * d
+    else:
+        m_b, _ = smallest_size(ours(63), OURS_GRID)
+        grid, per_unit = OURS_GRID, 3 * d * H
+    row = {"draw": draw, "ours_code_dim": m_o, "baseline_size": m_b}
+    if m_o is None or m_b is None:
+        row["status"] = (
+            "construction" if m_o is None else "baseline"
+        ) + f" does not store up to size {max(OURS_GRID if m_o is None else grid)}"
+        return row
+    p_o, p_b = 3 * d * H * m_o, per_unit * m_b
+    prev_b = grid[grid.index(m_b) - 1] if grid.index(m_b) > 0 else m_b
+    row.update(
+        ours_params=p_o,
+        ours_params_unique=H * d + H * d * m_o + m_o * d,
+        baseline_params=p_b,
+        ratio=p_b / p_o,
+        ratio_low=per_unit * prev_b / p_o,
+        status="both store",
+    )
+    return row
+
+
+@claim(
+    "fact_mlp.capacity.beats_baseline",
+    source=SRC + ", B5 (abstract: 10-104x, setting unknown)",
+    provenance="derived",
+    statement="at F/d^2 = 1/8 (quick d=64, F=512; full d=128, F=2048 as in the spec), n_V=256, "
+    "the NTK baseline needs at least twice the construction's parameters: on every "
+    "one of 5 draws both store at some size of their 2^(1/4)-ratio grids and the "
+    "lower end of the grid-resolution interval of P_ntk / P_std is >= 2 (a baseline "
+    "that stores at no size fails the claim); the abstract's 10-104x is not compared",
+    quick={"n_facts": 512, "n_values": 256, "d": 64, "draws": 5},
+    full={"n_facts": 2048, "n_values": 256, "d": 128, "draws": 5},
+    seed_rule="every draw of 5 (fact set from the run's seed; NTK weights and decoder per draw)",
+    controls=[
+        Control(
+            "baseline_is_ours",
+            {"control": "baseline_is_ours"},
+            "the baseline replaced by the construction itself with other decoder "
+            "draws: the ratio is about 1, so the criterion must fail",
+        )
+    ],
+    bounds=("fact_mlp.baseline_ratio",),
+)
+def check_beats_baseline(p, ctx):
+    """Changed (issue 14 items 2-3): one draw on a doubling NTK grid against a 1.33x grid, with a
+    fallback 'implied lower bound >= 2' that could not fail (it was always >= 16), is replaced by
+    matching grids, 5 draws and no fallback. Quick scale moved to d=64, F=512 (same F/d^2 as the
+    spec's d=128, F=2048, now the full scale) to afford 5 draws."""
+    from constructions.fact_mlp.facts import fact_set
+    from theory.fact_mlp.decodability import decodability
+    from verify.measure import bootstrap_interval
+
+    def compute():
+        facts = fact_set(p["n_facts"], p["n_values"], p["d"], ctx.rng(60, p["n_facts"], p["d"]))
+        return facts, decodability(facts.values)
+
+    facts, res = ctx.shared(("fact_mlp.beats.facts", p["n_facts"], p["n_values"], p["d"], ctx.seed), compute)
+    baseline = "ours" if p.get("control") == "baseline_is_ours" else "ntk"
+    rows = [ratio_draw(facts, res, ctx.seed, k, baseline) for k in range(p["draws"])]
+    ok = all(r["status"] == "both store" and r["ratio_low"] >= 2 for r in rows)
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    interval = list(np.exp(bootstrap_interval(np.log(ratios), seed=ctx.seed))) if len(ratios) >= 2 else None
+    mid = sorted(rows, key=lambda r: r.get("ratio", math.inf))[len(rows) // 2]
+    return Outcome(
+        predicted="lower end of P_ntk / P_std >= 2 on every draw",
+        measured={"ratios": [round(x, 2) for x in ratios], "status": sorted({r["status"] for r in rows})},
+        passed=bool(ok),
+        details={
+            "draws": rows,
+            "ratio_geometric_mean_95ci": interval,
+            "grid_ratio": RATIO,
+            "n_facts": p["n_facts"],
+            "d": p["d"],
+            "rho": res.rho,
+            "ntk_params": mid.get("baseline_params"),
+            "ratio_standard": mid.get("ratio"),
+            "previous_criterion": {
+                "rule": "one draw at d=128, F=2048, NTK widths doubling, "
+                "fallback 'implied lower bound >= 2' when NTK stores "
+                "nothing",
+                "passed": True,
+                "measured": "ratio 16.0 at seed 0 (stored record of the previous code, not recomputed)",
+            },
+        },
+    )
+
+
+GRID_CODE_DIMS = (4, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
+GRID_NTK = (128, 256, 512, 1024, 2048, 4096)
+GRID_HEBBIAN = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+
+
+def capacity_point(params: dict, seed: int) -> dict:
+    """One point of the capacity grid (run by verify.sweep.run_grid): the fewest parameters
+    with which each construction stores all F facts of one fact set (accuracy 1, margin > 0).
+
+    params: n_facts, n_values, d, geometry. Returns, per construction, the smallest size, its
+    P_std (and P_unique for ours), or, when no size in its grid stores the facts,
+    {"size": None, "params_above": P at the largest size tried} (a lower bound).
+    """
+    from constructions.fact_mlp.baselines import hebbian_readout, linear_memory, ntk_memory, smallest_size
+    from constructions.fact_mlp.encoder import encoder_decoder_family
+    from constructions.fact_mlp.facts import fact_set
+    from theory.fact_mlp.bounds import info_bits
+    from theory.fact_mlp.decodability import decodability
+
+    F, n_values, d = params["n_facts"], params["n_values"], params["d"]
+    rng = np.random.default_rng([seed, 51, F, d])
+    facts = fact_set(F, n_values, d, rng, geometry=params["geometry"])
+    res = decodability(facts.values)
+    out = {"rho": res.rho, "info_bits": info_bits(F, n_values)}
+    family = encoder_decoder_family(facts, GRID_CODE_DIMS, rng, decodability=res)
+    stored = [m for m in family if m.decode()[0] == 1.0]
+    best = min(stored, key=lambda m: m.params_standard) if stored else None
+    out["ours"] = (
+        None
+        if best is None
+        else {
+            "size": best.size["code_dim"],
+            "params": best.params_standard,
+            "params_unique": best.params_unique,
+        }
+    )
+    builders = {
+        "ntk": (lambda m: ntk_memory(facts, m, np.random.default_rng([seed, 52, m])), GRID_NTK),
+        "hebbian_whitened": (
+            lambda m: hebbian_readout(facts, m, np.random.default_rng([seed, 53, m]), whitened=True),
+            GRID_HEBBIAN,
+        ),
+        "hebbian": (
+            lambda m: hebbian_readout(facts, m, np.random.default_rng([seed, 53, m]), whitened=False),
+            GRID_HEBBIAN,
+        ),
+    }
+    for name, (build, sizes) in builders.items():
+        m, _ = smallest_size(build, sizes)
+        out[name] = (
+            {"size": None, "params_above": 3 * d * max(sizes), "width_above": max(sizes)}
+            if m is None
+            else {"size": m, "params": 3 * d * m}
+        )
+    lin = linear_memory(facts)
+    out["linear"] = (
+        {"size": d, "params": d * d}
+        if lin.decode()[0] == 1.0
+        else {"size": None, "params_above": d * d, "width_above": d}
+    )
+    return out
+
+
+def grid_records(ctx, p):
+    """The capacity grid (geometry x F) at the run's seed, shared by grid and whitened_ties."""
+    from verify.sweep import expand_grid, run_grid
+
+    def compute():
+        grid = expand_grid(
+            geometry=p["geometries"], n_facts=p["n_facts"], n_values=[p["n_values"]], d=[p["d"]]
+        )
+        return run_grid(capacity_point, grid, seeds=[ctx.seed], out_path=None, workers=1, progress=False)
+
+    return ctx.shared(
+        (
+            "fact_mlp.capacity.grid",
+            tuple(p["geometries"]),
+            tuple(p["n_facts"]),
+            p["n_values"],
+            p["d"],
+            ctx.seed,
+        ),
+        compute,
+    )
+
+
+def _versus(r, name) -> dict:
+    """The baseline ``name`` at one grid point against ours: ratio, or a status string."""
+    ours, b = r["ours"], r[name]
+    if ours is None:
+        return {"ratio": None, "status": f"the construction does not store up to m_c = {max(GRID_CODE_DIMS)}"}
+    if b["size"] is None:
+        return {
+            "ratio": None,
+            "status": f"does not store up to width {b['width_above']} (P = {b['params_above']})",
+        }
+    return {"ratio": b["params"] / ours["params"], "status": "stores"}
+
+
+GRID_QUICK = {
+    "n_facts": [128, 256],
+    "n_values": 64,
+    "d": 32,
+    "geometries": ["spherical", "spiked", "clustered"],
+}
+GRID_FULL = {
+    "n_facts": [512, 1024, 2048, 4096],
+    "n_values": 256,
+    "d": 64,
+    "geometries": ["spherical", "spiked", "clustered"],
+}
+
+
+def grid_rows(ctx, p, baseline):
+    rows, ok = [], True
+    for rec in grid_records(ctx, p):
+        r, q = rec["result"], rec["params"]
+        ours = r["ours"]
+        row = {
+            **q,
+            "rho": r["rho"],
+            "info_bits": r["info_bits"],
+            "ours_params": None if ours is None else ours["params"],
+            "ours_size": None if ours is None else ours["size"],
+            "ours_params_unique": None if ours is None else ours["params_unique"],
+            "bits_per_param_ours": None if ours is None else r["info_bits"] / ours["params"],
+        }
+        for name in ("ntk", "hebbian_whitened", "hebbian", "linear"):
+            v = _versus(r, name)
+            row[f"{name}_size"] = r[name]["size"]
+            row[f"{name}_params"] = r[name].get("params")
+            row[f"ratio_{name}"] = v["ratio"]
+            row[f"status_{name}"] = v["status"]
+        b = r[baseline]
+        # the baseline needs more parameters: it stores with more, or not at all up to its grid
+        ok &= ours is not None and (b["size"] is None or b["params"] > ours["params"])
+        rows.append(row)
+    return rows, bool(ok)
+
+
+@claim(
+    "fact_mlp.capacity.grid",
+    source=SRC + ", B5 over geometries (abstract)",
+    provenance="derived",
+    statement="over a grid of F and key/value geometries (spherical, spiked beta=3, clustered) "
+    "the construction stores every fact set, and the NTK baseline needs more "
+    "parameters at every point: it stores with more, or it 'does not store up to "
+    "width 4096' (reported as that, not as a ratio: at these sizes the NTK plateaus "
+    "below accuracy 1); the whitened and unwhitened Hebbian readouts, the linear "
+    "memory and bits per parameter are reported",
+    quick=GRID_QUICK,
+    full=GRID_FULL,
+    controls=[
+        Control(
+            "whitened_baseline",
+            {"control": "whitened_baseline"},
+            "the same criterion against the whitened Hebbian readout, which ties or "
+            "beats the construction (capacity.whitened_ties), must fail",
+        )
+    ],
+)
+def check_capacity_grid(p, ctx):
+    """Changed presentation (issue 14 item 2): a baseline that stores at no grid size was shown
+    as 'ratio > x'; it is now 'does not store up to width W'. The criterion is unchanged."""
+    baseline = "hebbian_whitened" if p.get("control") == "whitened_baseline" else "ntk"
+    rows, ok = grid_rows(ctx, p, baseline)
+    key = "ntk" if baseline == "ntk" else baseline
+    return Outcome(
+        predicted=f"ours stores everywhere; {key} needs more parameters everywhere",
+        measured={
+            f"vs_{key}": [
+                r[f"status_{key}"] if r[f"ratio_{key}"] is None else round(r[f"ratio_{key}"], 2) for r in rows
+            ]
+        },
+        passed=ok,
+        details={"rows": rows, "baseline": baseline},
+    )
+
+
+@claim(
+    "fact_mlp.capacity.whitened_ties",
+    source=SRC + " (reference: whitened readout); issue 14 item 4",
+    provenance="derived",
+    statement="on the capacity grid the whitened Hebbian readout (a baseline) stores every fact "
+    "set with at most twice the construction's parameters, P_whitened / P_std <= 2 "
+    "at every point (the construction does not beat it by more than 2x; ratios below "
+    "1 mean the readout wins)",
+    quick=GRID_QUICK,
+    full=GRID_FULL,
+    controls=[
+        Control(
+            "ntk_baseline",
+            {"control": "ntk_baseline"},
+            "the same criterion against the NTK baseline, which does not store at most points, must fail",
+        )
+    ],
+)
+def check_whitened_ties(p, ctx):
+    """The threshold 2 was set from the range reported in issue 14 (0.75-1.6 at seed 0)."""
+    name = "ntk" if p.get("control") == "ntk_baseline" else "hebbian_whitened"
+    rows, _ = grid_rows(ctx, p, name)
+    ratios = [r[f"ratio_{name}"] for r in rows]
+    ok = all(x is not None and x <= 2.0 for x in ratios)
+    wins = sum(1 for x in ratios if x is not None and x < 1.0)
+    return Outcome(
+        predicted=f"P_{name} / P_std <= 2 at every point",
+        measured={
+            "ratios": [r[f"status_{name}"] if x is None else round(x, 2) for r, x in zip(rows, ratios)],
+            "baseline_wins": wins,
+        },
+        passed=ok,
+        details={"rows": rows, "baseline": name, "points_where_baseline_needs_fewer": wins},
+    )

@@ -1,0 +1,278 @@
+"""Claims of the fact_mlp area, part 5: editing facts in the one-layer Transformer.
+
+Spec fact_mlp.md §7 mlp_swap_edit and edit_score. Methods and metrics are in
+:mod:`constructions.fact_mlp.edit`; the trained models are shared with
+:mod:`verify.fact_mlp.transformer` (the encoder-decoder model of the MLP-first schedule and the
+attention-first model holding a GD-trained MLP).
+"""
+
+from __future__ import annotations
+
+from verify.claims import Control, Outcome, claim
+from verify.fact_mlp.transformer import (
+    BASE,
+    SRC,
+    _key,
+    attention_first,
+    build_encoder,
+    build_gd,
+    contexts,
+    default_encoder,
+    mlp_first,
+    task,
+)
+from verify.ledger import LedgerEntry, record
+
+EDIT = dict(BASE, gd_hidden=16, n_edits=16, ks=[1, 4, 16, 32], ft_steps=300, ft_lr=1e-3)
+ROME = "Meng et al. 2022 (ROME), rank-one model editing and the CounterFact metrics"
+
+
+def base_models(ctx, p):
+    """{"encoder_decoder": MLP-first model with the H=12 encoder-decoder,
+    "gd": attention-first model holding a GD-trained gated MLP (width gd_hidden)}."""
+    from constructions.fact_mlp.transformer import clone_model, swap_mlp
+
+    def compute():
+        ed_model, _ = mlp_first(ctx, p, "encoder_decoder", default_encoder(ctx, p))
+        gd_model = clone_model(attention_first(ctx, p)[0])
+        gd = ctx.shared(
+            ("fact_mlp.tf.gd", _key(p, "n_facts", "d_model"), p["gd_hidden"], ctx.seed),
+            lambda: build_gd(ctx, task(ctx, p).facts(), p["gd_hidden"]),
+        )
+        swap_mlp(gd_model, gd)
+        return {"encoder_decoder": ed_model, "gd": gd_model}
+
+    return ctx.shared(
+        (
+            "fact_mlp.edit.bases",
+            tuple(sorted((k, str(v)) for k, v in p.items() if k not in ("ks", "n_edits", "control"))),
+            ctx.seed,
+        ),
+        compute,
+    )
+
+
+def edit_table(ctx, p, ks):
+    """Every (base MLP, k, method): efficacy, paraphrase, specificity, score, attention unchanged."""
+    from constructions.fact_mlp.edit import (
+        METHODS,
+        attention_unchanged,
+        edit_fact_map,
+        edit_metrics,
+        finetune_edit,
+        rank_one_edit,
+        swap_edit,
+    )
+
+    def compute():
+        bases = base_models(ctx, p)
+        evals, paras = contexts(ctx, p, 0), contexts(ctx, p, 1)
+        rows = []
+        for name, model in bases.items():
+            if name == "encoder_decoder":
+
+                def build(facts):
+                    return build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"])
+            else:
+
+                def build(facts):
+                    return build_gd(ctx, facts, p["gd_hidden"])
+
+            for k in ks:
+                new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))
+                for method in METHODS:
+                    steps = 0
+                    if method == "swap":
+                        out = swap_edit(model, new_map, build)
+                    elif method == "rank_one":
+                        out = rank_one_edit(model, new_map, edited)
+                    else:
+                        out, steps = finetune_edit(
+                            model, new_map, edited, evals, steps=p["ft_steps"], lr=p["ft_lr"]
+                        )
+                    row = {
+                        "mlp": name,
+                        "k": int(k),
+                        "method": method,
+                        "ft_steps": steps,
+                        "attention_unchanged": attention_unchanged(model, out),
+                    }
+                    row.update(edit_metrics(out, new_map, edited, evals, paras))
+                    rows.append(row)
+        return rows
+
+    return ctx.shared(
+        (
+            "fact_mlp.edit.table",
+            tuple(ks),
+            tuple(sorted((k, str(v)) for k, v in p.items() if k not in ("ks", "n_edits", "control"))),
+            ctx.seed,
+        ),
+        compute,
+    )
+
+
+STALE = Control(
+    "stale_swap",
+    {"control": "stale_swap"},
+    "the swapped-in encoder-decoder is rebuilt for the ORIGINAL map, not the edited "
+    "one: the edited facts keep their old values, so efficacy (and the Score) must "
+    "fail",
+)
+
+
+def stale_row(ctx, p, k):
+    """The swap control: an encoder-decoder built for the unedited map, scored on the edited map."""
+    from constructions.fact_mlp.edit import edit_fact_map, edit_metrics, swap_edit
+
+    model = base_models(ctx, p)["encoder_decoder"]
+    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))
+    old_map = model.mlp_facts.fact_map.copy()
+    out = swap_edit(model, old_map, lambda facts: build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"]))
+    row = {
+        "mlp": "encoder_decoder",
+        "k": int(k),
+        "method": "swap",
+        "ft_steps": 0,
+        "attention_unchanged": True,
+    }
+    row.update(edit_metrics(out, new_map, edited, contexts(ctx, p, 0), contexts(ctx, p, 1)))
+    return row
+
+
+def _row(rows, mlp, k, method):
+    return next(r for r in rows if r["mlp"] == mlp and r["k"] == k and r["method"] == method)
+
+
+@claim(
+    "fact_mlp.edit.swap",
+    source=SRC + " (abstract: modular editing by MLP swap); " + ROME,
+    provenance="abstract",
+    statement="editing 16 of 64 facts of the Transformer of transformer.recall by swapping in "
+    "an encoder-decoder built for the edited map gives efficacy >= 0.9 and "
+    "specificity >= 0.9 with every attention parameter bit-identical; a rank-one "
+    "ROME-style edit (identity covariance) of a GD-trained MLP of width 16 (the "
+    "encoder-decoder's width is H m_c = 576) retains fewer unedited facts "
+    "(specificity) than the swap; at equal width 576 the GD MLP retains MORE than "
+    "the construction (edit.rank_one_equal_width)",
+    quick=EDIT,
+    full=dict(EDIT, d_model=128, n_facts=256, steps=4000, n_edits=64, ks=[1, 4, 16, 64, 128]),
+    controls=[STALE],
+)
+def check_swap(p, ctx):
+    ks = sorted(set(p["ks"]) | {p["n_edits"]})
+    rows = edit_table(ctx, p, ks)
+    k = p["n_edits"]
+    swap = _row(rows, "encoder_decoder", k, "swap")
+    if p.get("control") == "stale_swap":
+        swap = stale_row(ctx, p, k)
+    gd_rank = _row(rows, "gd", k, "rank_one")
+    ok = (
+        swap["efficacy"] >= 0.9
+        and swap["specificity"] >= 0.9
+        and swap["attention_unchanged"]
+        and all(r["attention_unchanged"] for r in rows)
+        and gd_rank["specificity"] < swap["specificity"]
+    )
+    return Outcome(
+        predicted="swap: efficacy, specificity >= 0.9, attention bit-identical; rank-one on GD retains less",
+        measured={
+            "swap": {m: swap[m] for m in ("efficacy", "specificity", "paraphrase", "score")},
+            "rank_one_gd_specificity": gd_rank["specificity"],
+        },
+        passed=ok,
+        details={"rows": [r for r in rows if r["k"] == k], "n_edits": k},
+    )
+
+
+@claim(
+    "fact_mlp.edit.by_k",
+    source=SRC + "; " + ROME,
+    provenance="derived",
+    statement="over k in {1, 4, 16, 32} edited facts of 64, on both the encoder-decoder and a "
+    "GD-trained MLP (width 16; the encoder-decoder has width H m_c = 576), the swap's "
+    "Score is >= 0.9 at every k; at the largest k it beats fine-tuning the MLP on "
+    "both and the sequential rank-one edit on the GD MLP; on the constructed MLP the "
+    "rank-one edit stays within 0.05 of the swap at every k (spec §7: a rank-one "
+    "output edit keeps the other facts on the constructed MLP)",
+    quick=EDIT,
+    full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]),
+    controls=[STALE],
+)
+def check_by_k(p, ctx):
+    """Criterion restored over every k (issue 14 item 6): it had been narrowed to k <= F/4 after
+    the full scale failed at k = F/2; the narrowed check's result is kept in the details.
+    Known: at full scale (d=128, F=256) the restored criterion fails at k = F/2 (rank-one Score
+    0.924 vs swap 0.997, reported in issue 14, not re-run here): the ledger holds that failure at
+    full scale only, so the quick scale is still judged."""
+    rows = edit_table(ctx, p, sorted(set(p["ks"]) | {p["n_edits"]}))
+    rows = [r for r in rows if r["k"] in p["ks"]]
+    if p.get("control") == "stale_swap":
+        rows = [r for r in rows if not (r["mlp"] == "encoder_decoder" and r["method"] == "swap")]
+        rows += [stale_row(ctx, p, k) for k in p["ks"]]
+    kmax = max(p["ks"])
+    swap_min = min(r["score"] for r in rows if r["method"] == "swap")
+
+    def score(mlp, method, k=kmax):
+        return _row(rows, mlp, k, method)["score"]
+
+    small = [k for k in p["ks"] if 4 * k <= p["n_facts"]]
+
+    checks = {
+        "swap_min_score_ge_0.9": swap_min >= 0.9,
+        "swap_beats_finetune_ed": score("encoder_decoder", "swap") > score("encoder_decoder", "finetune"),
+        "swap_beats_finetune_gd": score("gd", "swap") > score("gd", "finetune"),
+        "swap_beats_rank_one_gd": score("gd", "swap") > score("gd", "rank_one"),
+        "rank_one_close_on_ed_every_k": all(
+            abs(score("encoder_decoder", "rank_one", k) - score("encoder_decoder", "swap", k)) <= 0.05
+            for k in p["ks"]
+        ),
+    }
+    narrowed = all(
+        abs(score("encoder_decoder", "rank_one", k) - score("encoder_decoder", "swap", k)) <= 0.05
+        for k in small
+    )
+    previous = {
+        "rule": "as now, but |rank-one - swap| <= 0.05 only at k <= F/4",
+        "passed": all(v for n, v in checks.items() if n != "rank_one_close_on_ed_every_k") and narrowed,
+    }
+    best = {}
+    for mlp in ("encoder_decoder", "gd"):
+        for k in p["ks"]:
+            cands = [r for r in rows if r["mlp"] == mlp and r["k"] == k]
+            best[f"{mlp}@{k}"] = max(cands, key=lambda r: r["score"])["method"]
+    return Outcome(
+        predicted="swap >= 0.9 at every k; at k_max swap > FT (both), swap > rank-one "
+        "(GD); |rank-one - swap| <= 0.05 at every k (constructed)",
+        measured={
+            "min_swap_score": swap_min,
+            "at_kmax": {
+                f"{m}/{meth}": score(m, meth)
+                for m in ("encoder_decoder", "gd")
+                for meth in ("swap", "rank_one", "finetune")
+            },
+        },
+        passed=all(checks.values()),
+        details={
+            "rows": rows,
+            "ks": list(p["ks"]),
+            "winner": best,
+            "checks": checks,
+            "previous_criterion": previous,
+        },
+    )
+
+
+record(
+    LedgerEntry(
+        "fact_mlp.edit.by_k",
+        measured="full scale (d=128, F=256, ks 1..128; measured in the session that narrowed the criterion, "
+        "before it was restored): at k = F/2 = 128 the rank-one edit's Score on the constructed MLP is "
+        "0.924 against the swap's 0.997, outside the 0.05 band; quick scale (F=64, k <= 32) passes",
+        tried="the criterion had been narrowed to k <= F/4 after that failure; it is restored over every k "
+        "(issue 14 item 6) and the full-scale failure is recorded here",
+        reason="a rank-one output edit per fact accumulates interference on the shared decoder once a large "
+        "share of the facts is edited; the spec's 'keeps the other facts' holds only for few edits",
+        scales=("full",),
+    )
+)

@@ -1,0 +1,374 @@
+"""Claims of the fact_mlp area, part 5b: editing at equal width and equal information (issue 14
+item 5).
+
+Two MLPs of the SAME hidden width in the one-layer recall Transformer of transformer.recall
+(d=64, F=64): the [derived] encoder-decoder (H = 12 gates x m_c = 48, width H m_c = 576,
+MLP-first schedule) and a gated MLP trained by gradient descent with 576 hidden units (§5.4
+protocol, inserted into the attention-first model). Six edit methods (attention never changes):
+
+* ``swap``: rebuild the encoder-decoder for the full edited map (construction only: a GD "swap"
+  is a retraining, which ``finetune_full`` covers from the current weights);
+* ``rank_one``: sequential rank-one output edits with identity key covariance
+  (:func:`constructions.fact_mlp.edit.rank_one_edit`);
+* ``rome``: the same with the key covariance C (:func:`constructions.fact_mlp.edit_cov.rome_edit`);
+* ``memit``: batched least squares over the k edits, the covariance as regulariser
+  (:func:`constructions.fact_mlp.edit_cov.memit_edit`);
+* ``finetune_edits``: Adam on the MLP, on the k edit prompts only;
+* ``finetune_full``: Adam on the MLP, on every prompt with the whole edited map (the information
+  the swap gets).
+
+Both fine-tunings train on their own contexts (``ft_contexts`` = 2 fresh contexts per key, salt
+3), not on the evaluation contexts: train/test separation, and a quarter of the cost of the
+first version, which trained on the 8 evaluation contexts per key (21 CPU-s for the claim).
+
+C is estimated on fresh recall contexts (salt 2: neither the evaluation nor the paraphrase
+contexts). Per k, ``draws`` independent draws of the edited keys and their new values; each
+cell of the table is the mean efficacy / retention (specificity) over the draws with a 95% t
+interval.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from verify.claims import Control, Outcome, claim
+from verify.fact_mlp.transformer import (
+    BASE,
+    SRC,
+    _key,
+    attention_first,
+    build_encoder,
+    build_gd,
+    contexts,
+    default_encoder,
+    mlp_first,
+    task,
+)
+from verify.ledger import LedgerEntry, record
+
+WIDTH = 576  # H m_c of the encoder-decoder at BASE (12 x 48)
+EQUAL = dict(BASE, gd_hidden=WIDTH, ks=[4, 16, 32], draws=3, ft_steps=300, ft_lr=1e-3, ft_contexts=2)
+EQUAL_FULL = dict(EQUAL, draws=5, ks=[1, 4, 16, 32, 48])
+#: closed-form edits (cheap: every k) and the trained / rebuilt ones (costly: largest k at quick)
+CLOSED = ("unedited", "rank_one", "rome", "memit")
+TRAINED = ("swap", "finetune_edits", "finetune_full")
+ROME = "Meng et al. 2022 (ROME) and 2023 (MEMIT)"
+
+
+def equal_bases(ctx, p):
+    """{"encoder_decoder": MLP-first model, "gd": attention-first model holding a GD MLP of
+    width p["gd_hidden"]} (the encoder-decoder model is the one of edit.swap, shared)."""
+    from constructions.fact_mlp.transformer import clone_model, swap_mlp
+
+    def compute():
+        ed_model, _ = mlp_first(ctx, p, "encoder_decoder", default_encoder(ctx, p))
+        gd_model = clone_model(attention_first(ctx, p)[0])
+        gd = ctx.shared(
+            ("fact_mlp.tf.gd", _key(p, "n_facts", "d_model"), p["gd_hidden"], ctx.seed),
+            lambda: build_gd(ctx, task(ctx, p).facts(), p["gd_hidden"]),
+        )
+        swap_mlp(gd_model, gd)
+        return {"encoder_decoder": ed_model, "gd": gd_model}
+
+    return ctx.shared(
+        (
+            "fact_mlp.edit_equal.bases",
+            _key(p, "n_facts", "d_model", "seq_len", "lr", "steps", "n_gates", "code_dim", "gd_hidden"),
+            ctx.seed,
+        ),
+        compute,
+    )
+
+
+def apply_method(ctx, p, model, name, method, new_map, edited, stats):
+    """One edit of ``model`` (base ``name``) by ``method``; returns the edited model."""
+    from constructions.fact_mlp.edit import finetune_edit, rank_one_edit, swap_edit
+    from constructions.fact_mlp.edit_cov import key_covariance, memit_edit, rome_edit
+
+    if method == "unedited":
+        return model
+    if method == "swap":
+        return swap_edit(
+            model, new_map, lambda facts: build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"])
+        )
+    if method == "rank_one":
+        return rank_one_edit(model, new_map, edited)
+    if method == "rome":
+        return rome_edit(model, new_map, edited, stats["C"], stats["kstar"])
+    if method == "memit":
+        keep = ~np.isin(stats["keys"], edited)
+        C0 = key_covariance(stats["H"][keep], normalise=False)
+        return memit_edit(model, new_map, edited, C0, stats["kstar"])
+    if method in ("finetune_edits", "finetune_full"):
+        train = contexts(ctx, dict(p, contexts=p["ft_contexts"]), 3)
+        return finetune_edit(
+            model,
+            new_map,
+            edited,
+            train,
+            steps=p["ft_steps"],
+            lr=p["ft_lr"],
+            full_map=method == "finetune_full",
+        )[0]
+    raise ValueError(f"unknown edit method {method!r}")
+
+
+def equal_rows(ctx, p, methods, ks=None):
+    """Every (base, k, draw, method): efficacy, paraphrase, specificity, score."""
+    from constructions.fact_mlp.edit import attention_unchanged, edit_fact_map, edit_metrics
+    from constructions.fact_mlp.edit_cov import context_hidden, key_covariance, key_hidden
+
+    def compute():
+        bases = equal_bases(ctx, p)
+        evals, paras = contexts(ctx, p, 0), contexts(ctx, p, 1)
+        cov_tok, cov_keys = contexts(ctx, p, 2)
+        rows = []
+        for name, model in bases.items():
+            H = context_hidden(model, cov_tok)
+            stats = {
+                "H": H,
+                "keys": cov_keys,
+                "C": key_covariance(H),
+                "kstar": key_hidden(H, cov_keys, p["n_facts"]),
+            }
+            meths = [m for m in methods if name == "encoder_decoder" or m != "swap"]
+            for k in ks or p["ks"]:
+                for draw in range(p["draws"]):
+                    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(82, k, draw))
+                    for method in meths:
+                        t0 = time.process_time()
+                        out = apply_method(ctx, p, model, name, method, new_map, edited, stats)
+                        cpu = time.process_time() - t0
+                        row = {
+                            "mlp": name,
+                            "k": int(k),
+                            "draw": draw,
+                            "method": method,
+                            "attention_unchanged": attention_unchanged(model, out),
+                            "cpu_s": round(cpu, 4),
+                        }
+                        row.update(edit_metrics(out, new_map, edited, evals, paras))
+                        rows.append(row)
+        return rows
+
+    return ctx.shared(
+        (
+            "fact_mlp.edit_equal.rows",
+            tuple(ks or p["ks"]),
+            p["draws"],
+            p["ft_steps"],
+            p["ft_lr"],
+            p["ft_contexts"],
+            tuple(methods),
+            _key(
+                p,
+                "n_facts",
+                "d_model",
+                "seq_len",
+                "lr",
+                "steps",
+                "n_gates",
+                "code_dim",
+                "gd_hidden",
+                "contexts",
+            ),
+            ctx.seed,
+        ),
+        compute,
+    )
+
+
+def summarise(rows) -> dict:
+    """{"mlp/method@k": {metric: {"mean", "ci95", "per_draw"}}} for efficacy, specificity, score."""
+    from verify.measure import t_interval
+
+    table = {}
+    for r in rows:
+        table.setdefault(f"{r['mlp']}/{r['method']}@{r['k']}", []).append(r)
+    out = {}
+    for cell, rs in table.items():
+        out[cell] = {}
+        for metric in ("efficacy", "specificity", "score"):
+            x = [float(r[metric]) for r in rs]
+            ci = (
+                list(t_interval(x))
+                if len(x) >= 2 and np.std(x) > 0
+                else [x[0], x[0]]
+                if len(set(x)) == 1
+                else None
+            )
+            out[cell][metric] = {"mean": float(np.mean(x)), "ci95": ci, "per_draw": x}
+    return out
+
+
+def _cell(table, mlp, method, k, metric):
+    return table[f"{mlp}/{method}@{k}"][metric]["mean"]
+
+
+UNEDITED = Control(
+    "unedited",
+    {"control": "unedited"},
+    "the unedited model scored on the edited map: the edited facts keep their old "
+    "values, so efficacy is 0 and the criterion must fail",
+)
+
+
+@claim(
+    "fact_mlp.edit.equal_width",
+    source=SRC + " (abstract: modular editing); " + ROME,
+    provenance="derived",
+    statement="at EQUAL hidden width 576 (the encoder-decoder's H m_c = 12 x 48 against a GD "
+    "gated MLP with 576 hidden units, §5.4 protocol) in the recall Transformer (d=64, "
+    "F=64), the covariance-aware edits, ROME (rank-one with C^-1 k*) and MEMIT "
+    "(batched least squares, the unedited keys' covariance as regulariser), reach mean "
+    "efficacy >= 0.95 and mean retention (specificity) >= 0.95 over 3 draws of the "
+    "edited keys on BOTH MLPs at every k in {4, 16, 32}: the construction has no "
+    "editing advantage over a GD MLP of its width under these edits",
+    quick=EQUAL,
+    full=EQUAL_FULL,
+    controls=[UNEDITED],
+    seed_rule="mean over the draws of every (MLP, method, k) cell (table with 95% t intervals)",
+)
+def check_equal_width(p, ctx):
+    rows = equal_rows(ctx, p, CLOSED)
+    table = summarise(rows)
+    meths = ("unedited",) if p.get("control") == "unedited" else ("rome", "memit")
+    cells = {
+        f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
+        for mlp in ("encoder_decoder", "gd")
+        for m in meths
+        for k in p["ks"]
+    }
+    ok = all(e >= 0.95 and s >= 0.95 for e, s in cells.values())
+    ok &= all(r["attention_unchanged"] for r in rows)
+    return Outcome(
+        predicted="efficacy, retention >= 0.95 for ROME and MEMIT on both MLPs, every k",
+        measured={c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
+        passed=bool(ok),
+        details={
+            "table": table,
+            "rows": rows,
+            "widths": {"encoder_decoder": p["n_gates"] * p["code_dim"], "gd": p["gd_hidden"]},
+        },
+    )
+
+
+@claim(
+    "fact_mlp.edit.rank_one_equal_width",
+    source=SRC + "; " + ROME + "; issue 14 item 5",
+    provenance="derived",
+    statement="at equal hidden width 576 (encoder-decoder H m_c = 12 x 48; GD gated MLP with "
+    "576 hidden units) the identity-covariance rank-one edit of 32 of 64 facts "
+    "retains MORE unedited facts on the GD MLP than on the construction (mean over 3 "
+    "draws): the construction LOSES; the earlier finding that rank-one edits spoil a "
+    "GD MLP came from a GD MLP of width 16 (the control)",
+    quick=EQUAL,
+    full=EQUAL_FULL,
+    controls=[
+        Control(
+            "gd_width_16",
+            {"gd_hidden": 16},
+            "the confounded comparison: a GD MLP of width 16 against the "
+            "construction's 576 retains less, so the criterion must fail",
+        )
+    ],
+    seed_rule="mean over the draws of the k_max cell (per-draw values in the table)",
+)
+def check_rank_one_equal_width(p, ctx):
+    rows = equal_rows(ctx, p, ("rank_one",))
+    table = summarise(rows)
+    k = max(p["ks"])
+    ed = _cell(table, "encoder_decoder", "rank_one", k, "specificity")
+    gd = _cell(table, "gd", "rank_one", k, "specificity")
+    return Outcome(
+        predicted=f"retention(GD, width {p['gd_hidden']}) > retention(construction, "
+        f"width {p['n_gates'] * p['code_dim']}) at k = {k}",
+        measured={"gd": gd, "construction": ed},
+        passed=bool(gd > ed),
+        details={"table": table, "k": k},
+    )
+
+
+@claim(
+    "fact_mlp.edit.equal_information",
+    source=SRC + " (abstract: modular editing); " + ROME,
+    provenance="derived",
+    statement="with EQUAL information (the whole edited map, as the swap gets), fine-tuning "
+    "the MLP (Adam, <= 300 steps, on 2 training contexts per key, evaluated on 8 "
+    "others) keeps mean efficacy and retention >= 0.95 over 3 "
+    "draws on both the encoder-decoder (width 576) and the GD MLP (width 576) at "
+    "k = 32 of 64 edits, as does the swap of the construction; fine-tuning on the k "
+    "edit prompts only retains less than fine-tuning on the full map on both MLPs "
+    "(the swap's advantage over fine-tuning came from the information, not the "
+    "method). Quick scale: k = 32 only (fine-tuning costs ~0.5 CPU-s a run); full "
+    "scale: every k of edit.equal_width",
+    quick=dict(EQUAL, ft_ks=[32]),
+    full=dict(EQUAL_FULL, ft_ks=[4, 16, 32, 48]),
+    controls=[
+        Control(
+            "edits_only",
+            {"control": "edits_only"},
+            "fine-tuning on the k edit prompts only in place of the full map: its "
+            "retention falls (pilot at seed 10: 0.72 on the construction at k = 32), "
+            "so the criterion must fail",
+        )
+    ],
+    seed_rule="mean over the draws of every cell (per-draw values in the table)",
+)
+def check_equal_information(p, ctx):
+    rows = equal_rows(ctx, p, TRAINED, ks=p["ft_ks"])
+    table = summarise(rows)
+    full = "finetune_edits" if p.get("control") == "edits_only" else "finetune_full"
+    cells = {
+        f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
+        for k in p["ft_ks"]
+        for mlp, m in (("encoder_decoder", "swap"), ("encoder_decoder", full), ("gd", full))
+    }
+    ok = all(e >= 0.95 and s >= 0.95 for e, s in cells.values())
+    less = {
+        f"{mlp}@{k}": (
+            _cell(table, mlp, "finetune_edits", k, "specificity"),
+            _cell(table, mlp, "finetune_full", k, "specificity"),
+        )
+        for mlp in ("encoder_decoder", "gd")
+        for k in p["ft_ks"]
+    }
+    ok &= all(a < b for a, b in less.values())
+    ok &= all(r["attention_unchanged"] for r in rows)
+    return Outcome(
+        predicted="full-map FT and swap: efficacy, retention >= 0.95; edits-only FT "
+        "retains less than full-map FT",
+        measured={
+            "cells": {c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
+            "retention_edits_only_vs_full": less,
+        },
+        passed=bool(ok),
+        details={"table": table, "rows": rows},
+    )
+
+
+record(
+    LedgerEntry(
+        "fact_mlp.edit.equal_information",
+        measured="quick scale, k = 32 of 64, 3 draws, mean (efficacy, retention). Seed 0 FAILS: the "
+        "construction's swap (0.949, 0.988) misses efficacy >= 0.95 by one prompt in 768; "
+        "full-map fine-tuning (0.956, 0.992) on the construction, (1.0, 1.0) on the GD MLP; "
+        "edits-only fine-tuning retains 0.626 (construction) and 0.866 (GD). Seed 1 passes: "
+        "swap (1.0, 1.0), full-map FT (0.990, 1.0) and (1.0, 1.0), edits-only retention "
+        "0.738 / 0.917. Seed 2 passes: swap (0.990, 0.979), full-map FT (0.977, 0.983) and "
+        "(1.0, 1.0), edits-only retention 0.811 / 0.815. (First version, fine-tuning on the "
+        "evaluation contexts: the same swap failure at seed 0, full-map FT (0.997, 0.999).)",
+        tried="criterion fixed on a pilot at seed 10 (every cell 1.0) before seeds 0-2 were run; "
+        "not changed after the seed-0 failure. The fine-tuning contexts were then moved off the "
+        "evaluation contexts for cost (21 -> ~5 CPU-s); the failing cell, the swap, does not "
+        "depend on them",
+        reason="the swap's efficacy is capped by the MLP-first model's own recall through its frozen "
+        "attention (0.969 at seed 0, transformer.recall), which sits at the 0.95 threshold; the "
+        "rest of the criterion (full-map fine-tuning keeps everything, edits-only retains less) "
+        "holds at every seed",
+        flips_with_seed=True,
+        scales=("quick",),
+    )
+)

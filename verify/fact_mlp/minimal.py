@@ -1,0 +1,247 @@
+"""Claims of the fact_mlp area, part 2c: the minimal-parameter comparison (issue 14 item 1).
+
+For each family -- the [derived] encoder-decoder construction, a gated MLP trained by gradient
+descent (§5.4), the NTK baseline (§5.3), the Hebbian and whitened Hebbian readouts (§5.5) -- the
+smallest size storing every fact (accuracy 1 with a positive margin), found by binary search on
+grids with the same ratio between steps (about 2^(1/4)), and its parameter count (standard
+gated-MLP count, biases included for GD), over several draws per (d, F) point.
+
+:func:`minimal_parameters` is the importable entry point (also used by the cross-paper capacity
+atlas): one family, one (d, F, n_V) point, ``draws`` draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verify.claims import Control, Outcome, claim
+from verify.fact_mlp.compare import RATIO, SRC
+
+#: m_c grid for small d (2 .. 128), hidden widths of the Hebbian readouts and the NTK (8 .. 4096)
+SMALL_CODE_DIMS = tuple(sorted({max(2, round(2 * RATIO**k)) for k in range(25)}))
+WIDTHS = tuple(sorted({round(8 * RATIO**k) for k in range(37)}))  # 8 .. 4096
+WHITENED_WIDTHS = tuple(w for w in WIDTHS if w <= 1024)  # its m x m solve grows like m^3
+FAMILIES = ("construction", "gd", "ntk", "hebbian", "hebbian_whitened")
+
+
+def minimal_sizes(F, d, n_values, seed, epochs, device="cpu", families=None) -> dict:
+    """Smallest storing size and its parameter count, per family, on one fact set (n_V values,
+    the fact set of verify.fact_mlp.usability.gd_capacity at ``seed``): construction
+    (H = ceil(F/d), m_c on SMALL_CODE_DIMS), GD gated MLP (with biases, width on
+    verify.fact_mlp.usability.GD_GRID, ``epochs`` of the §5.4 protocol), NTK, Hebbian and
+    whitened Hebbian (width on WIDTHS; whitened up to 1024)."""
+    from constructions.fact_mlp.baselines import hebbian_readout, ntk_memory, smallest_size, train_gated_mlp
+    from constructions.fact_mlp.encoder import build_encoder_decoder
+    from theory.fact_mlp.decodability import decodability
+    from verify.fact_mlp.usability import GD_GRID, gd_facts
+
+    facts = gd_facts(F, d, n_values, seed)
+    res = decodability(facts.values)
+
+    def rng(salt, m):
+        return np.random.default_rng([seed, salt, F, d, m])
+
+    builders = {
+        "construction": (
+            lambda m: build_encoder_decoder(facts, m, rng(66, m), decodability=res),
+            SMALL_CODE_DIMS,
+        ),
+        "gd": (lambda m: train_gated_mlp(facts, m, seed, epochs=epochs, device=device), GD_GRID),
+        "ntk": (lambda m: ntk_memory(facts, m, rng(67, m)), WIDTHS),
+        "hebbian": (lambda m: hebbian_readout(facts, m, rng(68, m), whitened=False), WIDTHS),
+        "hebbian_whitened": (lambda m: hebbian_readout(facts, m, rng(68, m), whitened=True), WHITENED_WIDTHS),
+    }
+    out = {"rho": res.rho}
+    for name, (build, sizes) in builders.items():
+        if families is not None and name not in families:
+            continue
+        built = {}
+
+        def keep(m, build=build, built=built):
+            built[m] = build(m)
+            return built[m]
+
+        m, _ = smallest_size(keep, sizes)
+        out[name] = (
+            {"size": m, "params": int(built[m].params_standard)}
+            if m is not None
+            else {"size": None, "status": f"does not store up to size {max(sizes)}"}
+        )
+    return out
+
+
+def minimal_parameters(
+    family: str,
+    d: int,
+    F: int,
+    n_values: int,
+    draws: int,
+    seed: int = 0,
+    epochs: int = 2000,
+    device: str = "cpu",
+    ctx=None,
+) -> dict:
+    """The smallest parameter count with which ``family`` stores F untied facts (n_V values,
+    spherical keys and values in R^d), over ``draws`` independent draws.
+
+    Inputs: family in FAMILIES; d, F, n_values; draws >= 1; draw j uses seed + j for the fact set
+    (verify.fact_mlp.usability.gd_facts) and the family's random weights or initialisation;
+    epochs bounds GD training; ctx (optional) caches per-draw searches (the GD search is the
+    costly one, a few CPU-seconds per draw at d=16).
+    Output: {"family", "d", "n_facts", "n_values", "per_draw": parameter count or None (stores at
+    no size of its grid) per draw, "sizes": the smallest storing sizes, "stored_on": number of
+    draws that store, "median": median over the storing draws (None if none), "interval95":
+    95% bootstrap interval of the geometric mean over the storing draws (None below 2),
+    "status": "stores on every draw" or "does not store up to size S on k of n draws"}.
+    """
+    from verify.fact_mlp.usability import GD_GRID, gd_capacity
+    from verify.measure import bootstrap_interval
+
+    if family not in FAMILIES:
+        raise ValueError(f"family={family!r} violates the hypothesis family in {FAMILIES}")
+    if draws < 1 or min(d, F, n_values) < 1 or epochs < 0:
+        raise ValueError("draws, d, F, n_values >= 1 and epochs >= 0 are required")
+    per_draw, sizes, statuses = [], [], []
+    for j in range(int(draws)):
+        s = int(seed) + j
+        if family == "gd":
+            m, _ = gd_capacity(F, d, n_values, epochs, s, device, ctx)
+            r = (
+                {"size": None, "status": f"does not store up to size {max(GD_GRID)}"}
+                if m is None
+                else {"size": m, "params": 3 * d * m + 2 * m + d}
+            )
+        else:
+
+            def compute(s=s):
+                return minimal_sizes(F, d, n_values, s, epochs, device, families=(family,))
+
+            key = ("fact_mlp.minimal", family, F, d, n_values, s)
+            r = (ctx.shared(key, compute) if ctx is not None else compute())[family]
+        per_draw.append(r.get("params"))
+        sizes.append(r["size"])
+        if r["size"] is None:
+            statuses.append(r["status"])
+    got = [v for v in per_draw if v is not None]
+    interval = (
+        list(np.exp(bootstrap_interval(np.log(got), seed=int(seed))))
+        if len(got) >= 2 and len(set(got)) > 1
+        else ([got[0], got[0]] if len(got) >= 2 else None)
+    )
+    status = "stores on every draw" if not statuses else f"{statuses[0]} on {len(statuses)} of {draws} draws"
+    return {
+        "family": family,
+        "d": int(d),
+        "n_facts": int(F),
+        "n_values": int(n_values),
+        "per_draw": per_draw,
+        "sizes": sizes,
+        "stored_on": len(got),
+        "median": float(np.median(got)) if got else None,
+        "interval95": interval,
+        "status": status,
+    }
+
+
+@claim(
+    "fact_mlp.capacity.gd_vs_construction",
+    source=SRC + " (abstract: GD asymptotics; issue 14 item 1)",
+    provenance="derived",
+    statement="at equal (d, F, n_V) (n_V = F where a point does not give it) gradient "
+    "descent (gated MLP with biases, §5.4 protocol, <= 2000 epochs at quick scale) "
+    "stores every fact with fewer parameters than the construction: P_construction "
+    "/ P_gd > 1 at the smallest storing size of each (grids with ratio about "
+    "2^(1/4)), on the same fact set, at every point and every GD draw: the "
+    "construction LOSES. Quick points d=16, F in {64, 128, 256} (F = d^2 at 256), 3 "
+    "draws of every family but GD, 1 GD draw (the GD searches of "
+    "gd.gd_linear_capacity, shared), so no GD interval at quick scale: each further "
+    "GD draw costs about 15 CPU-s, beyond the area's 85 CPU-s budget, so the 3 GD "
+    "draws run at full scale only. Full scale adds d in {32, 64} with F up to d^2, "
+    "3 GD draws, and points [d, F, n_V] where n_V varies separately from F (d=16, "
+    "F=128, n_V in {16, 32, 512}; d=32, F=256, n_V in {32, 1024}). NTK, Hebbian and "
+    "whitened Hebbian minimal sizes (or 'does not store up to size S') are reported "
+    "beside them",
+    quick={"points": [[16, 64], [16, 128], [16, 256]], "epochs": 2000, "draws": 3, "gd_draws": 1},
+    full={
+        "points": [
+            [16, 64],
+            [16, 256],
+            [32, 128],
+            [32, 1024],
+            [64, 64],
+            [64, 512],
+            [16, 128, 16],
+            [16, 128, 32],
+            [16, 128, 512],
+            [32, 256, 32],
+            [32, 256, 1024],
+        ],
+        "epochs": 10000,
+        "draws": 5,
+        "gd_draws": 3,
+    },
+    seed_rule="every GD draw at every point (draw j = fact set and weights of seed + j)",
+    controls=[
+        Control(
+            "init",
+            {"epochs": 0},
+            "GD at initialisation (0 epochs) stores at no width, so there is no "
+            "GD size to compare and the criterion must fail",
+        )
+    ],
+)
+def check_gd_vs_construction(p, ctx):
+    """Changed scope (issue 14 item 1 asks for several sizes, including F ~ d^2): the criterion
+    was judged at (d, F) = (16, 64) only; it is now judged at every point. The old rule's result
+    is kept in details["previous_criterion"]."""
+    table, rows, passes = {}, [], []
+    for point in p["points"]:
+        d, F, n_v = point if len(point) == 3 else (*point, point[1])
+        at = f"d={d},F={F}" + (f",n_V={n_v}" if n_v != F else "")
+        for fam in FAMILIES:
+            draws = p["gd_draws"] if fam == "gd" else p["draws"]
+            table[f"{fam}@{at}"] = minimal_parameters(
+                fam, d, F, n_v, draws, seed=ctx.seed, epochs=p["epochs"], device=ctx.device, ctx=ctx
+            )
+        ours = table[f"construction@{at}"]["per_draw"]
+        gd = table[f"gd@{at}"]["per_draw"]
+        for j, p_gd in enumerate(gd):
+            ok = p_gd is not None and ours[j] is not None
+            ratio = ours[j] / p_gd if ok else None
+            passes.append(bool(ok and ratio > 1))
+            rows.append(
+                {
+                    "d": d,
+                    "n_facts": F,
+                    "n_values": n_v,
+                    "at": at,
+                    "draw": j,
+                    "seed": ctx.seed + j,
+                    "construction_params": ours[j],
+                    "gd_params": p_gd,
+                    "ratio_construction_over_gd": ratio,
+                }
+            )
+    first = [
+        r
+        for r in rows
+        if [r["d"], r["n_facts"]] == list(p["points"][0])[:2] and r["n_values"] == r["n_facts"]
+    ]
+    previous = {
+        "rule": f"P_construction / P_gd > 1 at (d, F) = {tuple(p['points'][0])} only",
+        "passed": all(
+            r["ratio_construction_over_gd"] is not None and r["ratio_construction_over_gd"] > 1 for r in first
+        ),
+    }
+    return Outcome(
+        predicted="P_construction / P_gd > 1 at every point and GD draw (GD wins)",
+        measured={f"{r['at']},draw={r['draw']}": r["ratio_construction_over_gd"] for r in rows},
+        passed=all(passes),
+        details={
+            "rows": rows,
+            "table": table,
+            "points": p["points"],
+            "grid_ratio": RATIO,
+            "previous_criterion": previous,
+        },
+    )

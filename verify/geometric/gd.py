@@ -1,0 +1,305 @@
+"""Gradient-descent claims of *Geometric Factual Recall in Transformers* (spec geometric.md §5.5, §7).
+
+One trained model per seed (constructions.geometric.train, spec §5.5) is shared by gd.fit,
+gd.superposition, gd.relation_selective (this module), gd.transfer and gd.intervention
+(verify.geometric.gd_transfer) through ctx.shared; each claim reads the models of the seeds
+ctx.seeds(p["seeds"]) and records every per-seed value. That GD memorises the bijections, finds the
+superposition and the relation-gated MLP, and that the MLP transfers is the paper's [abstract];
+the architecture, the probes and every numeric threshold are this project's [derived] choices.
+
+Every empirical claim here has the control "init": the same model at initialisation (the step-0
+snapshot of the same run, or the init weights redrawn from the same generator), on which the same
+criterion must fail.
+
+Quick sizes (pilot, recorded as spec §7 asks): 200 Adam steps instead of the spec's 1000, in float32
+(param ``train_dtype``; training is not an exact theory check, and float64 costs ~3.5x the CPU
+time): in the pilot (400 steps, seed 0) the model reached 100% train accuracy by step 50 and the
+probe R^2 went 0.67 (step 50) -> 0.69 (step 400). Deviations from the spec's criteria are stated in
+each claim (gd.relation_selective: the spec's statistic passes at initialisation, issue 12).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from constructions.geometric.train import TrainedModel, init_params, train_accuracy, train_model
+from constructions.tasks import make_bijections
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+from verify.measure import seeds_verdict
+
+SRC = paper("geometric")
+GD_QUICK = {
+    "n_subjects": 512,
+    "n_relations": 4,
+    "dim": 32,
+    "mlp_width": 128,
+    "steps": 200,
+    "lr": 1e-2,
+    "record_every": 25,
+    "ridge": 1e-3,
+    "seeds": 5,
+    "train_dtype": "float32",
+}
+GD_FULL = {
+    "n_subjects": 10000,
+    "n_relations": 8,
+    "dim": 64,
+    "mlp_width": 256,
+    "steps": 3000,
+    "lr": 1e-2,
+    "record_every": 250,
+    "ridge": 1e-3,
+    "seeds": 5,
+    "train_dtype": "float32",
+}
+GD_KEYS = ("n_subjects", "n_relations", "mlp_width", "steps", "lr", "record_every", "train_dtype")
+INIT = Control(
+    "init",
+    {"control": "init"},
+    "the same model at initialisation (same seed, same "
+    "generator, no gradient step): nothing has been learned, so the criterion must fail",
+)
+
+
+def _dtype(p):
+    if p["train_dtype"] not in ("float32", "float64"):
+        raise ValueError(f"train_dtype={p['train_dtype']!r} must be 'float32' or 'float64'")
+    return {"float32": torch.float32, "float64": torch.float64}[p["train_dtype"]]
+
+
+def model_perms(p, ctx, seed):
+    """The bijections of seed ``seed``'s training run (drawn from the run's seed only)."""
+    return make_bijections(p["n_subjects"], p["n_relations"], np.random.default_rng([int(seed), 11]))
+
+
+def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
+    """The §5.5 model for parameters p and ``seed`` (default ctx.seed), trained once per run and
+    shared through ctx.shared. With ``p["control"] == "init"`` the model at initialisation: the same
+    generator's init weights, no step (what the "init" controls measure)."""
+    seed = ctx.seed if seed is None else int(seed)
+    dim = p["dim"] if dim is None else dim
+    init = p.get("control") == "init"
+    key = ("geometric.gd.model", *(p[k] for k in GD_KEYS), dim, freeze_subject, seed, init)
+
+    def compute():
+        perms = model_perms(p, ctx, seed)
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(seed)
+        if init:
+            params = init_params(
+                p["n_subjects"], p["n_relations"], dim, p["mlp_width"], gen, _dtype(p), ctx.device
+            )
+            return TrainedModel(
+                perms=perms,
+                params=params,
+                history={"step": [0]},
+                snapshots=[(0, params["subject"].cpu().numpy(), params["unembed"].cpu().numpy())],
+            )
+        return train_model(
+            perms,
+            dim,
+            p["mlp_width"],
+            steps=p["steps"],
+            lr=p["lr"],
+            generator=gen,
+            freeze_subject=freeze_subject,
+            record_every=p["record_every"],
+            dtype=_dtype(p),
+            device=ctx.device,
+        )
+
+    return ctx.shared(key, compute)
+
+
+def attribute_features(unembed, perms) -> np.ndarray:
+    """X_s = concat_r U[pi_r(s)], shape (N, R*d): the learned attribute vectors of s's R attributes."""
+    return np.concatenate([unembed[perms[r]] for r in range(perms.shape[0])], axis=1)
+
+
+def ridge_fit(x, y, lam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ridge regression with intercept: returns (W, x_mean, y_mean) with y ~ (x - x_mean) W + y_mean."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    xm, ym = x.mean(0), y.mean(0)
+    xc, yc = x - xm, y - ym
+    w = np.linalg.solve(xc.T @ xc + lam * np.eye(x.shape[1]), xc.T @ yc)
+    return w, xm, ym
+
+
+def r2_score(y, pred) -> float:
+    """1 - SS_res / SS_tot over all coordinates (SS_tot around the column means of y)."""
+    return 1.0 - float(np.sum((y - pred) ** 2)) / float(np.sum((y - y.mean(0)) ** 2))
+
+
+def probe_r2(e_subj, unembed, perms, lam, rng) -> float:
+    """Held-out R^2 of e_s ~ X_s W: fit on a random 75% of subjects, score on the other 25%."""
+    e_subj = np.asarray(e_subj, dtype=np.float64)
+    n = e_subj.shape[0]
+    order = rng.permutation(n)
+    tr, te = order[: (3 * n) // 4], order[(3 * n) // 4 :]
+    x = attribute_features(np.asarray(unembed, dtype=np.float64), perms)
+    w, xm, ym = ridge_fit(x[tr], e_subj[tr], lam)
+    return r2_score(e_subj[te], (x[te] - xm) @ w + ym)
+
+
+def _control_perms(p, ctx, seed):
+    return make_bijections(p["n_subjects"], p["n_relations"], np.random.default_rng([int(seed), 13]))
+
+
+@claim(
+    "geometric.gd.fit",
+    source=f"{SRC}, gradient descent memorises the bijections (abstract)",
+    provenance="abstract",
+    controls=[INIT],
+    seed_rule="k of n: accuracy 1 on at least 4 of 5 seeds",
+    statement="full-batch Adam on the one-layer model of spec §5.5 reaches train accuracy 1 on all N*R "
+    "facts on at least 4 of 5 seeds (spec §7)",
+    quick=GD_QUICK,
+    full=GD_FULL,
+    needs=("torch",),
+)
+def gd_fit(p, ctx):
+    seeds = ctx.seeds(p["seeds"])
+    accs, first, loss = [], [], []
+    for seed in seeds:
+        model = trained(p, ctx, seed)
+        accs.append(train_accuracy(model))
+        hist = model.history
+        first.append(next((s for s, a in zip(hist["step"], hist.get("accuracy", [])) if a == 1.0), None))
+        loss.append(hist["loss"][-1] if "loss" in hist else None)
+    need = max(1, (4 * len(seeds) + 4) // 5)  # 4 of 5 (spec §7), scaled if the seed count changes
+    return Outcome(
+        predicted={"accuracy": 1.0, "seeds_needed": f"{need} of {len(seeds)}"},
+        measured={"accuracy_per_seed": accs, "seeds_at_1": int(sum(a == 1.0 for a in accs))},
+        passed=seeds_verdict([a == 1.0 for a in accs], f"k_of_n:{need}"),
+        details={
+            "seeds": seeds,
+            "accuracy_per_seed": accs,
+            "final_loss_per_seed": loss,
+            "first_step_at_accuracy_1": first,
+            "history": trained(p, ctx, seeds[0]).history,
+        },
+    )
+
+
+@claim(
+    "geometric.gd.superposition",
+    source=f"{SRC}, subject embedding = superposition of attribute vectors (abstract)",
+    provenance="abstract",
+    controls=[INIT],
+    seed_rule="every seed of ctx.seeds(5)",
+    statement="the learned e_s is linearly predictable from the learned attribute vectors of its R "
+    "attributes: held-out ridge R^2 >= 0.3 (features concat_r U[pi_r(s)]), while with "
+    "independent random bijections the probe R^2 <= 0.1, on every seed",
+    quick=GD_QUICK,
+    full=GD_FULL,
+    needs=("torch",),
+)
+def gd_superposition(p, ctx):
+    seeds = ctx.seeds(p["seeds"])
+    r2s, ctrls, curve = [], [], None
+    for seed in seeds:
+        model = trained(p, ctx, seed)
+        control = _control_perms(p, ctx, seed)
+        c = {"step": [], "r2": [], "control_r2": [], "accuracy": model.history.get("accuracy", [])}
+        for step, e, u in model.snapshots:
+            c["step"].append(step)
+            c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], np.random.default_rng([seed, 12])))
+            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], np.random.default_rng([seed, 12])))
+        r2s.append(c["r2"][-1])
+        ctrls.append(c["control_r2"][-1])
+        curve = curve or c
+    ok = [a >= 0.3 and b <= 0.1 for a, b in zip(r2s, ctrls)]
+    return Outcome(
+        predicted={"r2_at_least": 0.3, "control_r2_at_most": 0.1},
+        measured={"r2_per_seed": r2s, "control_r2_per_seed": ctrls},
+        passed=seeds_verdict(ok, "every"),
+        details={"seeds": seeds, "curve": curve},
+    )
+
+
+def gate_relation_share(preact: np.ndarray) -> np.ndarray:
+    """Per hidden unit j, the share of its gate's variance explained by the relation [derived]:
+    eta2_j = Var_r(mean_s g[r, s, j]) / Var_{r, s}(g[r, s, j]) with g = 1[pre-activation > 0], shape
+    (R, N, m) in. 1 when the relation alone opens and closes the unit (the construction's closed
+    blocks), 0 when the relation does not change its on-rate. Units that never switch are left out."""
+    g = (np.asarray(preact) > 0).astype(np.float64)
+    total = g.reshape(-1, g.shape[2]).var(0)
+    between = g.mean(1).var(0)
+    live = total > 1e-12
+    return between[live] / total[live]
+
+
+def old_selectivity(preact: np.ndarray) -> float:
+    """The spec's statistic: median over live units of max_r A / sum_r A, A[r, j] = mean_s ReLU(pre)."""
+    act = np.maximum(np.asarray(preact, dtype=np.float64), 0.0).mean(axis=1)
+    total = act.sum(0)
+    live = total > 1e-6 * max(float(total.max()), 1e-300)
+    return float(np.median(act[:, live].max(0) / total[live])) if live.any() else 0.0
+
+
+@claim(
+    "geometric.gd.relation_selective",
+    source=f"{SRC}, relation-conditioned ReLU gates (abstract)",
+    provenance="abstract",
+    controls=[INIT],
+    seed_rule="every seed of ctx.seeds(5)",
+    statement="training makes the hidden units' ReLU gates relation-conditioned: the median over "
+    "units of eta2_j (share of unit j's on/off variance over (r, s) explained by r) rises "
+    "by >= 0.05 over the same model at initialisation, on every seed (derived criterion; "
+    "the spec's max_r A / sum_r A >= 1.5/R already passes at initialisation)",
+    quick=GD_QUICK,
+    full=GD_FULL,
+    needs=("torch",),
+)
+def gd_relation_selective(p, ctx):
+    """Criterion changed (issue 12, not because it failed): the spec's statistic, median of
+    max_r A / sum_r A >= 1.5/R, is 0.49-0.52 at initialisation (pilot seeds 20-22) and 0.45-0.48
+    trained, so it cannot tell a trained model from an untrained one; its result is kept in
+    details["previous_criterion"]. The new statistic was piloted on seeds 20-22 (not judged):
+    median eta2 0.22 at init -> 0.36-0.41 trained; the threshold 0.05 was fixed before any judged
+    seed was run. The "init" control compares the init model with itself (rise 0)."""
+    seeds = ctx.seeds(p["seeds"])
+    rows, ok, old = [], [], []
+    base = {k: v for k, v in p.items() if k != "control"}
+    for seed in seeds:
+        model = trained(p, ctx, seed)
+        init = trained({**base, "control": "init"}, ctx, seed)
+        eta, eta0 = (
+            gate_relation_share(model.preactivations().cpu().numpy()),
+            gate_relation_share(init.preactivations().cpu().numpy()),
+        )
+        med, med0 = float(np.median(eta)), float(np.median(eta0))
+        sel = old_selectivity(model.preactivations().cpu().numpy())
+        rows.append(
+            {
+                "seed": seed,
+                "median_eta2": med,
+                "median_eta2_init": med0,
+                "rise": med - med0,
+                "switching_units": int(eta.size),
+                "old_selectivity": sel,
+                "old_selectivity_init": old_selectivity(init.preactivations().cpu().numpy()),
+            }
+        )
+        ok.append(med - med0 >= 0.05)
+        old.append(sel >= 1.5 / p["n_relations"])
+    return Outcome(
+        predicted={"median_eta2_rise_at_least": 0.05},
+        measured={
+            "rise_per_seed": [r["rise"] for r in rows],
+            "median_eta2_per_seed": [r["median_eta2"] for r in rows],
+        },
+        passed=seeds_verdict(ok, "every"),
+        details={
+            "rows": rows,
+            "previous_criterion": {
+                "rule": "median over live units of max_r A / sum_r A >= 1.5/R",
+                "threshold": 1.5 / p["n_relations"],
+                "passed_per_seed": old,
+                "passed": all(old),
+                "at_init_per_seed": [r["old_selectivity_init"] for r in rows],
+            },
+        },
+    )

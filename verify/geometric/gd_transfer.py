@@ -1,0 +1,217 @@
+"""Transfer, intervention and frozen-embedding claims on the trained model of spec geometric.md §5.5.
+
+The models are those of verify.geometric.gd (one per seed, shared through ctx.shared). Transfer of
+the MLP to new bijections is the paper's [abstract]; the least-squares re-initialisation, the
+intervention probe and the frozen-embedding comparison are this project's [derived] experiments
+(spec §7), with every numeric threshold ours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from constructions.geometric.train import train_accuracy
+from constructions.tasks import make_bijections
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+from verify.geometric.gd import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
+from verify.ledger import LedgerEntry, record
+from verify.measure import binomial_tolerance, seeds_verdict
+
+SRC = paper("geometric")
+
+
+def _superposition_map(model, lam):
+    e, u = model.numpy("subject").astype(np.float64), model.numpy("unembed").astype(np.float64)
+    w, xm, ym = ridge_fit(attribute_features(u, model.perms), e, lam)
+    return w, xm, ym, u
+
+
+def transfer_point(p, ctx, seed) -> dict:
+    """One seed of gd.transfer: accuracy on new bijections pi' with e'_s = concat_r U[pi'_r(s)] W."""
+    model = trained(p, ctx, seed)
+    w, xm, ym, u = _superposition_map(model, p["ridge"])
+    new = make_bijections(p["n_subjects"], p["n_relations"], np.random.default_rng([seed, 14]))
+    acc = train_accuracy(model, (attribute_features(u, new) - xm) @ w + ym, perms=new)
+    e = model.numpy("subject").astype(np.float64)
+    rand = np.random.default_rng([seed, 15]).standard_normal(e.shape) * e.std(0) + e.mean(0)
+    ctrl = train_accuracy(model, rand, perms=new)
+    return {
+        "seed": seed,
+        "transfer_accuracy": acc,
+        "random_accuracy": ctrl,
+        "learned_accuracy": train_accuracy(model),
+    }
+
+
+@claim(
+    "geometric.gd.transfer",
+    source=f"{SRC}, zero-shot transfer of the trained MLP (abstract)",
+    provenance="abstract",
+    controls=[INIT],
+    seed_rule="every seed of ctx.seeds(5)",
+    statement="the frozen trained MLP, relation embeddings and unembedding answer new bijections pi' "
+    "with no gradient step once E_subj is re-initialised as e'_s = concat_r U[pi'_r(s)] W "
+    "(W fitted by least squares on the trained model): accuracy >= 0.1 and >= 20x "
+    "max(random-Gaussian-E_subj control, chance 1/N), on every seed",
+    quick=GD_QUICK,
+    full=GD_FULL,
+    needs=("torch",),
+)
+def gd_transfer(p, ctx):
+    chance = 1 / p["n_subjects"]
+    rows = [transfer_point(p, ctx, seed) for seed in ctx.seeds(p["seeds"])]
+    ok = [
+        r["transfer_accuracy"] >= 0.1 and r["transfer_accuracy"] >= 20 * max(r["random_accuracy"], chance)
+        for r in rows
+    ]
+    first = rows[0]
+    return Outcome(
+        predicted={"accuracy_at_least": 0.1, "times_control_at_least": 20},
+        measured={
+            "transfer_accuracy_per_seed": [r["transfer_accuracy"] for r in rows],
+            "random_embedding_accuracy_per_seed": [r["random_accuracy"] for r in rows],
+            "chance": chance,
+        },
+        passed=seeds_verdict(ok, "every"),
+        details={
+            "rows": rows,
+            "learned_accuracy": first["learned_accuracy"],
+            "transfer_accuracy": first["transfer_accuracy"],
+            "random_accuracy": first["random_accuracy"],
+            "chance": chance,
+        },
+    )
+
+
+def intervention_point(p, ctx, seed) -> dict:
+    """One seed of gd.intervention (hit rates and unchanged-other-relation rates, real and random)."""
+    model = trained(p, ctx, seed)
+    w, _, _, u = _superposition_map(model, p["ridge"])
+    n, r_, d = p["n_subjects"], p["n_relations"], p["dim"]
+    e = model.numpy("subject").astype(np.float64)
+    rng = np.random.default_rng([seed, 16])
+    k = p["n_interventions"]
+    subj, rel = rng.integers(0, n, k), rng.integers(0, r_, k)
+    b = (model.perms[rel, subj] + rng.integers(1, n, k)) % n  # a new answer, never the old one
+    base = np.stack([model.predict(subj, np.full(k, q)) for q in range(r_)], axis=1)  # (k, R)
+    hits, others, c_hits, c_others = [], [], [], []
+    for i in range(k):
+        s, r, bb = subj[i], rel[i], b[i]
+        delta = (u[bb] - u[model.perms[r, s]]) @ w[r * d : (r + 1) * d]
+        rand = rng.standard_normal(d)
+        rand *= np.linalg.norm(delta) / np.linalg.norm(rand)
+        for shift, h, o in ((delta, hits, others), (rand, c_hits, c_others)):
+            e2 = e.copy()
+            e2[s] += shift
+            pred = model.predict(np.full(r_, s), np.arange(r_), e2)
+            h.append(pred[r] == bb)
+            o.extend(pred[q] == base[i, q] for q in range(r_) if q != r)
+    return {
+        "seed": seed,
+        "hit_rate": float(np.mean(hits)),
+        "control_hit_rate": float(np.mean(c_hits)),
+        "others_unchanged": float(np.mean(others)),
+        "control_others_unchanged": float(np.mean(c_others)),
+    }
+
+
+@claim(
+    "geometric.gd.intervention",
+    source=f"{SRC}, derived probe of the superposition (spec §7)",
+    provenance="derived",
+    controls=[INIT],
+    seed_rule="every seed of ctx.seeds(5)",
+    statement="overwriting relation r's content, e_s <- e_s + (U[b] - U[pi_r(s)]) W_r, makes (s, r) "
+    "predict b in >= 10% of 200 random (s, r, b) (>= 50x chance), an equal-norm random change "
+    "hits b at most at chance (99th percentile of Binomial(200, 1/N)), and predictions for "
+    "(s, r' != r) stay unchanged at least 0.03 more often than under the random change, on "
+    "every seed",
+    quick={**GD_QUICK, "n_interventions": 200},
+    full={**GD_FULL, "n_interventions": 2000},
+    needs=("torch",),
+)
+def gd_intervention(p, ctx):
+    n, k = p["n_subjects"], p["n_interventions"]
+    allowed = binomial_tolerance(k, 1 / n) / k
+    rows = [intervention_point(p, ctx, seed) for seed in ctx.seeds(p["seeds"])]
+    ok = [
+        r["hit_rate"] >= 0.1
+        and r["hit_rate"] >= 50 / n
+        and r["control_hit_rate"] <= allowed
+        and r["others_unchanged"] >= r["control_others_unchanged"] + 0.03
+        for r in rows
+    ]
+    return Outcome(
+        predicted={"hit_rate_at_least": 0.1, "control_hit_at_most": allowed, "others_unchanged_margin": 0.03},
+        measured={
+            key + "_per_seed": [r[key] for r in rows]
+            for key in ("hit_rate", "control_hit_rate", "others_unchanged", "control_others_unchanged")
+        },
+        passed=seeds_verdict(ok, "every"),
+        details={"rows": rows, "chance": 1 / n, "n_interventions": k},
+    )
+
+
+@claim(
+    "geometric.gd.frozen_embed_control",
+    source=f"{SRC}, derived frozen-embedding experiment (spec §7)",
+    provenance="derived",
+    seed_rule="every seed of ctx.seeds(5)",
+    controls=[
+        Control(
+            "roomy_dim",
+            {"dim": 32, "seeds": 1},
+            "at d = 32 a trainable unembedding and MLP "
+            "store all facts even with E_subj frozen (spec §7), so the gap must vanish",
+        )
+    ],
+    statement="with E_subj frozen at its random init the same model (d = 8, tight) stores fewer facts: "
+    "acc(frozen) < acc(learned) - 0.1 on every seed (at d = 32 a trainable unembedding and "
+    "MLP store all facts even with frozen E_subj, so the comparison is run where the "
+    "dimension is tight)",
+    quick={**GD_QUICK, "dim": 8},
+    full={**GD_FULL, "dim": 16},
+    needs=("torch",),
+)
+def frozen_embed_control(p, ctx):
+    rows = []
+    for seed in ctx.seeds(p["seeds"]):
+        rows.append(
+            {
+                "seed": seed,
+                "learned": train_accuracy(trained(p, ctx, seed)),
+                "frozen": train_accuracy(trained(p, ctx, seed, freeze_subject=True)),
+            }
+        )
+    ok = [r["frozen"] < r["learned"] - 0.1 for r in rows]
+    return Outcome(
+        predicted="acc(frozen) < acc(learned) - 0.1 on every seed",
+        measured={
+            "learned_per_seed": [r["learned"] for r in rows],
+            "frozen_per_seed": [r["frozen"] for r in rows],
+        },
+        passed=seeds_verdict(ok, "every"),
+        details={
+            "rows": rows,
+            "learned_accuracy": rows[0]["learned"],
+            "frozen_accuracy": rows[0]["frozen"],
+            "dim": p["dim"],
+            "chance": 1 / p["n_subjects"],
+        },
+    )
+
+
+record(
+    LedgerEntry(
+        "geometric.gd.intervention",
+        measured="'others unchanged' minus the random-change control's, training seeds 0-8 (quick, float32): "
+        "0.067, 0.044, 0.041, 0.035, 0.059, 0.078, 0.087, 0.072, 0.020; hit rates 0.11-0.19. The rule "
+        "'gap >= 0.03 on every one of 5 training seeds' holds at --seed 0..3 and fails at --seed 4 "
+        "(training seed 8: 0.615 vs control 0.595)",
+        tried="the rule was fixed before any run; it was not changed after seed 4 failed",
+        reason="the gap between the edited model and the random-change control is small (0.02-0.09) against "
+        "its seed-to-seed spread at this size, so an every-seed rule over 5 seeds flips with the base seed",
+        flips_with_seed=True,
+    )
+)

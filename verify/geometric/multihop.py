@@ -1,0 +1,275 @@
+"""Multi-hop claims of *Geometric Factual Recall in Transformers* (spec geometric.md §5.3-§5.4, §6 B5, §7).
+
+CoT reuses the single-hop block model of constructions.geometric.single_hop; the no-CoT model has one block
+per chain (constructions.geometric.multihop). The existence of both constructions and of the
+capacity-depth tradeoff is the paper's [abstract]; the dimensions, the lower bound and every
+constant are this project's [derived] formalisation (theory.geometric.multihop).
+
+Issue 13 item 11: depth_tradeoff (k_max against a typed-in list, and "refused at k_max + 1", the
+same inequality) and bound_ratio (a formula divided by a formula) were not claims; they are unit
+tests of theory.geometric.multihop now (tests/geometric/test_multihop.py). The tradeoff itself is
+tested as an impossibility by multihop.below_bound_fail (below the 1-bit k-hop bound the one-pass model
+misses queries, one bit per block above it the construction answers all) and on trained one-pass
+models by multihop.trained_depth (verify.geometric.depth).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.geometric.multihop import (
+    all_multi_hop_queries,
+    build_nocot_model,
+    cot_trace,
+    multi_hop_queries,
+    run_cot,
+)
+from constructions.geometric.single_hop import build_block_model
+from constructions.tasks import make_bijections
+from theory.geometric import multihop as M
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+from verify.measure import decode
+
+SRC = paper("geometric")
+
+
+def _nocot_accuracy(model, start, chains, target) -> dict:
+    out = model.selector_output(start, chains)
+    res = decode(out, model.codes, target)
+    return {
+        "accuracy": res.accuracy,
+        "min_margin": res.min_margin,
+        "max_abs_error": float(np.max(np.abs(out - model.codes[target]))),
+        "n_queries": len(target),
+    }
+
+
+@claim(
+    "geometric.multihop.cot_khop",
+    source=f"{SRC}, CoT construction (abstract); spec §5.4",
+    bounds=("geometric.d_cot",),
+    provenance="abstract",
+    controls=[
+        Control(
+            "no_cot",
+            {"control": "no_cot"},
+            "one pass instead of k: the single-hop model "
+            "answers (x, r_k), the last hop only, which is not the k-hop answer",
+        )
+    ],
+    statement="chain of thought with the single-hop block model (d = R*d0, independent of k) answers "
+    "random k-hop chains: accuracy 1 with every step's margin > 0 and every intermediate "
+    "step equal to cot_trace",
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "n_hops": 5, "n_queries": 2000},
+    full={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "n_hops": 20, "n_queries": 20000},
+)
+def cot_khop(p, ctx):
+    n, r, d0, k = p["n_subjects"], p["n_relations"], p["block_dim"], p["n_hops"]
+    perms = make_bijections(n, r, ctx.rng(1))
+    model = build_block_model(perms, d0, rng=ctx.rng(2), device=ctx.device, dtype=ctx.torch_dtype())
+    start, chains, target = multi_hop_queries(perms, k, p["n_queries"], ctx.rng(3))
+    if p.get("control") == "no_cot":
+        res1 = decode(model.final_hidden(start, chains[:, -1]), model.transformer.unembed, target)
+        return Outcome(
+            predicted={"accuracy": 1.0},
+            measured={"accuracy": res1.accuracy, "min_margin": res1.min_margin},
+            passed=res1.accuracy == 1.0 and res1.min_margin > 0,
+            details={"forward_passes": 1},
+        )
+    res = run_cot(model, start, chains)
+    traces = np.array([cot_trace(x, c, perms) for x, c in zip(start[:200], chains[:200])])
+    trace_ok = bool(np.array_equal(res.steps[:200], traces))
+    # per-step accuracy against the true intermediate entities (all queries)
+    y, per_step = start.copy(), []
+    for j in range(k):
+        y = perms[chains[:, j], y]
+        per_step.append(float(np.mean(res.steps[:, j] == y)))
+    acc = float(np.mean((res.final == target) & (res.min_margin > 0)))
+    return Outcome(
+        predicted={"accuracy": 1.0, "dim": M.dim_cot(r, d0)},
+        measured={
+            "accuracy": acc,
+            "min_margin": float(res.min_margin.min()),
+            "steps_match_cot_trace": trace_ok,
+        },
+        passed=acc == 1.0 and trace_ok and float(res.min_margin.min()) > 0,
+        details={"per_step_accuracy": per_step, "dim": M.dim_cot(r, d0), "n_hops": k, "forward_passes": k},
+    )
+
+
+@claim(
+    "geometric.multihop.nocot_blocks",
+    source=f"{SRC}, multi-hop without CoT (abstract); spec §5.3",
+    bounds=("geometric.d_nocot",),
+    provenance="abstract",
+    controls=[
+        Control(
+            "reversed_chain",
+            {"control": "reversed_chain"},
+            "the chain tokens in reverse "
+            "order open the group of (r_k..r_1), whose answer differs unless the chain is a "
+            "palindrome",
+        )
+    ],
+    statement="the R^k-block construction (d = R^k d0, gates opened by a sum of per-position relation "
+    "embeddings) answers all N*R^k k-hop queries in one pass: accuracy 1, selector output "
+    "equal to u_{pi_rho(x)} to 1e-9, for every k listed",
+    quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 19},
+    full={"n_subjects": 500, "n_relations": 4, "hops": [1, 2, 3, 4], "block_dim": 19},
+)
+def nocot_blocks(p, ctx):
+    n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
+    perms = make_bijections(n, r, ctx.rng(1))
+    rows, ok = [], True
+    for k in p["hops"]:
+        model = build_nocot_model(perms, k, d0, rng=ctx.rng(2))
+        start, chains, target = all_multi_hop_queries(perms, k)
+        if p.get("control") == "reversed_chain":
+            chains = chains[:, ::-1].copy()
+        m = _nocot_accuracy(model, start, chains, target)
+        rows.append({"k": k, **m, "dim": model.dim, **model.param_counts()})
+        ok &= m["accuracy"] == 1.0 and m["max_abs_error"] < 1e-9 and model.dim == M.dim_nocot(r, k, d0)
+    return Outcome(
+        predicted={"accuracy": 1.0, "dims": [M.dim_nocot(r, k, d0) for k in p["hops"]]},
+        measured={
+            "accuracy": [row["accuracy"] for row in rows],
+            "max_abs_error": max(row["max_abs_error"] for row in rows),
+            "dims": [row["dim"] for row in rows],
+        },
+        passed=ok,
+        details={"rows": rows, "ceil_3lnN": math.ceil(3 * math.log(n))},
+    )
+
+
+@claim(
+    "geometric.multihop.nocot_single_fail",
+    source=f"{SRC}, capacity-depth tradeoff (abstract)",
+    bounds=("geometric.d_nocot",),
+    provenance="derived",
+    demonstrates_failure=True,
+    controls=[
+        Control(
+            "across_R2_blocks",
+            {"control": "r2_blocks"},
+            "the same d0 with R^2 blocks (one per "
+            "2-hop chain, d = R^2 d0, spec §5.3) answers every 2-hop query in one pass",
+        )
+    ],
+    statement="single-hop embeddings (R blocks, d = R*d0) cannot answer 2-hop queries in one pass: with the "
+    "gate of block r_1 open (the best fact-free choice) accuracy <= 5/N at d0 = 19 and at "
+    "d0 = 200, so the failure is in the number of blocks, not in d0; with R^2 blocks at the "
+    "same d0 the guarantee 'accuracy = 1' holds (bracket)",
+    quick={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200]},
+    full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200]},
+)
+def nocot_single_fail(p, ctx):
+    """Bracketed (issue 13 item 10): the failure does not depend on d0 (it persists at d0 = 200), so its
+    boundary is the block count, R blocks against the R^2 of the one-pass construction; the control
+    builds that construction at the same d0."""
+    n, r = p["n_subjects"], p["n_relations"]
+    perms = make_bijections(n, r, ctx.rng(1))
+    start, chains, target = all_multi_hop_queries(perms, 2)
+    rows = []
+    for d0 in p["block_dims"]:
+        if p.get("control") == "r2_blocks":
+            m = _nocot_accuracy(build_nocot_model(perms, 2, d0, rng=ctx.rng(2, d0)), start, chains, target)
+            rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
+            continue
+        model = build_block_model(perms, d0, rng=ctx.rng(2, d0), device=ctx.device, dtype=ctx.torch_dtype())
+        hidden = model.final_hidden(start, chains[:, 0])
+        res = decode(hidden, model.transformer.unembed, target)
+        first_hop = decode(hidden, model.transformer.unembed, perms[chains[:, 0], start]).accuracy
+        rows.append(
+            {"block_dim": d0, "accuracy": res.accuracy, "decodes_first_hop": first_hop, "dim": r * d0}
+        )
+    accs = [row["accuracy"] for row in rows]
+    guarantee = [a == 1.0 for a in accs]
+    return Outcome(
+        predicted={"accuracy_at_most": 5 / n, "chance": 1 / n},
+        measured={"accuracy": accs},
+        passed=all(a <= 5 / n for a in accs) and not any(guarantee),
+        details={
+            "rows": rows,
+            "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee],
+            "dim_needed_nocot": [M.dim_nocot(r, 2, d0) for d0 in p["block_dims"]],
+        },
+    )
+
+
+@claim(
+    "geometric.multihop.below_bound_fail",
+    source=f"{SRC}, capacity-depth tradeoff and lower bound (abstract)",
+    provenance="derived",
+    demonstrates_failure=True,
+    controls=[
+        Control(
+            "at_construction",
+            {"control": "at_construction"},
+            "one bit more per block, d0 = "
+            "ceil(log2 N): d = R^k d0 is at or above the 1-bit bound and 2^d0 >= N distinct sign codes "
+            "exist, so the R^k-block construction answers every k-hop query (accuracy 1)",
+        )
+    ],
+    seed_rule="every seed of ctx.seeds(3) at every k (the code assignment is the seed's)",
+    statement="the k-hop lower bound as an impossibility, at p = 1 bit per coordinate: with sign codes "
+    "(+-1/sqrt(d0), a fact-independent decoder) and d = R^k d0 below khop_dim_bound(N, R, k, p=1) = "
+    "R^k log2(N + 1 - I_k), the one-pass R^k-block model misses some of the N*R^k queries "
+    "(accuracy < 1, ties counted as errors) for k = 1, 2, 3 on every seed; at d0 = ceil(log2 N), "
+    "above the bound by less than R^k coordinates, it answers all of them (bracket)",
+    quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 8, "seeds": 3},
+    full={"n_subjects": 2000, "n_relations": 3, "hops": [1, 2, 3, 4], "block_dim": 10, "seeds": 5},
+)
+def below_bound_fail(p, ctx):
+    """Issue 13 item 11: the depth tradeoff as an impossibility. At p = 32 bits the bound
+    R^k log2(N + 1 - I_k)/32 lies below R^k (no block model can be built under it, and in exact
+    arithmetic any distinct real codes already succeed at d0 = 2, spec §5.1), so the bracket is placed
+    where the bound bites: one bit per coordinate. There the theorem of khop_bits says every
+    fact-independent decoder fails on some table below the bound, and the construction with distinct
+    sign codes matches it at d0 = ceil(log2 N). The demonstration runs the construction on random
+    tables; its failure is the pigeonhole tie the counting argument predicts (2^d0 < N codes)."""
+    n, r = p["n_subjects"], p["n_relations"]
+    d0 = math.ceil(math.log2(n)) if p.get("control") == "at_construction" else p["block_dim"]
+    rows = []
+    for k in p["hops"]:
+        bound = M.khop_dim_lower_bound(n, r, k, bits_per_param=1)
+        dim = M.dim_nocot(r, k, d0)
+        if p.get("control") is None and not dim < bound:
+            raise ValueError(
+                f"block_dim={d0} gives d = {dim} >= the 1-bit k-hop bound {bound:.2f} at k={k}: "
+                "the demonstration's hypothesis (d below the lower bound) is violated"
+            )
+        for seed in ctx.seeds(p["seeds"]):
+            perms = make_bijections(n, r, np.random.default_rng([seed, 1, n, r]))
+            model = build_nocot_model(
+                perms, k, d0, rng=np.random.default_rng([seed, 2, n, d0, k]), code_kind="rademacher_distinct"
+            )
+            start, chains, target = all_multi_hop_queries(perms, k)
+            m = _nocot_accuracy(model, start, chains, target)
+            rows.append(
+                {
+                    "k": k,
+                    "seed": seed,
+                    "dim": dim,
+                    "bound_1bit": bound,
+                    "accuracy": m["accuracy"],
+                    "min_margin": m["min_margin"],
+                    "n_queries": m["n_queries"],
+                }
+            )
+    guarantee = [row["accuracy"] == 1.0 for row in rows]
+    return Outcome(
+        predicted={
+            "accuracy": "< 1 below the bound",
+            "bound_1bit": {k: M.khop_dim_lower_bound(n, r, k, bits_per_param=1) for k in p["hops"]},
+        },
+        measured={
+            "accuracy": [row["accuracy"] for row in rows],
+            "block_dim": d0,
+            "dims": [M.dim_nocot(r, k, d0) for k in p["hops"]],
+        },
+        passed=not any(guarantee),
+        details={"rows": rows, "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee]},
+    )

@@ -1,0 +1,398 @@
+"""Single-hop claims of *Geometric Factual Recall in Transformers* (spec geometric.md §7).
+
+Every check builds the explicit weights of constructions.geometric.single_hop and measures accuracy and
+margin with the chunked kernel of verify.measure. Provenance follows the spec: the structure
+("log dimension suffices", the transfer) is the paper's [abstract]; every constant and every
+bound is this project's [derived] formalisation. Every empirical claim has a control (the same
+criterion where it must fail); every must-fail demonstration is bracketed by a control just across
+its boundary. The threshold-vs-ln N claim is in verify.geometric.scaling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.geometric.single_hop import (
+    attribute_codes,
+    build_block_model,
+    build_rotation_model,
+    build_selector,
+    swap_bijections,
+)
+from constructions.tasks import make_bijections, single_hop_dataset
+from theory.geometric import single_hop as B
+from theory.papers import paper
+from verify.claims import Control, Outcome, claim
+from verify.measure import binomial_tolerance, decode, min_pairwise_gap, seeds_verdict
+
+SRC = paper("geometric")
+
+
+def _rng(seed, *salt):
+    return np.random.default_rng([int(seed), *[int(s) for s in salt]])
+
+
+def model_decoding(model, ctx=None):
+    """Accuracy and min margin of a block model over all N*R facts, through the transformer."""
+    subj, rel, target = single_hop_dataset(model.perms)
+    hidden = model.final_hidden(subj, rel)
+    return decode(hidden, model.transformer.unembed, target)
+
+
+def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
+    perms = make_bijections(n, r, _rng(seed, 1, n, r, salt))
+    device = ctx.device if ctx else "cpu"
+    dtype = ctx.torch_dtype() if ctx else None
+    kwargs = {"device": device}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return build_block_model(perms, d0, code_kind=kind, rng=_rng(seed, 2, n, d0, salt), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+@claim(
+    "geometric.single_hop.selector_exact",
+    source=f"{SRC}, selector MLP (§5.1 exactness lemma)",
+    provenance="derived",
+    controls=[
+        Control(
+            "leaky_gates",
+            {"gate_bias": 0.05},
+            "beta = 0.05 is below max|x_i| (about 0.67 "
+            "for unit codes in d0 = 28), the lemma's hypothesis: closed blocks leak (the "
+            "transformer part is then built at beta = 10; the standalone selector fails)",
+        )
+    ],
+    statement="with beta > max|x_i| the selector MLP outputs u_{pi_r(s)} exactly: max abs error < 1e-9 "
+    "over all (s, r), standalone and inside the transformer",
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 28, "gate_bias": 10.0},
+    full={"n_subjects": 100000, "n_relations": 16, "block_dim": 28, "gate_bias": 10.0},
+)
+def selector_exact(p, ctx):
+    perms = make_bijections(p["n_subjects"], p["n_relations"], ctx.rng(1))
+    beta = p["gate_bias"]
+    model = build_block_model(
+        perms,
+        p["block_dim"],
+        rng=ctx.rng(2),
+        gate_bias=max(beta, 10.0),
+        device=ctx.device,
+        dtype=ctx.torch_dtype(),
+    )
+    subj, rel, target = single_hop_dataset(perms)
+    # the selector at gate bias beta, applied without the lemma's guard (the control drops its hypothesis)
+    sel = build_selector(p["n_relations"], p["block_dim"], beta)
+    ans0 = model.transformer.embed.shape[1] - model.block_dim
+    standalone = in_transformer = 0.0
+    step = 1 << 15  # (s, r) pairs per chunk: at full scale all 1.6M at once held > 14 GB (issue 17.4)
+    for at in range(0, len(subj), step):
+        s_, r_, t_ = subj[at : at + step], rel[at : at + step], target[at : at + step]
+        out = np.maximum(model.subject_embeddings[s_] @ sel.w_in.T + sel.gate_bias[r_], 0.0) @ sel.w_out.T
+        standalone = max(standalone, float(np.max(np.abs(out - model.codes[t_]))))
+        inside = model.final_hidden(s_, r_)[:, ans0:].cpu().numpy()
+        in_transformer = max(in_transformer, float(np.max(np.abs(inside - model.codes[t_]))))
+    tol = 1e-9 if ctx.dtype == "float64" else 1e-5  # float32: one rounding per block sum
+    return Outcome(
+        predicted=f"max error 0 (< {tol:g})",
+        measured={"standalone": standalone, "in_transformer": in_transformer},
+        passed=standalone < tol and in_transformer < tol,
+        details={
+            "tolerance": tol,
+            "gate_bias": p["gate_bias"],
+            "max_abs_x": float(np.max(np.abs(model.subject_embeddings))),
+        },
+    )
+
+
+@claim(
+    "geometric.single_hop.block_accuracy",
+    source=f"{SRC}, block construction §5.1 (margin = 1 - code coherence)",
+    provenance="derived",
+    controls=[
+        Control(
+            "one_dim",
+            {"block_dims": [1]},
+            "d0 = 1: unit codes are +-1, so N = 1000 "
+            "attributes share two codes and logits tie: below the boundary d0 = 2",
+        )
+    ],
+    seed_rule="every seed of ctx.seeds(5), at every listed d0",
+    statement="the block construction stores all N*R facts whenever its spherical codes are distinct: "
+    "accuracy 1 and margin > 0 on every seed, and the model's margin equals 1 - max code "
+    "coherence to 1e-6; tested at d0 = 3 (d0 = 1 ties; at d0 = 2 the margin, about (2 pi/N^2)^2/2, "
+    "is at float64 rounding and is recorded only) and d0 = ceil(3 ln N) = 21. "
+    "This is not the log-dimension statement (accuracy needs only distinct codes; the margin "
+    "claims margin_suff and log_scaling carry ln N)",
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dims": [3, 21], "seeds": 5},
+    full={"n_subjects": 100000, "n_relations": 16, "block_dims": [3, 35], "seeds": 5},
+)
+def block_accuracy(p, ctx):
+    """Retagged [derived] (issue 13 item 11): it passed at d0 = 3, as it must, since accuracy 1 needs
+    only distinct codes (spec §5.1, margin note). In exact arithmetic the boundary is d0 = 1 | 2; in
+    float64 the d0 = 2 margin of N = 1000 random points on the circle is 1e-16..1e-10 (seed 1: -1.1e-16,
+    a rounding tie), so the criterion is tested at d0 = 3 and d0 = 2 is recorded in details."""
+    n, r = p["n_subjects"], p["n_relations"]
+    rows, ok = [], []
+    at_two = []
+    if p["block_dims"] != [1]:
+        for seed in ctx.seeds(p["seeds"]):
+            res2 = model_decoding(_block(n, r, 2, seed, ctx=ctx))
+            at_two.append({"seed": seed, "accuracy": res2.accuracy, "margin": res2.min_margin})
+    for d0 in p["block_dims"]:
+        for seed in ctx.seeds(p["seeds"]):
+            model = _block(n, r, d0, seed, ctx=ctx)
+            res = model_decoding(model)
+            gap = min_pairwise_gap(model.codes)
+            rows.append(
+                {
+                    "block_dim": d0,
+                    "seed": seed,
+                    "accuracy": res.accuracy,
+                    "margin": res.min_margin,
+                    "margin_from_coherence": gap,
+                }
+            )
+            ok.append(res.accuracy == 1.0 and res.min_margin > 0 and abs(res.min_margin - gap) < 1e-6)
+    last = [row for row in rows if row["block_dim"] == p["block_dims"][-1]]
+    return Outcome(
+        predicted={"accuracy": 1.0, "margin": "> 0, = 1 - max coherence"},
+        measured={
+            "accuracy": [row["accuracy"] for row in rows],
+            "min_margin": min(row["margin"] for row in rows),
+        },
+        passed=seeds_verdict(ok, "every"),
+        details={
+            "rows": rows,
+            "block_dim": p["block_dims"][-1],
+            "recorded_at_d0_2": at_two,
+            "margin": [row["margin"] for row in last],
+            "ceil_3lnN": math.ceil(3 * math.log(n)),
+        },
+    )
+
+
+@claim(
+    "geometric.single_hop.margin_suff",
+    source=f"{SRC}, bound B2 (Hoeffding + union)",
+    bounds=("geometric.d0_suff",),
+    provenance="derived",
+    controls=[
+        Control(
+            "half_dim",
+            {"d0_factor": 0.5},
+            "d0 = ceil(d0_suff / 2) drops B2's hypothesis; "
+            "max coherence of N = 1000 Rademacher codes is then about sqrt(2 ln(N^2)/d0) > 0.5",
+        )
+    ],
+    seed_rule="binomial: seeds of ctx.seeds(20) with margin < 1 - t at most the 99th percentile of Binomial(20, 0.01)",
+    statement="at d0 = ceil(d0_suff(N, t=0.5, delta=0.01)) Rademacher codes give margin >= 0.5: "
+    "seeds with margin < 0.5 at most the 99th percentile of Binomial(K, 0.01)",
+    quick={"n_subjects": 1000, "threshold": 0.5, "fail_prob": 0.01, "seeds": 20, "d0_factor": 1.0},
+    full={"n_subjects": 10000, "threshold": 0.5, "fail_prob": 0.01, "seeds": 100, "d0_factor": 1.0},
+)
+def margin_suff(p, ctx):
+    n, t, q, k = p["n_subjects"], p["threshold"], p["fail_prob"], p["seeds"]
+    d0 = math.ceil(p["d0_factor"] * B.d0_sufficient(n, t, q))
+    margins = []
+    for seed in ctx.seeds(k):
+        model = _block(n, 1, d0, seed, kind="rademacher", ctx=ctx)
+        margins.append(model_decoding(model).min_margin)
+    failures = int(sum(m < 1 - t for m in margins))
+    allowed = binomial_tolerance(k, q)
+    return Outcome(
+        predicted={"block_dim": d0, "margin_at_least": 1 - t, "max_failures": allowed},
+        measured={
+            "failures": failures,
+            "min_margin": min(margins),
+            "median_margin": float(np.median(margins)),
+        },
+        passed=failures <= allowed,
+        details={"margins": margins, "d0_suff": B.d0_sufficient(n, t, q)},
+    )
+
+
+@claim(
+    "geometric.single_hop.margin_nec",
+    source=f"{SRC}, bound B3 (volumetric packing)",
+    bounds=("geometric.d0_nec",),
+    provenance="derived",
+    demonstrates_failure=True,
+    controls=[
+        Control(
+            "across_random_boundary",
+            {"block_dim": 110},
+            "at d0 = 110 random spherical "
+            "codes of N = 1000 reach margin 0.5 (pilot seeds 100-104: gap 0.50-0.54 from "
+            "d0 = 84), so 'every seed misses' must fail",
+        )
+    ],
+    seed_rule="every seed of ctx.seeds(5) misses the margin",
+    statement="random spherical codes of N = 1000 attributes miss margin gamma = 0.5 on every seed at "
+    "d0 = 60, about 10x above the volumetric bound d0_nec = 6.29 (B3: below it no code "
+    "reaches gamma); bracket: at d0 = 110 they reach it. B3 holds but is far from the "
+    "random-code boundary",
+    quick={"n_subjects": 1000, "margin": 0.5, "block_dim": 60, "seeds": 5},
+    full={"n_subjects": 1000, "margin": 0.5, "block_dim": 60, "seeds": 20},
+)
+def margin_nec(p, ctx):
+    """Moved (issue 13 item 10): the demonstration sat at d0 = 6, far below where random codes start
+    reaching gamma (they still missed it at d0 = 30). The bracket is now at the random-code boundary,
+    piloted on seeds 100-104 (not judged): max gap 0.477 at d0 <= 64, >= 0.50 at d0 = 84-88. The
+    symbolic B3 check (d0 < d0_nec) is a unit test of theory.geometric.single_hop."""
+    n, g, d0 = p["n_subjects"], p["margin"], p["block_dim"]
+    margins = [
+        min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, 0)))
+        for seed in ctx.seeds(p["seeds"])
+    ]
+    at_seed = model_decoding(_block(n, 1, d0, ctx.seed, ctx=ctx)).min_margin
+    return Outcome(
+        predicted={"d0_nec": B.d0_necessary(n, g), "margin_below": g},
+        measured={"max_margin": max(margins), "margins": margins},
+        passed=seeds_verdict([m < g for m in margins], "every"),
+        details={
+            "margins": margins,
+            "d0_over_d0_nec": d0 / B.d0_necessary(n, g),
+            "model_margin_first_seed": at_seed,
+        },
+    )
+
+
+@claim(
+    "geometric.single_hop.pigeonhole_fail",
+    source=f"{SRC}, bound B4 (pigeonhole)",
+    bounds=("geometric.pigeonhole_dim",),
+    provenance="derived",
+    demonstrates_failure=True,
+    controls=[
+        Control(
+            "across_log2N",
+            lambda p: {"block_dim": math.ceil(math.log2(p["n_subjects"]))},
+            "at d0 = ceil(log2 N) = 10 there are 2^10 >= N patterns, so distinct codes exist "
+            "and the guarantee 'accuracy = 1' holds",
+        )
+    ],
+    seed_rule="every seed of ctx.seeds(5)",
+    statement="with binary codes drawn without replacement (rademacher_distinct) and d0 = floor(log2 N) "
+    "< log2 N two attributes share a code, so the guarantee 'accuracy = 1' FAILS on every seed "
+    "(ties are errors); at d0 = ceil(log2 N) it holds (bracket)",
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 9, "seeds": 5},
+    full={"n_subjects": 1000, "n_relations": 4, "block_dim": 9, "seeds": 5},
+)
+def pigeonhole_fail(p, ctx):
+    """Codes changed (issue 13 item 10): i.i.d. Rademacher signs also collide at d0 = 10-20 (birthday),
+    so that demonstration was not at B4's boundary; distinct patterns put the boundary at log2 N. The
+    i.i.d. draw's accuracy is kept in details."""
+    n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
+    accs, distinct, iid = [], [], []
+    for seed in ctx.seeds(p["seeds"]):
+        model = _block(n, r, d0, seed, kind="rademacher_distinct", ctx=ctx)
+        accs.append(model_decoding(model).accuracy)
+        distinct.append(int(len(np.unique(np.round(model.codes * math.sqrt(d0)).astype(int), axis=0))))
+        iid.append(model_decoding(_block(n, r, d0, seed, kind="rademacher", ctx=ctx)).accuracy)
+    guarantee_holds = [a == 1.0 for a in accs]
+    return Outcome(
+        predicted={"log2_N": B.pigeonhole_dim(n), "accuracy": "< 1 on every seed"},
+        measured={"accuracy": accs, "distinct_codes": distinct},
+        passed=not any(guarantee_holds),
+        details={
+            "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee_holds],
+            "max_distinct_codes": 2**d0,
+            "d0_below_log2_N": d0 < B.pigeonhole_dim(n),
+            "iid_rademacher_accuracy": iid,
+        },
+    )
+
+
+def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
+    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin, and the gaps
+    seen (up to the threshold, or over the whole range with ``full_curve``)."""
+    gaps, found = [], None
+    for d0 in d0_range:
+        gap = min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt)))
+        gaps.append(gap)
+        if gap >= margin and found is None:
+            found = d0
+            if not full_curve:
+                break
+    return found, gaps
+
+
+@claim(
+    "geometric.single_hop.rotation_variant",
+    source=f"{SRC}, shared-space variant §5.2",
+    provenance="derived",
+    controls=[
+        Control(
+            "small_dims",
+            {"dims": [8, 16]},
+            "at d = 16 (d/(R ln N) = 0.64) the crosstalk variance "
+            "(R-1)/d = 0.19 is large, so accuracy >= 0.98 at the larger d must fail",
+        )
+    ],
+    statement="the rotation variant reaches accuracy >= 0.98 at d = 100 (about 4 R ln N) and falls "
+    "below 0.5 at d = 8, where crosstalk variance (R-1)/d is large",
+    quick={"n_subjects": 512, "n_relations": 4, "dims": [8, 100]},
+    full={"n_subjects": 512, "n_relations": 4, "dims": [8, 16, 32, 64, 100, 150, 200]},
+)
+def rotation_variant(p, ctx):
+    n, r = p["n_subjects"], p["n_relations"]
+    perms = make_bijections(n, r, ctx.rng(1))
+    subj, rel, target = single_hop_dataset(perms)
+    accs = {}
+    for d in p["dims"]:
+        model = build_rotation_model(perms, d, ctx.rng(3, d))
+        accs[str(d)] = decode(model.selector_output(subj, rel), model.codes, target).accuracy
+    lo, hi = str(min(p["dims"])), str(max(p["dims"]))
+    return Outcome(
+        predicted={f"acc(d={hi})": ">= 0.98", f"acc(d={lo})": "< 0.5"},
+        measured=accs,
+        passed=accs[hi] >= 0.98 and accs[lo] < 0.5,
+        details={"4_R_lnN": 4 * r * math.log(n), "crosstalk_var": {k: (r - 1) / int(k) for k in accs}},
+    )
+
+
+@claim(
+    "geometric.single_hop.construct_transfer",
+    source=f"{SRC}, zero-shot transfer of the MLP (abstract)",
+    provenance="abstract",
+    controls=[
+        Control(
+            "stale_embeddings",
+            {"control": "stale"},
+            "the new facts read with the old subject "
+            "rows (nothing swapped): the fixed MLP then answers the old bijections, not the new",
+        )
+    ],
+    statement="swapping in new bijections changes only the subject-embedding rows: every other "
+    "weight is bit-identical and the same MLP gives accuracy 1 on the new facts",
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21},
+    full={"n_subjects": 10000, "n_relations": 8, "block_dim": 28},
+)
+def construct_transfer(p, ctx):
+    n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
+    model = build_block_model(
+        make_bijections(n, r, ctx.rng(1)), d0, rng=ctx.rng(2), device=ctx.device, dtype=ctx.torch_dtype()
+    )
+    new_perms = make_bijections(n, r, ctx.rng(4))
+    new = swap_bijections(model, new_perms)
+    old_t, new_t = model.transformer.tensors(), new.transformer.tensors()
+    changed = [
+        k for k in old_t if not (old_t[k].shape == new_t[k].shape and bool((old_t[k] == new_t[k]).all()))
+    ]
+    rows_changed = (old_t["embed"] != new_t["embed"]).any(dim=1).nonzero().flatten().tolist()
+    subj, rel, target = single_hop_dataset(new_perms)
+    reader = model if p.get("control") == "stale" else new
+    acc = decode(reader.final_hidden(subj, rel), reader.transformer.unembed, target).accuracy
+    only_subject_rows = changed == ["embed"] and max(rows_changed, default=-1) < n
+    return Outcome(
+        predicted={"accuracy": 1.0, "changed": "subject embedding rows only"},
+        measured={
+            "accuracy": acc,
+            "changed_tensors": changed,
+            "changed_rows_max": max(rows_changed, default=-1),
+        },
+        passed=acc == 1.0 and only_subject_rows,
+        details={"n_changed_rows": len(rows_changed)},
+    )

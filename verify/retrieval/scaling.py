@@ -1,0 +1,269 @@
+"""Fitted scaling law of the retrieval area (2603.15923, issue 9 item 4): over a (V, d, L) grid,
+least squares log N_c = c + a log V + b log L + c' log d with 95% confidence intervals, compared
+with the same fit applied to the F1 prediction, and the multiplicative test b = -c'
+(``retrieval.capacity.multiplicative``, gated on the fit's interval: issue 13 item 4).
+
+The grid's points not yet measured by other capacity claims of the run run through the shared
+sweep runner verify.sweep.run_grid (in this process, workers=1: the claim's own budget is small);
+each N_c then enters ctx.shared under the same key the other capacity claims use.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from theory.retrieval import bounds as th
+from verify.claims import Control, Outcome, claim
+from verify.ledger import LedgerEntry, record
+from verify.measure import seeds_verdict
+from verify.retrieval.capacity import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
+from verify.sweep import run_grid
+
+NAMES = ("c", "a (log V)", "b (log L)", "c' (log d)")
+
+
+def fit_scaling_law(points, n_c, level: float = 0.95) -> dict:
+    """Ordinary least squares of log N_c on (1, log V, log L, log d) [reference: OLS].
+
+    Returns coefficients, standard errors from s^2 (X^T X)^-1 with s^2 = RSS/(n - 4), two-sided
+    ``level`` t-intervals, R^2, and the same for b + c' (the multiplicative test: N_c depends on
+    L and d only through L/d iff b + c' = 0). Needs at least 5 points in general position.
+    """
+    from scipy import stats
+
+    pts = np.asarray(points, dtype=float)
+    y = np.log(np.asarray(n_c, dtype=float))
+    if not np.all(np.isfinite(y)):
+        raise ValueError("every grid point needs a finite N_c to fit the scaling law")
+    X = np.column_stack([np.ones(len(pts)), np.log(pts[:, 0]), np.log(pts[:, 2]), np.log(pts[:, 1])])
+    n, k = X.shape
+    if n <= k or np.linalg.matrix_rank(X) < k:
+        raise ValueError(f"the grid needs more than {k} points spanning V, L and d; got {n}")
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ coef
+    dof = n - k
+    s2 = float(resid @ resid) / dof
+    cov = s2 * np.linalg.inv(X.T @ X)
+    se = np.sqrt(np.diag(cov))
+    tq = float(stats.t.ppf(0.5 + level / 2, dof))
+    sum_bc = float(coef[2] + coef[3])
+    se_sum = math.sqrt(max(cov[2, 2] + cov[3, 3] + 2 * cov[2, 3], 0.0))
+    r2 = 1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
+    return {
+        "coef": coef.tolist(),
+        "se": se.tolist(),
+        "ci": [[c - tq * s, c + tq * s] for c, s in zip(coef, se)],
+        "b_plus_cprime": sum_bc,
+        "b_plus_cprime_ci": [sum_bc - tq * se_sum, sum_bc + tq * se_sum],
+        "r2": r2,
+        "dof": dof,
+        "level": level,
+        "residuals": resid.tolist(),
+    }
+
+
+def nc_point(params: dict, seed: int) -> dict:
+    """One sweep point: N_c(target) of §7 at (V, d, L, embedding) from base seed ``seed``."""
+    return critical_n(
+        params["vocab_size"],
+        params["d_model"],
+        params["seq_len"],
+        seed,
+        params["target"],
+        params["embedding"],
+    )
+
+
+def grid_nc(ctx, grid, embedding="gaussian", target=TARGET) -> list:
+    """N_c at every (V, d, L) of ``grid``: missing points through run_grid, all through ctx.shared."""
+
+    def key(V, d, L):
+        return ("retrieval.critical_n", V, d, L, embedding, target, N_SEEDS, ctx.seed)
+
+    todo = [
+        {"vocab_size": V, "d_model": d, "seq_len": L, "embedding": embedding, "target": target}
+        for V, d, L in grid
+        if (key(V, d, L), ctx.device, ctx.dtype) not in ctx.cache
+    ]
+    if todo:
+        for rec in run_grid(
+            nc_point,
+            todo,
+            seeds=[ctx.seed],
+            out_path=None,
+            workers=1,
+            progress=ctx.progress,
+            desc="retrieval N_c grid",
+        ):
+            p = rec["params"]
+            ctx.shared(key(p["vocab_size"], p["d_model"], p["seq_len"]), lambda r=rec: r["result"])
+    return [shared_nc(ctx, V, d, L, embedding, target) for V, d, L in grid]
+
+
+def _noise_free_fit(points, values) -> list:
+    pts = np.asarray(points, dtype=float)
+    X = np.column_stack([np.ones(len(pts)), np.log(pts[:, 0]), np.log(pts[:, 2]), np.log(pts[:, 1])])
+    return np.linalg.lstsq(X, np.log(values), rcond=None)[0].tolist()
+
+
+@claim(
+    "retrieval.scaling.fit",
+    source=SOURCE + ", abstract (multiplicative N, d, L); spec §6 F1",
+    bounds=("retrieval.nc_pred",),
+    provenance="derived",
+    statement="over the (V, d, L) grid, the least-squares fit log N_c(0.9) = c + a log V + b log L + "
+    "c' log d has a > 0, b > 0, c' < 0 with 95% intervals excluding 0 and R^2 >= 0.9; "
+    "the distance b + c' from the multiplicative law (with its interval) is reported",
+    quick={"vocab_sizes": [128, 256, 512], "d_models": [32, 64], "seq_lens": [4, 16], "r2": 0.9},
+    full={
+        "vocab_sizes": [128, 256, 512, 1024, 2048],
+        "d_models": [32, 64, 128, 256],
+        "seq_lens": [4, 8, 16, 32, 64],
+        "r2": 0.9,
+    },
+    seed_rule="one fit on the base seed's grid (each N_c: mean accuracy of 3 draws)",
+    controls=[
+        Control(
+            "shuffled",
+            {"control": "shuffled"},
+            "N_c values permuted across the grid points (seeded): the fit must lose its signs or its R^2",
+        )
+    ],
+)
+def scaling_fit(p, ctx):
+    grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
+    n_c = grid_nc(ctx, grid)
+    if p.get("control") == "shuffled":
+        n_c = [n_c[i] for i in ctx.rng(77).permutation(len(n_c))]
+    fit = fit_scaling_law(grid, n_c)
+    predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
+    pred_coef = _noise_free_fit(grid, predicted)
+    _, a, b, cp = fit["coef"]
+    ci = fit["ci"]
+    signs = ci[1][0] > 0 and ci[2][0] > 0 and ci[3][1] < 0
+    lo, hi = fit["b_plus_cprime_ci"]
+    return Outcome(
+        predicted=f"a>0, b>0, c'<0; F1 gives a={pred_coef[1]:.2f}, b={pred_coef[2]:.2f}, c'={pred_coef[3]:.2f}",
+        measured=(
+            f"a={a:.2f} [{ci[1][0]:.2f}, {ci[1][1]:.2f}], b={b:.2f} [{ci[2][0]:.2f}, {ci[2][1]:.2f}], "
+            f"c'={cp:.2f} [{ci[3][0]:.2f}, {ci[3][1]:.2f}], b+c'={b + cp:.2f} [{lo:.2f}, {hi:.2f}], "
+            f"R2={fit['r2']:.3f}"
+        ),
+        passed=bool(signs and fit["r2"] >= p["r2"]),
+        details={
+            "grid": grid,
+            "n_c": n_c,
+            "predicted": predicted,
+            "fit": fit,
+            "names": list(NAMES),
+            "predicted_coef": pred_coef,
+            "multiplicative_within_ci": bool(lo <= 0.0 <= hi),
+            "ratio": [m / q for m, q in zip(n_c, predicted)],
+            "grid_runner": "verify.sweep.run_grid (workers=1)",
+        },
+    )
+
+
+MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 in the 95% interval of b + c'"
+
+
+@claim(
+    "retrieval.capacity.multiplicative",
+    source=SOURCE + ", abstract (multiplicative dependence); F1",
+    bounds=("retrieval.nc_pred",),
+    provenance="abstract",
+    statement="N_c(0.9) depends on L and d through L/d: at V=256, (L, d) = (8,32), (16,64), (32,128) "
+    "agree within a factor 2 while (8,32) and (32,32) differ by more than 1.5x (every one "
+    "of 3 base seeds), and the 95% interval of b + c' of retrieval.scaling.fit contains 0",
+    quick={
+        "vocab_size": 256,
+        "pairs": [[8, 32], [16, 64], [32, 128]],
+        "contrast": [32, 32],
+        "agree": 2.0,
+        "differ": 1.5,
+        "n_seeds": 3,
+        "fit_grid": {"vocab_sizes": [128, 256, 512], "d_models": [32, 64], "seq_lens": [4, 16]},
+    },
+    seed_rule=MULT_RULE,
+    controls=[
+        Control(
+            "unequal_ratio",
+            {"pairs": [[8, 32], [8, 64], [8, 128]]},
+            "pairs of different L/d (d varies at fixed L) must not agree within 2x",
+        )
+    ],
+)
+def multiplicative(p, ctx):
+    V = p["vocab_size"]
+    Lc, dc = p["contrast"]
+    rows = []
+    for s in ctx.seeds(p["n_seeds"]):
+        ncs = [shared_nc(ctx, V, d, L, seed=s) for L, d in p["pairs"]]
+        contrast = shared_nc(ctx, V, dc, Lc, seed=s)
+        spread, differ = max(ncs) / min(ncs), contrast / ncs[0]
+        rows.append(
+            {
+                "seed": s,
+                "n_c": ncs,
+                "contrast_n_c": contrast,
+                "spread": spread,
+                "contrast_ratio": differ,
+                "passed": spread <= p["agree"] and differ > p["differ"],
+            }
+        )
+    g = p["fit_grid"]
+    grid = [[V_, d, L] for V_, d, L in itertools.product(g["vocab_sizes"], g["d_models"], g["seq_lens"])]
+    fit = fit_scaling_law(grid, grid_nc(ctx, grid))
+    lo, hi = fit["b_plus_cprime_ci"]
+    pairs_ok = seeds_verdict([r["passed"] for r in rows])
+    fit_ok = lo <= 0.0 <= hi
+    return Outcome(
+        predicted=f"spread <= {p['agree']}, contrast > {p['differ']}, 0 in CI(b + c')",
+        measured=(
+            f"spreads {[round(r['spread'], 2) for r in rows]}, contrasts "
+            f"{[round(r['contrast_ratio'], 2) for r in rows]}, b + c' = "
+            f"{fit['b_plus_cprime']:.2f} [{lo:.2f}, {hi:.2f}]"
+        ),
+        passed=bool(pairs_ok and fit_ok),
+        details={
+            "vocab_size": V,
+            "pairs": p["pairs"],
+            "rows": rows,
+            "n_c": rows[0]["n_c"],
+            "spread": rows[0]["spread"],
+            "contrast_pair": p["contrast"],
+            "contrast_n_c": rows[0]["contrast_n_c"],
+            "contrast_ratio": rows[0]["contrast_ratio"],
+            "b_plus_cprime": fit["b_plus_cprime"],
+            "b_plus_cprime_ci": [lo, hi],
+            "fit_coef": fit["coef"],
+            "previous_criterion": {
+                "rule": "spread <= 2 and contrast > 1.5 on the base seed only",
+                "passed": bool(rows[0]["passed"]),
+            },
+            "predicted": [th.nc_pred(V, d, L) for L, d in p["pairs"]],
+        },
+    )
+
+
+record(
+    LedgerEntry(
+        claim_id="retrieval.capacity.multiplicative",
+        measured="V=256, quick grid, base seed 0 (N_c over 3 draws per seed): spreads over the equal-L/d "
+        "pairs 1.46, 2.02, 1.38 at seeds 0, 1, 2 (seed 1 above the factor 2); contrasts 2.64, "
+        "1.91, 2.64; the scaling fit over V in {128, 256, 512}, d in {32, 64}, L in {4, 16} gives "
+        "b = 0.47 [0.39, 0.54], c' = -1.17 [-1.31, -1.02], b + c' = -0.70 with 95% interval "
+        "[-0.86, -0.54], which excludes 0 (the L/d law)",
+        tried="the spec's three equal-L/d pairs at three base seeds; the least-squares fit of log N_c on "
+        "log V, log L, log d with t-intervals (retrieval.scaling.fit); the F1 heuristic predicts "
+        "b = 1.00, c' = -2.01 (b + c' = -1.01), so it is not an L/d law either",
+        reason="N_c grows more slowly in L (about L^0.5) than it falls in d (about d^-1.2) at these "
+        "sizes, so it is not a function of L/d alone: the fit over the 12-point grid rejects "
+        "b + c' = 0, and on the three equal-L/d pairs the spread (1.4-2.0) sits at the factor-2 "
+        "window, so the pair test alone flips with the seed. The "
+        "criterion is kept (issue 13 item 4: gate on the fit's interval)",
+    )
+)
