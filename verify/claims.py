@@ -227,6 +227,13 @@ def select(patterns) -> list[Claim]:
     return chosen
 
 
+def rng_for(seed: int, *salt: int) -> np.random.Generator:
+    """The numpy Generator of (seed, *salt), for code that draws per seed of a multi-seed claim
+    (``ctx.seeds(k)``) or has no Context at hand: ``ctx.rng(*salt)`` is ``rng_for(ctx.seed, *salt)``.
+    The one place the project turns a seed into a numpy stream."""
+    return np.random.default_rng([int(seed), *[int(s) for s in salt]])
+
+
 @dataclass
 class Context:
     """Run context handed to every check: seed, device, dtype, scale and the shared cache.
@@ -243,7 +250,7 @@ class Context:
 
     def rng(self, *salt: int) -> np.random.Generator:
         """A fresh numpy Generator from (seed, *salt): no global state."""
-        return np.random.default_rng([int(self.seed), *[int(s) for s in salt]])
+        return rng_for(self.seed, *salt)
 
     def seeds(self, count: int) -> list[int]:
         """The K seeds of a fail-rate claim: seed, seed+1, ..., seed+K-1 (0..K-1 by default)."""

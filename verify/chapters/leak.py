@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 
 SOURCE = paper("chapters")
 #: Quick scale: the spec's task (v = 16, n = 6, 300 steps) at batch 32 and one seed, chosen on a
@@ -67,16 +67,14 @@ def leak_run(p, ctx, seed: int, variant: str) -> dict:
             p["n_symbols"], routing, memory=variant != "none", weighting=variant != "selection_only"
         )
         model = build(cfg, seed, device=ctx.device)
-        eval_seqs = make_copy_batch(
-            p["n_symbols"], p["half"], p["eval_size"], np.random.default_rng([int(seed), 99])
-        )
+        eval_seqs = make_copy_batch(p["n_symbols"], p["half"], p["eval_size"], rng_for(int(seed), 99))
         hist = train_copy(
             model,
             p["n_symbols"],
             p["half"],
             p["steps"],
             p["batch"],
-            np.random.default_rng([int(seed), 1]),
+            rng_for(int(seed), 1),
             eval_seqs,
             eval_every=p["eval_every"],
             device=ctx.device,

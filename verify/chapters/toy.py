@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.ledger import LedgerEntry, record
 
 record(
@@ -130,7 +130,7 @@ def _key(p):
 def _data(p, seed):
     from constructions.chapters.train import N_SPECIAL, make_fact_dataset, make_phase2_dataset
 
-    rng = np.random.default_rng([int(seed), 11])
+    rng = rng_for(int(seed), 11)
     value_start = N_SPECIAL + p["n_facts"] + p["n_phase2"]
     a = make_fact_dataset(p["n_facts"], p["n_values"], rng, value_start=value_start)
     b = make_phase2_dataset(
@@ -159,7 +159,7 @@ def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01):
         moc, dense = _configs(p, top_k)
         model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
         a, _ = _data(p, seed)
-        batches = make_mixed_batches([a], p["batch"], np.random.default_rng([int(seed), 12]))
+        batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), 12))
         hist = train(
             model,
             batches,
@@ -188,7 +188,7 @@ def phase2(p, ctx, seed, kind, bank="slow"):
         model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
         model.load_state_dict(phase1(p, ctx, seed, kind)[1])
         a, b = _data(p, seed)
-        batches = make_mixed_batches([b], p["batch"], np.random.default_rng([int(seed), 13]))
+        batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), 13))
         lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
         return train(
             model,

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 
 SRC = paper("fact_mlp")
 #: ratio between consecutive sizes of every search grid
@@ -35,15 +35,11 @@ def ratio_draw(facts, res, seed, draw, baseline):
     H = -(-facts.n_facts // d)
 
     def ours(salt):
-        return lambda m: build_encoder_decoder(
-            facts, m, np.random.default_rng([seed, salt, draw, m]), decodability=res
-        )
+        return lambda m: build_encoder_decoder(facts, m, rng_for(seed, salt, draw, m), decodability=res)
 
     m_o, _ = smallest_size(ours(61), OURS_GRID)
     if baseline == "ntk":
-        m_b, _ = smallest_size(
-            lambda m: ntk_memory(facts, m, np.random.default_rng([seed, 62, draw, m])), NTK_GRID
-        )
+        m_b, _ = smallest_size(lambda m: ntk_memory(facts, m, rng_for(seed, 62, draw, m)), NTK_GRID)
         grid, per_unit = NTK_GRID, 3 * d
     else:
         m_b, _ = smallest_size(ours(63), OURS_GRID)
@@ -153,7 +149,7 @@ def capacity_point(params: dict, seed: int) -> dict:
     from theory.fact_mlp.decodability import decodability
 
     F, n_values, d = params["n_facts"], params["n_values"], params["d"]
-    rng = np.random.default_rng([seed, 51, F, d])
+    rng = rng_for(seed, 51, F, d)
     facts = fact_set(F, n_values, d, rng, geometry=params["geometry"])
     res = decodability(facts.values)
     out = {"rho": res.rho, "info_bits": info_bits(F, n_values)}
@@ -170,13 +166,13 @@ def capacity_point(params: dict, seed: int) -> dict:
         }
     )
     builders = {
-        "ntk": (lambda m: ntk_memory(facts, m, np.random.default_rng([seed, 52, m])), GRID_NTK),
+        "ntk": (lambda m: ntk_memory(facts, m, rng_for(seed, 52, m)), GRID_NTK),
         "hebbian_whitened": (
-            lambda m: hebbian_readout(facts, m, np.random.default_rng([seed, 53, m]), whitened=True),
+            lambda m: hebbian_readout(facts, m, rng_for(seed, 53, m), whitened=True),
             GRID_HEBBIAN,
         ),
         "hebbian": (
-            lambda m: hebbian_readout(facts, m, np.random.default_rng([seed, 53, m]), whitened=False),
+            lambda m: hebbian_readout(facts, m, rng_for(seed, 53, m), whitened=False),
             GRID_HEBBIAN,
         ),
     }

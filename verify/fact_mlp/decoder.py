@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.fact_mlp.decodability import SRC, _spherical, shared_rho
 
 
@@ -215,7 +215,7 @@ def check_mc_rho_scaling(p, ctx):
         sub = replace(ctx, seed=s)
 
         def compute(s=s):
-            rng = np.random.default_rng([s, 91])
+            rng = rng_for(s, 91)
             V = _spherical(p["n_values"], p["d"], rng)
             u = _spherical(1, p["d"], rng)[0]
             out = []
@@ -236,8 +236,8 @@ def check_mc_rho_scaling(p, ctx):
         for k, (Vb, res) in enumerate(sets):
             seps = res.separators
             if p.get("control") == "random_codes":
-                seps = _spherical(len(Vb), p["d"], np.random.default_rng([s, 92, k]))
-            m = smallest_code_dim(Vb, seps, p["draws"], p["need"], np.random.default_rng([s, 93, k]), MC_GRID)
+                seps = _spherical(len(Vb), p["d"], rng_for(s, 92, k))
+            m = smallest_code_dim(Vb, seps, p["draws"], p["need"], rng_for(s, 93, k), MC_GRID)
             rhos.append(res.rho)
             ms.append(float("inf") if m is None else float(m))
             b2.append(jl_code_dim(p["n_values"], res.rho))

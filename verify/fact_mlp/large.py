@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import seeds_verdict
 
 SRC = paper("fact_mlp")
@@ -25,7 +25,7 @@ def large_point(n_facts, n_values, d, bucket, seed):
     from constructions.fact_mlp.facts import decode_numpy, fact_set
     from constructions.fact_mlp.large import build_large
 
-    facts = fact_set(n_facts, n_values, d, np.random.default_rng([seed, 17]))
+    facts = fact_set(n_facts, n_values, d, rng_for(seed, 17))
     mlp = build_large(
         facts.keys, facts.values, facts.fact_map, seed=seed, bucket=bucket, allow_overfull=bucket > d
     )
@@ -40,7 +40,7 @@ def joint_params_per_fact(n_facts, n_values, d, seed):
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import fact_set
 
-    rng = np.random.default_rng([seed, 23])
+    rng = rng_for(seed, 23)
     facts = fact_set(n_facts, n_values, d, rng)
     mlp = build_encoder_decoder(facts, d, rng, orthogonal=True)
     return mlp.params_unique / n_facts, mlp.params_standard / n_facts, mlp.decode()[0]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.fact_mlp.compare import RATIO, SRC
 
 #: m_c grid for small d (2 .. 128), hidden widths of the Hebbian readouts and the NTK (8 .. 4096)
@@ -39,7 +39,7 @@ def minimal_sizes(F, d, n_values, seed, epochs, device="cpu", families=None) -> 
     res = decodability(facts.values)
 
     def rng(salt, m):
-        return np.random.default_rng([seed, salt, F, d, m])
+        return rng_for(seed, salt, F, d, m)
 
     builders = {
         "construction": (

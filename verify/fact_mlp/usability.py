@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 
 SRC = paper("fact_mlp")
 GD_GRID = [4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 29, 34, 41, 49, 58, 64]
@@ -33,7 +33,7 @@ def check_gd_fits(p, ctx):
 
     accs, epochs = [], []
     for s in ctx.seeds(p["seeds"]):
-        facts = fact_set(p["n_facts"], p["n_values"], p["d"], np.random.default_rng([s, 21]))
+        facts = fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, 21))
         mlp = train_gated_mlp(facts, p["hidden"], s, epochs=p["epochs"], device=ctx.device)
         accs.append(mlp.decode()[0])
         epochs.append(mlp.info["epochs"])
@@ -52,7 +52,7 @@ def gd_facts(F, d, n_values, seed):
     """The fact set of the GD capacity searches (shared with capacity.gd_vs_construction)."""
     from constructions.fact_mlp.facts import fact_set
 
-    return fact_set(F, n_values, d, np.random.default_rng([seed, 22, F]))
+    return fact_set(F, n_values, d, rng_for(seed, 22, F))
 
 
 def gd_capacity(F, d, n_values, epochs, seed, device, ctx=None):
@@ -201,11 +201,11 @@ def hebbian_pair(ctx, F, d, m, seed):
     from constructions.fact_mlp.facts import fact_set
 
     def compute():
-        facts = fact_set(F, F, d, np.random.default_rng([seed, 41, F]))
+        facts = fact_set(F, F, d, rng_for(seed, 41, F))
         return (
             facts,
-            hebbian_readout(facts, m, np.random.default_rng([seed, 42, F]), False),
-            hebbian_readout(facts, m, np.random.default_rng([seed, 42, F]), True),
+            hebbian_readout(facts, m, rng_for(seed, 42, F), False),
+            hebbian_readout(facts, m, rng_for(seed, 42, F), True),
         )
 
     return ctx.shared(("fact_mlp.hebbian", F, d, m, seed), compute)
@@ -272,7 +272,7 @@ def check_lipschitz_tradeoff(p, ctx):
 def check_noise_usability(p, ctx):
     def drops(F, seed):
         facts, plain, white = hebbian_pair(ctx, F, p["d"], F, seed)
-        rng = np.random.default_rng([seed, 44, F])
+        rng = rng_for(seed, 44, F)
         noisy = facts.keys + p["sigma"] / math.sqrt(p["d"]) * rng.standard_normal(facts.keys.shape)
         out = {}
         for mlp in (plain, white):

@@ -20,7 +20,7 @@ from constructions.geometric.multihop import all_chains, all_multi_hop_queries, 
 from constructions.geometric.train import TrainedModel, init_params, train_accuracy, train_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.geometric.multihop import SRC, _nocot_accuracy
 
 
@@ -76,7 +76,7 @@ def construction_block_dim(perms, k, seed, d0_max=64) -> int:
     queries with margin > 0."""
     start, chains, target = all_multi_hop_queries(perms, k)
     for d0 in range(1, d0_max + 1):
-        model = build_nocot_model(perms, k, d0, rng=np.random.default_rng([seed, 3, d0, k]))
+        model = build_nocot_model(perms, k, d0, rng=rng_for(seed, 3, d0, k))
         if _nocot_accuracy(model, start, chains, target)["accuracy"] == 1.0:
             return d0
     raise ValueError(f"the construction does not answer every query below d0_max={d0_max}")
@@ -138,7 +138,7 @@ def trained_depth(p, ctx):
     n, r, control = p["n_subjects"], p["n_relations"], p.get("control")
     rows, ok = [], []
     for seed in ctx.seeds(p["seeds"]):
-        perms = make_bijections(n, r, np.random.default_rng([seed, 1, n, r]))
+        perms = make_bijections(n, r, rng_for(seed, 1, n, r))
         per_k = []
         for k in p["hops"]:
             hops = 1 if control == "single_hop" else k

@@ -26,7 +26,7 @@ import torch
 from constructions.geometric.train import TrainedModel, init_params, train_accuracy, train_model
 from constructions.tasks import make_bijections
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import seeds_verdict
 
 SRC = paper("geometric")
@@ -71,7 +71,7 @@ def _dtype(p):
 
 def model_perms(p, ctx, seed):
     """The bijections of seed ``seed``'s training run (drawn from the run's seed only)."""
-    return make_bijections(p["n_subjects"], p["n_relations"], np.random.default_rng([int(seed), 11]))
+    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), 11))
 
 
 def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
@@ -144,7 +144,7 @@ def probe_r2(e_subj, unembed, perms, lam, rng) -> float:
 
 
 def _control_perms(p, ctx, seed):
-    return make_bijections(p["n_subjects"], p["n_relations"], np.random.default_rng([int(seed), 13]))
+    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), 13))
 
 
 @claim(
@@ -205,8 +205,8 @@ def gd_superposition(p, ctx):
         c = {"step": [], "r2": [], "control_r2": [], "accuracy": model.history.get("accuracy", [])}
         for step, e, u in model.snapshots:
             c["step"].append(step)
-            c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], np.random.default_rng([seed, 12])))
-            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], np.random.default_rng([seed, 12])))
+            c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], rng_for(seed, 12)))
+            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], rng_for(seed, 12)))
         r2s.append(c["r2"][-1])
         ctrls.append(c["control_r2"][-1])
         curve = curve or c

@@ -15,7 +15,7 @@ import numpy as np
 
 from constructions.geometric.train import train_accuracy, train_model
 from constructions.tasks import make_bijections
-from verify.claims import Outcome, claim
+from verify.claims import Outcome, claim, rng_for
 from verify.geometric.gd import SRC
 from verify.geometric.scaling import LAW_CONTROLS, LAWS
 from verify.ledger import LedgerEntry, record
@@ -31,7 +31,7 @@ def threshold_point(params, seed):
     perms = make_bijections(
         params["n_subjects"],
         params["n_relations"],
-        np.random.default_rng([int(seed), 17, params["n_subjects"]]),
+        rng_for(seed, 17, params["n_subjects"]),
     )
     dtype = {"float32": torch.float32, "float64": torch.float64}[params.get("train_dtype", "float64")]
     model = train_model(

@@ -30,7 +30,7 @@ from constructions.geometric.single_hop import build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import decode
 
 SRC = paper("geometric")
@@ -242,9 +242,9 @@ def below_bound_fail(p, ctx):
                 "the demonstration's hypothesis (d below the lower bound) is violated"
             )
         for seed in ctx.seeds(p["seeds"]):
-            perms = make_bijections(n, r, np.random.default_rng([seed, 1, n, r]))
+            perms = make_bijections(n, r, rng_for(seed, 1, n, r))
             model = build_nocot_model(
-                perms, k, d0, rng=np.random.default_rng([seed, 2, n, d0, k]), code_kind="rademacher_distinct"
+                perms, k, d0, rng=rng_for(seed, 2, n, d0, k), code_kind="rademacher_distinct"
             )
             start, chains, target = all_multi_hop_queries(perms, k)
             m = _nocot_accuracy(model, start, chains, target)

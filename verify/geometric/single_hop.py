@@ -24,14 +24,14 @@ from constructions.geometric.single_hop import (
 from constructions.tasks import make_bijections, single_hop_dataset
 from theory.geometric import single_hop as B
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import binomial_tolerance, decode, min_pairwise_gap, seeds_verdict
 
 SRC = paper("geometric")
 
 
 def _rng(seed, *salt):
-    return np.random.default_rng([int(seed), *[int(s) for s in salt]])
+    return rng_for(seed, *salt)
 
 
 def model_decoding(model, ctx=None):

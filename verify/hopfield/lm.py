@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.ledger import LedgerEntry, record
 
 PAPER = paper("hopfield")
@@ -101,7 +101,7 @@ def run_real_probe(
             continue
         rel_rows, seen = {}, {}
         for sd in range(int(seed), int(seed) + int(n_seeds)):
-            prompts = relational_prompts(kept, k_demo, np.random.default_rng([sd, 7, k]), max_prompts)
+            prompts = relational_prompts(kept, k_demo, rng_for(sd, 7, k), max_prompts)
             rows = probe(model, encoder, prompts, [a for _, a in kept], device)
             add(rel_rows, rows)
             add(per_seed.setdefault(sd, {}), rows)
@@ -203,7 +203,7 @@ def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
         tiny_llama,
     )
 
-    gen = np.random.default_rng([int(seed), 31])
+    gen = rng_for(int(seed), 31)
     subjects = gen.choice(list(SUBJECT_IDS), size=n_pairs, replace=False)
     answers = gen.choice(list(ANSWER_IDS), size=n_pairs, replace=False)
     pairs = list(zip(subjects.tolist(), answers.tolist()))

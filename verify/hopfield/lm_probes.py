@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.hopfield.lm import RANDOM, _transformers_missing, load_shared, real_model_spec
 from verify.ledger import LedgerEntry, record
 
@@ -106,7 +106,7 @@ def superposition_ridge(params, ctx):
             states,
             table,
             token_of,
-            np.random.default_rng([sd, 41]),
+            rng_for(sd, 41),
             params["k_folds"],
             shuffle=control == "shuffled",
         )
@@ -190,9 +190,7 @@ def context_override(params, ctx):
     )
     rows, known_n, tried_n = [], 0, 0
     for sd in ctx.seeds(params["seeds"]):
-        known, tried = known_facts(
-            model, enc, pairs, np.random.default_rng([sd, 43]), params["n_prompts"], ctx.device, knows
-        )
+        known, tried = known_facts(model, enc, pairs, rng_for(sd, 43), params["n_prompts"], ctx.device, knows)
         known_n, tried_n = known_n + len(known), tried_n + tried
         probe_model = (
             load_shared(spec, ctx.device, ctx, ctx.seed)[0] if control == "random_weights" else model
@@ -215,7 +213,7 @@ def context_override(params, ctx):
                     known,
                     [a for _, a in pairs],
                     params["reps"],
-                    np.random.default_rng([sd, 44]),
+                    rng_for(sd, 44),
                     params["n_prompts"],
                     ctx.device,
                 )

@@ -27,7 +27,7 @@ import numpy as np
 from constructions.icrecall.model import ICAttention, TripletMemory, finetune
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from theory.icrecall import SOURCE, relation_chance_ceiling
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import seeds_verdict
 
 RHO = 1 / math.sqrt(2)
@@ -58,13 +58,9 @@ INIT = Control(
 
 
 def _setup(p, seed, mode="single"):
-    world = make_world(
-        p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, np.random.default_rng([seed, 71])
-    )
+    world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, 71))
     memory = TripletMemory(triplet_mlp(world, p["theta"]), p["logit_scale"])
-    test = sample_icrecall(
-        world, p["n_pairs"], p["n_test"], np.random.default_rng([seed, 72]), relation_mode=mode
-    )
+    test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, 72), relation_mode=mode)
     return world, memory, test
 
 
@@ -81,9 +77,7 @@ def train_run(
 
     def compute():
         world, memory, test = _setup(p, seed, mode)
-        train = sample_icrecall(
-            world, p["n_pairs"], n_train, np.random.default_rng([seed, 73, n_train]), relation_mode=mode
-        )
+        train = sample_icrecall(world, p["n_pairs"], n_train, rng_for(seed, 73, n_train), relation_mode=mode)
         model = ICAttention(world, memory, param, slots=slots, slot_values=p["slot_values"])
         res = finetune(model, train, test, steps=p["steps"], lr=lr, record_every=record_every)
         init_ok, ok = res.extra["correct_init"], res.extra["correct"]

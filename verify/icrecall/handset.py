@@ -27,7 +27,7 @@ from theory.icrecall import (
     pairwise_preactivations,
     relation_signal_boundary,
 )
-from verify.claims import Context, Control, Outcome, claim
+from verify.claims import Context, Control, Outcome, claim, rng_for
 from verify.icrecall.memories import DEFAULTS, _world
 
 WORLD_KEYS = (
@@ -54,9 +54,7 @@ def handset_accuracies(p, ctx, rho=None, mode="single", n_pairs=None, patterns=P
         for seed in ctx.seeds(p["n_seeds"]):
             world = _world(p, seed, rho)
             mlp = triplet_mlp(world, p["theta"])
-            prompts = sample_icrecall(
-                world, n, p["n_queries"], np.random.default_rng([seed, 19, n]), relation_mode=mode
-            )
+            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode=mode)
             for name in patterns:
                 out[name].append(
                     pattern_accuracy(mlp, prompts, handset_pattern(name, n), 2.0 / p["rho"], p["logit_scale"])
@@ -260,7 +258,7 @@ def context_sweep(p, ctx):
             for seed in ctx.seeds(p["n_seeds"]):
                 world = _world(p, seed)
                 mlp = triplet_mlp(world, p["theta"])
-                prompts = sample_icrecall(world, n, p["n_queries"], np.random.default_rng([seed, 19, n]))
+                prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n))
                 alpha, omega = handset_pattern("pairwise", n), 2.0 / p["rho"]
                 acc.append(pattern_accuracy(mlp, prompts, alpha, omega, p["logit_scale"]))
                 fire.append(context_neuron_firing(mlp, prompts, alpha, omega))

@@ -26,7 +26,7 @@ from constructions.icrecall.world import (
     triplet_mlp,
 )
 from theory.icrecall import SOURCE, incoherence_bound
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.measure import decode, seeds_verdict
 
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538), random embeddings and linear memories"
@@ -42,7 +42,7 @@ def _world(p, seed, rho=None):
         p["n_ans_per_rel"],
         p["dim"],
         p["rho"] if rho is None else rho,
-        np.random.default_rng([seed, 61]),
+        rng_for(seed, 61),
     )
 
 
@@ -81,7 +81,7 @@ def _incoherence(p, ctx):
     bound = incoherence_bound(p["n_vectors"], p["dim"])
     maxima = []
     for seed in ctx.seeds(p["n_seeds"]):
-        E = _unit_directions(np.random.default_rng([seed, 11]), p["n_vectors"], p["dim"], p["rank"])
+        E = _unit_directions(rng_for(seed, 11), p["n_vectors"], p["dim"], p["rank"])
         worst = 0.0
         for start in range(0, len(E), 4096):
             G = E[start : start + 4096] @ E.T
@@ -98,7 +98,7 @@ def _incoherence(p, ctx):
 
 
 def _linear_accuracy(n_pairs, dim, seed, key_rank=None):
-    rng = np.random.default_rng([seed, 13, dim, n_pairs])
+    rng = rng_for(seed, 13, dim, n_pairs)
     E = _unit_directions(rng, n_pairs, dim, key_rank)
     U = _unit_directions(rng, n_pairs, dim)
     targets = np.arange(n_pairs)
@@ -210,9 +210,9 @@ def _direct(p, ctx):
     accs = []
     for seed in ctx.seeds(p["n_seeds"]):
         world = _world(p, seed)
-        s, r, _ = sample_direct(world, p["n_queries"], np.random.default_rng([seed, 17]))
+        s, r, _ = sample_direct(world, p["n_queries"], rng_for(seed, 17))
         if p.get("control") == "shuffled_table":
-            stored = _shuffled_table(world, np.random.default_rng([seed, 18]))
+            stored = _shuffled_table(world, rng_for(seed, 18))
             mlp = triplet_mlp(stored, p["theta"])
             z = world.subj[s] + world.rel[r]
             pred = (mlp(z) @ world.unemb.T).argmax(axis=1)

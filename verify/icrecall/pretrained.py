@@ -6,12 +6,10 @@ The pretrained variant is judged by the same pairwise-pattern rule as the constr
 
 from __future__ import annotations
 
-import numpy as np
-
 from constructions.icrecall.model import ICAttention, finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.icrecall.finetune import EVERY3, PATTERN_STATEMENT, PREVIOUS_PATTERN, RHO, pattern_verdict
 from verify.measure import seeds_verdict
 
@@ -54,9 +52,7 @@ def pretrained_run(p, ctx, seed):
     import torch
 
     def pretrain():
-        world = make_world(
-            p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, np.random.default_rng([seed, 81])
-        )
+        world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, 81))
         return world, *pretrain_memory(
             world,
             p["width"],
@@ -66,7 +62,7 @@ def pretrained_run(p, ctx, seed):
             p["max_steps"],
             0.99,
             ctx.torch_generator(seed),
-            np.random.default_rng([seed, 82]),
+            rng_for(seed, 82),
             dtype=torch.float64,
         )
 
@@ -75,8 +71,8 @@ def pretrained_run(p, ctx, seed):
         world, mem, steps, direct = ctx.shared(
             ("icrecall.pretrain", tuple(p[k] for k in PRETRAIN_KEYS), seed), pretrain
         )
-        test = sample_icrecall(world, p["n_pairs"], p["n_test"], np.random.default_rng([seed, 83]))
-        train = sample_icrecall(world, p["n_pairs"], p["n_train"], np.random.default_rng([seed, 84]))
+        test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, 83))
+        train = sample_icrecall(world, p["n_pairs"], p["n_train"], rng_for(seed, 84))
         model = ICAttention(world, mem, "struct", omega=1.0, train_omega=True)
         res = finetune(model, train, test, steps=p["steps"], lr=p["lr"], record_every=40)
         return {

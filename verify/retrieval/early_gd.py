@@ -23,7 +23,7 @@ from constructions.retrieval.gd import (
 )
 from constructions.retrieval.task import make_retrieval_task, sample_sequences
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict, t_interval
 
@@ -36,7 +36,7 @@ def trained(ctx, V, d, L, N, lr_value, lr_attn, mlp_width=None, seed=None):
     seed = ctx.seed if seed is None else seed
 
     def compute():
-        rng = np.random.default_rng([int(seed), 9, V, d, L, N, mlp_width or 0])
+        rng = rng_for(int(seed), 9, V, d, L, N, mlp_width or 0)
         task = make_retrieval_task(V, d, rng, mlp_width=mlp_width)
         data = sample_sequences(task, L, N, rng)
         test = sample_sequences(task, L, N_TEST, rng)

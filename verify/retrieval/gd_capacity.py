@@ -22,7 +22,7 @@ import numpy as np
 
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, claim, rng_for
 from verify.retrieval.capacity import SOURCE, critical_n
 from verify.retrieval.early_gd import N_TEST
 
@@ -36,7 +36,7 @@ def _pool(ctx, V, d, L, seed):
     the accuracy is a learning curve in N rather than a fresh draw at every N."""
 
     def compute():
-        rng = np.random.default_rng([int(seed), 13, V, d, L])
+        rng = rng_for(int(seed), 13, V, d, L)
         task = make_retrieval_task(V, d, rng)
         return task, sample_sequences(task, L, N_RANGE_GD[1], rng), sample_sequences(task, L, N_TEST, rng)
 
