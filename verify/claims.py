@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from theory.registry import AREAS, PROVENANCES, Registry  # noqa: F401  (one list for every registry)
+from verify.results import jsonable  # noqa: F401  (lives with the results code; re-exported)
 
 
 @dataclass(frozen=True)
@@ -274,31 +275,6 @@ class Context:
         if full_key not in self.cache:
             self.cache[full_key] = compute()
         return self.cache[full_key]
-
-
-def jsonable(value):
-    """Convert numpy scalars/arrays (and tuples) to JSON types; NaN raises ValueError."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        if value != value:
-            raise ValueError("NaN in a claim result")
-        return value
-    if value is None or isinstance(value, (str, int)):
-        return value
-    try:  # torch tensors and other array-likes
-        return jsonable(np.asarray(value).tolist())
-    except Exception:  # noqa: BLE001
-        return str(value)
 
 
 def check_json(value) -> None:

@@ -15,6 +15,8 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 RESULTS_FILE = "claims.jsonl"
 REPORT_FILE = "report.md"
 
@@ -186,3 +188,28 @@ def _count(records):
     for r in records:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     return counts
+
+
+def jsonable(value):
+    """Convert numpy scalars/arrays (and tuples) to JSON types; NaN raises ValueError."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        if value != value:
+            raise ValueError("NaN in a claim result")
+        return value
+    if value is None or isinstance(value, (str, int)):
+        return value
+    try:  # torch tensors and other array-likes
+        return jsonable(np.asarray(value).tolist())
+    except Exception:  # noqa: BLE001
+        return str(value)

@@ -7,9 +7,9 @@ import traceback
 
 from tqdm import tqdm
 
-from verify.claims import Claim, Context, Outcome, jsonable
+from verify.claims import Claim, Context, Outcome
 from verify.ledger import entry_for
-from verify.results import ResultStore, git_revision, versions
+from verify.results import ResultStore, git_revision, jsonable, versions
 
 STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "vacuous", "skipped", "error")
 

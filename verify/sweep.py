@@ -78,7 +78,7 @@ def _fn_name(fn: Callable) -> str:
 
 def _canonical(value: Any) -> Any:
     """JSON form of parameters and results (numpy scalars/arrays become Python; NaN is an error)."""
-    from verify.claims import jsonable
+    from verify.results import jsonable
 
     return jsonable(value)
 
