@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from verify.atlas import core as atlas
-from verify.atlas.claims import CLAIMED, check_within_constant, faster_family, within_constant_verdict
+from verify.atlas.claims import CLAIMED, check_within_constant
 from verify.atlas.retrieval import smallest_storing_dims
 from verify.atlas.sources import FAMILIES, family, geometric_block_params, geometric_trained_params
+from verify.atlas.verdict import faster_family, within_constant_verdict
 from verify.claims import CLAIMS, Context, load_all
 
 
@@ -192,7 +193,7 @@ def test_within_constant_claims_on_fake_results(results_dir):
 def test_retrieval_smallest_storing_dims_scan():
     dims = smallest_storing_dims(16, 4, 10**9, 2, seed=7, d_max=64)
     assert len(dims) == 2 and all(2 <= d <= 64 for d in dims)
-    from verify.retrieval.capacity import draw_accuracies
+    from verify.retrieval.capacity_setup import draw_accuracies
 
     for k, d in enumerate(dims):  # draw k stores at d*_k and at no smaller d
         assert draw_accuracies(16, d, 4, 10**9, 7, n_draws=2)[k] == 1.0

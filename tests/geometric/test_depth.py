@@ -17,7 +17,7 @@ from verify.geometric.depth import (
     reaches_one,
     trained_depth_threshold,
 )
-from verify.geometric.multihop import _nocot_accuracy
+from verify.geometric.multihop_setup import _nocot_accuracy
 
 TINY = {"mlp_width": 16, "steps": 150, "lr": 3e-2, "record_every": 25, "d_max": 16, "train_dtype": "float32"}
 

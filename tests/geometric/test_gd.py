@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from constructions.geometric.train import init_params, train_accuracy, train_model
 from constructions.tasks import make_bijections
 from tests.strategies import rng_from, seeds
-from verify.geometric.gd import attribute_features, probe_r2, r2_score, ridge_fit
+from verify.geometric.gd_setup import attribute_features, probe_r2, r2_score, ridge_fit
 from verify.geometric.gd_threshold import threshold_point, trained_threshold
 from verify.sweep import run_grid
 

@@ -15,7 +15,7 @@ from theory.icrecall import (
     pairwise_preactivations,
     relation_signal_boundary,
 )
-from verify.icrecall.finetune import pattern_verdict
+from verify.icrecall.finetune_setup import pattern_verdict
 from verify.icrecall.memories import _shuffled_table
 from verify.icrecall.sample import _synthetic, exponent_interval
 

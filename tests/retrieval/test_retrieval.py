@@ -259,7 +259,7 @@ def test_fit_scaling_law_recovers_exponents():
 
 
 def test_critical_n_brackets_the_target():
-    from verify.retrieval.capacity import critical_n, mean_oracle_accuracy
+    from verify.retrieval.capacity_setup import critical_n, mean_oracle_accuracy
 
     out = critical_n(32, 32, 4, seed=0, embedding="orthogonal")
     assert out["hi"] / out["lo"] <= 1.1 + 1e-9

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as ts
-from verify.retrieval.capacity import draw_accuracies
+from verify.retrieval.capacity_setup import draw_accuracies
 
 
 def _theory_eval(name, **params):

@@ -28,13 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from theory.geometric import single_hop as geo_theory
-from verify.atlas.core import fit_exponent, load_records, record_of
+from verify.atlas.core import load_records, record_of
 from verify.atlas.sources import family, family_points
+from verify.atlas.verdict import (
+    CONSTANT,
+    GROWTH,
+    MAX_EXPONENT,
+    faster_family,
+    within_constant_verdict,
+)
 from verify.claims import Control, Outcome, claim
-
-CONSTANT = 2.0
-MAX_EXPONENT = 1.25
-GROWTH = 1.5
 
 
 def resource_bounds(fam, pt) -> list[float]:
@@ -47,32 +50,6 @@ def resource_bounds(fam, pt) -> list[float]:
 
 def resource_sizes(fam, pt) -> list[float]:
     return pt["params"] if fam.resource == "parameters" else pt["dims"]
-
-
-def within_constant_verdict(
-    sizes_per_point, bounds_per_point, constant=CONSTANT, max_exponent=MAX_EXPONENT
-) -> dict:
-    """Criterion of the module doc on per-point, per-draw sizes and bounds (>= 3 points)."""
-    if len(sizes_per_point) < 3:
-        raise ValueError(f"within a constant 'across the sizes' needs >= 3 sizes, got {len(sizes_per_point)}")
-    ratios = [float(np.median(s)) / float(np.median(b)) for s, b in zip(sizes_per_point, bounds_per_point)]
-    if not all(np.isfinite(ratios)) or min(ratios) <= 0:
-        raise ValueError(f"size/bound ratios must be finite and positive, got {ratios}")
-    spread = max(ratios) / min(ratios)
-    fit = fit_exponent([b for bs in bounds_per_point for b in bs], [s for ss in sizes_per_point for s in ss])
-    return {
-        "ratios": ratios,
-        "spread": spread,
-        "exponent": fit["exponent"],
-        "exponent_interval95": fit["interval95"],
-        "passed": bool(spread <= constant and fit["exponent"] <= max_exponent),
-    }
-
-
-def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
-    """The control: every draw's size set to size_first * (bound / bound_first)^growth."""
-    s0, b0 = float(np.median(sizes_per_point[0])), float(np.median(bounds_per_point[0]))
-    return [[s0 * (b / b0) ** growth for b in bs] for bs in bounds_per_point]
 
 
 def check_within_constant(p, ctx):

@@ -19,9 +19,9 @@ a pilot at seed 100 (d* = 15-19, 21-25, 21-25, 27-28; 2.3 CPU-s), not on a judge
 from __future__ import annotations
 
 from theory.retrieval import bounds as ret_theory
-from verify.atlas.claims import CONSTANT, GROWTH, MAX_EXPONENT, faster_family, within_constant_verdict
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, faster_family, within_constant_verdict
 from verify.claims import Control, Outcome, claim
-from verify.retrieval.capacity import draw_accuracies
+from verify.retrieval.capacity_setup import draw_accuracies
 
 CLAIM_ID = "atlas.retrieval_value_memory.within_constant"
 

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.chapters.toy_setup import (
+    BASE,
+    FULL,
+    SOURCE,
+    USAGE,
+    _acc_at,
+    _configs,
+    phase1,
+    phase2,
+)
+from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
 
 record(
@@ -78,135 +87,6 @@ record(
         "setting (steps 50-150 of 300) was not run here.",
     )
 )
-
-SOURCE = paper("chapters")
-#: Quick scale: 512 facts (the spec's 256-512-fact option) and 2 seeds (3 at full scale), so that
-#: every toy claim together fits the 2-core budget (3 seeds took 134 s of CPU); the comparison
-#: step lies before the MoC ceiling (pilot: 0.92 at step 100).
-#: Phase 2 is shorter than the spec's 150-300 steps. Disclosure: with a 75-step phase 2 (tried for
-#: the budget) frozen_bank_parity failed on seed 1 (accuracy gap 0.021, loss gap 0.018 nats, phase 2
-#: still mid-training at ~1.4 nats); at 100 steps (the first choice) it passes.
-BASE = {
-    "n_facts": 512,
-    "n_values": 256,
-    "n_phase2": 512,
-    "batch": 64,
-    "steps1": 150,
-    "steps2": 100,
-    "compare_step": 100,
-    "seeds": 2,
-    "eval_every": 25,
-    "lr": 3e-3,
-    "lr_memory": 6e-3,
-    "bank_lr_factor": 0.1,
-}
-FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_step=250, seeds=3)
-#: Router usage is measured over the first epoch, which costs a fraction of a second per seed,
-#: so its claims use 5 seeds (issue 12: >= 3 seeds where a seed is cheap); the first ``seeds``
-#: of them reuse the full phase-1 runs (end-of-training usage is reported for those).
-USAGE = {"usage_seeds": 5}
-
-
-#: The parameters a phase-1/phase-2 run depends on: the cache key of the shared runs, so claims
-#: with extra parameters (and their controls) reuse the same trained models.
-TRAIN_KEYS = (
-    "n_facts",
-    "n_values",
-    "n_phase2",
-    "batch",
-    "steps1",
-    "steps2",
-    "eval_every",
-    "lr",
-    "lr_memory",
-    "bank_lr_factor",
-)
-
-
-def _key(p):
-    return tuple((k, p[k]) for k in TRAIN_KEYS)
-
-
-def _data(p, seed):
-    from constructions.chapters.train import N_SPECIAL, make_fact_dataset, make_phase2_dataset
-
-    rng = rng_for(int(seed), 11)
-    value_start = N_SPECIAL + p["n_facts"] + p["n_phase2"]
-    a = make_fact_dataset(p["n_facts"], p["n_values"], rng, value_start=value_start)
-    b = make_phase2_dataset(
-        p["n_phase2"],
-        rng,
-        key_start=N_SPECIAL + p["n_facts"],
-        value_start=value_start,
-        n_values=p["n_values"],
-    )
-    return a, b
-
-
-def _configs(p, top_k=4):
-    from constructions.chapters.train import toy_configs
-
-    return toy_configs(p["n_facts"], p["n_values"], p["n_phase2"], top_k=top_k)
-
-
-def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01):
-    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict)."""
-    steps = p["steps1"] if steps is None else steps
-
-    def compute():
-        from constructions.chapters.train import build, make_mixed_batches, train
-
-        moc, dense = _configs(p, top_k)
-        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-        a, _ = _data(p, seed)
-        batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), 12))
-        hist = train(
-            model,
-            batches,
-            steps,
-            lr=p["lr"],
-            lr_memory=p["lr_memory"],
-            lb_coef=lb_coef,
-            eval_sets=[a],
-            eval_every=p["eval_every"],
-            schedule_steps=p["steps1"],
-            device=ctx.device,
-        )
-        return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
-
-    return ctx.shared(("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef), compute)
-
-
-def phase2(p, ctx, seed, kind, bank="slow"):
-    """Phase 2 on the disjoint fact set B from the phase-1 weights, fresh optimiser; the bank at
-    bank_lr_factor * lr ("slow") or frozen ("frozen"). Evaluates A and B."""
-
-    def compute():
-        from constructions.chapters.train import build, make_mixed_batches, train
-
-        moc, dense = _configs(p)
-        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-        model.load_state_dict(phase1(p, ctx, seed, kind)[1])
-        a, b = _data(p, seed)
-        batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), 13))
-        lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
-        return train(
-            model,
-            batches,
-            p["steps2"],
-            lr=p["lr"],
-            lr_memory=p["lr_memory"],
-            lr_bank=lr_bank,
-            eval_sets=[a, b],
-            eval_every=p["eval_every"],
-            device=ctx.device,
-        )
-
-    return ctx.shared(("chapters.phase2", _key(p), seed, kind, bank), compute)
-
-
-def _acc_at(hist, step, which=0):
-    return hist["acc"][which][hist["eval_steps"].index(step)]
 
 
 @claim(

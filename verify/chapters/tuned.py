@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.chapters.toy import BASE, FULL, SOURCE, _acc_at, _configs, phase1
+from verify.chapters.toy_setup import BASE, FULL, SOURCE, _acc_at, _configs, phase1
 from verify.claims import Control, Outcome, claim
 
 #: The grid: backbone lr; memory layers and bank at ``memory_lr_ratio`` x lr (the recipe's 2x);

@@ -14,14 +14,13 @@ import math
 
 import numpy as np
 
-from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
-
-SRC = paper("fact_mlp")
-#: ratio between consecutive sizes of every search grid
-RATIO = 2**0.25
-OURS_GRID = tuple(round(8 * RATIO**k) for k in range(17))  # m_c 8 .. 128
-NTK_GRID = tuple(round(256 * RATIO**k) for k in range(25))  # width 256 .. 16384
+from verify.fact_mlp.compare_setup import (
+    NTK_GRID,
+    OURS_GRID,
+    RATIO,
+    SRC,
+)
 
 
 def ratio_draw(facts, res, seed, draw, baseline):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.fact_mlp.decodability import SRC, _spherical, shared_rho
+from verify.fact_mlp.decodability_setup import SRC, _spherical, shared_rho
 
 
 def decoder_accuracy(V, separators, code_dim, rng) -> float:

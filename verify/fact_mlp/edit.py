@@ -9,7 +9,7 @@ attention-first model holding a GD-trained MLP).
 from __future__ import annotations
 
 from verify.claims import Control, Outcome, claim
-from verify.fact_mlp.transformer import (
+from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
     _key,

@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
-from verify.fact_mlp.transformer import (
+from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
     _key,

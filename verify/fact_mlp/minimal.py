@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.fact_mlp.compare import RATIO, SRC
+from verify.fact_mlp.compare_setup import RATIO, SRC
 
 #: m_c grid for small d (2 .. 128), hidden widths of the Hebbian readouts and the NTK (8 .. 4096)
 SMALL_CODE_DIMS = tuple(sorted({max(2, round(2 * RATIO**k)) for k in range(25)}))
@@ -33,7 +33,7 @@ def minimal_sizes(F, d, n_values, seed, epochs, device="cpu", families=None) -> 
     from constructions.fact_mlp.baselines import hebbian_readout, ntk_memory, smallest_size, train_gated_mlp
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from theory.fact_mlp.decodability import decodability
-    from verify.fact_mlp.usability import GD_GRID, gd_facts
+    from verify.fact_mlp.usability_setup import GD_GRID, gd_facts
 
     facts = gd_facts(F, d, n_values, seed)
     res = decodability(facts.values)
@@ -94,7 +94,7 @@ def minimal_parameters(
     95% bootstrap interval of the geometric mean over the storing draws (None below 2),
     "status": "stores on every draw" or "does not store up to size S on k of n draws"}.
     """
-    from verify.fact_mlp.usability import GD_GRID, gd_capacity
+    from verify.fact_mlp.usability_setup import GD_GRID, gd_capacity
     from verify.measure import bootstrap_interval
 
     if family not in FAMILIES:

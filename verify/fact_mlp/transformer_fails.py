@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
-from verify.fact_mlp.transformer import (
+from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
     _last,

@@ -8,7 +8,7 @@ the ledger that it does not reproduce here.
 from __future__ import annotations
 
 from verify.claims import Outcome, claim
-from verify.fact_mlp.transformer import BASE, INIT, SRC, check_recall
+from verify.fact_mlp.transformer_setup import BASE, INIT, SRC, recall_outcome
 
 #: the spec's own quick setting for transformer_recall, kept as written (d=32, lr 3e-3)
 SPEC_QUICK = dict(BASE, d_model=32, lr=3e-3, seeds=1)
@@ -34,7 +34,7 @@ def check_recall_spec_scale(p, ctx):
     per_seed = {}
     for seed in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=seed)  # same cache, so models are trained once per run
-        per_seed[str(seed)] = check_recall(p, sub).measured
+        per_seed[str(seed)] = recall_outcome(p, sub).measured
     worst = min(min(v.values()) for v in per_seed.values())
     return Outcome(
         predicted="recall >= 0.95 (both schedules, every seed)",

@@ -21,7 +21,7 @@ from constructions.geometric.train import TrainedModel, init_params, train_accur
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.geometric.multihop import SRC, _nocot_accuracy
+from verify.geometric.multihop_setup import SRC, _nocot_accuracy
 
 
 def composite_perms(perms, n_hops: int) -> np.ndarray:

@@ -16,8 +16,8 @@ import numpy as np
 from constructions.geometric.train import train_accuracy, train_model
 from constructions.tasks import make_bijections
 from verify.claims import Outcome, claim, rng_for
-from verify.geometric.gd import SRC
-from verify.geometric.scaling import LAW_CONTROLS, LAWS
+from verify.geometric.gd_setup import SRC
+from verify.geometric.scaling_setup import LAW_CONTROLS, LAWS
 from verify.ledger import LedgerEntry, record
 from verify.measure import bootstrap_interval
 
@@ -119,7 +119,7 @@ def gd_threshold_scaling(p, ctx):
     which a trained sweep does not fit in the CPU budget, so the quick verdict is "not reproduced" (ledger)
     and the full scale (N = 64..16384) decides. The quick growth-factor rule's own result is recorded
     (measured["growth_rule_passed"])."""
-    from verify.geometric.single_hop import code_threshold
+    from verify.geometric.single_hop_setup import code_threshold
     from verify.measure import linear_fit
     from verify.sweep import run_grid
 

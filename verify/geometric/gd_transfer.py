@@ -14,7 +14,7 @@ from constructions.geometric.train import train_accuracy
 from constructions.tasks import make_bijections
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.geometric.gd import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
+from verify.geometric.gd_setup import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
 from verify.ledger import LedgerEntry, record
 from verify.measure import binomial_tolerance, seeds_verdict
 

@@ -29,22 +29,12 @@ from constructions.geometric.multihop import (
 from constructions.geometric.single_hop import build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
-from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.geometric.multihop_setup import (
+    SRC,
+    _nocot_accuracy,
+)
 from verify.measure import decode
-
-SRC = paper("geometric")
-
-
-def _nocot_accuracy(model, start, chains, target) -> dict:
-    out = model.selector_output(start, chains)
-    res = decode(out, model.codes, target)
-    return {
-        "accuracy": res.accuracy,
-        "min_margin": res.min_margin,
-        "max_abs_error": float(np.max(np.abs(out - model.codes[target]))),
-        "n_queries": len(target),
-    }
 
 
 @claim(

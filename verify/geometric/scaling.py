@@ -18,16 +18,13 @@ import numpy as np
 from constructions.geometric.single_hop import attribute_codes, build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import single_hop as B
-from verify.claims import Control, Outcome, claim
-from verify.geometric.single_hop import SRC, _rng, code_threshold, model_decoding
+from verify.claims import Outcome, claim
+from verify.geometric.scaling_setup import (
+    LAW_CONTROLS,
+    LAWS,
+)
+from verify.geometric.single_hop_setup import SRC, _rng, code_threshold, model_decoding
 from verify.measure import bootstrap_interval, linear_fit, min_pairwise_gap
-
-LAWS = {
-    "quarter": lambda n: n**0.25,
-    "cuberoot": lambda n: n ** (1 / 3),
-    "lnsq": lambda n: math.log(n) ** 2,
-    "constant": lambda n: 1.0,
-}
 
 
 def code_gap(n, d0, seed, salt=0) -> float:
@@ -69,22 +66,6 @@ def _measure(p, ctx):
 
     key = ("geometric.log_scaling", tuple(p["n_values"]), p["margin"], p["seeds"], p["d0_max"], ctx.seed)
     return ctx.shared(key, compute)
-
-
-LAW_CONTROLS = [
-    Control(
-        f"law_{name}",
-        {"control": f"law_{name}"},
-        f"synthetic thresholds growing like {label} from each seed's smallest-N value: "
-        "their growth factor is that law's, which the criterion must reject",
-    )
-    for name, label in (
-        ("quarter", "N^(1/4)"),
-        ("cuberoot", "N^(1/3)"),
-        ("lnsq", "(ln N)^2"),
-        ("constant", "a constant"),
-    )
-]
 
 
 @claim(

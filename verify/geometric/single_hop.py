@@ -23,22 +23,13 @@ from constructions.geometric.single_hop import (
 )
 from constructions.tasks import make_bijections, single_hop_dataset
 from theory.geometric import single_hop as B
-from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, claim
+from verify.geometric.single_hop_setup import (
+    SRC,
+    _rng,
+    model_decoding,
+)
 from verify.measure import binomial_tolerance, decode, min_pairwise_gap, seeds_verdict
-
-SRC = paper("geometric")
-
-
-def _rng(seed, *salt):
-    return rng_for(seed, *salt)
-
-
-def model_decoding(model, ctx=None):
-    """Accuracy and min margin of a block model over all N*R facts, through the transformer."""
-    subj, rel, target = single_hop_dataset(model.perms)
-    hidden = model.final_hidden(subj, rel)
-    return decode(hidden, model.transformer.unembed, target)
 
 
 def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
@@ -303,20 +294,6 @@ def pigeonhole_fail(p, ctx):
             "iid_rademacher_accuracy": iid,
         },
     )
-
-
-def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
-    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin, and the gaps
-    seen (up to the threshold, or over the whole range with ``full_curve``)."""
-    gaps, found = [], None
-    for d0 in d0_range:
-        gap = min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt)))
-        gaps.append(gap)
-        if gap >= margin and found is None:
-            found = d0
-            if not full_curve:
-                break
-    return found, gaps
 
 
 @claim(

@@ -17,7 +17,6 @@ zero_shot_discriminates the zero-shot query of another fact (``shuffled_query``)
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -25,41 +24,18 @@ import numpy as np
 
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
+    MODEL_ENV,
+    PAIRS_ENV,
+    RANDOM,
+    _transformers_missing,
+    load_shared,
+    real_model_spec,
+)
 from verify.ledger import LedgerEntry, record
 
 PAPER = paper("hopfield")
-MODEL_ENV, PAIRS_ENV = "RECALL_LM_MODEL", "RECALL_LM_PAIRS"
 K_DEMO, MAX_PROMPTS = 4, 50
-
-
-def _transformers_missing() -> str | None:
-    try:
-        import transformers  # noqa: F401
-    except ImportError as exc:
-        return f"transformers is not installed (pip install 'recall-bounds[lm]'): {exc}"
-    return None
-
-
-def load_shared(spec, device, ctx=None, random_seed=None):
-    """(model, tokenizer, info), loaded once per run through ``ctx.shared``; with ``random_seed``
-    the same architecture with seeded random weights (the control)."""
-    from constructions.lm.load import load_model, random_like
-
-    def real():
-        return load_model(spec, device)
-
-    model, tok, info = ctx.shared(("lm.model", spec), real) if ctx is not None else real()
-    if random_seed is None:
-        return model, tok, info
-
-    def rand():
-        return (
-            random_like(model, random_seed),
-            tok,
-            dict(info, model=f"RANDOM WEIGHTS (seed {random_seed}) in the architecture of {info['model']}"),
-        )
-
-    return ctx.shared(("lm.random", spec, int(random_seed)), rand) if ctx is not None else rand()
 
 
 def run_real_probe(
@@ -269,15 +245,6 @@ def lm_probe_pipeline(params, ctx):
     )
 
 
-def real_model_spec() -> tuple[str | None, str]:
-    """(model spec, facts path): RECALL_LM_MODEL else ``smollm2`` when installed; RECALL_LM_PAIRS
-    else the facts file shipped with the package."""
-    from constructions.hopfield.lm import facts_path
-    from constructions.lm.load import default_model_spec
-
-    return default_model_spec(), os.environ.get(PAIRS_ENV) or facts_path()
-
-
 def _real(params, ctx, random_weights=False):
     """Shared real-weight probe (or its random-weights control), or a skip reason."""
     missing = _transformers_missing()
@@ -321,12 +288,6 @@ SEED_RULE = (
     "pooled over the seeds S, S+1, S+2 (each draws every relation's prompt order and "
     "demonstrations): the rates are over all prompts of the three draws; every seed's own "
     "value is in details['per_seed']; the random-weights control is seeded with S"
-)
-RANDOM = Control(
-    "random_weights",
-    {"control": "random_weights"},
-    "the same architecture with seeded random N(0, 0.02) weights stores no fact: a "
-    "criterion that also holds there does not measure recall",
 )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.hopfield.lm import RANDOM, _transformers_missing, load_shared, real_model_spec
+from verify.hopfield.lm_setup import RANDOM, _transformers_missing, load_shared, real_model_spec
 from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")

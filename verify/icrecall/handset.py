@@ -28,7 +28,7 @@ from theory.icrecall import (
     relation_signal_boundary,
 )
 from verify.claims import Context, Control, Outcome, claim, rng_for
-from verify.icrecall.memories import DEFAULTS, _world
+from verify.icrecall.memories_setup import DEFAULTS, _world
 
 WORLD_KEYS = (
     "n_subj",

@@ -21,29 +21,18 @@ import numpy as np
 from constructions.icrecall.world import (
     direct_recall_accuracy,
     linear_memory,
-    make_world,
     sample_direct,
     triplet_mlp,
 )
 from theory.icrecall import SOURCE, incoherence_bound
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.icrecall.memories_setup import (
+    DEFAULTS,
+    _world,
+)
 from verify.measure import decode, seeds_verdict
 
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538), random embeddings and linear memories"
-DEFAULTS = dict(
-    n_subj=200, n_rel=5, n_ans_per_rel=20, dim=128, rho=1 / math.sqrt(2), theta=1.5, logit_scale=10.0
-)
-
-
-def _world(p, seed, rho=None):
-    return make_world(
-        p["n_subj"],
-        p["n_rel"],
-        p["n_ans_per_rel"],
-        p["dim"],
-        p["rho"] if rho is None else rho,
-        rng_for(seed, 61),
-    )
 
 
 def _unit_directions(rng, n_vectors, dim, rank=None):

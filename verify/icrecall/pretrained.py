@@ -10,7 +10,7 @@ from constructions.icrecall.model import ICAttention, finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.icrecall.finetune import EVERY3, PATTERN_STATEMENT, PREVIOUS_PATTERN, RHO, pattern_verdict
+from verify.icrecall.finetune_setup import EVERY3, PATTERN_STATEMENT, PREVIOUS_PATTERN, RHO, pattern_verdict
 from verify.measure import seeds_verdict
 
 PRETRAIN = dict(

@@ -21,7 +21,7 @@ import numpy as np
 
 from theory.icrecall import SOURCE, fit_sample_complexity
 from verify.claims import Control, Outcome, claim
-from verify.icrecall.finetune import PFULL, STRUCT_ABLATION, train_run
+from verify.icrecall.finetune_setup import PFULL, STRUCT_ABLATION, train_run
 
 QUICK = dict(
     PFULL,

@@ -31,7 +31,7 @@ import math
 
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim
-from verify.icrecall.finetune import PFULL, train_run
+from verify.icrecall.finetune_setup import PFULL, train_run
 from verify.measure import seeds_verdict
 
 SWEEP = ("subjects", "grid", "eps")

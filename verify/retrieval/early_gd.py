@@ -26,9 +26,11 @@ from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
 from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict, t_interval
+from verify.retrieval.early_gd_setup import (
+    N_TEST,
+)
 
 SOURCE = paper("retrieval")
-N_TEST = 4096
 
 
 def trained(ctx, V, d, L, N, lr_value, lr_attn, mlp_width=None, seed=None):

@@ -23,8 +23,8 @@ import numpy as np
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.retrieval.capacity import SOURCE, critical_n
-from verify.retrieval.early_gd import N_TEST
+from verify.retrieval.capacity_setup import SOURCE, critical_n
+from verify.retrieval.early_gd_setup import N_TEST
 
 N_RANGE_GD = (128, 32768)
 RATIO_GD = 1.2

@@ -18,7 +18,7 @@ import numpy as np
 from constructions.retrieval.lower import mle_bijection, one_step_memory, sample_label_sums
 from theory.retrieval import lower as tl
 from verify.claims import Control, Outcome, claim
-from verify.retrieval.capacity import SOURCE
+from verify.retrieval.capacity_setup import SOURCE
 
 #: multiples of the genie bound at which the demonstration also records the MLE's exact rate
 SCAN = (1.5, 2.0, 3.0, 4.0)

@@ -19,7 +19,7 @@ from theory.retrieval import bounds as th
 from verify.claims import Control, Outcome, claim
 from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict
-from verify.retrieval.capacity import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
+from verify.retrieval.capacity_setup import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
 from verify.sweep import run_grid
 
 NAMES = ("c", "a (log V)", "b (log L)", "c' (log d)")

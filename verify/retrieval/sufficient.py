@@ -17,7 +17,7 @@ from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as ts
 from verify.claims import Control, Outcome, claim
 from verify.measure import t_interval
-from verify.retrieval.capacity import SOURCE, draw_accuracies
+from verify.retrieval.capacity_setup import SOURCE, draw_accuracies
 
 #: the grid of the sufficient-condition claim: small d (about 2 ln V and 4 ln V, where the
 #: statement promises nothing), moderate d, and d >> V; plus orthogonal embeddings

@@ -1,0 +1,96 @@
+"""What verify.retrieval.capacity shares with .gd_capacity, .lower, .scaling, .sufficient and
+verify.atlas.retrieval: the source, the grid constants, the oracle accuracy draws and the
+critical N_c search shared through ``ctx.shared``. Registers no claim."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.retrieval.task import (
+    make_retrieval_task,
+    oracle_accuracy,
+    sample_cooccurrence_counts,
+    value_memory,
+)
+from theory.papers import paper
+
+SOURCE = paper("retrieval")
+EMB_CODE = {"gaussian": 0, "orthogonal": 1}
+N_RANGE = (10, 10**7)
+RATIO = 1.1
+TARGET = 0.9
+N_SEEDS = 3
+
+
+def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> list:
+    """Oracle accuracy (§5.4) of ``n_draws`` independent draws; draw k fixes its task (embeddings,
+    pi, trigger) from (seed, k, V, d, L, embedding) and its counts from the same key plus N."""
+    accs = []
+    for k in range(n_draws):
+        key = [int(seed), k, int(V), int(d), int(L), EMB_CODE[embedding]]
+        task = make_retrieval_task(V, d, np.random.default_rng(key), embedding)
+        label_counts, counts = sample_cooccurrence_counts(
+            task, L, int(N), np.random.default_rng(key + [int(N)])
+        )
+        accs.append(oracle_accuracy(task, value_memory(task, label_counts, counts, L)))
+    return accs
+
+
+def mean_oracle_accuracy(V, d, L, N, seed, n_seeds=N_SEEDS, embedding="gaussian") -> float:
+    """Mean oracle accuracy (§5.4) over ``n_seeds`` draws (:func:`draw_accuracies`)."""
+    return float(np.mean(draw_accuracies(V, d, L, N, seed, n_seeds, embedding)))
+
+
+def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEEDS) -> dict:
+    """N_c(target): smallest N with mean oracle accuracy >= target over ``n_seeds`` seeds, by
+    geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1 (spec §7). Returns the
+    bracket and every evaluation; N_c = inf when even 10^7 samples miss the target."""
+    lo, hi = N_RANGE
+    trace = []
+
+    def acc(N):
+        value = mean_oracle_accuracy(V, d, L, N, seed, n_seeds, embedding)
+        trace.append([int(N), value])
+        return value
+
+    if acc(hi) < target:
+        return {"n_c": math.inf, "lo": hi, "hi": math.inf, "trace": trace}
+    if acc(lo) >= target:
+        return {"n_c": float(lo), "lo": lo, "hi": lo, "trace": trace}
+    while hi / lo > RATIO:
+        mid = int(round(math.sqrt(lo * hi)))
+        if mid in (lo, hi):
+            break
+        if acc(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return {"n_c": float(hi), "lo": lo, "hi": hi, "trace": sorted(trace)}
+
+
+def shared_nc(ctx, V, d, L, embedding="gaussian", target=TARGET, seed=None) -> float:
+    seed = ctx.seed if seed is None else int(seed)
+    key = ("retrieval.critical_n", V, d, L, embedding, target, N_SEEDS, seed)
+    return ctx.shared(key, lambda: critical_n(V, d, L, seed, target, embedding))["n_c"]
+
+
+def loglog_slope(xs, ys) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def accuracy_curve(V, d, L, seed, embedding, n_values) -> list:
+    return [[int(N), mean_oracle_accuracy(V, d, L, N, seed, N_SEEDS, embedding)] for N in n_values]
+
+
+def law(xs, ncs, control):
+    """The measured N_c, or (control) a synthetic competing law through the first measured point:
+    ``"law_pow:K"`` gives N_c(x0) (x / x0)^K."""
+    if not control:
+        return list(ncs)
+    if control.startswith("law_pow:"):
+        k = float(control.split(":", 1)[1])
+        return [ncs[0] * (x / xs[0]) ** k for x in xs]
+    raise ValueError(f"unknown control {control!r}")
