@@ -11,7 +11,13 @@ import pytest
 from verify.atlas import core as atlas
 from verify.atlas.claims import CLAIMED, check_within_constant
 from verify.atlas.retrieval import smallest_storing_dims
-from verify.atlas.sources import FAMILIES, family, geometric_block_params, geometric_trained_params
+from verify.atlas.sources import (
+    FAMILIES,
+    family,
+    family_points,
+    geometric_block_params,
+    geometric_trained_params,
+)
 from verify.atlas.verdict import faster_family, within_constant_verdict
 from verify.claims import CLAIMS, Context, load_all
 
@@ -83,7 +89,20 @@ def fake_records():
                 "rows": [{"V": v, "d_star": [d, d + 2]} for v, d in ((64, 17), (128, 21), (256, 25))],
             },
         ),
+        _rec(
+            "hopfield.storing_dim.r4_sufficient",
+            {"spread": None},
+            {
+                "rows": [
+                    {"N": n, "d_R4": r4, "d_star_ungated": [u, u + 1], "d_star_gated": [g, g]}
+                    for n, r4, u, g in ((16, 23, 6, 6), (64, 28, 9, 8), (256, 33, 12, 10))
+                ]
+            },
+        ),
     ]
+
+
+OPTIONAL = {f.claim_id for f in FAMILIES if f.optional}
 
 
 @pytest.fixture
@@ -121,6 +140,36 @@ def test_missing_record_names_the_claim(tmp_path):
     recs = [r for r in fake_records() if r["id"] != "geometric.gd.threshold_scaling"]
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(ValueError, match="geometric.gd.threshold_scaling"):
+        atlas.atlas_from_results(tmp_path)
+
+
+def test_hopfield_points_and_a_missing_optional_record_is_reported_not_invented(results_dir, tmp_path):
+    table = atlas.atlas_from_results(results_dir)
+    assert table["missing"] == []
+    row = next(r for r in table["rows"] if r["family"] == "hopfield" and r["sizes"]["N"] == 64)
+    assert row["params_per_draw"] == [64 * 9, 64 * 10] and row["dims_per_draw"] == [9, 10]
+    assert row["info_bits"][0] == 64 * 6.0  # N log2 N
+    gated = next(r for r in table["rows"] if r["family"] == "hopfield_gated" and r["sizes"]["N"] == 256)
+    assert gated["params_per_draw"] == [2560, 2560]
+    recs = [r for r in fake_records() if r["id"] not in OPTIONAL]
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    without = atlas.atlas_from_results(tmp_path)
+    assert {r["family"] for r in without["rows"]} == {f.name for f in FAMILIES if not f.optional}
+    assert {m["family"] for m in without["missing"]} == {"hopfield", "hopfield_gated"}
+    assert all(m["claim"] == "hopfield.storing_dim.r4_sufficient" for m in without["missing"])
+    assert "missing (quick): hopfield:" in atlas.table_text(without)
+
+
+def test_hopfield_record_that_does_not_store_or_is_the_control_is_refused(tmp_path):
+    recs = fake_records()
+    recs[-1]["details"]["rows"][1]["d_star_ungated"] = [9, None]
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    with pytest.raises(ValueError, match="does not store by d_R4"):
+        atlas.atlas_from_results(tmp_path)
+    recs = fake_records()
+    recs[-1]["params"]["spread"] = 0.25
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    with pytest.raises(ValueError, match="clustered"):
         atlas.atlas_from_results(tmp_path)
 
 
@@ -190,6 +239,29 @@ def test_within_constant_claims_on_fake_results(results_dir):
         assert not check_within_constant(control, ctx).passed, cid
 
 
+def test_within_constant_on_fake_hopfield_record(results_dir):
+    p = {"family": "hopfield", "results": str(results_dir), "constant": 2.0, "max_exponent": 1.25}
+    out = check_within_constant(p, Context(seed=0, scale="quick"))
+    # d*/log2 N = 6.5/4, 9.5/6, 12.5/8: ratios of P to N log2 N / 32 within 2x, exponent near 1
+    assert out.passed and out.measured["spread"] == pytest.approx((6.5 / 4) / (12.5 / 8))
+    assert not check_within_constant({**p, "control": "faster_than_bound"}, Context()).passed
+
+
+def test_hopfield_atlas_claims_share_the_search_and_read_it_like_the_record(claim_cache):
+    """The atlas claim's points are those the table reads from the hopfield record of the same seed."""
+    load_all()
+    ctx = Context(seed=0, scale="quick", cache=claim_cache)
+    source = CLAIMS["hopfield.storing_dim.r4_sufficient"]
+    rec = {"id": source.id, "params": dict(source.quick), "status": "pass"}
+    rec["details"] = source.check(dict(source.quick), ctx).details
+    for name in ("hopfield", "hopfield_gated"):
+        c = CLAIMS[f"atlas.{name}.within_constant"]
+        out = c.check(dict(c.quick), ctx)
+        from_record = family_points(family(name), rec)
+        assert [pt["dims"] for pt in from_record] == [pt["d_star_per_draw"] for pt in out.details["points"]]
+        assert out.details["source"]["seed"] == 0
+
+
 def test_retrieval_smallest_storing_dims_scan():
     dims = smallest_storing_dims(16, 4, 10**9, 2, seed=7, d_max=64)
     assert len(dims) == 2 and all(2 <= d <= 64 for d in dims)
@@ -247,6 +319,13 @@ def test_atlas_figure_draws_from_fake_records_and_skips_when_one_is_missing():
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any("[reference, not measured here]" in t for t in labels)
     assert sum("exponent" in t for t in labels) == len(FAMILIES)
+    plt.close(fig)
+    for cid in OPTIONAL:  # an optional family without a record is left out and named, not drawn
+        records.pop(cid)
+    fig = spec.draw(records)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert sum("exponent" in t for t in labels) == len([f for f in FAMILIES if not f.optional])
+    assert any("missing: hopfield " in t.get_text() for t in fig.axes[0].texts)
     plt.close(fig)
     records.pop("icrecall.linear_memory.capacity")
     with pytest.raises(LookupError, match="icrecall.linear_memory.capacity"):

@@ -95,6 +95,7 @@ CLAIMED = (
     "geometric_gd",
     "icrecall_linear_memory",
 )
+# the hopfield families' claims live in verify.atlas.hopfield (they measure, like the retrieval one)
 # geometric_multihop is in the table but has no claim: its size is built as R^k d0, not searched,
 # so size against bound would compare two formulas.
 

@@ -143,11 +143,23 @@ def family_rows(fam: Family, rec: dict, scale: str) -> list[dict]:
 
 def build_atlas(records_by_scale: dict[str, dict]) -> dict:
     """The atlas from ``{scale: {claim id: record}}``; a family whose record is missing at the
-    quick scale raises ValueError naming the claim (the full scale is used only where present)."""
-    rows, fits = [], []
+    quick scale raises ValueError naming the claim, unless the family is optional: it is then
+    listed under "missing" with its claim (never invented). The full scale is used only where present."""
+    rows, fits, missing = [], [], []
     for scale, records in records_by_scale.items():
         for fam in FAMILIES:
             if scale != "quick" and fam.claim_id not in records:
+                continue
+            if fam.optional and fam.claim_id not in records:
+                missing.append(
+                    {
+                        "family": fam.name,
+                        "scale": scale,
+                        "claim": fam.claim_id,
+                        "why": f"no stored record of {fam.claim_id}; run `python -m verify run "
+                        f"{fam.claim_id}` to add the family",
+                    }
+                )
                 continue
             fam_rows = family_rows(fam, record_of(records, fam), scale)
             rows += fam_rows
@@ -174,6 +186,7 @@ def build_atlas(records_by_scale: dict[str, dict]) -> dict:
         "reference": REFERENCE,
         "information_limit": INFO_LIMIT,
         "not_covered": NOT_COVERED,
+        "missing": missing,
         "ranges": "[median, min, max] over the draws stored in each record",
     }
 
@@ -229,6 +242,8 @@ def table_text(atlas: dict) -> str:
     )
     for area, why in atlas["not_covered"].items():
         lines.append(f"not covered: {area}: {why}")
+    for m in atlas.get("missing", []):
+        lines.append(f"missing ({m['scale']}): {m['family']}: {m['why']}")
     lines.append("ranges: " + atlas["ranges"])
     return "\n".join(lines)
 

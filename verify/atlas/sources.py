@@ -24,6 +24,22 @@ Parameter counts follow the areas' own conventions:
 - retrieval one-step value memory: W_v, V x d (the embeddings are random and fixed); a bijection
   of V labels, log2(V!) bits; measured by ``atlas.retrieval_value_memory.within_constant``
   (:mod:`verify.atlas.retrieval`), the one family no earlier claim measures.
+- hopfield (ungated) and hopfield_gated: the smallest dimension d* at which the modern Hopfield
+  network stores all N memories (``hopfield.storing_dim.r4_sufficient``, N = 16..1024, 3 draws);
+  P = d N, the memory matrix X (keys = values; the context gates of the gated network are the
+  context's input, not parameters).
+
+No honest information bound exists for the hopfield families. The task the hopfield area poses
+(query x_i, output within 1/(beta N M) of x_i) is auto-associative: the cue carries the pattern,
+and the identity map, with no parameters, solves it. What a bound would need (noisy cues,
+precision of the stored patterns) grows with d N itself, so bits per parameter would be a formula
+compared with itself. The families are therefore placed with a stated convention [derived]:
+I = N log2 N, the index of the retrieved memory among N (the convention of the icrecall family,
+F = n_V = N). It is not a lower bound on what the network must store. Their within_constant claims
+then check that P*/(N log2 N), i.e. d*/log2 N, stays within a constant across N: the
+exponential capacity N = exp(Theta(d)) of Ramsauer's R4 in parameter form, not closeness to an
+information limit. The hopfield families' records are optional: without them the atlas reports
+them missing.
 """
 
 from __future__ import annotations
@@ -51,6 +67,9 @@ class Family:
     searched: bool  # True: smallest storing size searched; False: size as built
     note: str
     extract: Callable[[dict], list[dict]]
+    # True: a missing source record is reported in the atlas's "missing" list and the family left
+    # out (never invented); False: a missing record is a ValueError naming the claim
+    optional: bool = False
 
 
 def _need(details: dict, key: str, claim_id: str):
@@ -209,6 +228,40 @@ def _retrieval_value_memory(rec: dict) -> list[dict]:
     return out
 
 
+def _hopfield(which: str) -> Callable[[dict], list[dict]]:
+    """Points of the hopfield families from hopfield.storing_dim.r4_sufficient (module doc)."""
+
+    def extract(rec: dict) -> list[dict]:
+        cid = rec["id"]
+        if rec["params"].get("spread") is not None:
+            raise ValueError(f"{cid}: a record of clustered patterns (the control) is no family point")
+        out = []
+        for row in _need(rec["details"], "rows", cid):
+            n, ds = int(row["N"]), row[f"d_star_{which}"]
+            if not ds or any(x is None for x in ds):
+                raise ValueError(
+                    f"{cid}: N={n} has a draw that does not store by d_R4 ({which} d* = {ds}); "
+                    "the atlas lists only storing sizes"
+                )
+            ds = [int(x) for x in ds]
+            out.append(
+                _point(
+                    {"N": n, "d_R4": int(row["d_R4"])},
+                    fm_theory.info_bits(n, n),
+                    [n * x for x in ds],
+                    dims=ds,
+                )
+            )
+        return out
+
+    return extract
+
+
+HOPFIELD_BOUND = (
+    "N log2 N (theory.fact_mlp.bounds.info_bits(N, N)): the index of the retrieved memory among N, "
+    "a convention, NOT an information lower bound (see verify.atlas.sources)"
+)
+
 FAMILIES: tuple[Family, ...] = (
     Family(
         "fact_mlp_construction",
@@ -297,12 +350,39 @@ FAMILIES: tuple[Family, ...] = (
         "V x d parameters of W_v (measured by the atlas claim itself)",
         _retrieval_value_memory,
     ),
+    Family(
+        "hopfield",
+        "hopfield",
+        "construction",
+        "hopfield.storing_dim.r4_sufficient",
+        "parameters",
+        HOPFIELD_BOUND,
+        "derived",
+        True,
+        "smallest d at which the ungated modern Hopfield network (R4 setting: sphere radius 3 sqrt(d-1), "
+        "beta = 1) retrieves all N memories in one update to within 1/(beta N M); P = d N (the memory "
+        "matrix X)",
+        _hopfield("ungated"),
+        optional=True,
+    ),
+    Family(
+        "hopfield_gated",
+        "hopfield",
+        "construction",
+        "hopfield.storing_dim.r4_sufficient",
+        "parameters",
+        HOPFIELD_BOUND,
+        "derived",
+        True,
+        "as the hopfield family with context gates (kappa = 4, N_eff = 16 open; the gates are the "
+        "context's input, not parameters); P = d N",
+        _hopfield("gated"),
+        optional=True,
+    ),
 )
 
 #: Areas with no family in the atlas, and why (reported with the table).
 NOT_COVERED = {
-    "hopfield": "stored capacities are measured at one dimension only (capacity.gain, d = 16); no claim "
-    "measures the smallest storing size at >= 3 sizes",
     "chapters": "its claims measure FLOPs, routing and toy-model accuracy, not a smallest storing size",
 }
 

@@ -1,0 +1,110 @@
+"""Set-up of hopfield.storing_dim (issue 19): the smallest-storing-dimension search, shared by the
+claim :mod:`verify.hopfield.storing_dim` and the capacity atlas (:mod:`verify.atlas.hopfield`).
+Registers no claim; the construction, search and criterion are described in
+:mod:`verify.hopfield.storing_dim`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.hopfield.networks import (
+    clustered_patterns,
+    context_gates,
+    retrieval_errors_batch,
+    sphere_patterns,
+)
+from theory.hopfield.reference import capacity, sphere_radius
+from verify.claims import rng_for
+
+CLAIM_ID = "hopfield.storing_dim.r4_sufficient"
+STREAM = 41
+CHUNK = 64  # targets per batch; the contexts are drawn in target order either way
+
+
+def r4_dimension(
+    n_patterns: int, beta: float, radius_scale: float, fail_prob: float, d_max: int = 4096
+) -> int:
+    """d_R4(N): the smallest d >= 2 at which R4 [reference] guarantees N patterns (w.p. 1 - p);
+    dimensions where R4's hypothesis c >= (2/sqrt p)^(4/(d-1)) fails guarantee nothing."""
+    if int(n_patterns) < 1:
+        raise ValueError(f"N={n_patterns} must be >= 1")
+    for d in range(2, d_max + 1):
+        try:
+            if capacity(beta, radius_scale, d, fail_prob) >= n_patterns:
+                return d
+        except ValueError:
+            continue
+    raise ValueError(f"R4 guarantees N={n_patterns} at no d <= {d_max} (beta={beta}, K={radius_scale})")
+
+
+def stores(n, dim, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread=None) -> bool:
+    """Whether every one of the N memories of draw ``draw_seed`` = (seed, k) at dimension ``dim``
+    is stored (one update from x_i lands within 1/(beta N M) of x_i); module doc."""
+    gen = rng_for(draw_seed[0], STREAM, draw_seed[1], n, dim)
+    radius = radius_scale * math.sqrt(dim - 1)
+    if spread is None:
+        X = sphere_patterns(n, dim, radius, gen)
+    else:
+        X = clustered_patterns(n, dim, radius, spread, gen)
+    tol = sphere_radius(beta, n, radius)
+    for start in range(0, n, CHUNK):  # stop at the first chunk with a miss: draws as in one pass
+        targets = np.arange(start, min(n, start + CHUNK))
+        U = None
+        if gated:
+            U = np.stack([context_gates(n, int(i), min(n_eff, n), kappa, gen)[0] for i in targets])
+        errors = retrieval_errors_batch(X, targets, beta, U)
+        if not np.all(np.isfinite(errors)):
+            raise ValueError(f"retrieval error is NaN at N={n}, d={dim}")
+        if np.any(errors > tol):
+            return False
+    return True
+
+
+def smallest_storing_dim(n, d_cap, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread=None):
+    """First d in 2..d_cap at which draw ``draw_seed`` stores all N memories, or None."""
+    for d in range(2, d_cap + 1):
+        if stores(n, d, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread):
+            return d
+    return None
+
+
+def search(p, seed) -> dict:
+    """Ungated and gated d* per draw at every N (module doc); stops at the first ungated miss."""
+    rows, stopped = [], None
+    for n in p["sizes"]:
+        cap = r4_dimension(n, p["beta"], p["K"], p["p"])
+        row = {"N": int(n), "d_R4": cap, "d_star_ungated": [], "d_star_gated": []}
+        rows.append(row)
+        for k in range(p["draws"]):
+            args = (n, cap, p["beta"], p["K"], (seed, k))
+            d_u = smallest_storing_dim(*args, False, p["kappa"], p["n_eff"], p.get("spread"))
+            row["d_star_ungated"].append(d_u)
+            if d_u is None:
+                stopped = {"N": int(n), "draw": k}
+                break
+            if p.get("spread") is None:  # the gated search is recorded for the atlas, not judged
+                row["d_star_gated"].append(smallest_storing_dim(*args, True, p["kappa"], p["n_eff"]))
+        if stopped:
+            break
+    return {"rows": rows, "stopped_at": stopped}
+
+
+QUICK = {
+    "beta": 1.0,
+    "K": 3.0,
+    "p": 0.001,
+    "sizes": [16, 64, 256, 1024],
+    "draws": 3,
+    "kappa": 4.0,
+    "n_eff": 16,
+    "spread": None,  # None: uniform patterns; a number: clustered_patterns (the control)
+}
+FULL = {**QUICK, "sizes": [16, 64, 256, 1024, 4096], "draws": 5}
+
+
+def shared_search(p, ctx) -> dict:
+    """:func:`search` once per run and seed (the claim and the atlas share the cache entry)."""
+    key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")), ctx.seed)
+    return ctx.shared(key, lambda: search(p, ctx.seed))
