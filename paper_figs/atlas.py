@@ -43,7 +43,9 @@ def fig_atlas(records):
         color = f"C{i}"
         fit = fits[fam.name]
         label = (
-            f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}): exponent "
+            f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}"
+            f"{', I = N log2 N by convention, no information bound' if 'convention' in fam.bound else ''}"
+            "): exponent "
             f"{fit['exponent']:.2f} [{fit['interval95'][0]:.2f}, {fit['interval95'][1]:.2f}]; "
             f"{fam.claim_id}@seed{rows[0]['source']['seed']}"
         )

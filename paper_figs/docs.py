@@ -246,6 +246,14 @@ def atlas_table(path: Path | None = None) -> str:
         )
     for area, why in atlas["not_covered"].items():
         lines.append(f"\nNot covered: {area}: {why}")
+    conv = sorted({r["family"] for r in atlas["rows"] if "convention" in r.get("bound", "")})
+    if conv:
+        lines.append(
+            f"\n{', '.join(conv)}: information = N log2 N by convention, not a bound (no honest "
+            "information bound exists for the auto-associative task; verify/atlas/sources.py)."
+        )
+    for m in atlas.get("missing", []):
+        lines.append(f"\nMissing ({m['scale']}): {m['family']}: {m['why']}")
     return "\n".join(lines)
 
 

@@ -342,3 +342,19 @@ def test_full_scale_records_add_full_rows(results_dir):
         ("fact_mlp_construction", "full"),
         ("fact_mlp_construction", "quick"),
     }
+
+
+def test_readme_atlas_table_names_missing_families_and_the_convention(results_dir, tmp_path):
+    from paper_figs.docs import atlas_table
+
+    path = tmp_path / "atlas.json"
+    path.write_text(json.dumps(atlas.atlas_from_results(results_dir)))
+    text = atlas_table(path)
+    assert "| hopfield | quick | N=16, d_R4=23 |" in text
+    assert "hopfield, hopfield_gated: information = N log2 N by convention, not a bound" in text
+    recs = [r for r in fake_records() if r["id"] not in OPTIONAL]
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    path.write_text(json.dumps(atlas.atlas_from_results(tmp_path)))
+    text = atlas_table(path)
+    assert "Missing (quick): hopfield: no stored record of hopfield.storing_dim.r4_sufficient" in text
+    assert "| hopfield |" not in text and "by convention" not in text
