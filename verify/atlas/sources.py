@@ -29,17 +29,13 @@ Parameter counts follow the areas' own conventions:
   P = d N, the memory matrix X (keys = values; the context gates of the gated network are the
   context's input, not parameters).
 
-No honest information bound exists for the hopfield families. The task the hopfield area poses
-(query x_i, output within 1/(beta N M) of x_i) is auto-associative: the cue carries the pattern,
-and the identity map, with no parameters, solves it. What a bound would need (noisy cues,
-precision of the stored patterns) grows with d N itself, so bits per parameter would be a formula
-compared with itself. The families are therefore placed with a stated convention [derived]:
-I = N log2 N, the index of the retrieved memory among N (the convention of the icrecall family,
-F = n_V = N). It is not a lower bound on what the network must store. Their within_constant claims
-then check that P*/(N log2 N), i.e. d*/log2 N, stays within a constant across N: the
-exponential capacity N = exp(Theta(d)) of Ramsauer's R4 in parameter form, not closeness to an
-information limit. The hopfield families' records are optional: without them the atlas reports
-them missing.
+No honest information bound exists for the hopfield families: the task (query x_i, output within
+1/(beta N M) of x_i) is auto-associative, so the identity map solves it with no parameters, and a
+bound from cue noise or pattern precision grows with d N itself (bits per parameter would be a
+formula compared with itself). They are placed with a stated convention [derived], I = N log2 N
+(the index of the retrieved memory among N, as the icrecall family's F = n_V = N), which is NOT a
+lower bound; their within_constant claims check that d*/log2 N stays within a constant (R4's
+exponential capacity in parameter form). Their records are optional: missing, they are reported.
 """
 
 from __future__ import annotations
