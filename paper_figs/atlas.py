@@ -13,7 +13,7 @@ MARKERS = {"construction": "o", "trained": "^"}
 
 @figure(
     "atlas",
-    claims=tuple(f.claim_id for f in FAMILIES),
+    claims=tuple(dict.fromkeys(f.claim_id for f in FAMILIES)),  # two hopfield families, one claim
     title="Capacity atlas: smallest storing parameters against information bits",
 )
 def fig_atlas(records):

@@ -254,8 +254,11 @@ def test_hopfield_atlas_claims_share_the_search_and_read_it_like_the_record(clai
     source = CLAIMS["hopfield.storing_dim.r4_sufficient"]
     rec = {"id": source.id, "params": dict(source.quick), "status": "pass"}
     rec["details"] = source.check(dict(source.quick), ctx).details
-    for name in ("hopfield", "hopfield_gated"):
-        c = CLAIMS[f"atlas.{name}.within_constant"]
+    for name, cid in (
+        ("hopfield", "atlas.hopfield.within_constant"),
+        ("hopfield_gated", "atlas.hopfield_gated.within_constant"),
+    ):
+        c = CLAIMS[cid]
         out = c.check(dict(c.quick), ctx)
         from_record = family_points(family(name), rec)
         assert [pt["dims"] for pt in from_record] == [pt["d_star_per_draw"] for pt in out.details["points"]]

@@ -67,3 +67,18 @@ def test_search_stops_at_the_first_miss_and_records_it():
     clustered = search({**small, "spread": 0.25}, 0)
     assert clustered["stopped_at"] == {"N": 16, "draw": 0}
     assert clustered["rows"] == [{"N": 16, "d_R4": 23, "d_star_ungated": [None], "d_star_gated": []}]
+
+
+def test_claim_passes_on_uniform_patterns_and_fails_on_its_clustered_control():
+    from verify.claims import CLAIMS, Context, load_all
+
+    load_all()
+    c = CLAIMS["hopfield.storing_dim.r4_sufficient"]
+    small = {**c.quick, "sizes": [16, 64]}
+    out = c.check(small, Context(seed=0))
+    assert out.passed and out.details["stopped_at"] is None
+    assert all(r["r4_slack"] > 1 for r in out.details["rows"])
+    control = c.controls[0].apply(small)
+    assert control["spread"] == 0.25
+    bad = c.check(control, Context(seed=0))
+    assert not bad.passed and bad.details["stopped_at"] == {"N": 16, "draw": 0}
