@@ -99,6 +99,11 @@ def fake_records():
                 ]
             },
         ),
+        _rec(
+            "atlas.chapters_bank.smallest_bank",
+            {"n_values": 16, "d": 16, "slots": 4, "steps": 300},
+            {"rows": [{"F": f, "c_star": [c, 2 * c]} for f, c in ((32, 2), (64, 4), (128, 8))]},
+        ),
     ]
 
 
@@ -155,18 +160,26 @@ def test_hopfield_points_and_a_missing_optional_record_is_reported_not_invented(
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     without = atlas.atlas_from_results(tmp_path)
     assert {r["family"] for r in without["rows"]} == {f.name for f in FAMILIES if not f.optional}
-    assert {m["family"] for m in without["missing"]} == {"hopfield", "hopfield_gated"}
-    assert all(m["claim"] == "hopfield.storing_dim.r4_sufficient" for m in without["missing"])
+    assert {m["family"] for m in without["missing"]} == {"hopfield", "hopfield_gated", "chapters_bank"}
+    assert {m["claim"] for m in without["missing"]} == OPTIONAL
     assert "missing (quick): hopfield:" in atlas.table_text(without)
 
 
+def test_chapters_bank_points_count_bank_router_and_attention(results_dir):
+    table = atlas.atlas_from_results(results_dir)
+    row = next(r for r in table["rows"] if r["family"] == "chapters_bank" and r["sizes"]["F"] == 64)
+    # C T d + C (d + 1) + 4 d^2 + d at C = 4 and 8, d = 16, T = 4
+    assert row["params_per_draw"] == [4 * 81 + 1040, 8 * 81 + 1040]
+    assert row["info_bits"][0] == 64 * 4.0 and row["area"] == "chapters"
+
+
 def test_hopfield_record_that_does_not_store_or_is_the_control_is_refused(tmp_path):
-    recs = fake_records()
+    recs = [r for r in fake_records() if r["id"] != "atlas.chapters_bank.smallest_bank"]
     recs[-1]["details"]["rows"][1]["d_star_ungated"] = [9, None]
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(ValueError, match="does not store by d_R4"):
         atlas.atlas_from_results(tmp_path)
-    recs = fake_records()
+    recs = [r for r in fake_records() if r["id"] != "atlas.chapters_bank.smallest_bank"]
     recs[-1]["params"]["spread"] = 0.25
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(ValueError, match="clustered"):
