@@ -48,6 +48,7 @@ def fig_atlas(records):
             "): exponent "
             f"{fit['exponent']:.2f} [{fit['interval95'][0]:.2f}, {fit['interval95'][1]:.2f}]; "
             f"{fam.claim_id}@seed{rows[0]['source']['seed']}"
+            + ("" if rows[0]["source"]["status"] == "pass" else f" ({rows[0]['source']['status']})")
         )
         ax.plot(
             x[order],

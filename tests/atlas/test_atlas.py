@@ -336,6 +336,12 @@ def test_atlas_figure_draws_from_fake_records_and_skips_when_one_is_missing():
     assert any("[reference, not measured here]" in t for t in labels)
     assert sum("exponent" in t for t in labels) == len(FAMILIES)
     plt.close(fig)
+    records["atlas.chapters_bank.smallest_bank"]["status"] = "not reproduced"  # a ledgered source is marked
+    fig = spec.draw(records)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any(t.startswith("chapters_bank") and t.endswith("@seed0 (not reproduced)") for t in labels)
+    assert not any(t.startswith("hopfield (") and "(not reproduced)" in t for t in labels)
+    plt.close(fig)
     for cid in OPTIONAL:  # an optional family without a record is left out and named, not drawn
         records.pop(cid)
     fig = spec.draw(records)
