@@ -7,9 +7,9 @@ Task (draw k of seed s at F facts, stream (s, STREAM, k, F)): F keys x_i ~ N(0, 
 layer's input, a length-1 sequence, so the router pools x_i itself), n_V value embeddings
 e_v ~ N(0, I_d) and targets y_i uniform in n_V, all fixed (not parameters). Logits of fact i:
 MemRead(x_i) e_v^T. Trained: the bank (C chapters x T slots, d wide), the router (d -> C with
-bias) and the memory attention (W_Q, W_K, W_V, W_O, RMSNorm weight); initialisation as the
-chapters toy's, scaled to this width [derived]: W_O zero (the paper's), router bias zero, norm
-weight 1, other matrices N(0, 1/fan_in), bank N(0, 1) (torch generator seeded from the stream
+bias) and the memory attention (W_Q, W_K, W_V, W_O, RMSNorm weight). Initialisation [derived;
+NOT the toy's N(0, 0.02^2)]: W_O zero (the paper's, as in the toy), router bias zero, norm weight
+1, other matrices N(0, 1/fan_in), bank N(0, 1) (torch generator seeded from the stream
 (s, STREAM, k, F, C)). Full-batch Adam, cosine learning-rate decay, cross-entropy.
 Stored: argmax accuracy exactly 1.0 on all F facts at some step s <= ``steps`` (training stops
 at the first such s; the weights at s store every fact).
