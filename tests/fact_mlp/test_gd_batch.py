@@ -62,3 +62,16 @@ def test_epochs_zero_is_the_initialisation_and_inputs_are_validated():
         train_gated_mlp_batch([f], [3], [0], epochs=-1)
     with pytest.raises(ValueError, match="n_draws"):
         smallest_sizes_batch(lambda draws, ms: [], [1, 2], 0)
+
+
+def test_equal_widths_give_the_single_draw_weights_exactly():
+    """gd.gd_fits trains its seeds at one width as one batch: no padding, so each draw's weights
+    and epoch count are those of the single-draw trainer (float32 products per draw unchanged)."""
+    seeds = [100, 101, 102]
+    facts = [gd_facts(8, 8, 8, s) for s in seeds]
+    single = [train_gated_mlp(f, 8, s, epochs=120) for f, s in zip(facts, seeds)]
+    batch = train_gated_mlp_batch(facts, [8, 8, 8], seeds, epochs=120)
+    for a, b in zip(single, batch):
+        assert a.info["epochs"] == b.info["epochs"]
+        for k in a.gated:
+            np.testing.assert_array_equal(a.gated[k], b.gated[k])

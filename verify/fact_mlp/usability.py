@@ -32,15 +32,18 @@ SRC = paper("fact_mlp")
     ],
 )
 def check_gd_fits(p, ctx):
-    from constructions.fact_mlp.baselines import train_gated_mlp
+    """The seeds' MLPs are trained as one batched model (constructions.fact_mlp.gd_batch: equal
+    widths, so each draw equals the single-draw trainer's; tests/fact_mlp/test_gd_batch.py)."""
     from constructions.fact_mlp.facts import fact_set
+    from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
 
-    accs, epochs = [], []
-    for s in ctx.seeds(p["seeds"]):
-        facts = fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, 21))
-        mlp = train_gated_mlp(facts, p["hidden"], s, epochs=p["epochs"], device=ctx.device)
-        accs.append(mlp.decode()[0])
-        epochs.append(mlp.info["epochs"])
+    seeds = ctx.seeds(p["seeds"])
+    facts = [fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, 21)) for s in seeds]
+    mlps = train_gated_mlp_batch(
+        facts, [p["hidden"]] * len(seeds), seeds, epochs=p["epochs"], device=ctx.device
+    )
+    accs = [mlp.decode()[0] for mlp in mlps]
+    epochs = [mlp.info["epochs"] for mlp in mlps]
     from verify.measure import seeds_verdict
 
     ok = sum(a == 1.0 for a in accs)
