@@ -5,7 +5,8 @@
 stacked along a leading draw dimension (hidden widths padded with masked units to the largest one)
 and every product is a batched one (``torch.bmm``). Each draw has its own fact set, its own
 initialisation (drawn from its own seed exactly as the single-draw trainer draws it), its own loss
-and its own early stop; the losses are summed, so the gradient of a draw is the gradient of its
+and its own early stop (a stopped draw's rows leave the batch: weights, Adam state and data, the
+padded width unchanged); the losses are summed, so the gradient of a draw is the gradient of its
 own loss (no mixing), and Adam acts elementwise, so each draw follows the single-draw trajectory
 up to float round-off (tests/fact_mlp/test_gd_batch.py compares both paths).
 
@@ -96,57 +97,77 @@ def _train_batch(facts, hidden, seeds, epochs, lr, device, loss_stop):
     params = [Wg, Wu, Wd, bg, bu, bd]
     opt = torch.optim.Adam(params, lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs), eta_min=1e-6)
+    data = [K, V, fmap, mask]
 
     def logits_of():
+        K, V, _, mask = data
+        Wg, Wu, Wd, bg, bu, bd = params
         g = torch.bmm(K, Wg.transpose(1, 2)) + bg[:, None, :]
         u = torch.bmm(K, Wu.transpose(1, 2)) + bu[:, None, :]
         h = u * torch.relu(g) * mask[:, None, :]  # padded units: output and gradients exactly 0
         y = torch.bmm(h, Wd.transpose(1, 2)) + bd[:, None, :]
-        return torch.bmm(y, V.transpose(1, 2))  # (B, F, n_V)
+        return torch.bmm(y, V.transpose(1, 2))  # (rows, F, n_V)
 
     def losses(z):
-        ce = torch.nn.functional.cross_entropy(z.reshape(B * F, -1), fmap.reshape(-1), reduction="none")
-        return ce.reshape(B, F).mean(dim=1)
+        fm = data[2]
+        ce = torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]), fm.reshape(-1), reduction="none")
+        return ce.reshape(len(fm), F).mean(dim=1)
 
-    def snapshot(b):
-        return [p[b].detach().clone() for p in params]
+    def compact(keep):
+        """Drop the stopped draws' rows from the weights, the Adam state and the data (the width
+        M stays, so each remaining row computes exactly what it computed before)."""
+        rows = torch.as_tensor(keep, dtype=torch.long)
+        new = []
+        for q in params:
+            q2 = q.detach()[rows].clone().requires_grad_()
+            st = opt.state.pop(q, None)
+            if st:
+                opt.state[q2] = {k: (v if k == "step" else v[rows].clone()) for k, v in st.items()}
+            new.append(q2)
+        params[:] = new
+        opt.param_groups[0]["params"] = new
+        data[:] = [t[rows] for t in data]
 
     with torch.no_grad():  # the loss at initialisation (reported when epochs = 0)
         last_loss = losses(logits_of()).tolist()
     final = [None] * B
     epochs_run = [0] * B
-    active = torch.ones(B, dtype=torch.bool)
+    alive = list(range(B))  # original draw index of each row
     for epoch in range(epochs):
         opt.zero_grad()
         z = logits_of()
         per_draw = losses(z)
-        (per_draw * active.to(per_draw.dtype)).sum().backward()
+        per_draw.sum().backward()
         opt.step()
         sched.step()
         vals = per_draw.detach().tolist()
-        done = []
         check = epoch % 50 == 49
         if check:
             with torch.no_grad():
+                fm = data[2]
                 zz = z.detach()
-                correct = zz.gather(2, fmap[:, :, None]).squeeze(2)
-                zz = zz.scatter(2, fmap[:, :, None], float("-inf"))
+                correct = zz.gather(2, fm[:, :, None]).squeeze(2)
+                zz = zz.scatter(2, fm[:, :, None], float("-inf"))
                 stored = ((correct - zz.max(dim=2).values) > 1e-3).all(dim=1).tolist()
-        for b in range(B):
-            if not bool(active[b]):
-                continue
+        keep = []
+        for r, b in enumerate(alive):
             epochs_run[b] = epoch + 1
-            last_loss[b] = vals[b]
-            if vals[b] < loss_stop or (check and stored[b]):
-                done.append(b)
-        for b in done:  # this draw stops here: keep its weights after this step
-            final[b] = snapshot(b)
-            active[b] = False
-        if not bool(active.any()):
+            last_loss[b] = vals[r]
+            if vals[r] < loss_stop or (check and stored[r]):
+                final[b] = [q[r].detach().clone() for q in params]  # its weights after this step
+            else:
+                keep.append(r)
+        if not keep:
             break
+        if len(keep) < len(alive):
+            alive = [alive[r] for r in keep]
+            compact(keep)
+    for r, b in enumerate(alive):
+        if final[b] is None:
+            final[b] = [q[r].detach().clone() for q in params]
     out = []
     for b, (facts_b, m) in enumerate(zip(facts, hidden)):
-        w = final[b] if final[b] is not None else snapshot(b)
+        w = final[b]
         gated = {
             "W_gate": w[0][:m],
             "W_up": w[1][:m],
