@@ -65,8 +65,9 @@ def test_epochs_zero_is_the_initialisation_and_inputs_are_validated():
 
 
 def test_equal_widths_give_the_single_draw_weights_exactly():
-    """gd.gd_fits trains its seeds at one width as one batch: no padding, so each draw's weights
-    and epoch count are those of the single-draw trainer (float32 products per draw unchanged)."""
+    """gd.gd_fits trains its seeds at one width as one batch: no padding; here each draw's weights
+    and epoch count are bitwise those of the single-draw trainer (observed on this BLAS, not a
+    guarantee: other shapes may differ by float round-off, as the padded test allows)."""
     seeds = [100, 101, 102]
     facts = [gd_facts(8, 8, 8, s) for s in seeds]
     single = [train_gated_mlp(f, 8, s, epochs=120) for f, s in zip(facts, seeds)]

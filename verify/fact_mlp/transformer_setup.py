@@ -92,7 +92,8 @@ def build_gd(ctx, facts, hidden):
 
 def build_gd_batch(ctx, facts_list, hidden):
     """build_gd for every fact set of ``facts_list`` (same width and seed), trained as one batched
-    model (constructions.fact_mlp.gd_batch): equal widths, so each equals build_gd's MLP."""
+    model (constructions.fact_mlp.gd_batch): equal to build_gd's MLP up to float round-off (no
+    padding at equal widths; the weights were bitwise equal at seeds 0-2 of edit.swap)."""
     from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
 
     n = len(facts_list)

@@ -33,7 +33,8 @@ SRC = paper("fact_mlp")
 )
 def check_gd_fits(p, ctx):
     """The seeds' MLPs are trained as one batched model (constructions.fact_mlp.gd_batch: equal
-    widths, so each draw equals the single-draw trainer's; tests/fact_mlp/test_gd_batch.py)."""
+    to the single-draw trainer up to float round-off; weights and epochs bitwise equal at seeds
+    0-6, tests/fact_mlp/test_gd_batch.py)."""
     from constructions.fact_mlp.facts import fact_set
     from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
 
