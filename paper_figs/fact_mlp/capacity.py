@@ -199,10 +199,28 @@ def fig_gd_vs_construction(records):
         fontsize=7,
     )
     ax.set_ylabel("fewest parameters storing all F facts (count)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
+    per_point = det.get("per_point", {})
+    for i, (d, F, n_v) in enumerate(points):
+        cell = per_point.get(f"d={d},F={F}" + (f",n_V={n_v}" if n_v != F else ""))
+        if cell and cell.get("ratio_median") is not None:
+            ci = cell.get("ratio_interval95")
+            text = f"constr./GD {cell['ratio_median']:.1f}" + (f"\n[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+            ax.text(i, top * 1.6, text, ha="center", va="center", fontsize=6)
+    ratios = [r["ratio_construction_over_gd"] for r in det.get("rows", [])]
+    if ratios and all(r is not None for r in ratios):
+        verdict = (
+            "GD stores with fewer parameters than the construction on every draw"
+            if min(ratios) > 1
+            else "the construction stores with fewer parameters than GD on some draw"
+        )
+    else:
+        verdict = "some draw stores at no size of its grid"
     ax.set_title(
-        "median over draws (bars), draws (dots), 95% interval (lines); "
-        "GD stores with fewer parameters than the construction",
+        "median over draws (bars), draws (dots), 95% interval of the geometric mean (lines);\n"
+        + verdict
+        + " (construction / GD ratio: median, [95% interval])",
         fontsize=8,
     )
+    fig.tight_layout()
     return fig

@@ -112,3 +112,31 @@ def test_figure_labels_a_point_with_its_own_n_values():
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert any("n_V=4" in s for s in labels) and any("F=n_V=16" in s for s in labels)
     plt.close(fig)
+
+
+def test_figure_shows_the_ratio_interval_and_a_verdict_from_the_rows():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paper_figs.registry import load_all
+
+    cell = {
+        "per_draw": [100, 120],
+        "median": 110.0,
+        "interval95": [100.0, 120.0],
+        "status": "stores on every draw",
+    }
+    table = {f"{fam}@d=8,F=16": cell for fam in FAMILIES}
+    rows = [{"ratio_construction_over_gd": r} for r in (0.9, 1.2)]
+    per_point = {"d=8,F=16": {"ratio_median": 1.05, "ratio_interval95": [0.9, 1.2]}}
+    rec = {
+        "status": "fail",
+        "details": {"points": [[8, 16]], "table": table, "rows": rows, "per_point": per_point},
+    }
+    fig = load_all()["fact_mlp.fig_gd_vs_construction"].draw({"fact_mlp.capacity.gd_vs_construction": rec})
+    ax = fig.axes[0]
+    assert any("constr./GD 1.1" in t.get_text() and "[0.9, 1.2]" in t.get_text() for t in ax.texts)
+    assert "construction stores with fewer parameters than GD on some draw" in ax.get_title()
+    plt.close(fig)

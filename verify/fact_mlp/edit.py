@@ -8,6 +8,8 @@ attention-first model holding a GD-trained MLP).
 
 from __future__ import annotations
 
+import numpy as np
+
 from verify.claims import Control, Outcome, claim
 from verify.fact_mlp.transformer_setup import (
     BASE,
@@ -16,6 +18,7 @@ from verify.fact_mlp.transformer_setup import (
     attention_first,
     build_encoder,
     build_gd,
+    build_gd_batch,
     contexts,
     default_encoder,
     mlp_first,
@@ -73,10 +76,12 @@ def edit_table(ctx, p, ks):
 
                 def build(facts):
                     return build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"])
-            else:
+            else:  # the swaps' GD MLPs of every k, trained as one batch (equal widths)
+                maps = [edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))[0] for k in ks]
+                built = build_gd_batch(ctx, [model.task.facts(m) for m in maps], p["gd_hidden"])
 
-                def build(facts):
-                    return build_gd(ctx, facts, p["gd_hidden"])
+                def build(facts, maps=maps, built=built):
+                    return next(b for m, b in zip(maps, built) if np.array_equal(m, facts.fact_map))
 
             for k in ks:
                 new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))

@@ -90,6 +90,18 @@ def build_gd(ctx, facts, hidden):
     return train_gated_mlp(facts, int(hidden), ctx.seed, epochs=GD_EPOCHS, device="cpu")
 
 
+def build_gd_batch(ctx, facts_list, hidden):
+    """build_gd for every fact set of ``facts_list`` (same width and seed), trained as one batched
+    model (constructions.fact_mlp.gd_batch): equal to build_gd's MLP up to float round-off (no
+    padding at equal widths; the weights were bitwise equal at seeds 0-2 of edit.swap)."""
+    from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
+
+    n = len(facts_list)
+    return train_gated_mlp_batch(
+        facts_list, [int(hidden)] * n, [ctx.seed] * n, epochs=GD_EPOCHS, device="cpu"
+    )
+
+
 def contexts(ctx, p, salt, seq_len=None):
     """Every key in p["contexts"] fresh junk contexts of length ``seq_len`` (default the training
     length; salt 0: evaluation, 1: paraphrases)."""

@@ -1,0 +1,234 @@
+"""Several GD-trained gated MLPs as one batched model (issue 14 item 1: several GD draws per size).
+
+:func:`train_gated_mlp_batch` trains B independent draws of the §5.4 protocol of
+:func:`constructions.fact_mlp.baselines.train_gated_mlp` at once: the weights of the draws are
+stacked along a leading draw dimension (hidden widths padded with masked units to the largest one)
+and every product is a batched one (``torch.bmm``). Each draw has its own fact set, its own
+initialisation (drawn from its own seed exactly as the single-draw trainer draws it), its own loss
+and its own early stop (a stopped draw's rows leave the batch: weights, Adam state and data, the
+padded width unchanged); the losses are summed, so the gradient of a draw is the gradient of its
+own loss (no mixing), and Adam acts elementwise, so each draw follows the single-draw trajectory
+up to float round-off (tests/fact_mlp/test_gd_batch.py compares both paths).
+
+:func:`smallest_sizes_batch` runs one binary search per draw (the search of
+:func:`constructions.fact_mlp.baselines.smallest_size`), training the current size of every
+unfinished search together in each round.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.fact_mlp.facts import FactMLP, FactSet
+
+
+def train_gated_mlp_batch(
+    facts: list[FactSet],
+    hidden: list[int],
+    seeds: list[int],
+    *,
+    epochs: int = 10000,
+    lr: float = 1e-3,
+    device: str = "cpu",
+    loss_stop: float = 1e-7,
+) -> list[FactMLP]:
+    """Draw b: the gated MLP with biases of width ``hidden[b]`` trained on ``facts[b]`` from the
+    initialisation of seed ``seeds[b]``, as :func:`train_gated_mlp` would (same init, same Adam
+    and cosine schedule, same stopping rules per draw). Every fact set must have the same (F, n_V,
+    d). Returns one :class:`FactMLP` per draw (name "gd", 3dm + 2m + d params)."""
+    import torch
+
+    B = len(facts)
+    if B < 1 or len(hidden) != B or len(seeds) != B:
+        raise ValueError(
+            f"train_gated_mlp_batch needs B >= 1 draws with one width and one seed each, got "
+            f"{len(facts)} fact sets, {len(hidden)} widths, {len(seeds)} seeds"
+        )
+    shapes = {(f.n_facts, f.n_values, f.d_model) for f in facts}
+    if len(shapes) != 1:
+        raise ValueError(f"the draws of one batch must share (F, n_V, d), got {sorted(shapes)}")
+    if min(int(m) for m in hidden) < 1:
+        raise ValueError(f"hidden={list(hidden)} violates the hypothesis m >= 1")
+    if int(epochs) < 0:
+        raise ValueError(f"epochs={epochs} violates the hypothesis epochs >= 0")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny problems: see train_gated_mlp
+    try:
+        return _train_batch(
+            facts, [int(m) for m in hidden], [int(s) for s in seeds], int(epochs), lr, device, loss_stop
+        )
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _init(d, m, seed):
+    """The single-draw trainer's initialisation: W_gate, W_up (m, d) / sqrt(d), W_down (d, m) /
+    sqrt(m), in this order from torch.Generator(seed)."""
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    Wg = torch.randn((m, d), generator=gen) / math.sqrt(d)
+    Wu = torch.randn((m, d), generator=gen) / math.sqrt(d)
+    Wd = torch.randn((d, m), generator=gen) / math.sqrt(m)
+    return Wg, Wu, Wd
+
+
+def _train_batch(facts, hidden, seeds, epochs, lr, device, loss_stop):
+    import torch
+
+    B, d, M = len(facts), facts[0].d_model, max(hidden)
+    F = facts[0].n_facts
+    K = torch.as_tensor(np.stack([f.keys for f in facts]), dtype=torch.float32, device=device)
+    V = torch.as_tensor(np.stack([f.values for f in facts]), dtype=torch.float32, device=device)
+    fmap = torch.as_tensor(np.stack([f.fact_map for f in facts]), device=device)
+    Wg = torch.zeros((B, M, d))
+    Wu = torch.zeros((B, M, d))
+    Wd = torch.zeros((B, d, M))
+    mask = torch.zeros((B, M), device=device)
+    for b, (m, s) in enumerate(zip(hidden, seeds)):
+        g, u, w = _init(d, m, s)
+        Wg[b, :m], Wu[b, :m], Wd[b, :, :m] = g, u, w
+        mask[b, :m] = 1.0
+    Wg, Wu, Wd = (w.to(device).requires_grad_() for w in (Wg, Wu, Wd))
+    bg, bu = (torch.zeros((B, M), device=device, requires_grad=True) for _ in range(2))
+    bd = torch.zeros((B, d), device=device, requires_grad=True)
+    params = [Wg, Wu, Wd, bg, bu, bd]
+    opt = torch.optim.Adam(params, lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs), eta_min=1e-6)
+    data = [K, V, fmap, mask]
+
+    def logits_of():
+        K, V, _, mask = data
+        Wg, Wu, Wd, bg, bu, bd = params
+        g = torch.bmm(K, Wg.transpose(1, 2)) + bg[:, None, :]
+        u = torch.bmm(K, Wu.transpose(1, 2)) + bu[:, None, :]
+        h = u * torch.relu(g) * mask[:, None, :]  # padded units: output and gradients exactly 0
+        y = torch.bmm(h, Wd.transpose(1, 2)) + bd[:, None, :]
+        return torch.bmm(y, V.transpose(1, 2))  # (rows, F, n_V)
+
+    def losses(z):
+        fm = data[2]
+        ce = torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]), fm.reshape(-1), reduction="none")
+        return ce.reshape(len(fm), F).mean(dim=1)
+
+    def compact(keep):
+        """Drop the stopped draws' rows from the weights, the Adam state and the data (the width
+        M stays, so each remaining row computes exactly what it computed before)."""
+        rows = torch.as_tensor(keep, dtype=torch.long)
+        new = []
+        for q in params:
+            q2 = q.detach()[rows].clone().requires_grad_()
+            st = opt.state.pop(q, None)
+            if st:
+                opt.state[q2] = {k: (v if k == "step" else v[rows].clone()) for k, v in st.items()}
+            new.append(q2)
+        params[:] = new
+        opt.param_groups[0]["params"] = new
+        data[:] = [t[rows] for t in data]
+
+    with torch.no_grad():  # the loss at initialisation (reported when epochs = 0)
+        last_loss = losses(logits_of()).tolist()
+    final = [None] * B
+    epochs_run = [0] * B
+    alive = list(range(B))  # original draw index of each row
+    for epoch in range(epochs):
+        opt.zero_grad()
+        z = logits_of()
+        per_draw = losses(z)
+        per_draw.sum().backward()
+        opt.step()
+        sched.step()
+        vals = per_draw.detach().tolist()
+        check = epoch % 50 == 49
+        if check:
+            with torch.no_grad():
+                fm = data[2]
+                zz = z.detach()
+                correct = zz.gather(2, fm[:, :, None]).squeeze(2)
+                zz = zz.scatter(2, fm[:, :, None], float("-inf"))
+                stored = ((correct - zz.max(dim=2).values) > 1e-3).all(dim=1).tolist()
+        keep = []
+        for r, b in enumerate(alive):
+            epochs_run[b] = epoch + 1
+            last_loss[b] = vals[r]
+            if vals[r] < loss_stop or (check and stored[r]):
+                final[b] = [q[r].detach().clone() for q in params]  # its weights after this step
+            else:
+                keep.append(r)
+        if not keep:
+            break
+        if len(keep) < len(alive):
+            alive = [alive[r] for r in keep]
+            compact(keep)
+    for r, b in enumerate(alive):
+        if final[b] is None:
+            final[b] = [q[r].detach().clone() for q in params]
+    out = []
+    for b, (facts_b, m) in enumerate(zip(facts, hidden)):
+        w = final[b]
+        gated = {
+            "W_gate": w[0][:m],
+            "W_up": w[1][:m],
+            "W_down": w[2][:, :m],
+            "b_gate": w[3][:m],
+            "b_up": w[4][:m],
+            "b_down": w[5],
+        }
+        gated = {k: v.detach().cpu().double().numpy() for k, v in gated.items()}
+        out.append(_fact_mlp(facts_b, m, gated, epochs_run[b], last_loss[b]))
+    return out
+
+
+def _fact_mlp(facts, m, gated, epochs_run, final_loss):
+    from constructions.fact_mlp.facts import gated_forward
+
+    d = facts.d_model
+    n_params = 3 * d * m + 2 * m + d
+    return FactMLP(
+        name="gd",
+        forward=lambda X: gated_forward(gated, X),
+        params_standard=n_params,
+        params_unique=n_params,
+        facts=facts,
+        size={"hidden": m},
+        gated=gated,
+        info={"epochs": epochs_run, "final_loss": float(final_loss)},
+    )
+
+
+def smallest_sizes_batch(build_batch, sizes, n_draws: int) -> list[tuple[int | None, list]]:
+    """One binary search per draw over the sorted ``sizes`` (the rule of
+    :func:`constructions.fact_mlp.baselines.smallest_size`: smallest size that stores every fact,
+    accuracy 1, assuming monotonicity). Each round calls ``build_batch(draws, sizes_of_draws)``
+    once for the draws whose search is not finished; it returns one FactMLP per draw.
+    Returns [(size or None, trace)] per draw, the trace as smallest_size writes it."""
+    sizes = sorted(sizes)
+    if n_draws < 1 or not sizes:
+        raise ValueError(f"smallest_sizes_batch needs n_draws >= 1 and a size grid, got {n_draws}, {sizes}")
+    lo, hi = [0] * n_draws, [len(sizes) - 1] * n_draws
+    best, traces = [None] * n_draws, [[] for _ in range(n_draws)]
+    while True:
+        todo = [b for b in range(n_draws) if lo[b] <= hi[b]]
+        if not todo:
+            break
+        mids = {b: (lo[b] + hi[b]) // 2 for b in todo}
+        mlps = build_batch(todo, [sizes[mids[b]] for b in todo])
+        for b, mlp in zip(todo, mlps):
+            acc, margin = mlp.decode()
+            passed = bool(acc == 1.0)
+            traces[b].append(
+                {
+                    "size": sizes[mids[b]],
+                    "accuracy": acc,
+                    "min_margin": margin,
+                    "params": mlp.params_standard,
+                    "stored": passed,
+                }
+            )
+            if passed:
+                best[b], hi[b] = sizes[mids[b]], mids[b] - 1
+            else:
+                lo[b] = mids[b] + 1
+    return list(zip(best, traces))
