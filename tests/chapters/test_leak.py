@@ -53,3 +53,22 @@ def test_vectorised_prefix_routing_matches_the_gathered_reference():
         for a, b in zip(g1, g2):
             if a is not None:
                 torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_a_stopped_run_equals_the_full_runs_curve_at_that_step():
+    """loss_at_stop may read a variant off its full-length run's curve (sequence-routed) or train
+    to the stop (prefix-routed): both give the same number, since the stopped run sees the same
+    batches and learning rates and evaluation draws nothing from the training stream."""
+    from verify.chapters.leak import leak_run, loss_at_stop
+    from verify.claims import Context
+
+    p = dict(TINY, steps=4, eval_every=2, stop=2)
+    for variant in ("sequence", "prefix"):
+        ctx = Context(seed=0, device="cpu", dtype="float32")
+        stopped = leak_run(dict(p, eval_every=2), ctx, 0, variant)["full_sequence"]
+        full = leak_run({k: v for k, v in p.items() if k != "stop"}, ctx, 0, variant)
+        assert full["eval_steps"] == [0, 2, 4]
+        assert stopped == full["first_half"][1]
+        assert loss_at_stop(p, ctx, 0, variant)[0] == stopped
+    with pytest.raises(ValueError, match="not an evaluation step"):
+        loss_at_stop(dict(p, stop=3), Context(seed=0, device="cpu", dtype="float32"), 0, "sequence")
