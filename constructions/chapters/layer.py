@@ -101,6 +101,9 @@ class MemoryLayer(nn.Module):
     """
 
     sparse_bank_grad = False
+    #: rows (batch x position) per chunk of the prefix-routed read without gradients (evaluation):
+    #: bounds the (heads, rows, bank) score matrix; each row's read does not depend on the others
+    prefix_eval_rows = 1024
 
     def __init__(
         self,
@@ -170,15 +173,35 @@ class MemoryLayer(nn.Module):
         keys = att.wk(normed).view(n_tokens, heads, head_dim).permute(1, 2, 0)  # (H, d_h, N)
         values = att.wv(normed).view(n_tokens, heads, head_dim).transpose(0, 1)  # (H, N, d_h)
         q = att.wq(att.norm(hidden.reshape(rows, dim))).view(rows, heads, head_dim).transpose(0, 1)
+        chunk = rows if torch.is_grad_enabled() else self.prefix_eval_rows  # bounded memory at eval
+        out = torch.cat(
+            [
+                self._prefix_read(
+                    q[:, i : i + chunk],
+                    keys,
+                    values,
+                    routing.chapters[i : i + chunk],
+                    routing.weights[i : i + chunk],
+                    tokens,
+                )
+                for i in range(0, rows, chunk)
+            ],
+            dim=1,
+        ).transpose(0, 1)  # (rows, H, d_h)
+        return att.wo(out.reshape(b, n, dim)), routing
+
+    def _prefix_read(self, q, keys, values, chapters, weights, tokens):
+        """Memory read of rows q (H, R, d_h) against the whole bank (keys (H, d_h, N), values
+        (H, N, d_h)), each row restricted to its chapters (R, C_sh + k) with their weights."""
+        heads, rows, head_dim = q.shape
         scores = (q @ keys).view(heads, rows, self.n_chapters, tokens)  # every bank token
-        n_sel = routing.chapters.shape[1]
-        index = routing.chapters[None, :, :, None].expand(heads, rows, n_sel, tokens)
-        w = routing.weights[None, :, :, None]  # (1, rows, C_sh + k, 1)
+        n_sel = chapters.shape[1]
+        index = chapters[None, :, :, None].expand(heads, rows, n_sel, tokens)
+        w = weights[None, :, :, None]  # (1, R, C_sh + k, 1)
         selected = scores.gather(2, index) * (w / math.sqrt(head_dim))
         probs = selected.reshape(heads, rows, -1).softmax(-1).view(heads, rows, n_sel, tokens) * w
         dense = torch.zeros_like(scores).scatter(2, index, probs)  # 0 on unselected chapters
-        out = (dense.view(heads, rows, n_tokens) @ values).transpose(0, 1)  # (rows, H, d_h)
-        return att.wo(out.reshape(b, n, dim)), routing
+        return dense.view(heads, rows, -1) @ values  # (H, R, d_h)
 
     def forward_prefix_gathered(self, block_input, hidden, bank):
         """Reference implementation of :meth:`forward_prefix`: every position treated as a

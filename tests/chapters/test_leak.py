@@ -72,3 +72,24 @@ def test_a_stopped_run_equals_the_full_runs_curve_at_that_step():
         assert loss_at_stop(p, ctx, 0, variant)[0] == stopped
     with pytest.raises(ValueError, match="not an evaluation step"):
         loss_at_stop(dict(p, stop=3), Context(seed=0, device="cpu", dtype="float32"), 0, "sequence")
+
+
+def test_prefix_read_in_row_chunks_without_gradients_is_the_same_read():
+    """Without gradients the prefix-routed read runs in chunks of prefix_eval_rows rows (bounded
+    memory at evaluation); each row's read depends on that row only, so chunking changes nothing."""
+    import torch
+
+    from constructions.chapters.layer import MemoryLayer
+
+    gen = torch.Generator().manual_seed(4)
+    layer = MemoryLayer(16, 4, 9, 1, 3, routing="prefix", dtype=torch.float64)
+    with torch.no_grad():
+        for param in layer.parameters():
+            param.copy_(torch.randn(param.shape, generator=gen, dtype=torch.float64) * 0.3)
+        bank = torch.randn(9 * 5, 16, generator=gen, dtype=torch.float64)
+        x = torch.randn(3, 7, 16, generator=gen, dtype=torch.float64)
+        whole, _ = layer(x, x, bank)
+        layer.prefix_eval_rows = 4  # 21 rows: chunks of 4, the last one short
+        chunked, _ = layer(x, x, bank)
+    torch.testing.assert_close(chunked, whole, rtol=1e-12, atol=1e-14)
+    assert whole.abs().max() > 1e-3
