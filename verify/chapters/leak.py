@@ -40,8 +40,8 @@ LEAK = {
 LEAK_FULL = dict(LEAK, batch=64, seeds=3, variants=["prefix", "first", "none", "selection_only"])
 #: The quick setting's variants, run outside CI on seeds 0-2 (2026-12-01, `variant_table(range(3),
 #: ["sequence", "selection_only", "prefix"])`, before the prefix path was vectorised: a prefix-routed
-#: run then cost about 55-60 CPU-s; 150 steps now cost about 20 under load; a selection-only run 12-14). The
-#: claims chapters.leak.selection_only and chapters.leak.causal_prefix now check them. First-half loss
+#: run then cost about 55-60 CPU-s; a selection-only run 12-14). The claims
+#: chapters.leak.selection_only and chapters.leak.causal_prefix now check them. First-half loss
 #: with the whole sequence visible / evaluated prefix-only (ln v = 2.7726; the claims' thresholds
 #: are ln v - 0.30 = 2.4726 for a leak and ln v - 0.01 = 2.7626 for a causal variant):
 #:   seed  sequence (paper)   selection-only     prefix (causal)
@@ -303,11 +303,12 @@ def check_selection_only(p, ctx):
     )
 
 
-#: Quick: the prefix-routed run stops at step 150 of the 300-step schedule (a 300-step run costs
-#: about 35 CPU-s, 3x a sequence-routed run, since every position reads its own chapters). Chosen
-#: on pilot seeds 100 and 101, never judged: at step 150 sequence routing is at 2.552 / 2.589 nats
-#: (below ln v - 0.01 = 2.7626), selection-only at 2.531 / 2.630, prefix routing (seed 100) at
-#: 2.787 (prefix-only 2.787), 20 CPU-s under load. Full: the whole 300-step run, batch 64, 3 seeds.
+#: Quick: the prefix-routed run stops at step 150 of the 300-step schedule (a prefix-routed training
+#: step costs about 3x a sequence-routed one, 97-108 ms vs 35 ms on one thread, since every position
+#: reads its own chapters). Chosen on pilot seeds 100 and 101, never judged: at step 150 sequence
+#: routing is at 2.552 / 2.589 nats (below ln v - 0.01 = 2.7626), selection-only at 2.531 / 2.630,
+#: prefix routing (seed 100) at 2.787 (prefix-only 2.787). Full: the whole 300-step run, batch 64,
+#: 3 seeds (router_leak's prefix variant run).
 CAUSAL = {**_RUN, "stop": 150, "seeds": 1, "variant": "prefix"}
 CAUSAL_FULL = {**_RUN_FULL, "stop": LEAK_FULL["steps"], "seeds": LEAK_FULL["seeds"], "variant": "prefix"}
 
