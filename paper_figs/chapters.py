@@ -192,7 +192,13 @@ def fig_topk(records):
 
 @figure(
     "chapters.fig_router_leak",
-    claims=("chapters.leak.router_leak", "chapters.leak.inference", "chapters.leak.capacity"),
+    claims=(
+        "chapters.leak.router_leak",
+        "chapters.leak.inference",
+        "chapters.leak.capacity",
+        "chapters.leak.selection_only",
+        "chapters.leak.causal_prefix",
+    ),
     title="Routing leak on the copy task: first-half loss vs step against the causal floor",
 )
 def fig_router_leak(records):
@@ -226,6 +232,25 @@ def fig_router_leak(records):
         for value in inf["details"]["prefix_only"]:
             ax.plot([x[-1]], [value], "v", color="C3", ms=7)
         ax.plot([], [], "v", color="C3", label="(a) evaluated prefix-only, as at inference")
+    sel = records.get("chapters.leak.selection_only")
+    if sel is not None and "selection_only" not in det["curves"]:
+        sd = sel["details"]
+        n = len(sd["curves"])
+        _band(ax, np.array(sd["eval_steps"]), sd["curves"], "C4", f"{names['selection_only']} ({n} seed(s))")
+        for value in sd["prefix_only"]:
+            ax.plot([sd["eval_steps"][-1]], [value], "^", color="C4", ms=7)
+        ax.plot([], [], "^", color="C4", label="(a') evaluated prefix-only")
+    cau = records.get("chapters.leak.causal_prefix")
+    if cau is not None and "prefix" not in det["curves"]:
+        cd = cau["details"]
+        ax.plot(
+            [cd["step"]] * len(cd["per_seed"]),
+            cd["per_seed"],
+            "D",
+            color="C2",
+            ms=7,
+            label=f"{names['prefix']} at step {cd['step']} ({len(cd['per_seed'])} seed(s), {cau['status']})",
+        )
     cap = records.get("chapters.leak.capacity")
     if cap is not None:
         ax.text(

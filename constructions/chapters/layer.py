@@ -2,8 +2,8 @@
 decoder-only model that places memory layers at given indices and shares one bank.
 
 * :func:`rms_normalise`, :class:`RMSNorm` - RMS normalisation (eps 1e-6) [reference].
-* :class:`ChapterRouter` - spec §5.2: pool, linear, softmax, shared chapters, top-k, renormalise,
-  chapter weights [paper + reference]; :func:`load_balance_loss`, :func:`z_loss` (§5.3) [reference].
+* :class:`ChapterRouter` and the auxiliary losses live in :mod:`constructions.chapters.router`
+  (re-exported here).
 * :class:`MemoryAttention` - spec §5.1: memory cross-attention, zero-initialised W_O [paper].
 * :class:`MemoryLayer` - router + selected-memory preprocessing + memory attention.
 * :class:`Block` (Variant A, §5.4) and :class:`MoCModel` [paper].
@@ -14,13 +14,22 @@ All randomness comes from an explicit ``torch.Generator``; the device is passed 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from constructions.chapters.memory import gather_chapters
+from constructions.chapters.router import (  # noqa: F401 - re-exported: layer was one module before
+    ROUTING_MODES,
+    ChapterRouter,
+    Routing,
+    auxiliary_losses,
+    load_balance_loss,
+    normalised_entropy,
+    selection_frequency,
+    z_loss,
+)
 from theory.chapters.flops import validate_config
 
 EPS = 1e-6
@@ -40,116 +49,6 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):
         return rms_normalise(x) * self.weight
-
-
-@dataclass
-class Routing:
-    """Output of :class:`ChapterRouter`: chapters (B, C_sh + k) with the shared ones first,
-    weights (B, C_sh + k) summing to 1, logits and probabilities (B, C) over all chapters."""
-
-    chapters: torch.Tensor
-    weights: torch.Tensor
-    logits: torch.Tensor
-    probs: torch.Tensor
-    n_shared: int
-
-
-ROUTING_MODES = ("sequence", "prefix", "first")
-
-
-class ChapterRouter(nn.Module):
-    """Per-sequence chapter router (spec §5.2) [paper + reference].
-
-    r = mean of the block input over positions (``routing="sequence"``, the paper's mode);
-    l = W_r r + b_r;
-    p = softmax(l); zero p on the shared chapters and renormalise; top-k of the routed chapters;
-    renormalise the top-k to p~; weights: 1 per shared chapter and s * p~_i per routed chapter,
-    divided by their sum. With ``weighting=False`` every weight is 1 (plain concatenation: the
-    LM loss then has no gradient path to the router).
-
-    Routing modes (``routing=``) [derived, spec §5.7]:
-
-    * ``"sequence"``: the paper's per-sequence routing; the pool includes every position, so under
-      teacher-forced causal language modelling the chapter choice can carry later tokens to
-      earlier positions (the routing leak).
-    * ``"prefix"``: per-position causal routing. Position t is routed from the mean of the block
-      input over positions 0..t (the running mean) and reads only its own chapters;
-      :class:`MemoryLayer` does the per-position pooling and calls this router once per position.
-      This is the causal mode to train and evaluate with.
-    * ``"first"``: position 0 only. With a BOS token first, as in every toy dataset here, every
-      input gets the same chapters: this is fixed-chapter memory (a learnt bank read through a
-      constant selection), causal but not input-dependent.
-    """
-
-    def __init__(
-        self,
-        d_model,
-        n_chapters,
-        n_shared,
-        top_k,
-        routed_scale=2.5,
-        weighting=True,
-        routing="sequence",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__()
-        if routing not in ROUTING_MODES:
-            raise ValueError(
-                f"routing={routing!r} must be one of {ROUTING_MODES}: 'sequence' "
-                "(paper), 'prefix' (per-position causal), 'first' (fixed chapters)"
-            )
-        if not 1 <= top_k <= n_chapters - n_shared:
-            raise ValueError(
-                f"top_k={top_k} must lie in [1, n_chapters - n_shared = {n_chapters - n_shared}]"
-            )
-        self.n_chapters, self.n_shared, self.top_k = n_chapters, n_shared, top_k
-        self.routed_scale, self.weighting, self.routing = float(routed_scale), weighting, routing
-        self.linear = nn.Linear(d_model, n_chapters, bias=True, device=device, dtype=dtype)
-
-    def forward(self, hidden: torch.Tensor) -> Routing:
-        pooled = hidden[:, 0] if self.routing == "first" else hidden.mean(1)
-        logits = self.linear(pooled)
-        probs = logits.softmax(-1)
-        routed = probs[:, self.n_shared :]
-        routed = routed / routed.sum(-1, keepdim=True)
-        top_p, top_i = routed.topk(self.top_k, dim=-1)
-        top_p = top_p / top_p.sum(-1, keepdim=True)
-        batch = hidden.shape[0]
-        shared_ids = torch.arange(self.n_shared, device=hidden.device).expand(batch, -1)
-        chapters = torch.cat([shared_ids, top_i + self.n_shared], dim=1)
-        if self.weighting:
-            ones = torch.ones(batch, self.n_shared, device=hidden.device, dtype=top_p.dtype)
-            raw = torch.cat([ones, self.routed_scale * top_p], dim=1)
-            weights = raw / raw.sum(-1, keepdim=True)
-        else:
-            weights = torch.ones(chapters.shape, device=hidden.device, dtype=hidden.dtype)
-        return Routing(chapters, weights, logits, probs, self.n_shared)
-
-
-def selection_frequency(chapters: torch.Tensor, n_chapters: int) -> torch.Tensor:
-    """f_i = batch mean of 1[i selected] over all C chapters (sum f_i = C_sh + k) [reference]."""
-    counts = torch.zeros(n_chapters, dtype=torch.float64, device=chapters.device)
-    counts.index_add_(
-        0, chapters.reshape(-1), torch.ones(chapters.numel(), dtype=torch.float64, device=chapters.device)
-    )
-    return counts / chapters.shape[0]
-
-
-def load_balance_loss(probs: torch.Tensor, selected: torch.Tensor) -> torch.Tensor:
-    """L_lb = C * sum_i f_i P_i (spec §5.3) [reference: Switch Transformer].
-
-    probs (B, C) router probabilities; selected (B, k) the chosen chapter ids (routed only).
-    f_i = batch mean of 1[i in top-k(b)], so sum f_i = k; P_i = batch mean of p_i."""
-    n_chapters = probs.shape[-1]
-    one_hot = torch.zeros_like(probs).scatter_(1, selected, 1.0)
-    f = one_hot.mean(0)
-    return n_chapters * (f * probs.mean(0)).sum()
-
-
-def z_loss(logits: torch.Tensor) -> torch.Tensor:
-    """L_z = mean_b (logsumexp_i l_bi)^2 (spec §5.3) [reference: ST-MoE]."""
-    return logits.logsumexp(-1).pow(2).mean()
 
 
 class MemoryAttention(nn.Module):
@@ -202,6 +101,9 @@ class MemoryLayer(nn.Module):
     """
 
     sparse_bank_grad = False
+    #: rows (batch x position) per chunk of the prefix-routed read without gradients (evaluation):
+    #: bounds the (heads, rows, bank) score matrix; each row's read does not depend on the others
+    prefix_eval_rows = 1024
 
     def __init__(
         self,
@@ -253,9 +155,57 @@ class MemoryLayer(nn.Module):
 
     def forward_prefix(self, block_input, hidden, bank):
         """Per-position causal routing [derived]: position t is routed from the running mean of the
-        block input over 0..t and attends to its own selected memory. Implemented by treating
-        every position as a length-1 sequence (B * L rows), so the routing's rows are
-        (batch, position) pairs in row-major order."""
+        block input over 0..t and attends to its own selected memory. The routing's rows are
+        (batch, position) pairs in row-major order (B * L rows).
+
+        Computed as attention over the whole projected bank with each row's unselected chapters
+        masked out and its chapter weights applied inside the attention: the same MemRead as
+        gathering each row's selected tokens (:meth:`forward_prefix_gathered`, exact up to
+        rounding; a test compares both), without materialising B * L copies of the selection."""
+        b, n, dim = hidden.shape
+        counts = torch.arange(1, n + 1, device=hidden.device, dtype=block_input.dtype)
+        running = block_input.cumsum(1) / counts[None, :, None]
+        routing = self.router(running.reshape(b * n, 1, dim))
+        att = self.attention
+        rows, n_tokens, heads, head_dim = b * n, bank.shape[0], att.n_heads, att.head_dim
+        tokens = n_tokens // self.n_chapters
+        normed = rms_normalise(bank)
+        keys = att.wk(normed).view(n_tokens, heads, head_dim).permute(1, 2, 0)  # (H, d_h, N)
+        values = att.wv(normed).view(n_tokens, heads, head_dim).transpose(0, 1)  # (H, N, d_h)
+        q = att.wq(att.norm(hidden.reshape(rows, dim))).view(rows, heads, head_dim).transpose(0, 1)
+        chunk = rows if torch.is_grad_enabled() else self.prefix_eval_rows  # bounded memory at eval
+        out = torch.cat(
+            [
+                self._prefix_read(
+                    q[:, i : i + chunk],
+                    keys,
+                    values,
+                    routing.chapters[i : i + chunk],
+                    routing.weights[i : i + chunk],
+                    tokens,
+                )
+                for i in range(0, rows, chunk)
+            ],
+            dim=1,
+        ).transpose(0, 1)  # (rows, H, d_h)
+        return att.wo(out.reshape(b, n, dim)), routing
+
+    def _prefix_read(self, q, keys, values, chapters, weights, tokens):
+        """Memory read of rows q (H, R, d_h) against the whole bank (keys (H, d_h, N), values
+        (H, N, d_h)), each row restricted to its chapters (R, C_sh + k) with their weights."""
+        heads, rows, head_dim = q.shape
+        scores = (q @ keys).view(heads, rows, self.n_chapters, tokens)  # every bank token
+        n_sel = chapters.shape[1]
+        index = chapters[None, :, :, None].expand(heads, rows, n_sel, tokens)
+        w = weights[None, :, :, None]  # (1, R, C_sh + k, 1)
+        selected = scores.gather(2, index) * (w / math.sqrt(head_dim))
+        probs = selected.reshape(heads, rows, -1).softmax(-1).view(heads, rows, n_sel, tokens) * w
+        dense = torch.zeros_like(scores).scatter(2, index, probs)  # 0 on unselected chapters
+        return dense.view(heads, rows, -1) @ values  # (H, R, d_h)
+
+    def forward_prefix_gathered(self, block_input, hidden, bank):
+        """Reference implementation of :meth:`forward_prefix`: every position treated as a
+        length-1 sequence that gathers its own selected tokens (B * L rows)."""
         b, n, dim = hidden.shape
         counts = torch.arange(1, n + 1, device=hidden.device, dtype=block_input.dtype)
         running = block_input.cumsum(1) / counts[None, :, None]
@@ -414,21 +364,3 @@ class MoCModel(nn.Module):
         if last_only:
             x = x[:, -1]
         return self.final_norm(x) @ self.embedding.weight.t(), routings
-
-
-def auxiliary_losses(routings):
-    """(L_lb, L_z) averaged over memory layers (spec §5.3) [reference]; zeros without memory.
-    The load balance counts the routed selections only (sum f_i = k)."""
-    if not routings:
-        return 0.0, 0.0
-    lb = sum(load_balance_loss(r.probs, r.chapters[:, r.n_shared :]) for r in routings)
-    z = sum(z_loss(r.logits) for r in routings)
-    return lb / len(routings), z / len(routings)
-
-
-def normalised_entropy(f: torch.Tensor | list) -> float:
-    """Entropy of the distribution f / sum f, divided by log(len f) [derived metric]."""
-    f = torch.as_tensor(f, dtype=torch.float64)
-    p = f / f.sum()
-    nz = p[p > 0]
-    return float(-(nz * nz.log()).sum() / math.log(len(f)))

@@ -256,11 +256,18 @@ def train_copy(
     warmup=100,
     eval_every=50,
     device="cpu",
+    schedule_steps=None,
 ) -> dict:
     """Teacher-forced causal LM training on fresh copy sequences every step (spec §5.7): AdamW as
     :func:`train` (wd 0.1, betas (0.9, 0.95), clip 1.0, warm-up then cosine), loss over every
     next-token prediction plus the router's auxiliary losses. Records the full-sequence
-    first-half loss on ``eval_seqs`` every ``eval_every`` steps and at the end."""
+    first-half loss on ``eval_seqs`` every ``eval_every`` steps and at the end.
+    ``schedule_steps`` (default ``steps``) sets the cosine horizon: a run stopped at ``steps`` on
+    the schedule of a longer run sees the same batches and learning rates as that run's first
+    ``steps`` steps (evaluation draws nothing from ``gen``)."""
+    schedule_steps = steps if schedule_steps is None else int(schedule_steps)
+    if schedule_steps < steps:
+        raise ValueError(f"schedule_steps={schedule_steps} must be >= steps={steps} (the run's horizon)")
     memory = [p for n, p in model.named_parameters() if ".memory." in n or n == "bank"]
     ids = {id(p) for p in memory}
     groups = [
@@ -279,7 +286,7 @@ def train_copy(
         if step == steps:
             break
         for g in groups:
-            g["lr"] = g["base_lr"] * lr_factor(step, steps, warmup)
+            g["lr"] = g["base_lr"] * lr_factor(step, schedule_steps, warmup)
         seqs = make_copy_batch(n_symbols, half, batch, gen).to(device)
         logits, routings = model(seqs[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), seqs[:, 1:].reshape(-1))

@@ -19,6 +19,7 @@ from constructions.chapters.layer import (
 from constructions.chapters.train import build, toy_configs
 from theory.__main__ import main as theory_main
 from theory.chapters import flops as fl
+from theory.chapters import flops_table
 
 
 def test_paper_totals_exact():
@@ -159,7 +160,7 @@ def test_config_file_must_be_an_object(tmp_path):
     path = tmp_path / "cfg.json"
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="JSON object"):
-        fl.load_config(str(path))
+        flops_table.load_config(str(path))
     with pytest.raises(ValueError, match="lacks the keys"):
         fl.validate_config({"d_model": 8})
 
