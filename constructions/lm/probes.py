@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from constructions.hopfield.lm import batch_last, padded_batches
+from constructions.lm.prefix import grouped_last
 
 SUBJECT_PROMPT = "Facts about {s}"
 STORY = "In this story, {q} {a}.\n"
@@ -32,7 +33,7 @@ def batch_states(model, id_lists, device="cpu", chunk=16) -> np.ndarray:
 
     out_states = [None] * len(id_lists)
     for idx, lens, batch in padded_batches(id_lists, chunk):
-        with torch.no_grad():
+        with torch.inference_mode():
             hs = model.model(input_ids=batch.to(device), output_hidden_states=True).hidden_states
         for row, i in enumerate(idx):
             out_states[i] = np.stack([h[row, lens[row] - 1].double().cpu().numpy() for h in hs])
@@ -66,7 +67,7 @@ def ridge_cv_r2(features, targets, folds, alpha_scale=1.0) -> float:
         K = Ft @ Ft.T
         alpha = alpha_scale * np.trace(K) / len(train)
         coef = np.linalg.solve(K + alpha * np.eye(len(train)), Yt)
-        pred = (F[test] - fm) @ (Ft.T @ coef)
+        pred = ((F[test] - fm) @ Ft.T) @ coef  # = (F[test] - fm) @ (Ft.T @ coef), fewer flops
         sse += float(np.sum((Y[test] - ym - pred) ** 2))
         sst += float(np.sum((Y[test] - ym) ** 2))
     if sst <= 0:
@@ -158,12 +159,16 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
                 STORY.replace("{q}", _lower_first(encoder.query_text(s))).replace("{a}", alt) * int(n)
                 for s, _, alt in facts
             ]
-            LF, _ = batch_last(
+            # the full and the context-only prompt share the story: run it once (constructions.lm.prefix)
+            G, _ = grouped_last(
                 model,
-                [encoder._ids(st + encoder.query_text(s)) for st, (s, _, _) in zip(stories, facts)],
+                [
+                    [encoder._ids(st + encoder.query_text(s)), encoder._ids(st + encoder.query_text("?"))]
+                    for st, (s, _, _) in zip(stories, facts)
+                ],
                 device,
             )
-            LC, _ = batch_last(model, [encoder._ids(st + encoder.query_text("?")) for st in stories], device)
+            LF, LC = G[:, 0], G[:, 1]
             fulls = [LF[k][cand] for k in range(len(facts))]
             biases = [LC[k][cand] - LC[k][cand].mean() for k in range(len(facts))]
         for i, (s, a, alt) in enumerate(facts):
