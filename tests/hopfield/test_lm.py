@@ -230,3 +230,32 @@ def test_common_prefix_needs_two_tokens():
     assert common_prefix([[1, 2], [1, 2, 3]]) == 1  # leaves a token in each
     with pytest.raises(ValueError, match="at least 2 tokens"):
         common_prefix([[1], [1, 2]])
+
+
+def test_random_like_skipping_init_gives_the_same_weights():
+    """Skipping transformers' own init (overwritten anyway) changes no weight and no buffer, with
+    untied and with tied input/output embeddings (SmolLM2 ties them)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from constructions.lm.load import random_like
+
+    for tied in (False, True):
+        config = LlamaConfig(
+            vocab_size=64,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            tie_word_embeddings=tied,
+        )
+        with torch.random.fork_rng(devices=[]):
+            base = LlamaForCausalLM(config)
+        fast, slow = random_like(base, 7), random_like(base, 7, skip_init=False)
+        a, b = fast.state_dict(), slow.state_dict()
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        assert all(torch.equal(x, y) for x, y in zip(fast.buffers(), slow.buffers()))
+        tied_now = fast.lm_head.weight.data_ptr() == fast.model.embed_tokens.weight.data_ptr()
+        assert tied_now == tied
