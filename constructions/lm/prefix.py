@@ -47,19 +47,24 @@ def _padded(rows):
 def prefix_last(model, groups, device="cpu", chunk=16):
     """Next-token logits (n x k x V) and final hidden states (n x k x d), float64 numpy, at the last
     token of prefix + suffix for ``groups`` = [(prefix ids, [k suffixes of ids])], the same k for
-    every group, every prefix and suffix non-empty. Groups run ``chunk`` at a time, shortest
-    prefix first."""
+    every group, every prefix and suffix non-empty. A group may carry a third entry, the length
+    of the prefix each suffix follows (1..len(prefix); default all of it): that suffix sees only
+    the prefix's first tokens and its positions continue from there. Groups run ``chunk`` at a
+    time, shortest prefix first."""
     import torch
 
     if not is_causal_lm(model):
         raise ValueError("prefix_last needs a Hugging Face causal LM (model.model and model.lm_head)")
     if not groups:
         raise ValueError("prefix_last needs at least one group")
+    groups = [(g[0], g[1], g[2] if len(g) > 2 else [len(g[0])] * len(g[1])) for g in groups]
     k = len(groups[0][1])
-    if k < 1 or any(len(s) != k for _, s in groups):
+    if k < 1 or any(len(s) != k or len(v) != k for _, s, v in groups):
         raise ValueError("every group needs the same number (>= 1) of suffixes")
-    if any(len(p) < 1 for p, _ in groups) or any(len(x) < 1 for _, s in groups for x in s):
+    if any(len(p) < 1 for p, _, _ in groups) or any(len(x) < 1 for _, s, _ in groups for x in s):
         raise ValueError("prefixes and suffixes must be non-empty")
+    if any(not 1 <= v <= len(p) for p, _, vs in groups for v in vs):
+        raise ValueError("a suffix must follow 1..len(prefix) tokens of its prefix")
     logits, hidden = [None] * len(groups), [None] * len(groups)
     order = sorted(range(len(groups)), key=lambda g: len(groups[g][0]))
     for start in range(0, len(order), int(chunk)):
@@ -67,8 +72,9 @@ def prefix_last(model, groups, device="cpu", chunk=16):
         pre_ids, pre_mask = _padded([groups[g][0] for g in idx])
         sufs = [x for g in idx for x in groups[g][1]]
         suf_ids, suf_mask = _padded(sufs)
-        plen = torch.tensor([len(groups[g][0]) for g in idx]).repeat_interleave(k)
+        plen = torch.tensor([v for g in idx for v in groups[g][2]])
         positions = plen[:, None] + torch.arange(suf_ids.shape[1])[None, :]
+        seen = (torch.arange(pre_ids.shape[1])[None, :] < plen[:, None]).long()  # each suffix's prefix
         with torch.inference_mode():
             cache = model.model(
                 input_ids=pre_ids.to(device), attention_mask=pre_mask.to(device), use_cache=True
@@ -76,7 +82,7 @@ def prefix_last(model, groups, device="cpu", chunk=16):
             cache.batch_repeat_interleave(k)
             states = model.model(
                 input_ids=suf_ids.to(device),
-                attention_mask=torch.cat([pre_mask.repeat_interleave(k, 0), suf_mask], 1).to(device),
+                attention_mask=torch.cat([seen, suf_mask], 1).to(device),
                 position_ids=positions.to(device),
                 cache=cache,
                 use_cache=True,
@@ -109,4 +115,22 @@ def grouped_last(model, sequences_per_group, device="cpu", chunk=16):
         L, H = batch_last(model, flat, device, chunk)
         return L.reshape(len(sequences_per_group), k, -1), H.reshape(len(sequences_per_group), k, -1)
     groups = [(list(seqs[0][:p]), [list(s[p:]) for s in seqs]) for seqs, p in zip(sequences_per_group, cuts)]
+    return prefix_last(model, groups, device, chunk)
+
+
+def nested_last(model, sequences_per_group, device="cpu", chunk=16):
+    """Like :func:`grouped_last`, for groups whose sequences nest (a story told once, twice, four
+    times, then a query): the group's longest sequence runs once as the prefix (without its last
+    token) and every sequence runs only what follows its common prefix with it. Returns
+    (n x k x V, n x k x d); models that are not Hugging Face causal LMs take plain passes."""
+    if not is_causal_lm(model):
+        return grouped_last(model, sequences_per_group, device, chunk)
+    groups = []
+    for seqs in sequences_per_group:
+        seqs = [list(s) for s in seqs]
+        base = max(seqs, key=len)
+        cuts = [common_prefix([s, base]) if s is not base else len(base) - 1 for s in seqs]
+        if min(cuts) < 1:
+            return grouped_last(model, sequences_per_group, device, chunk)
+        groups.append((base[: max(cuts)], [s[c:] for s, c in zip(seqs, cuts)], cuts))
     return prefix_last(model, groups, device, chunk)

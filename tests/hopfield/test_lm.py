@@ -259,3 +259,49 @@ def test_random_like_skipping_init_gives_the_same_weights():
         assert all(torch.equal(x, y) for x, y in zip(fast.buffers(), slow.buffers()))
         tied_now = fast.lm_head.weight.data_ptr() == fast.model.embed_tokens.weight.data_ptr()
         assert tied_now == tied
+
+
+def _plain_groups(model, groups, device="cpu", chunk=16):
+    """The simple path: one plain batched pass per sequence, reshaped as the fast paths return."""
+    flat = [list(s) for seqs in groups for s in seqs]
+    lg, hd = L.batch_last(model, flat, device, chunk)
+    return lg.reshape(len(groups), len(groups[0]), -1), hd.reshape(len(groups), len(groups[0]), -1)
+
+
+def test_nested_passes_match_single_passes():
+    """nested_last (the longest sequence of a group as the shared prefix, each sequence seeing its
+    own common prefix with it) equals plain passes: stories told 1, 2 and 4 times, then a query."""
+    from constructions.lm.prefix import nested_last
+
+    gen = np.random.default_rng(3)
+    groups = []
+    for n in (3, 7, 2):
+        story, query = gen.integers(10, 200, size=n).tolist(), gen.integers(10, 200, size=3).tolist()
+        groups.append([story * r + q for r in (1, 2, 4) for q in (query, [L.PLACEHOLDER] + query[1:])])
+    model = L.tiny_llama(2, "float64")
+    logits, hidden = nested_last(model, groups, chunk=2)
+    slow_l, slow_h = _plain_groups(model, groups)
+    np.testing.assert_allclose(logits, slow_l, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hidden, slow_h, rtol=0, atol=1e-12)
+
+
+def test_override_fast_path_matches_plain_passes(saved_model):
+    """override_probe gives the same rows with the nested fast path as with plain passes."""
+    from unittest import mock
+
+    from transformers import AutoTokenizer
+
+    import constructions.lm.probes as P
+
+    folder, _ = saved_model
+    encoder = L.TextEncoder(AutoTokenizer.from_pretrained(folder, local_files_only=True))
+    known, _ = encoder.prepare(list(zip(COUNTRIES, WORDS)))
+    model = L.tiny_llama(0, "float64")
+
+    def run():
+        return P.override_probe(model, encoder, known, WORDS, [0, 1, 2, 4], np.random.default_rng(0), 4)
+
+    fast = run()
+    with mock.patch.object(P, "nested_last", _plain_groups):
+        slow = run()
+    assert fast == slow and len(fast) == 16
