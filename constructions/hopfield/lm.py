@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from constructions.lm.prefix import grouped_last
 from constructions.lm.text import DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts, read_pairs  # noqa: F401
 
 ARROW, NEWLINE, PLACEHOLDER = 3, 4, 5
@@ -178,7 +179,7 @@ def batch_last(model, id_lists, device="cpu", chunk=16):
 
     logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
     for idx, lens, batch in padded_batches(id_lists, chunk):
-        with torch.no_grad():
+        with torch.inference_mode():
             states = model.model(input_ids=batch.to(device)).last_hidden_state
             last = states[
                 torch.arange(len(idx), device=states.device), torch.tensor(lens, device=states.device) - 1
@@ -257,8 +258,11 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
     }
     h0, hf, saved = [], [], []
     L0, H0 = batch_last(model, [encoder.zero_shot(s) for _, s, _ in prompts], device)
-    LC, _ = batch_last(model, [encoder.context_only(d) for d, _, _ in prompts], device)
-    LF, HF = batch_last(model, [encoder.full(d, s) for d, s, _ in prompts], device)
+    # full and context-only prompts share their demonstrations: run them once (constructions.lm.prefix)
+    G, GH = grouped_last(
+        model, [[encoder.full(d, s), encoder.context_only(d)] for d, s, _ in prompts], device
+    )
+    LF, HF, LC = G[:, 0], GH[:, 0], G[:, 1]
     for k, (demos, subject, answer) in enumerate(prompts):
         l0, lc, lf = L0[k], LC[k], LF[k]
         h0.append(H0[k])

@@ -175,16 +175,33 @@ def load_model(spec: str, device: str = "cpu", dtype: str = "float32"):
     return model, tokenizer, info
 
 
-def random_like(model, seed: int):
+def _skip_init(skip: bool):
+    """transformers' ``no_init_weights`` (its own random init is overwritten anyway), else a no-op."""
+    import contextlib
+
+    if not skip:
+        return contextlib.nullcontext()
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        return contextlib.nullcontext()
+    return no_init_weights()
+
+
+def random_like(model, seed: int, skip_init: bool = True):
     """The same architecture with seeded random weights: N(0, 0.02) matrices, norms at 1.
 
     Built inside ``torch.random.fork_rng`` (transformers' own init draws from the global RNG) and
-    then every weight is overwritten from an explicit ``torch.Generator(seed)``.
+    then every weight is overwritten from an explicit ``torch.Generator(seed)``. ``skip_init``
+    skips transformers' own init (about 1.4 CPU-s for SmolLM2), whose values are all overwritten:
+    the weights and buffers are the same either way (tests/hopfield/test_lm.py).
     """
     import torch
 
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), _skip_init(skip_init):
         fresh = type(model)(model.config)
+    if skip_init:
+        fresh.tie_weights()  # no_init_weights also leaves tied embeddings untied
     gen = torch.Generator().manual_seed(int(seed))
     with torch.no_grad():
         for name, param in sorted(fresh.named_parameters()):

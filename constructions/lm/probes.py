@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from constructions.hopfield.lm import batch_last, padded_batches
+from constructions.lm.prefix import nested_last
 
 SUBJECT_PROMPT = "Facts about {s}"
 STORY = "In this story, {q} {a}.\n"
@@ -32,7 +33,7 @@ def batch_states(model, id_lists, device="cpu", chunk=16) -> np.ndarray:
 
     out_states = [None] * len(id_lists)
     for idx, lens, batch in padded_batches(id_lists, chunk):
-        with torch.no_grad():
+        with torch.inference_mode():
             hs = model.model(input_ids=batch.to(device), output_hidden_states=True).hidden_states
         for row, i in enumerate(idx):
             out_states[i] = np.stack([h[row, lens[row] - 1].double().cpu().numpy() for h in hs])
@@ -66,7 +67,7 @@ def ridge_cv_r2(features, targets, folds, alpha_scale=1.0) -> float:
         K = Ft @ Ft.T
         alpha = alpha_scale * np.trace(K) / len(train)
         coef = np.linalg.solve(K + alpha * np.eye(len(train)), Yt)
-        pred = (F[test] - fm) @ (Ft.T @ coef)
+        pred = ((F[test] - fm) @ Ft.T) @ coef  # = (F[test] - fm) @ (Ft.T @ coef), fewer flops
         sse += float(np.sum((Y[test] - ym - pred) ** 2))
         sst += float(np.sum((Y[test] - ym) ** 2))
     if sst <= 0:
@@ -127,6 +128,10 @@ def _lower_first(text):
     return text[:1].lower() + text[1:]
 
 
+def _story(encoder, subject, alt, n):
+    return STORY.replace("{q}", _lower_first(encoder.query_text(subject))).replace("{a}", alt) * int(n)
+
+
 def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu"):
     """Counterfactual contexts repeated n times (n in ``reps``) before a query the model knows.
 
@@ -148,22 +153,30 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
         facts.append((s, a, others[int(gen.integers(len(others)))]))
     L0, _ = batch_last(model, [encoder.zero_shot(s) for s, _, _ in facts], device)
     l0s = {s: L0[k][cand] for k, (s, _, _) in enumerate(facts)}
+    # every repetition count's full and context-only prompt of a fact share the story told once,
+    # and each is a story told n times: the longest runs once (constructions.lm.prefix.nested_last)
+    with_ctx = [int(n) for n in reps if n != 0]
+    if with_ctx:
+        G, _ = nested_last(
+            model,
+            [
+                [
+                    encoder._ids(_story(encoder, s, alt, n) + encoder.query_text(q))
+                    for n in with_ctx
+                    for q in (s, "?")
+                ]
+                for s, _, alt in facts
+            ],
+            device,
+        )
     rows = []
     for n in reps:
         if n == 0:
             fulls = [l0s[s] for s, _, _ in facts]
             biases = [np.zeros(len(cand)) for _ in facts]
         else:
-            stories = [
-                STORY.replace("{q}", _lower_first(encoder.query_text(s))).replace("{a}", alt) * int(n)
-                for s, _, alt in facts
-            ]
-            LF, _ = batch_last(
-                model,
-                [encoder._ids(st + encoder.query_text(s)) for st, (s, _, _) in zip(stories, facts)],
-                device,
-            )
-            LC, _ = batch_last(model, [encoder._ids(st + encoder.query_text("?")) for st in stories], device)
+            j = 2 * with_ctx.index(int(n))
+            LF, LC = G[:, j], G[:, j + 1]
             fulls = [LF[k][cand] for k in range(len(facts))]
             biases = [LC[k][cand] - LC[k][cand].mean() for k in range(len(facts))]
         for i, (s, a, alt) in enumerate(facts):

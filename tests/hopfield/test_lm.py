@@ -169,3 +169,139 @@ def test_batched_passes_match_single_passes():
         l1, h1 = L.last_logits(model, seq)
         np.testing.assert_allclose(logits[k], l1, rtol=0, atol=1e-12)
         np.testing.assert_allclose(hidden[k], h1, rtol=0, atol=1e-12)
+
+
+def test_shared_prefix_passes_match_single_passes():
+    """The fast path (each group's common prefix run once, suffixes on its cached keys and values,
+    prefixes right-padded and masked) equals one plain pass per sequence: float64 to 1e-12,
+    float32 to 1e-5 (rounding only)."""
+    from constructions.lm.prefix import common_prefix, grouped_last
+
+    gen = np.random.default_rng(5)
+    groups = []
+    for n in (3, 9, 1, 12, 5):
+        pre = gen.integers(10, 200, size=n).tolist()
+        groups.append([pre + gen.integers(10, 200, size=m).tolist() for m in (2, 4)])
+    assert common_prefix(groups[1]) >= 9
+    for dtype, atol in (("float64", 1e-12), ("float32", 1e-5)):
+        model = L.tiny_llama(2, dtype)
+        logits, hidden = grouped_last(model, groups, chunk=3)
+        for g, seqs in enumerate(groups):
+            for j, seq in enumerate(seqs):
+                l1, h1 = L.last_logits(model, seq)
+                np.testing.assert_allclose(logits[g, j], l1, rtol=0, atol=atol)
+                np.testing.assert_allclose(hidden[g, j], h1, rtol=0, atol=atol)
+
+
+def test_probe_fast_path_matches_plain_passes():
+    """probe() with the shared-prefix passes gives the same rows as with plain batched passes on
+    a few prompts of the tiny Llama (float64)."""
+    from unittest import mock
+
+    import constructions.hopfield.lm as lm_mod
+
+    gen = np.random.default_rng(1)
+    pairs = list(
+        zip(
+            gen.choice(list(L.SUBJECT_IDS), 8, replace=False),
+            gen.choice(list(L.ANSWER_IDS), 8, replace=False),
+        )
+    )
+    prompts = L.relational_prompts(pairs, 3, np.random.default_rng(2))
+    model = L.tiny_llama(4, "float64")
+    answers = [a for _, a in pairs]
+    fast = L.probe(model, L.SyntheticEncoder(), prompts, answers)
+
+    def plain(model, groups, device="cpu", chunk=16):
+        flat = [s for seqs in groups for s in seqs]
+        lg, hd = L.batch_last(model, flat, device, chunk)
+        return lg.reshape(len(groups), 2, -1), hd.reshape(len(groups), 2, -1)
+
+    with mock.patch.object(lm_mod, "grouped_last", plain):
+        slow = L.probe(model, L.SyntheticEncoder(), prompts, answers)
+    for key, value in slow.items():
+        np.testing.assert_allclose(np.asarray(fast[key], float), np.asarray(value, float), rtol=0, atol=1e-10)
+
+
+def test_common_prefix_needs_two_tokens():
+    from constructions.lm.prefix import common_prefix
+
+    assert common_prefix([[1, 2, 3], [1, 2, 4]]) == 2
+    assert common_prefix([[1, 2], [1, 2, 3]]) == 1  # leaves a token in each
+    with pytest.raises(ValueError, match="at least 2 tokens"):
+        common_prefix([[1], [1, 2]])
+
+
+def test_random_like_skipping_init_gives_the_same_weights():
+    """Skipping transformers' own init (overwritten anyway) changes no weight and no buffer, with
+    untied and with tied input/output embeddings (SmolLM2 ties them)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from constructions.lm.load import random_like
+
+    for tied in (False, True):
+        config = LlamaConfig(
+            vocab_size=64,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            tie_word_embeddings=tied,
+        )
+        with torch.random.fork_rng(devices=[]):
+            base = LlamaForCausalLM(config)
+        fast, slow = random_like(base, 7), random_like(base, 7, skip_init=False)
+        a, b = fast.state_dict(), slow.state_dict()
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        assert all(torch.equal(x, y) for x, y in zip(fast.buffers(), slow.buffers()))
+        tied_now = fast.lm_head.weight.data_ptr() == fast.model.embed_tokens.weight.data_ptr()
+        assert tied_now == tied
+
+
+def _plain_groups(model, groups, device="cpu", chunk=16):
+    """The simple path: one plain batched pass per sequence, reshaped as the fast paths return."""
+    flat = [list(s) for seqs in groups for s in seqs]
+    lg, hd = L.batch_last(model, flat, device, chunk)
+    return lg.reshape(len(groups), len(groups[0]), -1), hd.reshape(len(groups), len(groups[0]), -1)
+
+
+def test_nested_passes_match_single_passes():
+    """nested_last (the longest sequence of a group as the shared prefix, each sequence seeing its
+    own common prefix with it) equals plain passes: stories told 1, 2 and 4 times, then a query."""
+    from constructions.lm.prefix import nested_last
+
+    gen = np.random.default_rng(3)
+    groups = []
+    for n in (3, 7, 2):
+        story, query = gen.integers(10, 200, size=n).tolist(), gen.integers(10, 200, size=3).tolist()
+        groups.append([story * r + q for r in (1, 2, 4) for q in (query, [L.PLACEHOLDER] + query[1:])])
+    model = L.tiny_llama(2, "float64")
+    logits, hidden = nested_last(model, groups, chunk=2)
+    slow_l, slow_h = _plain_groups(model, groups)
+    np.testing.assert_allclose(logits, slow_l, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hidden, slow_h, rtol=0, atol=1e-12)
+
+
+def test_override_fast_path_matches_plain_passes(saved_model):
+    """override_probe gives the same rows with the nested fast path as with plain passes."""
+    from unittest import mock
+
+    from transformers import AutoTokenizer
+
+    import constructions.lm.probes as P
+
+    folder, _ = saved_model
+    encoder = L.TextEncoder(AutoTokenizer.from_pretrained(folder, local_files_only=True))
+    known, _ = encoder.prepare(list(zip(COUNTRIES, WORDS)))
+    model = L.tiny_llama(0, "float64")
+
+    def run():
+        return P.override_probe(model, encoder, known, WORDS, [0, 1, 2, 4], np.random.default_rng(0), 4)
+
+    fast = run()
+    with mock.patch.object(P, "nested_last", _plain_groups):
+        slow = run()
+    assert fast == slow and len(fast) == 16
