@@ -217,3 +217,16 @@ def test_screened_path_with_a_pool_too_small_matches_the_reference(monkeypatch, 
     np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
     assert res.per_value[-1] < 1e-8 and res.gap < 1e-9
     assert res.working_set.max() > 3  # the final check did add columns from outside the pool
+
+
+def test_screened_workers_match_one_process():
+    """issue 17.4: the screened path split over two forked processes gives the one-process
+    result (the per-value problems are independent); workers < 1 is rejected."""
+    V = spherical(700, 12, 11)
+    one = decodability(V, screen=True, chunk=128)
+    two = decodability(V, screen=True, chunk=128, workers=2)
+    np.testing.assert_allclose(two.per_value, one.per_value, atol=1e-12)
+    np.testing.assert_allclose(two.separators, one.separators, atol=1e-9)
+    assert two.gap < 1e-9
+    with pytest.raises(ValueError, match="workers"):
+        decodability(V, workers=0)

@@ -188,6 +188,7 @@ def decodability(
     gram_bytes: int = 2**30,
     solver: str = "pivoting",
     screen: bool | None = None,
+    workers: int = 1,
 ) -> Decodability:
     """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
     computation of the [reference] definition; see the module docstring for the method).
@@ -203,7 +204,11 @@ def decodability(
     screen: float32 screening of the n_V^2 distances and checks, exact float64 re-check of every
     column that could matter (see SCREEN_MARGIN); default on for n_V >= 4096 when the Gram
     matrix is not held. A speed choice: the certificate is computed in float64 either way.
+    workers: on the screened path, solve contiguous ranges of values in that many forked
+    processes (a speed choice: each value's problem and check are the same).
     """
+    if int(workers) != workers or workers < 1:
+        raise ValueError(f"workers={workers} violates the hypothesis workers >= 1")
     if solver not in ("pivoting", "active_set"):
         raise ValueError(f"solver={solver!r} must be 'pivoting' or 'active_set'")
     pivoting = solver == "pivoting"
@@ -225,7 +230,7 @@ def decodability(
     if screen:  # the n_V^2 part in float32 (theory/fact_mlp/screen.py), certificate in float64
         if not working_set:  # rounds shrink to the support there (~0.6 d at d = 64): start near it
             k0 = max(1, min(k0, 3 * d // 4))
-        separators, primal, dual, sizes = screened(V, sq, scale, k0, chunk, gram_path)
+        separators, primal, dual, sizes = screened(V, sq, scale, k0, chunk, gram_path, int(workers))
         return _result(separators, primal, dual, sizes)
     full_gram = V @ V.T if held else None
     flat_gram = full_gram.reshape(-1) if full_gram is not None else None

@@ -40,9 +40,30 @@ def _unit_rows(V: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:
     return diff / np.linalg.norm(diff, axis=1)[:, None]
 
 
-def screened(V: np.ndarray, sq: np.ndarray, scale: float, k0: int, chunk: int, gram_path: bool):
+def screened(
+    V: np.ndarray, sq: np.ndarray, scale: float, k0: int, chunk: int, gram_path: bool, workers: int = 1
+):
     """Per-value (separator, primal, dual, working-set size) for the whole table; see the module
-    docstring. V float64 (n, d), sq its squared norms, scale = max sq."""
+    docstring. V float64 (n, d), sq its squared norms, scale = max sq. ``workers`` > 1 splits the
+    values into that many contiguous ranges solved in forked processes (the per-value problems
+    are independent; every value is still checked against every column)."""
+    n = len(V)
+    if workers > 1 and n >= 2 * chunk:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        edges = [chunk * round(k * n / (workers * chunk)) for k in range(workers)] + [n]
+        args = (V, sq, scale, k0, chunk, gram_path)
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            parts = list(pool.map(_range, *zip(*[(args, lo, hi) for lo, hi in zip(edges, edges[1:])])))
+        return tuple(np.concatenate([part[k] for part in parts]) for k in range(4))
+    return _range((V, sq, scale, k0, chunk, gram_path), 0, n)
+
+
+def _range(args, lo: int, hi: int):
+    """:func:`screened` for the values lo .. hi - 1 (arrays of length hi - lo)."""
+    V, sq, scale, k0, chunk, gram_path = args
     from theory.fact_mlp import decodability as dec
 
     n, d = V.shape
@@ -51,16 +72,16 @@ def screened(V: np.ndarray, sq: np.ndarray, scale: float, k0: int, chunk: int, g
     V32t = V32.T
     sq32 = (sq / scale).astype(np.float32)
     m_pool = int(min(n - 1, max(POOL_FACTOR * k0, POOL_MIN)))
-    separators = np.zeros((n, d))
-    primal = np.zeros(n)
-    dual = np.zeros(n)
-    sizes = np.zeros(n, dtype=np.int64)
+    separators = np.zeros((hi - lo, d))
+    primal = np.zeros(hi - lo)
+    dual = np.zeros(hi - lo)
+    sizes = np.zeros(hi - lo, dtype=np.int64)
     c_max = min(chunk, n)
     G = np.empty((c_max, n), dtype=np.float32)  # GEMM output, then the check values
     S = np.empty((c_max, n), dtype=np.float32)  # scores
     D = np.empty((c_max, n), dtype=np.float32)  # distances (kept for the final check)
-    for start in range(0, n, chunk):
-        rows = np.arange(start, min(n, start + chunk))
+    for start in range(lo, hi, chunk):
+        rows = np.arange(start, min(hi, start + chunk))
         c = len(rows)
         ar = np.arange(c)
         g, s, dist = G[:c], S[:c], D[:c]
@@ -152,8 +173,8 @@ def screened(V: np.ndarray, sq: np.ndarray, scale: float, k0: int, chunk: int, g
                     still.append(a)
             pending = np.asarray(still, dtype=np.int64)
         for a, i in enumerate(rows):
-            u, lo = U[a], float(low[a])
-            if lo <= 0 or not np.any(u):  # 0 in the hull (or numerically so): u = 0 attains 0
-                u, lo = np.zeros(d), 0.0
-            separators[i], primal[i], dual[i], sizes[i] = u, lo, P[a], len(cols[a])
+            u, low_a = U[a], float(low[a])
+            if low_a <= 0 or not np.any(u):  # 0 in the hull (or numerically so): u = 0 attains 0
+                u, low_a = np.zeros(d), 0.0
+            separators[i - lo], primal[i - lo], dual[i - lo], sizes[i - lo] = u, low_a, P[a], len(cols[a])
     return separators, primal, dual, sizes
