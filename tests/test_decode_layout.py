@@ -35,4 +35,3 @@ def test_column_max_is_the_max_over_dim_0():
     for rows in (1, 2, 3, 7, 64, 1001):
         x = torch.randn(rows, 5, generator=g)
         assert torch.equal(dec._column_max(x.clone()), x.amax(dim=0))
-
