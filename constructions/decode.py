@@ -68,8 +68,10 @@ def _transposed(H: torch.Tensor) -> bool:
     small chunk operand per call (the other layout re-packs all of U per chunk); its logits are
     bitwise those of H @ U^T here (float32, checked in tests/test_decode_layout.py against the row
     layout), and a maximum is exact in any order, so the margins are unchanged. float64 and
-    other devices keep the row layout (float64 GEMMs of the two layouts differ in the last bit)."""
-    return H.dtype == torch.float32 and H.device.type == "cpu"
+    other devices keep the row layout (float64 GEMMs of the two layouts differ in the last bit), and
+    so do several threads (measured at 2 threads on the loaded 2-core machine: the row layout 0.36,
+    transposed 0.27 of the full matmul; the per-chunk parallel regions dominate there)."""
+    return H.dtype == torch.float32 and H.device.type == "cpu" and torch.get_num_threads() == 1
 
 
 def _column_max(out: torch.Tensor) -> torch.Tensor:

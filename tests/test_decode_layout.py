@@ -17,8 +17,13 @@ def test_transposed_chunks_give_the_row_layout_margins(monkeypatch, n, v, d, chu
     t = torch.randint(0, v, (n,), generator=g)
     H[1] = U[t[1]]  # an exact self-match and a tie: the same decisions in both layouts
     U[(int(t[2]) + 1) % v] = U[t[2]]
-    assert dec._transposed(H)
-    new = dec.decode(H, U, t, chunk=chunk, return_margins=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the transposed layout is the one-thread float32 CPU kernel
+    try:
+        assert dec._transposed(H)
+        new = dec.decode(H, U, t, chunk=chunk, return_margins=True)
+    finally:
+        torch.set_num_threads(threads)
     monkeypatch.setattr(dec, "_transposed", lambda H: False)
     old = dec.decode(H, U, t, chunk=chunk, return_margins=True)
     np.testing.assert_array_equal(new.margins, old.margins)  # bitwise: same GEMM sums, exact max

@@ -252,7 +252,6 @@ def bench_measure_chunks(
         "order rotating), 1 warm-up round; ratios per round, median and quartiles",
         "target_ratio": 0.85,
         "target_reduction_overhead": 0.10,
-        "kernel_layout": "transposed chunks U @ H_c^T" if _transposed(H) else "row chunks H_c @ U^T",
         "by_threads": {},
     }
     try:
@@ -280,6 +279,7 @@ def bench_measure_chunks(
                     per[f"{mib}MiB"]["cpu_reduction_overhead"] = over_cpu["median"] - 1.0
             best = max(per, key=lambda k: per[k]["ratio_to_matmul"])
             row["by_threads"][str(n_threads)] = {
+                "kernel_layout": "transposed chunks U @ H_c^T" if _transposed(H) else "row chunks H_c @ U^T",
                 "load_before": load_before,
                 "load_after": load_average(),
                 "matmul_s_median": float(np.median(times["matmul"])),
