@@ -26,6 +26,8 @@ TIE_ULPS = 64
 #: measure_chunks` on the shared 2-core CPU machine (load average ~12, one thread, 7 interleaved
 #: rounds, F = V = 16384, d = 128): median matmul / chunked 0.71 at 8 MiB, 0.80 at 16 MiB, 0.77
 #: at 32 MiB, 0.76 at 64 MiB; reduction overhead over the bare chunk GEMMs 3% / 0% / 5% / 20%.
+#: The float32 CPU kernel now runs transposed chunks (:func:`_transposed`); interleaved CPU-time
+#: rounds (load 11-12, same shape): 0.885 at 16 MiB, 0.94 at 32 MiB, the row layout 0.81 at 16 MiB.
 DEFAULT_CHUNK_BYTES = 16 * 2**20
 
 
@@ -55,8 +57,47 @@ def _as_tensor(x, device=None, dtype=None) -> torch.Tensor:
     return x.to(device=device, dtype=dtype) if (device or dtype) else x
 
 
-def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int | None = None) -> int:
+    chunk_bytes = DEFAULT_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     return max(1, min(65536, chunk_bytes // max(1, n_candidates * itemsize)))
+
+
+def _transposed(H: torch.Tensor) -> bool:
+    """float32 on the CPU: the chunk's logits are computed transposed, U @ H_chunk^T (V x r), and
+    reduced over candidates by a pairwise maximum (issue 17.3). With MKL this GEMM packs only the
+    small chunk operand per call (the other layout re-packs all of U per chunk); its logits are
+    bitwise those of H @ U^T here (float32, checked in tests/test_decode_layout.py against the row
+    layout), and a maximum is exact in any order, so the margins are unchanged. float64 and
+    other devices keep the row layout (float64 GEMMs of the two layouts differ in the last bit), and
+    so do several threads (measured at 2 threads on the loaded 2-core machine: the row layout 0.36,
+    transposed 0.27 of the full matmul; the per-chunk parallel regions dominate there)."""
+    return H.dtype == torch.float32 and H.device.type == "cpu" and torch.get_num_threads() == 1
+
+
+def _column_max(out: torch.Tensor) -> torch.Tensor:
+    """Max over dim 0 of a (V, r) buffer by halving in place (elementwise maxima on contiguous
+    halves; a reduction over the strided dim 0 costs ~2x more on the CPU). Destroys ``out``."""
+    n = out.shape[0]
+    while n > 1:
+        h = n // 2
+        torch.maximum(out[:h], out[n - h : n], out=out[:h])
+        n -= h
+    return out[0]
+
+
+def chunk_gemms(queries: torch.Tensor, candidates: torch.Tensor, rows: int) -> None:
+    """The GEMMs :func:`decode` runs for ``rows`` queries per chunk, same layout, no reduction
+    (the benchmark's reference for the reduction overhead)."""
+    H, U = queries, candidates
+    n_q, n_c = H.shape[0], U.shape[0]
+    rows = min(rows, max(n_q, 1))
+    buf = torch.empty(rows * n_c, dtype=H.dtype, device=H.device)
+    for start in range(0, n_q, rows):
+        stop = min(start + rows, n_q)
+        if _transposed(H):
+            torch.mm(U, H[start:stop].t(), out=buf[: n_c * (stop - start)].view(n_c, stop - start))
+        else:
+            torch.mm(H[start:stop], U.t(), out=buf[: n_c * (stop - start)].view(stop - start, n_c))
 
 
 @torch.no_grad()
@@ -81,8 +122,10 @@ def decode(
         raise ValueError(f"targets must lie in [0, {n_cand})")
     if torch.isnan(H).any() or torch.isnan(U).any():
         raise ValueError("NaN in queries or candidates")
+    transposed = _transposed(H)
     rows = chunk or chunk_rows(n_cand, H.element_size())
-    buf = torch.empty((min(rows, max(n_queries, 1)), n_cand), dtype=H.dtype, device=H.device)
+    rows = min(rows, max(n_queries, 1))
+    buf = torch.empty(rows * n_cand, dtype=H.dtype, device=H.device)
     Ut = U.t()
     margins = torch.empty(n_queries, dtype=torch.float64, device=H.device)
     tols = torch.empty(n_queries, dtype=torch.float64, device=H.device)
@@ -91,12 +134,22 @@ def decode(
     neg_inf = torch.tensor(float("-inf"), dtype=H.dtype, device=H.device)
     for start in range(0, n_queries, rows):
         stop = min(start + rows, n_queries)
-        out = buf[: stop - start]
-        torch.mm(H[start:stop], Ut, out=out)
-        idx = t[start:stop, None]
-        correct = out.gather(1, idx).squeeze(1)
-        out.scatter_(1, idx, neg_inf.expand(stop - start, 1))
-        best_other = out.amax(dim=1)
+        r = stop - start
+        if transposed:  # logits^T (V x r): one packing of the small operand per chunk
+            out = buf[: n_cand * r].view(n_cand, r)
+            torch.mm(U, H[start:stop].t(), out=out)
+            cols = torch.arange(r, device=H.device)
+            tgt = t[start:stop]
+            correct = out[tgt, cols]
+            out.index_put_((tgt, cols), neg_inf.expand(r))
+            best_other = _column_max(out)
+        else:
+            out = buf[: r * n_cand].view(r, n_cand)
+            torch.mm(H[start:stop], Ut, out=out)
+            idx = t[start:stop, None]
+            correct = out.gather(1, idx).squeeze(1)
+            out.scatter_(1, idx, neg_inf.expand(r, 1))
+            best_other = out.amax(dim=1)
         margins[start:stop] = (correct - best_other).to(torch.float64)
         tols[start:stop] = eps * H[start:stop].norm(dim=1).to(torch.float64)
     if torch.isnan(margins).any():

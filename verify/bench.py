@@ -39,21 +39,28 @@ def best_time(fn, repeats: int = 5, warmup: int = 1) -> float:
     return best
 
 
-def interleaved_times(fns: dict, pairs: int = 7, warmup: int = 1) -> dict[str, list[float]]:
+def interleaved_times(
+    fns: dict, pairs: int = 7, warmup: int = 1, cpu: dict | None = None
+) -> dict[str, list[float]]:
     """Wall times of every function in ``fns``, run in turn within each of ``pairs`` rounds (the
     order rotates from round to round), after ``warmup`` rounds. Load that comes and goes hits
     the sides of one round alike, so per-round ratios are robust where best-of-N of each side
-    measured separately is not (issue 17 item 3)."""
+    measured separately is not (issue 17 item 3). A dict passed as ``cpu`` receives the same
+    runs' process CPU times (on a loaded machine the fairer clock for one-thread kernels)."""
     names = list(fns)
     for _ in range(warmup):
         for name in names:
             fns[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
+    if cpu is not None:
+        cpu.update({name: [] for name in names})
     for r in range(int(pairs)):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t0)
+            if cpu is not None:
+                cpu[name].append(time.process_time() - c0)
     return times
 
 
@@ -109,6 +116,7 @@ def bench_measure(
 ) -> dict:
     import torch
 
+    from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode, decode_naive
 
     gen = torch.Generator().manual_seed(0)
@@ -131,13 +139,9 @@ def bench_measure(
         sync()
 
     rows_per_chunk = chunk_rows(n_candidates, 4)
-    buf = torch.empty(min(rows_per_chunk, n_queries), n_candidates, dtype=torch.float32, device=device)
-    Ut = U.t()
 
-    def chunk_gemms():  # the chunked kernel's GEMMs alone, same shapes, no reduction
-        for s in range(0, n_queries, rows_per_chunk):
-            e = min(s + rows_per_chunk, n_queries)
-            torch.mm(H[s:e], Ut, out=buf[: e - s])
+    def chunk_gemms():  # the chunked kernel's GEMMs alone, same shapes and layout, no reduction
+        run_chunk_gemms(H, U, rows_per_chunk)
         sync()
 
     def chunked_x4():  # diagnostic: the same kernel with chunks 4x larger (64 MiB at the default)
@@ -151,7 +155,7 @@ def bench_measure(
         pairs=pairs,
     )
     t_nv = best_time(naive, 2)
-    del out, buf
+    del out
     med = {k: float(sorted(v)[len(v) // 2]) for k, v in times.items()}
     vs_mm = ratio_summary(times["matmul"], times["chunked"])
     overhead = ratio_summary(times["chunked"], times["chunk_gemms"])
@@ -212,6 +216,8 @@ def bench_measure_chunks(
     reduction overhead chunked / (the same chunks' GEMMs alone) - 1."""
     import torch
 
+    from constructions.decode import _transposed
+    from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode
 
     gen = torch.Generator().manual_seed(0)
@@ -229,9 +235,8 @@ def bench_measure_chunks(
             decode(H, U, t, chunk=rows)
             sync()
 
-        def gemms(rows=rows):
-            for s in range(0, n_queries, rows):
-                torch.mm(H[s : s + rows], Ut, out=out[s : s + rows])
+        def gemms(rows=rows):  # the kernel's own chunk GEMMs (same layout), no reduction
+            run_chunk_gemms(H, U, rows)
             sync()
 
         fns[f"chunked_{mib}MiB"] = chunked
@@ -253,7 +258,8 @@ def bench_measure_chunks(
         for n_threads in threads:
             torch.set_num_threads(int(n_threads))
             load_before = load_average()
-            times = interleaved_times(fns, pairs=pairs)
+            cpu: dict = {}
+            times = interleaved_times(fns, pairs=pairs, cpu=cpu)
             per = {}
             for mib in sizes_mib:
                 vs = ratio_summary(times["matmul"], times[f"chunked_{mib}MiB"])
@@ -265,8 +271,15 @@ def bench_measure_chunks(
                     "reduction_overhead": over["median"] - 1.0,
                     "chunked_s_median": float(np.median(times[f"chunked_{mib}MiB"])),
                 }
+                if int(n_threads) == 1:  # one thread: CPU time is the load-robust clock
+                    vs_cpu = ratio_summary(cpu["matmul"], cpu[f"chunked_{mib}MiB"])
+                    over_cpu = ratio_summary(cpu[f"chunked_{mib}MiB"], cpu[f"gemms_{mib}MiB"])
+                    per[f"{mib}MiB"]["cpu_ratio_to_matmul"] = vs_cpu["median"]
+                    per[f"{mib}MiB"]["cpu_ratio_min_max"] = [vs_cpu["min"], vs_cpu["max"]]
+                    per[f"{mib}MiB"]["cpu_reduction_overhead"] = over_cpu["median"] - 1.0
             best = max(per, key=lambda k: per[k]["ratio_to_matmul"])
             row["by_threads"][str(n_threads)] = {
+                "kernel_layout": "transposed chunks U @ H_c^T" if _transposed(H) else "row chunks H_c @ U^T",
                 "load_before": load_before,
                 "load_after": load_average(),
                 "matmul_s_median": float(np.median(times["matmul"])),

@@ -167,15 +167,16 @@ def train(
             total = loss + lb_coef * lb + z_coef * z
             r = routings[0]
             f = selection_frequency(r.chapters[:, r.n_shared :], r.probs.shape[-1])[r.n_shared :]
-            hist["f"].append(f.cpu().numpy())
+            hist["f"].append(f.detach())
         opt.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        hist["loss"].append(float(loss.detach()))
+        hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
     if eval_sets:
         record_eval(steps)
-    hist["f"] = np.array(hist["f"])
+    hist["loss"] = torch.stack(hist["loss"]).tolist() if hist["loss"] else []
+    hist["f"] = torch.stack(hist["f"]).cpu().numpy() if hist["f"] else np.array([])
     return hist
 
 
@@ -298,5 +299,6 @@ def train_copy(
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        hist["loss"].append(float(loss.detach()))
+        hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
+    hist["loss"] = torch.stack(hist["loss"]).tolist() if hist["loss"] else []
     return hist

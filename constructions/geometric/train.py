@@ -155,17 +155,31 @@ def train_model(
 
     if record_every:
         record(0)
+    # losses stay on the device and are checked once per record and at the end (issue 17.4: no
+    # host synchronisation per step); a non-finite loss raises naming its first step
+    losses = torch.zeros(int(steps), dtype=dtype, device=device)
+
+    def check_finite(upto):
+        bad = ~torch.isfinite(losses[:upto])
+        if bool(bad.any()):
+            first = int(bad.nonzero()[0, 0])
+            raise ValueError(
+                f"training diverged at step {first + 1} (loss {losses[first].item()}); lower lr={lr}"
+            )
+
+    step = 0
     for step in range(1, int(steps) + 1):
         opt.zero_grad(set_to_none=True)
         logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
         loss = torch.nn.functional.cross_entropy(logits, target)
-        if not torch.isfinite(loss):
-            raise ValueError(f"training diverged at step {step} (loss {loss.item()}); lower lr={lr}")
+        losses[step - 1] = loss.detach()
         loss.backward()
         opt.step()
         if record_every and (step % record_every == 0 or step == steps):
+            check_finite(step)
             if record(step) == 1.0 and stop_at_full_accuracy:
                 break
+    check_finite(step)
     params = {k: v.detach() for k, v in p.items()}
     return TrainedModel(perms=perms, params=params, history=history, snapshots=snapshots)
 

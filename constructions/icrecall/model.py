@@ -252,6 +252,14 @@ def _checkpoint(model: ICAttention, test: Prompts, step: int, loss, evaluated=No
     }
 
 
+def _finite_losses(losses: list) -> list[float]:
+    """The per-step losses (0-d tensors) as floats, one host read; ValueError if one is not finite."""
+    values = torch.stack(losses).tolist() if losses else []
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("fine-tuning loss is not finite")
+    return values
+
+
 def finetune(
     model: ICAttention,
     train: Prompts,
@@ -277,19 +285,20 @@ def finetune(
     y = torch.as_tensor(train.target, device=X.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr, betas=(0.9, 0.999))
+    # the losses stay on the device, read once per checkpoint and at the end (issue 17.4: no
+    # host synchronisation per step); a non-finite loss raises at the next read
     losses = []
-    for _ in range(int(steps)):
+    for step in range(1, int(steps) + 1):
         logits, _ = model(X)
         loss = torch.nn.functional.cross_entropy(logits, y)
-        if not torch.isfinite(loss):
-            raise ValueError("fine-tuning loss is not finite")
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss.detach()))
-        step = len(losses)
+        losses.append(loss.detach())
         if record_every and (step % int(record_every) == 0 or step == int(steps)):
-            trajectory.append(_checkpoint(model, test, step, losses[-1]))
+            _finite_losses(losses)
+            trajectory.append(_checkpoint(model, test, step, float(losses[-1])))
+    losses = _finite_losses(losses)
     acc, alpha, ok = evaluate(model, test)
     extra = {"correct_init": ok0, "correct": ok}
     if record_every:

@@ -197,3 +197,36 @@ def test_initial_working_sets_of_long_rows():
     for a, s in enumerate(sets):
         if len(s) == 50:
             assert set(s) == set(np.argsort(score[a])[:50])
+
+
+@pytest.mark.parametrize("n, d, factor", [(300, 8, 1.0), (260, 40, 1e-4)])
+def test_screened_path_with_a_pool_too_small_matches_the_reference(monkeypatch, n, d, factor):
+    """issue 17.4: the screened path's column generation runs inside a pool of likely columns and
+    its final float32-screened check adds any violator from outside the pool. With a pool of a few
+    columns (so the outside violators are the rule) it still gives the reference rho_i and a tight
+    certificate, with an interior value and a near-duplicate pair."""
+    import theory.fact_mlp.screen as screen
+
+    monkeypatch.setattr(screen, "POOL_MIN", 3)
+    monkeypatch.setattr(screen, "POOL_FACTOR", 1)
+    V = spherical(n, d, 7 * n + d)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, d, 3)[0]
+    ref = decodability(V, solver="active_set", screen=False)
+    res = decodability(factor * V, screen=True, working_set=2)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8 and res.gap < 1e-9
+    assert res.working_set.max() > 3  # the final check did add columns from outside the pool
+
+
+def test_screened_workers_match_one_process():
+    """issue 17.4: the screened path split over two forked processes gives the one-process
+    result (the per-value problems are independent); workers < 1 is rejected."""
+    V = spherical(700, 12, 11)
+    one = decodability(V, screen=True, chunk=128)
+    two = decodability(V, screen=True, chunk=128, workers=2)
+    np.testing.assert_allclose(two.per_value, one.per_value, atol=1e-12)
+    np.testing.assert_allclose(two.separators, one.separators, atol=1e-9)
+    assert two.gap < 1e-9
+    with pytest.raises(ValueError, match="workers"):
+        decodability(V, workers=0)

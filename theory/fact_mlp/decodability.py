@@ -45,6 +45,7 @@ import numpy as np
 
 from theory.fact_mlp.nnls import gram_weights as _gram_weights
 from theory.fact_mlp.nnls import ldp_min_norm as _ldp_min_norm
+from theory.fact_mlp.screen import screened
 
 #: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
 #: largest value norm are the same value (scale invariant; the distance is computed directly
@@ -187,6 +188,7 @@ def decodability(
     gram_bytes: int = 2**30,
     solver: str = "pivoting",
     screen: bool | None = None,
+    workers: int = 1,
 ) -> Decodability:
     """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
     computation of the [reference] definition; see the module docstring for the method).
@@ -202,7 +204,11 @@ def decodability(
     screen: float32 screening of the n_V^2 distances and checks, exact float64 re-check of every
     column that could matter (see SCREEN_MARGIN); default on for n_V >= 4096 when the Gram
     matrix is not held. A speed choice: the certificate is computed in float64 either way.
+    workers: on the screened path, solve contiguous ranges of values in that many forked
+    processes (a speed choice: each value's problem and check are the same).
     """
+    if int(workers) != workers or workers < 1:
+        raise ValueError(f"workers={workers} violates the hypothesis workers >= 1")
     if solver not in ("pivoting", "active_set"):
         raise ValueError(f"solver={solver!r} must be 'pivoting' or 'active_set'")
     pivoting = solver == "pivoting"
@@ -221,13 +227,13 @@ def decodability(
     held = gram_path and n * n * 8 <= gram_bytes
     if screen is None:
         screen = not held and n >= 4096
-    full_gram = V @ V.T if held and not screen else None
+    if screen:  # the n_V^2 part in float32 (theory/fact_mlp/screen.py), certificate in float64
+        if not working_set:  # rounds shrink to the support there (~0.6 d at d = 64): start near it
+            k0 = max(1, min(k0, 3 * d // 4))
+        separators, primal, dual, sizes = screened(V, sq, scale, k0, chunk, gram_path, int(workers))
+        return _result(separators, primal, dual, sizes)
+    full_gram = V @ V.T if held else None
     flat_gram = full_gram.reshape(-1) if full_gram is not None else None
-    if screen:  # the bulk in float32 on the table scaled to largest norm 1 (scale invariant)
-        Vb, scb = V / np.sqrt(scale), 1.0
-        V32, sq32 = Vb.astype(np.float32), (sq / scale).astype(np.float32)
-    else:
-        Vb, scb = V, scale
     separators = np.zeros((n, d))
     primal = np.zeros(n)
     dual = np.zeros(n)
@@ -236,20 +242,16 @@ def decodability(
         stop = min(n, start + chunk)
         rows = np.arange(start, stop)
         c = len(rows)
-        if screen:
-            G = V32[rows] @ V32.T
-            dist2 = _pair_dist2(Vb, sq32, rows, scb, G, recompute=SCREEN_EXACT)
-        else:
-            G = V[rows] @ V.T if full_gram is None else full_gram[rows]
-            dist2 = _pair_dist2(V, sq, rows, scale, G)
-        _raise_on_duplicates(dist2, rows, scb)
-        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scb)
+        G = V[rows] @ V.T if full_gram is None else full_gram[rows]
+        dist2 = _pair_dist2(V, sq, rows, scale, G)
+        _raise_on_duplicates(dist2, rows, scale)
+        near_a, near_b = np.nonzero(dist2 <= NEAR_TOL * scale)
         near = np.split(near_b, np.searchsorted(near_a, np.arange(1, c)))
         # rows whose every pair is far apart: the expansion of <w_ij, w_il> keeps ~13 digits
-        separated = (dist2.min(axis=1) >= SEPARATED_TOL * scb) if held and not screen else None
+        separated = (dist2.min(axis=1) >= SEPARATED_TOL * scale) if held else None
         dist = np.sqrt(np.maximum(dist2, 0.0, out=dist2), out=dist2)
         # <v_i, w_ij>: for unit-norm values ||v_i - v_j|| / 2, so the nearest j are the hardest
-        score = ((sq32 if screen else sq)[rows, None] - G) / dist
+        score = (sq[rows, None] - G) / dist
         score[np.arange(c), rows] = np.inf
         cols = _nearest(score, k0)
         pending = np.arange(c)
@@ -288,35 +290,19 @@ def decodability(
                 U[a] = p / P[a] if P[a] > 1e-14 else 0.0
             # full check of every separator re-solved this round against every column j != i
             # (the other rows' separators did not change, nor did their check)
-            Up = U[pending].astype(np.float32) if screen else U[pending]
-            vals = (
-                (U[pending] * Vb[rows[pending]]).sum(axis=1)[:, None] - Up @ (V32 if screen else V).T
-            ) / dist[pending]
+            vals = ((U[pending] * V[rows[pending]]).sum(axis=1)[:, None] - U[pending] @ V.T) / dist[pending]
             vals[np.arange(len(pending)), rows[pending]] = np.inf
-            exact = {}
             for r, a in enumerate(pending):  # near pairs: <u, v_i - v_j> from the difference itself
                 cand = near[a]
-                if screen and np.any(U[a]):  # and every column float32 rounding could hide
-                    cand = np.union1d(np.flatnonzero(vals[r] < P[a] + SCREEN_MARGIN), cand)
-                    if not len(cand):
-                        cand = np.array([int(np.argmin(vals[r]))])
                 if len(cand):
-                    exact[a] = (cand, _directions(V, rows[a], cand) @ U[a])
-                    if not screen:
-                        vals[r, cand] = exact[a][1]
+                    vals[r, cand] = _directions(V, rows[a], cand) @ U[a]
             low[pending] = vals.min(axis=1)
             still = []
             for r, a in enumerate(pending):
                 if not np.any(U[a]):
                     continue
-                if screen:  # the float32 values of the others lie above ||p||: the min is exact
-                    cand, ex = exact[a]
-                    low[a] = float(ex.min())
-                    hit = ex < P[a] - VIOLATION_TOL
-                    bad, key = cand[hit], ex[hit]
-                else:
-                    bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
-                    key = vals[r, bad]
+                bad = np.flatnonzero(vals[r] < P[a] - VIOLATION_TOL)
+                key = vals[r, bad]
                 if len(bad) == 0:
                     continue
                 mask = ~np.isin(bad, cols[a])
@@ -334,6 +320,10 @@ def decodability(
             if lo <= 0 or not np.any(u):  # 0 in the hull (or numerically so): u = 0 attains 0
                 u, lo = np.zeros(d), 0.0
             separators[i], primal[i], dual[i], sizes[i] = u, lo, P[a], len(cols[a])
+    return _result(separators, primal, dual, sizes)
+
+
+def _result(separators, primal, dual, sizes) -> Decodability:
     gap = float(np.max(dual - primal))
     return Decodability(
         rho=float(primal.min()),
