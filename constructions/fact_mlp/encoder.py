@@ -4,7 +4,7 @@ Architecture class from the abstract and the reference code: a gated encoder fol
 random-projection decoder. The gadget itself is ours (the paper's was not obtainable):
 
 * Decoder: Rp in R^{m_c x d}, i.i.d. N(0, 1/m_c); target code of value j is c_j = Rp u*_j,
-  with u*_j the exact separator of :func:`theory.fact_mlp.decodability.decodability`.
+  with u*_j the exact separator of :func:`theory.fact_mlp.rho.decodability`.
 * Encoder: gates G (H x d) and features phi(x) = vec(ReLU(G x) (x) x) in R^{H d}; A solves
   Phi A = C_f exactly (C_f has rows c_{f(i)}). Output M(x) = Rp^T A^T phi(x), so
   M(k_i) = Rp^T Rp u*_{f(i)}.
@@ -135,7 +135,7 @@ def build_encoder_decoder(
     orthogonal: bool = False,
 ) -> FactMLP:
     """Spec §5.2 [derived] construction. ``decodability``: a precomputed
-    :class:`theory.fact_mlp.decodability.Decodability` of ``facts.values`` (else computed).
+    :class:`theory.fact_mlp.rho.Decodability` of ``facts.values`` (else computed).
     ``n_gates`` defaults to :func:`theory.fact_mlp.bounds.n_gates` = ceil(F/d). A used value inside
     the hull of the others (rho_j = 0, B4) raises ValueError naming it, unless
     ``allow_undecodable`` (then its separator is 0 and its facts are ties: must-fail claims)."""
@@ -156,7 +156,7 @@ def encoder_decoder_family(
     """One encoder-decoder MLP per code dimension m_c in ``code_dims``, sharing the gates and
     the factorised F x F solve (only the decoder Rp and the target codes depend on m_c)."""
     from theory.fact_mlp.bounds import n_gates as default_gates
-    from theory.fact_mlp.decodability import decodability as compute_rho
+    from theory.fact_mlp.rho import decodability as compute_rho
 
     check_generator(rng)
     V = facts.values

@@ -153,7 +153,7 @@ def interior_value(values: np.ndarray) -> np.ndarray:
 
 def feasibility(values, fact_map) -> tuple[bool, list[int]]:
     """B4 [derived]: storable iff every used value is a vertex of conv(V) (rho_{f(i)} > 0)."""
-    from theory.fact_mlp.decodability import is_feasible
+    from theory.fact_mlp.rho import is_feasible
 
     return is_feasible(values, fact_map)
 

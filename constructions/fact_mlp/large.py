@@ -2,7 +2,7 @@
 "Scale requirement"; issue 17 item 1). [derived]: the construction below is ours.
 
 Decoder as in the joint encoder-decoder (:mod:`constructions.fact_mlp.encoder`): target code
-c_j = Rp u*_j for the exact separators u*_j of :func:`theory.fact_mlp.decodability.decodability`
+c_j = Rp u*_j for the exact separators u*_j of :func:`theory.fact_mlp.rho.decodability`
 (Rp = I_d and m_c = d when ``code_dim`` is None, so outputs are the separators and each fact is
 decoded with margin rho_{f(i)} ||v_{f(i)} - v_j||), output M(x) = Rp^T code(x).
 
@@ -169,7 +169,7 @@ def build_large(
     """
     import time
 
-    from theory.fact_mlp.decodability import decodability as compute_rho
+    from theory.fact_mlp.rho import decodability as compute_rho
 
     K = np.ascontiguousarray(keys, dtype=np.float64)
     V = np.asarray(values, dtype=np.float64)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theory.fact_mlp.decodability import coherence, decodability, is_feasible, rho_lower_bound
+from theory.fact_mlp.rho import coherence, decodability, is_feasible, rho_lower_bound
 
 
 def spherical(n, d, seed):
@@ -132,7 +132,7 @@ def test_coherence_requires_unit_norm_unless_asked():
 def test_decodability_exported_from_theory_fact_mlp():
     """issue 14 item 11: the documented entry point."""
     import theory.fact_mlp.bounds as fm
-    import theory.fact_mlp.decodability as fd
+    import theory.fact_mlp.rho as fd
 
     assert fm.decodability is fd.decodability
 
@@ -187,7 +187,7 @@ def test_initial_working_sets_of_long_rows():
     """Rows longer than 16384 pick their initial working set below a threshold read from a
     strided sample (no full argpartition): at most k columns, and where k were found they are
     exactly the k smallest scores."""
-    from theory.fact_mlp.decodability import _nearest
+    from theory.fact_mlp.rho import _nearest
 
     score = np.random.default_rng(0).random((6, 40000))
     sets = _nearest(score, 50)
@@ -230,3 +230,16 @@ def test_screened_workers_match_one_process():
     assert two.gap < 1e-9
     with pytest.raises(ValueError, match="workers"):
         decodability(V, workers=0)
+
+
+def test_decodability_is_exported_from_the_package():
+    """Issue 14.11: the documented entry point is the function, not a submodule of the same name."""
+    import numpy as np
+
+    from theory.fact_mlp import decodability as exported
+    from theory.fact_mlp.rho import decodability as direct
+
+    assert exported is direct
+    # n orthonormal values: the nearest point of the hull of (e_i - e_j)/sqrt(2), j != i, is their
+    # mean, of norm sqrt((1 + 1/(n - 1))/2): sqrt(3)/2 at n = 3
+    assert abs(exported(np.eye(3)).rho - np.sqrt(3) / 2) < 1e-12

@@ -128,7 +128,7 @@ def test_interior_value_cannot_be_decoded():
 
 
 def test_spike_lowers_rho():
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     rng = np.random.default_rng(0)
     V = spherical(128, 16, rng)
@@ -204,7 +204,7 @@ def test_jl_code_dim_delta_and_constant_eight():
 
 
 def test_active_set_rho_matches_nnls():
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
     from verify.fact_mlp.decodability import active_set_rho
 
     V = spherical(12, 3, np.random.default_rng(7))
@@ -264,7 +264,7 @@ def test_random_projection_decoder_decodes_at_b2_dimension(seed, d, n_values):
     theory.fact_mlp.bounds) the decoder Rp^T Rp u*_j decodes every value j."""
     from constructions.fact_mlp.encoder import random_projection
     from theory.fact_mlp.bounds import jl_code_dim_delta
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     rng = np.random.default_rng(seed)
     V = spherical(n_values, d, rng)

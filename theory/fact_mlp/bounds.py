@@ -2,7 +2,7 @@
 
 fact_mlp spec §6. Each bound is registered with a sympy expression and a validated numeric
 evaluation; ``python -m theory eval fact_mlp.info_bits n_facts=1000 n_values=1000``.
-Decodability rho (spec §5.1) lives in :mod:`theory.fact_mlp.decodability`.
+Decodability rho (spec §5.1) lives in :mod:`theory.fact_mlp.rho`.
 """
 
 from __future__ import annotations
@@ -276,4 +276,4 @@ register_bound(
 )
 
 # The documented entry point for rho (spec §5.1; issue 14 item 11). It lives in its own module.
-from theory.fact_mlp.decodability import Decodability, decodability  # noqa: E402,F401
+from theory.fact_mlp.rho import Decodability, decodability  # noqa: E402,F401

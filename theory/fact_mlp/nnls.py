@@ -1,6 +1,6 @@
 """Minimum-norm point of a convex hull by NNLS (least-distance programming), two solvers.
 
-Used by theory/fact_mlp/decodability.py (fact_mlp spec §5.1, [derived] computation). For unit
+Used by theory/fact_mlp/rho.py (fact_mlp spec §5.1, [derived] computation). For unit
 rows W (k, d) the minimum-norm point of conv(rows) has convex weights lam / sum(lam), where lam
 solves the NNLS min_{lam >= 0} ||E lam - e_{d+1}||, E = [W^T; 1^T] (Lawson & Hanson ch. 23).
 

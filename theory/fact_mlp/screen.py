@@ -1,6 +1,6 @@
 """Float32-screened decodability for large tables (issue 17.4; fact_mlp spec §5.1, [derived]).
 
-Called by :func:`theory.fact_mlp.decodability.decodability` when ``screen`` is on (by default
+Called by :func:`theory.fact_mlp.rho.decodability` when ``screen`` is on (by default
 n_V >= 4096 without a held Gram matrix). Same problem, same certificate, cheaper n_V^2 part:
 
 * two passes over the n_V^2 pairs per value chunk, both float32 into reused buffers (no
@@ -64,7 +64,7 @@ def screened(
 def _range(args, lo: int, hi: int):
     """:func:`screened` for the values lo .. hi - 1 (arrays of length hi - lo)."""
     V, sq, scale, k0, chunk, gram_path = args
-    from theory.fact_mlp import decodability as dec
+    from theory.fact_mlp import rho as dec
 
     n, d = V.shape
     Vb = V / np.sqrt(scale)

@@ -1,6 +1,6 @@
 """Benchmark rows of the fact_mlp area (``python -m verify bench fact_mlp_decodability``).
 
-The decodability row times :func:`theory.fact_mlp.decodability.decodability` (exact NNLS-LDP
+The decodability row times :func:`theory.fact_mlp.rho.decodability` (exact NNLS-LDP
 with column generation and a primal-dual certificate) against a batched ADMM on the same
 max-min problem run for a fixed 300 iterations, the way the public reference code computes it
 (spec §5.1; the baseline is written here, inside the benchmark only, and is not a library
@@ -87,7 +87,7 @@ def bench_decodability(
     n_values - 1 others), extrapolated linearly to n_values: the per-value problems are
     independent and the ADMM's cost per value is fixed (300 iterations). On CPU the default
     subset is 128 values, so the row runs in about a minute; on CUDA every value is timed."""
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     rng = np.random.default_rng(0)
     V = rng.standard_normal((n_values, dim))
@@ -201,7 +201,7 @@ def bench_fact_mlp_build(
 _DECODABILITY_SCRIPT = """
 import json, resource, sys, time
 import numpy as np
-from theory.fact_mlp.decodability import decodability
+from theory.fact_mlp.rho import decodability
 n, d, workers = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(0)
 V = rng.standard_normal((n, d))

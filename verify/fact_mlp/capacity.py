@@ -17,7 +17,7 @@ def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):
     """Fact set, decodability and one encoder-decoder per m_c, cached per run."""
     from constructions.fact_mlp.encoder import encoder_decoder_family
     from constructions.fact_mlp.facts import fact_set
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     def compute():
         rng = ctx.rng(11, n_facts, n_values, d, salt)
@@ -223,7 +223,7 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
     from constructions.fact_mlp.baselines import smallest_size
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import FactSet, spherical
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     V, res = ctx.shared(
         ("fact_mlp.lin.values", p["n_values"], p["d"], ctx.seed),

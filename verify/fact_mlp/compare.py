@@ -90,7 +90,7 @@ def check_beats_baseline(p, ctx):
     matching grids, 5 draws and no fallback. Quick scale moved to d=64, F=512 (same F/d^2 as the
     spec's d=128, F=2048, now the full scale) to afford 5 draws."""
     from constructions.fact_mlp.facts import fact_set
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
     from verify.measure import bootstrap_interval
 
     def compute():
@@ -145,7 +145,7 @@ def capacity_point(params: dict, seed: int) -> dict:
     from constructions.fact_mlp.encoder import encoder_decoder_family
     from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.bounds import info_bits
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     F, n_values, d = params["n_facts"], params["n_values"], params["d"]
     rng = rng_for(seed, 51, F, d)

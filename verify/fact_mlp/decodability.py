@@ -99,7 +99,7 @@ def active_set_rho(W: np.ndarray, max_active: int) -> float:
     "best of 20 000 random unit u, and the certificate gap is < 1e-6",
     quick={"n_values": 30, "d": 3, "grid": 20000},
     kind="identity",
-    independence="NNLS on the dual (min-norm point of conv{w_ij}, theory.fact_mlp.decodability) "
+    independence="NNLS on the dual (min-norm point of conv{w_ij}, theory.fact_mlp.rho) "
     "against an enumeration of the primal's candidate optima (min-norm solutions "
     "of W_S u = 1 over every active set S, lstsq) and a random grid; no shared code",
 )
@@ -107,7 +107,7 @@ def check_rho_solver(p, ctx):
     """Changed reference (not criterion): the brute force was a grid polished by Nelder-Mead, which
     stalls on this non-smooth max-min (it fell 0.009 short of the certified NNLS value at seed 1,
     0.003 at seed 2); the exact active-set enumeration replaces it."""
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     V = _spherical(p["n_values"], p["d"], ctx.rng(1))
     res = decodability(V)
@@ -159,7 +159,7 @@ def check_rho_solver(p, ctx):
 )
 def check_rho_range(p, ctx):
     from constructions.fact_mlp.facts import interior_value
-    from theory.fact_mlp.decodability import coherence, decodability
+    from theory.fact_mlp.rho import coherence, decodability
 
     V, res = shared_rho(ctx, p["n_values"], p["d"])
     if p.get("control") == "interior":
@@ -203,7 +203,7 @@ def check_rho_interior(p, ctx):
     from constructions.fact_mlp.baselines import hebbian_readout, linear_memory, ntk_memory
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import FactSet, decode_numpy, interior_value
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     rng = ctx.rng(3)
     V = interior_value(_spherical(p["n_values"], p["d"], rng))
@@ -255,7 +255,7 @@ def check_rho_interior(p, ctx):
     ],
 )
 def check_rho_invariance(p, ctx):
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     rng = ctx.rng(4)
     V = _spherical(p["n_values"], p["d"], rng)
@@ -294,7 +294,7 @@ def check_rho_invariance(p, ctx):
 def check_rho_anisotropy(p, ctx):
     from dataclasses import replace
 
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
     from verify.measure import seeds_verdict
 
     per_seed = {}

@@ -18,7 +18,7 @@ def shared_rho(ctx, n_values, d, beta=0.0, salt=0):
     """Values spherical(n_V, d) (spiked by beta when beta > 0) and their exact decodability,
     cached per run. With salt 0 the draw is np.random.default_rng(seed): values first, then u."""
     from constructions.fact_mlp.facts import spike
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     def compute():
         rng = ctx.rng(salt) if salt else ctx.rng()

@@ -207,7 +207,7 @@ def check_mc_rho_scaling(p, ctx):
 
     from constructions.fact_mlp.facts import spike
     from theory.fact_mlp.bounds import jl_code_dim
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
     from verify.measure import seeds_verdict
 
     rows, passes = {}, []

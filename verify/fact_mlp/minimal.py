@@ -32,7 +32,7 @@ def minimal_sizes(F, d, n_values, seed, epochs, device="cpu", families=None) -> 
     whitened Hebbian (width on WIDTHS; whitened up to 1024)."""
     from constructions.fact_mlp.baselines import hebbian_readout, ntk_memory, smallest_size, train_gated_mlp
     from constructions.fact_mlp.encoder import build_encoder_decoder
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
     from verify.fact_mlp.usability_setup import GD_GRID, gd_facts
 
     facts = gd_facts(F, d, n_values, seed)

@@ -63,7 +63,7 @@ def task(ctx, p):
 
 def table_rho(ctx, p):
     """Decodability of the whole embedding table (the MLP's value set), computed once."""
-    from theory.fact_mlp.decodability import decodability
+    from theory.fact_mlp.rho import decodability
 
     return ctx.shared(
         ("fact_mlp.tf.rho", _key(p, "n_facts", "d_model"), ctx.seed),
