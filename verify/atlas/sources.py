@@ -26,16 +26,10 @@ Parameter counts follow the areas' own conventions:
   (:mod:`verify.atlas.retrieval`), the one family no earlier claim measures.
 - hopfield (ungated) and hopfield_gated: the smallest dimension d* at which the modern Hopfield
   network stores all N memories (``hopfield.storing_dim.r4_sufficient``, N = 16..1024, 3 draws);
-  P = d N, the memory matrix X (keys = values; the context gates of the gated network are the
-  context's input, not parameters).
-
-No honest information bound exists for the hopfield families: the task (query x_i, output within
-1/(beta N M) of x_i) is auto-associative, so the identity map solves it with no parameters, and a
-bound from cue noise or pattern precision grows with d N itself (bits per parameter would be a
-formula compared with itself). They are placed with a stated convention [derived], I = N log2 N
-(the index of the retrieved memory among N, as the icrecall family's F = n_V = N), which is NOT a
-lower bound; their within_constant claims check that d*/log2 N stays within a constant (R4's
-exponential capacity in parameter form). Their records are optional: missing, they are reported.
+  P = d N, the memory matrix (the gates are the context's input, not parameters). No honest
+  information bound exists (the task is auto-associative: the identity map solves it with no
+  parameters), so I = N log2 N is a stated convention [derived], NOT a lower bound; their
+  within_constant claims check that d*/log2 N stays within a constant. Optional records.
 - chapters_bank (optional): the routed memory layer of Mixture of Chapters trained alone; P = all its
   trained parameters at each draw's smallest storing C, I = F log2 n_V (:mod:`verify.atlas.chapters_bank`).
 """
