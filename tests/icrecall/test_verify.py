@@ -16,7 +16,7 @@ from theory.icrecall import (
     relation_signal_boundary,
 )
 from verify.icrecall.finetune_setup import pattern_verdict
-from verify.icrecall.memories import _shuffled_table
+from verify.icrecall.memories import _shuffled_table, _unit_directions, max_off_diagonal_inner
 from verify.icrecall.sample import _synthetic, exponent_interval
 
 RHO = 1 / math.sqrt(2)
@@ -112,3 +112,14 @@ def test_context_length_bound_comes_from_never_judged_calibration_seeds():
     assert a["bound"] == pytest.approx(expect, abs=1e-12)
     assert not set(a["seeds"]) & set(range(0, 5))
     assert between_bound(dict(CONTEXT, n_between=[]), Context(seed=0, cache={}))["bound"] is None
+
+
+@pytest.mark.parametrize("max_elements", [1, 7 * 300, 1 << 24])
+def test_max_off_diagonal_inner_is_blocked_and_equals_the_full_gram(max_elements):
+    """The incoherence maximum of icrecall.incoherence.max_inner, computed in blocks of rows (1 row,
+    7 rows, one block), equals the maximum over the full Gram matrix with its diagonal removed."""
+    E = _unit_directions(np.random.default_rng(3), 300, 16)
+    G = E @ E.T
+    np.fill_diagonal(G, 0.0)
+    np.testing.assert_allclose(max_off_diagonal_inner(E, max_elements), np.abs(G).max(), rtol=1e-12)
+    assert max_off_diagonal_inner(E, max_elements) < 1.0
