@@ -5,7 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from constructions.icrecall.patterns import context_neuron_firing, handset_pattern, mixed_input
+from constructions.icrecall.patterns import (
+    context_neuron_firing,
+    handset_pattern,
+    mixed_input,
+    pattern_accuracy,
+)
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from theory.icrecall import (
     min_context_pairs,
@@ -123,3 +128,16 @@ def test_max_off_diagonal_inner_is_blocked_and_equals_the_full_gram(max_elements
     np.fill_diagonal(G, 0.0)
     np.testing.assert_allclose(max_off_diagonal_inner(E, max_elements), np.abs(G).max(), rtol=1e-12)
     assert max_off_diagonal_inner(E, max_elements) < 1.0
+
+
+@pytest.mark.parametrize("rows", [1, 13, 10_000])
+def test_pattern_accuracy_in_blocks_equals_one_block(rows):
+    """Issue 17.4: the hand-set pattern accuracy, computed in blocks of prompts (memory bound at full
+    scale), counts the same correct prompts as one block, on a world where some prompts fail."""
+    w = make_world(40, 3, 5, 24, RHO, np.random.default_rng(2))
+    mlp = triplet_mlp(w)
+    P = sample_icrecall(w, 4, 150, np.random.default_rng(3))
+    alpha = handset_pattern("pairwise", 4)
+    one = pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=10_000 * mlp.width)
+    assert pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=rows * mlp.width) == one
+    assert 0.0 < one < 1.0
