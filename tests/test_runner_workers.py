@@ -95,6 +95,31 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
     assert len(store.records()) == before  # nothing ran
 
 
+def test_dry_run_full_falls_back_to_quick_records_as_a_labelled_lower_bound(tmp_path, capsys):
+    """With no full record, `--scale full --dry-run` adds the claim's quick seconds to a separate
+    lower-bound column (never to the expected seconds); a full record, when present, wins."""
+    import json
+
+    from verify.cli import main
+
+    store = ResultStore(tmp_path)
+    store.append({"id": FAST, "scale": "quick", "seconds": 3.0, "status": "pass", "device": "cpu"})
+    store.append({"id": KILLED, "scale": "quick", "seconds": 7.0, "status": "pass", "device": "cpu"})
+    store.append({"id": KILLED, "scale": "full", "seconds": 40.0, "status": "pass", "device": "cpu"})
+    args = ["run", FAST, KILLED, "--scale", "full", "--dry-run", "--jobs", "1", "--out", str(tmp_path)]
+    assert main(args + ["--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    by_area = {r["area"]: r for r in rows if "area" in r}
+    assert by_area["hopfield"]["expected_seconds"] == 0.0
+    assert by_area["hopfield"]["quick_lower_bound_seconds"] == 3.0
+    assert by_area["hopfield"]["claims_with_quick_record_only"] == 1
+    assert by_area["retrieval"]["expected_seconds"] == 40.0
+    assert by_area["retrieval"]["quick_lower_bound_seconds"] == 0.0
+    assert rows[-1]["serial_seconds"] == 40.0 and rows[-1]["quick_lower_bound_seconds"] == 3.0
+    assert main(args) == 0
+    assert "lower bound" in capsys.readouterr().out
+
+
 def test_record_dtype_is_the_one_the_measurement_ran_in():
     """A check that computes in another dtype than the run's (the pretrained language model runs in
     float32 during a float64 run) says so: the record's dtype is the measurement's and

@@ -104,9 +104,8 @@ def _short(value, limit=60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
-    """Per area: claims, the seconds of the newest stored record of each claim at ``scale`` (any
-    seed or device) found in ``folders``, the claims with no such record, and their peak memory."""
+def _latest_records(scale: str, folders) -> dict[str, dict]:
+    """The newest non-error record of each claim at ``scale`` (any seed or device) in ``folders``."""
     from verify.results import ResultStore
 
     latest: dict[str, dict] = {}
@@ -115,15 +114,39 @@ def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
             for row in ResultStore(folder).records():
                 if row.get("scale") == scale and row.get("status") != "error":
                     latest[row["id"]] = row
+    return latest
+
+
+def expected_seconds(claims, scale: str, folders, quick_folders=()) -> dict[str, dict]:
+    """Per area: claims, the seconds of the newest stored record of each claim at ``scale`` (any
+    seed or device) found in ``folders``, the claims with no such record, and their peak memory.
+
+    When ``scale`` is "full", a claim with no full record but a quick one in ``quick_folders`` adds
+    its quick seconds to ``quick_seconds`` (and its id to ``quick_only``): a lower bound on its
+    full-scale time in so far as its full parameters are larger, never mixed into ``seconds``."""
+    latest = _latest_records(scale, folders)
+    quick = _latest_records("quick", quick_folders) if scale == "full" else {}
     areas: dict[str, dict] = {}
     for c in claims:
         a = areas.setdefault(
-            c.area, {"claims": 0, "seconds": 0.0, "unknown": [], "peak_rss_bytes": 0, "devices": set()}
+            c.area,
+            {
+                "claims": 0,
+                "seconds": 0.0,
+                "unknown": [],
+                "peak_rss_bytes": 0,
+                "devices": set(),
+                "quick_seconds": 0.0,
+                "quick_only": [],
+            },
         )
         a["claims"] += 1
         row = latest.get(c.id)
         if row is None:
             a["unknown"].append(c.id)
+            if c.id in quick:
+                a["quick_seconds"] += float(quick[c.id].get("seconds", 0.0))
+                a["quick_only"].append(c.id)
             continue
         a["seconds"] += float(row.get("seconds", 0.0))
         a["peak_rss_bytes"] = max(a["peak_rss_bytes"], int(row.get("peak_rss_bytes") or 0))
@@ -134,7 +157,8 @@ def expected_seconds(claims, scale: str, folders) -> dict[str, dict]:
 def cmd_dry_run(args, claims, jobs: int) -> int:
     """``run --dry-run``: the expected time per area (from stored records), nothing is run."""
     folders = [args.out] + ([str(Path(DEFAULT_OUT) / "full")] if args.scale == "full" else [])
-    areas = expected_seconds(claims, args.scale, folders)
+    quick_folders = list(dict.fromkeys([DEFAULT_OUT, args.out])) if args.scale == "full" else []
+    areas = expected_seconds(claims, args.scale, folders, quick_folders)
     rows = []
     for area, a in areas.items():
         rows.append(
@@ -143,6 +167,8 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
                 "claims": a["claims"],
                 "expected_seconds": round(a["seconds"], 1),
                 "claims_without_record": len(a["unknown"]),
+                "quick_lower_bound_seconds": round(a["quick_seconds"], 1),
+                "claims_with_quick_record_only": len(a["quick_only"]),
                 "max_peak_rss_gb": round(a["peak_rss_bytes"] / 2**30, 2),
                 "measured_on": sorted(a["devices"]),
             }
@@ -156,19 +182,28 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
         "jobs": jobs,
         "wall_seconds_with_jobs": round(max(loads), 1),
         "claims_without_record": sum(r["claims_without_record"] for r in rows),
+        "quick_lower_bound_seconds": round(sum(r["quick_lower_bound_seconds"] for r in rows), 1),
+        "claims_with_quick_record_only": sum(r["claims_with_quick_record_only"] for r in rows),
         "from": folders,
+        "quick_from": quick_folders,
     }
     if args.json:
         for r in rows:
             print(json.dumps(r))
         print(json.dumps(total))
         return 0
-    print(f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9} {'peak GB':>8}  measured on")
+    lower = args.scale == "full"
+    head = f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9}"
+    head += f" {'quick s (lower bound)':>22}" if lower else ""
+    print(head + f" {'peak GB':>8}  measured on")
     for r in rows:
-        print(
-            f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} "
-            f"{r['claims_without_record']:>9} {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}"
+        line = (
+            f"{r['area']:<12} {r['claims']:>6} {r['expected_seconds']:>11.1f} {r['claims_without_record']:>9}"
         )
+        if lower:
+            quick_cell = f"{r['quick_lower_bound_seconds']:.1f} ({r['claims_with_quick_record_only']})"
+            line += f" {quick_cell:>22}"
+        print(line + f" {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}")
     print(
         f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
         f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
@@ -176,6 +211,13 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
         f"counted). Records from {', '.join(folders)}; times are those of the machine that "
         "stored them."
     )
+    if lower:
+        print(
+            f"Quick-scale lower bound for the {total['claims_with_quick_record_only']} claims with no full "
+            f"record but a quick one (from {', '.join(quick_folders)}; in brackets per area): "
+            f"{total['quick_lower_bound_seconds']:.0f} s. This is the time of their quick parameters, "
+            "not an estimate of full scale (full parameters are larger)."
+        )
     return 0
 
 

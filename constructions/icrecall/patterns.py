@@ -56,7 +56,12 @@ def token_embeddings(world, prompts: Prompts, slots: bool = False) -> np.ndarray
 
 
 def pattern_accuracy(
-    mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float, logit_scale: float = 10.0
+    mlp: TripletMLP,
+    prompts: Prompts,
+    alpha: np.ndarray,
+    omega: float,
+    logit_scale: float = 10.0,
+    max_elements: int = 1 << 24,
 ) -> float:
     """Accuracy of the one-layer model with a fixed pattern (spec §5.3) [derived]:
     z = x_T + omega sum_j alpha_j x_j, prediction argmax_a gamma u_a^T F(z) (ties are errors)."""
@@ -69,8 +74,16 @@ def pattern_accuracy(
     X = token_embeddings(mlp.world, prompts)
     mix = np.einsum("t,ktd->kd", alpha, X) if alpha.ndim == 1 else np.einsum("kt,ktd->kd", alpha, X)
     z = X[:, -1] + omega * mix
-    logits = logit_scale * mlp(z) @ mlp.world.unemb.T
-    return float(np.mean(_strict_argmax(logits) == prompts.target))
+    # prompts in blocks of at most 2^24 hidden entries (issue 17.4: the (K, N R) hidden layer is
+    # 1.6 GB per copy at N = 2 10^4, R = 5, K = 2000); one block at quick scale
+    if not len(z):
+        raise ValueError("pattern accuracy needs at least one prompt")
+    rows = max(1, max_elements // max(mlp.width, 1))
+    correct = 0
+    for at in range(0, len(z), rows):
+        logits = logit_scale * mlp(z[at : at + rows]) @ mlp.world.unemb.T
+        correct += int(np.sum(_strict_argmax(logits) == prompts.target[at : at + rows]))
+    return float(correct / len(z))
 
 
 def mixed_input(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> np.ndarray:

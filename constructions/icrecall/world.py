@@ -258,12 +258,23 @@ def triplet_mlp(
     return TripletMLP(world, theta)
 
 
-def direct_recall_accuracy(mlp: TripletMLP, subj: np.ndarray, rel: np.ndarray) -> float:
-    """Accuracy of argmax_a u_a^T F(e_s + e_r) against a*(s, r) [derived]."""
+def direct_recall_accuracy(
+    mlp: TripletMLP, subj: np.ndarray, rel: np.ndarray, max_elements: int = 1 << 24
+) -> float:
+    """Accuracy of argmax_a u_a^T F(e_s + e_r) against a*(s, r) [derived], over the queries in
+    blocks whose hidden layer holds at most ``max_elements`` entries (at least one query): the
+    hidden layer is (queries, N R), 16 GB at N = 2 10^4, R = 5, 2 10^4 queries (issue 17.4)."""
     w = mlp.world
-    z = w.subj[subj] + w.rel[rel]
-    logits = mlp(z) @ w.unemb.T
-    return float(np.mean(_strict_argmax(logits) == w.answer[subj, rel]))
+    subj, rel = np.asarray(subj), np.asarray(rel)
+    rows = max(1, max_elements // max(mlp.width, 1))
+    correct = 0
+    for at in range(0, len(subj), rows):
+        s_, r_ = subj[at : at + rows], rel[at : at + rows]
+        logits = mlp(w.subj[s_] + w.rel[r_]) @ w.unemb.T
+        correct += int(np.sum(_strict_argmax(logits) == w.answer[s_, r_]))
+    if not len(subj):
+        raise ValueError("direct recall accuracy needs at least one query")
+    return float(correct / len(subj))
 
 
 def _strict_argmax(logits: np.ndarray) -> np.ndarray:

@@ -160,3 +160,17 @@ def test_capacity_crossing():
     assert crossing(grid, [1.0, 0.9, 0.3, 0.0]) == pytest.approx(2 ** (5 + 0.4 / 0.6))
     assert crossing(grid, [0.4, 0.3, 0.2, 0.1]) is None  # starts below the level
     assert crossing(grid, [1.0, 1.0, 0.9, 0.6]) is None  # never falls below it on the grid
+
+
+@pytest.mark.parametrize("step", [1, 7, 64])
+def test_retrieval_errors_in_target_blocks_equal_one_batch(step):
+    """Issue 17.4: hopfield.capacity.empirical evaluates its targets in blocks (memory bound at full
+    scale); each target's error depends only on its own row of logits, so blocks agree with one
+    batch up to float64 rounding."""
+    X = H.sphere_patterns(64, 12, math.sqrt(11), np.random.default_rng(5))
+    whole = H.retrieval_errors_batch(X, np.arange(64), 1.0)
+    blocks = np.concatenate(
+        [H.retrieval_errors_batch(X, np.arange(at, min(at + step, 64)), 1.0) for at in range(0, 64, step)]
+    )
+    np.testing.assert_allclose(blocks, whole, rtol=1e-12, atol=1e-15)
+    assert whole.max() > 0

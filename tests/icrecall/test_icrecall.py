@@ -35,6 +35,20 @@ def world(S=30, R=3, D=4, d=64, rho=RHO, seed=0):
     return make_world(S, R, D, d, rho, np.random.default_rng(seed))
 
 
+@given(S=st.integers(2, 30), R=st.integers(1, 4), d=st.integers(2, 12), seed=seeds, rows=st.integers(1, 40))
+def test_direct_recall_in_blocks_equals_one_pass(S, R, d, seed, rows):
+    """Issue 17.4: the blocked accuracy (memory bound at full scale) equals the one-pass accuracy,
+    also below the guarantee dimension where some facts are lost."""
+    w = make_world(S, R, 4, d, RHO, np.random.default_rng(seed))
+    mlp = triplet_mlp(w)
+    s, r = np.divmod(np.arange(S * R), R)
+    logits = mlp(w.subj[s] + w.rel[r]) @ w.unemb.T  # every query at once
+    unique_best = (logits == logits.max(axis=1, keepdims=True)).sum(axis=1) == 1  # a tie is an error
+    one_pass = float(np.mean(unique_best & (logits.argmax(axis=1) == w.answer[s, r])))
+    assert direct_recall_accuracy(mlp, s, r, max_elements=rows * mlp.width) == one_pass
+    assert direct_recall_accuracy(mlp, s, r) == one_pass
+
+
 @given(S=st.integers(2, 30), R=st.integers(1, 4), D=st.integers(1, 5), seed=seeds)
 def test_memory_recalls_every_fact_at_its_dimension(S, R, D, seed):
     d = math.ceil(mlp_guarantee_dim(S, R, 1e-3))

@@ -5,7 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from constructions.icrecall.patterns import context_neuron_firing, handset_pattern, mixed_input
+from constructions.icrecall.patterns import (
+    context_neuron_firing,
+    handset_pattern,
+    mixed_input,
+    pattern_accuracy,
+)
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from theory.icrecall import (
     min_context_pairs,
@@ -16,7 +21,7 @@ from theory.icrecall import (
     relation_signal_boundary,
 )
 from verify.icrecall.finetune_setup import pattern_verdict
-from verify.icrecall.memories import _shuffled_table
+from verify.icrecall.memories import _shuffled_table, _unit_directions, max_off_diagonal_inner
 from verify.icrecall.sample import _synthetic, exponent_interval
 
 RHO = 1 / math.sqrt(2)
@@ -112,3 +117,27 @@ def test_context_length_bound_comes_from_never_judged_calibration_seeds():
     assert a["bound"] == pytest.approx(expect, abs=1e-12)
     assert not set(a["seeds"]) & set(range(0, 5))
     assert between_bound(dict(CONTEXT, n_between=[]), Context(seed=0, cache={}))["bound"] is None
+
+
+@pytest.mark.parametrize("max_elements", [1, 7 * 300, 1 << 24])
+def test_max_off_diagonal_inner_is_blocked_and_equals_the_full_gram(max_elements):
+    """The incoherence maximum of icrecall.incoherence.max_inner, computed in blocks of rows (1 row,
+    7 rows, one block), equals the maximum over the full Gram matrix with its diagonal removed."""
+    E = _unit_directions(np.random.default_rng(3), 300, 16)
+    G = E @ E.T
+    np.fill_diagonal(G, 0.0)
+    np.testing.assert_allclose(max_off_diagonal_inner(E, max_elements), np.abs(G).max(), rtol=1e-12)
+    assert max_off_diagonal_inner(E, max_elements) < 1.0
+
+
+@pytest.mark.parametrize("rows", [1, 13, 10_000])
+def test_pattern_accuracy_in_blocks_equals_one_block(rows):
+    """Issue 17.4: the hand-set pattern accuracy, computed in blocks of prompts (memory bound at full
+    scale), counts the same correct prompts as one block, on a world where some prompts fail."""
+    w = make_world(40, 3, 5, 24, RHO, np.random.default_rng(2))
+    mlp = triplet_mlp(w)
+    P = sample_icrecall(w, 4, 150, np.random.default_rng(3))
+    alpha = handset_pattern("pairwise", 4)
+    one = pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=10_000 * mlp.width)
+    assert pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=rows * mlp.width) == one
+    assert 0.0 < one < 1.0

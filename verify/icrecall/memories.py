@@ -46,6 +46,21 @@ def _unit_directions(rng, n_vectors, dim, rank=None):
     return E / np.linalg.norm(E, axis=1, keepdims=True)
 
 
+def max_off_diagonal_inner(E, max_elements=1 << 24):
+    """max_{t != t'} |<e_t, e_t'>| over the rows of E, in blocks of rows of E @ E.T holding at most
+    ``max_elements`` entries (at least one row, at most 4096), so memory stays bounded as V grows
+    (V = 10^5: 167 rows, 134 MB in float64, instead of 4096 rows, 3.3 GB and its absolute value)."""
+    n = len(E)
+    rows = max(1, min(4096, max_elements // max(n, 1)))
+    worst = 0.0
+    for start in range(0, n, rows):
+        G = E[start : start + rows] @ E.T
+        idx = np.arange(start, min(start + rows, n))
+        G[idx - start, idx] = 0.0
+        worst = max(worst, float(G.max()), float(-G.min()))
+    return worst
+
+
 @claim(
     "icrecall.incoherence.max_inner",
     source=REF,
@@ -71,13 +86,7 @@ def _incoherence(p, ctx):
     maxima = []
     for seed in ctx.seeds(p["n_seeds"]):
         E = _unit_directions(rng_for(seed, 11), p["n_vectors"], p["dim"], p["rank"])
-        worst = 0.0
-        for start in range(0, len(E), 4096):
-            G = E[start : start + 4096] @ E.T
-            idx = np.arange(start, min(start + 4096, len(E)))
-            G[idx - start, idx] = 0.0
-            worst = max(worst, float(np.abs(G).max()))
-        maxima.append(worst)
+        maxima.append(max_off_diagonal_inner(E))
     return Outcome(
         predicted=bound,
         measured=max(maxima),
