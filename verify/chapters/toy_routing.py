@@ -30,7 +30,11 @@ record(
         reason="2048 top-4 picks over 63 chapters in one epoch leave a few chapters unpicked by "
         "chance when the router is not yet balanced; the 0.9 fraction threshold (a [derived] "
         "pilot value) sits inside the seed-to-seed spread. The load-balance effect itself is "
-        "clear (entropy 0.85-0.92 with L_lb vs 0.54-0.64 without, lb_needed).",
+        "clear (entropy 0.85-0.92 with L_lb vs 0.54-0.64 without, lb_needed). Full scale (one epoch "
+        "of 1024 facts) passes at base seed 0 (fraction 1.0, entropy 0.961; no-L_lb control 0.333, "
+        "0.473; run of 2026-12-01 on the shared CPU, results/full): this entry holds at quick "
+        "scale only.",
+        scales=("quick",),
     )
 )
 
