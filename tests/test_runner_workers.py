@@ -49,11 +49,14 @@ def test_records_carry_peak_memory():
         assert record["peak_rss_scope"] == "claim"
 
 
-def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsys):
+def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsys, monkeypatch):
     """`run --dry-run` sums the newest stored record per claim at the asked scale, per area."""
     import json
 
     from verify.cli import main
+
+    # the repository's own results/ (results/full holds a partial full-scale run) stay out of it
+    monkeypatch.setattr("verify.commands.DEFAULT_OUT", str(tmp_path / "repo_results"))
 
     store = ResultStore(tmp_path)
     store.append(
@@ -95,12 +98,15 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
     assert len(store.records()) == before  # nothing ran
 
 
-def test_dry_run_full_falls_back_to_quick_records_as_a_labelled_lower_bound(tmp_path, capsys):
+def test_dry_run_full_falls_back_to_quick_records_as_a_labelled_lower_bound(tmp_path, capsys, monkeypatch):
     """With no full record, `--scale full --dry-run` adds the claim's quick seconds to a separate
     lower-bound column (never to the expected seconds); a full record, when present, wins."""
     import json
 
     from verify.cli import main
+
+    # the repository's own results/ (results/full holds a partial full-scale run) stay out of it
+    monkeypatch.setattr("verify.commands.DEFAULT_OUT", str(tmp_path / "repo_results"))
 
     store = ResultStore(tmp_path)
     store.append({"id": FAST, "scale": "quick", "seconds": 3.0, "status": "pass", "device": "cpu"})
