@@ -31,12 +31,10 @@ over I/32 spread 2.06 and 1.42 (6.6 CPU-s for one search). Judged seeds: see ver
 
 from __future__ import annotations
 
-import numpy as np
-
 from theory.papers import paper
 from verify.atlas.chapters_bank_setup import FULL, QUICK, shared_search
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, faster_family, within_constant_verdict
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
 from verify.claims import Control, Outcome, claim
 
 CLAIM_ID = "atlas.chapters_bank.smallest_bank"
@@ -99,32 +97,9 @@ def check_chapters_within_constant(p, ctx):
     points = family_points(fam, rec)
     sizes = [pt["params"] for pt in points]
     bounds = [[b / 32.0 for b in pt["info_bits"]] for pt in points]
-    if p.get("control") == "faster_than_bound":
-        sizes = faster_family(sizes, bounds)
-    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
-    return Outcome(
-        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
-        measured={"spread": v["spread"], "exponent": v["exponent"]},
-        passed=v["passed"],
-        details={
-            "family": fam.name,
-            "resource": fam.resource,
-            "bound": fam.bound,
-            "bound_tag": fam.bound_tag,
-            "points": [
-                {
-                    "sizes": pt["sizes"],
-                    "c_star_per_draw": r["c_star"],
-                    "size_per_draw": s,
-                    "bound": float(np.median(b)),
-                    "ratio": ratio,
-                }
-                for pt, r, s, b, ratio in zip(points, found["rows"], sizes, bounds, v["ratios"])
-            ],
-            "source": {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"},
-            "exponent_interval95": v["exponent_interval95"],
-        },
-    )
+    source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
+    before = [{"c_star_per_draw": r["c_star"]} for r in found["rows"]]
+    return within_constant_outcome(fam, p, points, sizes, bounds, source, before=before)
 
 
 claim(

@@ -25,19 +25,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from theory.geometric import single_hop as geo_theory
 from verify.atlas.core import load_records, record_of
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import (
-    CONSTANT,
-    GROWTH,
-    MAX_EXPONENT,
-    faster_family,
-    within_constant_verdict,
-)
-from verify.claims import Control, Outcome, claim
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
+from verify.claims import Control, claim
 
 
 def resource_bounds(fam, pt) -> list[float]:
@@ -59,33 +51,14 @@ def check_within_constant(p, ctx):
     points = family_points(fam, rec)
     sizes = [resource_sizes(fam, pt) for pt in points]
     bounds = [resource_bounds(fam, pt) for pt in points]
-    if p.get("control") == "faster_than_bound":
-        sizes = faster_family(sizes, bounds)
-    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
-    details = {
-        "family": fam.name,
-        "resource": fam.resource,
-        "bound": fam.bound,
-        "bound_tag": fam.bound_tag,
-        "points": [
-            {"sizes": pt["sizes"], "size_per_draw": s, "bound": float(np.median(b)), "ratio": r}
-            for pt, s, b, r in zip(points, sizes, bounds, v["ratios"])
-        ],
-        "source": {
-            "claim": fam.claim_id,
-            "seed": rec.get("seed"),
-            "git": rec.get("git"),
-            "status": rec.get("status"),
-            "scale": ctx.scale,
-        },
-        "exponent_interval95": v["exponent_interval95"],
+    source = {
+        "claim": fam.claim_id,
+        "seed": rec.get("seed"),
+        "git": rec.get("git"),
+        "status": rec.get("status"),
+        "scale": ctx.scale,
     }
-    return Outcome(
-        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
-        measured={"spread": v["spread"], "exponent": v["exponent"]},
-        passed=v["passed"],
-        details=details,
-    )
+    return within_constant_outcome(fam, p, points, sizes, bounds, source)
 
 
 CLAIMED = (

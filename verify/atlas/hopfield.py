@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, faster_family, within_constant_verdict
-from verify.claims import Control, Outcome, claim
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
+from verify.claims import Control, claim
 from verify.hopfield.storing_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
 
@@ -38,32 +38,21 @@ def check_hopfield_within_constant(p, ctx):
     points = family_points(fam, rec)  # ValueError when a draw does not store by d_R4
     sizes = [pt["params"] for pt in points]
     bounds = [[b / 32.0 for b in pt["info_bits"]] for pt in points]
-    if p.get("control") == "faster_than_bound":
-        sizes = faster_family(sizes, bounds)
-    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
-    return Outcome(
-        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
-        measured={"spread": v["spread"], "exponent": v["exponent"]},
-        passed=v["passed"],
-        details={
-            "family": fam.name,
-            "resource": fam.resource,
-            "bound": fam.bound,
-            "bound_tag": fam.bound_tag,
-            "points": [
-                {
-                    "sizes": pt["sizes"],
-                    "d_star_per_draw": pt["dims"],
-                    "size_per_draw": s,
-                    "scale": float(np.median(b)),
-                    "ratio": r,
-                    "d_star_over_log2N": float(np.median(pt["dims"])) / float(np.log2(pt["sizes"]["N"])),
-                }
-                for pt, s, b, r in zip(points, sizes, bounds, v["ratios"])
-            ],
-            "source": {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"},
-            "exponent_interval95": v["exponent_interval95"],
-        },
+    after = [
+        {"d_star_over_log2N": float(np.median(pt["dims"])) / float(np.log2(pt["sizes"]["N"]))}
+        for pt in points
+    ]
+    source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
+    return within_constant_outcome(
+        fam,
+        p,
+        points,
+        sizes,
+        bounds,
+        source,
+        bound_key="scale",
+        before=[{"d_star_per_draw": pt["dims"]} for pt in points],
+        after=after,
     )
 
 

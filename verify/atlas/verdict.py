@@ -36,3 +36,36 @@ def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
     """The control: every draw's size set to size_first * (bound / bound_first)^growth."""
     s0, b0 = float(np.median(sizes_per_point[0])), float(np.median(bounds_per_point[0]))
     return [[s0 * (b / b0) ** growth for b in bs] for bs in bounds_per_point]
+
+
+def within_constant_outcome(
+    fam, p, points, sizes, bounds, source, *, bound_key="bound", before=None, after=None
+):
+    """The Outcome of an ``atlas.<family>.within_constant`` claim: the control (a family growing like
+    bound^GROWTH) when ``p["control"] == "faster_than_bound"``, the verdict, and per-point details
+    (``before``/``after``: per-point extra fields placed around size_per_draw, bound and ratio)."""
+    from verify.claims import Outcome
+
+    if p.get("control") == "faster_than_bound":
+        sizes = faster_family(sizes, bounds)
+    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
+    n = len(points)
+    before, after = before or [{}] * n, after or [{}] * n
+    rows = [
+        {"sizes": pt["sizes"], **pre, "size_per_draw": s, bound_key: float(np.median(b)), "ratio": r, **post}
+        for pt, pre, s, b, r, post in zip(points, before, sizes, bounds, v["ratios"], after)
+    ]
+    return Outcome(
+        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
+        measured={"spread": v["spread"], "exponent": v["exponent"]},
+        passed=v["passed"],
+        details={
+            "family": fam.name,
+            "resource": fam.resource,
+            "bound": fam.bound,
+            "bound_tag": fam.bound_tag,
+            "points": rows,
+            "source": source,
+            "exponent_interval95": v["exponent_interval95"],
+        },
+    )
