@@ -14,11 +14,11 @@ from pathlib import Path
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["docs"]:
-        from paper_figs.docs import main as docs_main
+        from paper_figs.docs_cli import main as docs_main
 
         return docs_main(argv[1:])
     if argv[:1] == ["where"]:
-        from paper_figs.docs import where_text
+        from paper_figs.docs_cli import where_text
 
         print(where_text())
         return 0

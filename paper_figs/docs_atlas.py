@@ -1,0 +1,65 @@
+"""The README's capacity-atlas table, from results/atlas.json (issue 19); used by
+``paper_figs.docs`` (split from it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository root
+
+
+def _span(v, fmt="{:.3g}") -> str:
+    if v is None:
+        return "-"
+    med, lo, hi = v
+    return fmt.format(med) if lo == hi else f"{fmt.format(med)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+
+def atlas_table(path: Path | None = None) -> str:
+    """The capacity atlas (issue 19) as stored by ``python -m verify atlas`` in results/atlas.json:
+    per family and size, information bits, smallest storing size (median [min, max] over draws) and
+    bits per parameter, with the record each row came from; then the fitted exponents."""
+    import json
+
+    path = path or ROOT / "results" / "atlas.json"
+    if not path.exists():
+        return "No stored atlas: run the main job, then `python -m verify atlas`."
+    atlas = json.loads(path.read_text())
+    lines = [
+        "From the stored records (`python -m verify atlas` prints it, `python -m paper_figs atlas` "
+        "draws it); median [min, max] over draws. Not measured here: "
+        f"[reference] {atlas['reference']['source']}; [derived] {atlas['information_limit']['source']}.",
+        "",
+        "| family | scale | sizes | information (bits) | parameters | dimension | bits per parameter | record |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in atlas["rows"]:
+        src = r["source"]
+        status = "" if src.get("status") == "pass" else f" ({src.get('status')})"
+        sizes = ", ".join(f"{k}={v}" for k, v in r["sizes"].items())
+        lines.append(
+            f"| {r['family']} | {r['scale']} | {sizes} | {_span(r['info_bits'])} | {_span(r['params'])} | "
+            f"{_span(r['dim'])} | {_span(r['bits_per_param'])} | `{src['claim']}` seed {src['seed']}{status} |"
+        )
+    lines += [
+        "",
+        "| family | scale | exponent of log P against log I | 95% interval | points |",
+        "|---|---|---|---|---|",
+    ]
+    for f in atlas["fits"]:
+        lo, hi = f["interval95"]
+        built = "" if f["searched"] else " (size as built, not searched)"
+        lines.append(
+            f"| {f['family']}{built} | {f['scale']} | {f['exponent']:.3f} | [{lo:.3f}, {hi:.3f}] | {f['n_points']} |"
+        )
+    for area, why in atlas["not_covered"].items():
+        lines.append(f"\nNot covered: {area}: {why}")
+    conv = sorted({r["family"] for r in atlas["rows"] if "convention" in r.get("bound", "")})
+    if conv:
+        lines.append(
+            f"\n{', '.join(conv)}: information = N log2 N by convention, not a bound (no honest "
+            "information bound exists for the auto-associative task; verify/atlas/sources.py)."
+        )
+    for m in atlas.get("missing", []):
+        lines.append(f"\nMissing ({m['scale']}): {m['family']}: {m['why']}")
+    return "\n".join(lines)
