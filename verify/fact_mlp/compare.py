@@ -21,7 +21,6 @@ from verify.fact_mlp.compare_setup import (
     RATIO,
     SRC,
 )
-from verify.ledger import LedgerEntry, record
 
 
 def ratio_draw(facts, res, seed, draw, baseline):
@@ -306,23 +305,6 @@ def check_capacity_grid(p, ctx):
         passed=ok,
         details={"rows": rows, "baseline": baseline},
     )
-
-
-record(
-    LedgerEntry(
-        claim_id="fact_mlp.capacity.whitened_ties",
-        measured="full scale (d = 64, n_V = 256, F = 512, 1024, 2048, 4096 x spherical, spiked, clustered), "
-        "seed 0: P_whitened / P_std = 1.0, 1.0, 0.8, 1.2, 1.6, 1.6, 1.33 at 7 of the 12 points; at the "
-        "other 6 the whitened readout does not store up to width 1024 (P = 196,608), so "
-        "'<= 2 at every point' fails; the ntk_baseline control fails too (stores at 1 of 12 points). "
-        "Run of 2026-12-01 on the shared CPU (results/full). Quick scale passes (judged normally)",
-        tried="one full-scale run only (seed 0); the readout's width grid stops at 1024",
-        reason="suspected: the whitened readout's features span d(d + 1)/2 = 2080 directions at d = 64, so it "
-        "cannot store the largest fact sets at any width (as at F = d^2 in gd_vs_construction); "
-        "whether a wider grid would store the others was not tried",
-        scales=("full",),
-    )
-)
 
 
 @claim(
