@@ -136,3 +136,20 @@ record(
         scales=("full",),
     )
 )
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.finetune.unseen_facts",
+        measured="full scale (S=200, D=20, d=256, N_train=128, P-full with slots, 200 steps), base seed 0: "
+        "|acc_unseen - acc_seen| = 0.029, 0.054, 0.023 at seeds 0, 1, 2 (criterion <= 0.05 every seed); "
+        "unseen 0.968 / 0.967 / 0.980 against seen 0.940 / 0.913 / 0.958, so the unseen query subjects "
+        "do BETTER; the control no_slots gives a gap of 0.438. Run of 2026-12-01 on the shared CPU "
+        "(results/full), with the full setting's N_train set to 128 before the run (the earlier "
+        "N_train = 256 >= S had raised). Quick scale passes (judged normally)",
+        tried="one full-scale run (seed 0); not investigated further",
+        reason="not investigated; the failing gap has the opposite sign to the claim's concern (unseen "
+        "query subjects are recalled slightly better than seen ones), and seed 1 exceeds the 0.05 "
+        "tolerance by 0.004",
+        scales=("full",),
+    )
+)
