@@ -131,7 +131,7 @@ def test_claim_ids_unique_and_three_part():
 
 
 def test_parallel_run_matches_serial(tmp_path):
-    from verify.runner import partition_by_area, run_claims_parallel
+    from verify.parallel import partition_by_area, run_claims_parallel
 
     claims = select(
         [

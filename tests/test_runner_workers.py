@@ -7,8 +7,9 @@ import stat
 import sys
 
 from verify.claims import Context, select
+from verify.parallel import exit_cause, run_claims_parallel
 from verify.results import ResultStore
-from verify.runner import exit_cause, run_claim, run_claims_parallel
+from verify.runner import run_claim
 
 FAST = "hopfield.capacity.constants"
 KILLED = "retrieval.gd.closed_form"

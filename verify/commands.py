@@ -224,8 +224,9 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
 def cmd_run(args, patterns) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
+    from verify.parallel import run_claims_parallel
     from verify.results import REPORT_FILE, ResultStore, write_report
-    from verify.runner import is_failure, run_claims, run_claims_parallel
+    from verify.runner import is_failure, run_claims
 
     claims = select(patterns)
     device = resolve_device(args.device)
