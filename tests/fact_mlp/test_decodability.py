@@ -243,3 +243,33 @@ def test_decodability_is_exported_from_the_package():
     # n orthonormal values: the nearest point of the hull of (e_i - e_j)/sqrt(2), j != i, is their
     # mean, of norm sqrt((1 + 1/(n - 1))/2): sqrt(3)/2 at n = 3
     assert abs(exported(np.eye(3)).rho - np.sqrt(3) / 2) < 1e-12
+
+
+@pytest.mark.parametrize("n, d, factor", [(700, 10, 1.0), (600, 24, 2e3)])
+def test_screened_column_blocks_and_strided_sample_match_the_reference(monkeypatch, n, d, factor):
+    """issue 17: the screened passes run in column blocks (the last one partial) with the pool
+    threshold read from a strided sample of columns; with small blocks, a sample of every 4th
+    column and a small pool they still give the reference rho_i, with an interior value and a
+    near-duplicate pair."""
+    import theory.fact_mlp.screen as screen
+
+    monkeypatch.setattr(screen, "BLOCK", 96)
+    monkeypatch.setattr(screen, "SAMPLE", n // 4)
+    monkeypatch.setattr(screen, "POOL_MIN", 24)
+    V = spherical(n, d, 3 * n + d)
+    V = np.vstack([V, (V[0] + V[1]) / 2])
+    V[5] = V[4] + 1e-7 * spherical(1, d, 4)[0]
+    ref = decodability(V, solver="active_set", screen=False)
+    res = decodability(factor * V, screen=True, chunk=64)
+    np.testing.assert_allclose(res.per_value, ref.per_value, atol=1e-9)
+    assert res.per_value[-1] < 1e-8 and res.gap < 1e-9
+
+
+def test_screened_path_with_tied_scores():
+    """A cross-polytope (+-e_k): every score but the antipode's ties, so the pool threshold admits
+    nearly every column and the pool keeps k of them; rho_i = 1/sqrt(2) for every value."""
+    d = 12
+    V = np.vstack([np.eye(d), -np.eye(d)])
+    res = decodability(V, screen=True)
+    np.testing.assert_allclose(res.per_value, np.full(2 * d, 2**-0.5), atol=1e-12)
+    assert res.gap < 1e-12
