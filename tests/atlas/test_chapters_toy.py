@@ -70,3 +70,32 @@ def test_search_finds_the_first_storing_grid_size_and_points_follow():
         family_points(family("chapters_toy"), rec)
     with pytest.raises(ValueError, match="untrained"):
         family_points(family("chapters_toy"), {**rec, "params": {**SMALL, "steps": 0}})
+
+
+def test_train_stops_only_when_asked_and_needs_an_evaluation_set():
+    import numpy as np
+
+    from constructions.chapters.train import build, make_fact_dataset, make_mixed_batches, train
+    from verify.atlas.chapters_toy_setup import config
+
+    facts = make_fact_dataset(8, 16, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="evaluation set"):
+        train(
+            build(config(8, 5, QUICK), 0),
+            make_mixed_batches([facts], 8, np.random.default_rng(1)),
+            5,
+            stop_accuracy=1.0,
+        )
+    hists = {}
+    for stop in (None, 1.0):
+        model = build(config(8, 5, QUICK), 0)
+        batches = make_mixed_batches([facts], 64, np.random.default_rng(1))
+        hists[stop] = train(model, batches, 80, eval_sets=[facts], eval_every=5, stop_accuracy=stop)
+    full, stopped = hists[None], hists[1.0]
+    assert full["stopped_at"] is None and full["eval_steps"][-1] == 80  # no stop: the whole run
+    at = stopped["stopped_at"]
+    assert at is not None and stopped["eval_steps"][-1] == at and stopped["acc"][0][-1] == 1.0
+    # the same run up to the stop: identical accuracies, and no earlier evaluation stored every fact
+    n = len(stopped["eval_steps"])
+    assert full["acc"][0][:n] == stopped["acc"][0] and max(stopped["acc"][0][:-1]) < 1.0
+    assert len(stopped["loss"]) == at
