@@ -115,6 +115,7 @@ def train(
     eval_every=25,
     schedule_steps=None,
     device="cpu",
+    stop_accuracy=None,
 ):
     """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
 
@@ -122,7 +123,12 @@ def train(
     it). ``schedule_steps`` (default ``steps``) sets the cosine horizon, so a run may stop early on
     the schedule of a longer one. Returns a history: step-wise LM loss, accuracy and loss of each
     of ``eval_sets`` every ``eval_every`` steps and at the end, and ``f``: per step, the routed
-    chapters' selection frequency in the batch (first memory layer; numpy, steps x (C - C_sh))."""
+    chapters' selection frequency in the batch (first memory layer; numpy, steps x (C - C_sh)).
+    With ``stop_accuracy``, training stops at the first evaluation whose accuracy on
+    ``eval_sets[0]`` reaches it (``hist["stopped_at"]``: that step, the weights after that many
+    steps; None if never); the learning-rate schedule is unchanged by the stop."""
+    if stop_accuracy is not None and not eval_sets:
+        raise ValueError("stop_accuracy needs an evaluation set (eval_sets[0]) to stop on")
     schedule_steps = steps if schedule_steps is None else schedule_steps
     lr_bank = lr_memory if lr_bank is None else lr_bank
     memory = [p for n, p in model.named_parameters() if ".memory." in n]
@@ -144,7 +150,11 @@ def train(
         "acc": [[] for _ in eval_sets],
         "eval_loss": [[] for _ in eval_sets],
         "f": [],
+        "stopped_at": None,
     }
+
+    def reached():
+        return stop_accuracy is not None and hist["acc"][0][-1] >= stop_accuracy
 
     def record_eval(step):
         hist["eval_steps"].append(step)
@@ -156,6 +166,9 @@ def train(
     for step in range(steps):
         if eval_sets and step % eval_every == 0:
             record_eval(step)
+            if reached():
+                hist["stopped_at"] = step
+                break
         for g in groups:
             g["lr"] = g["base_lr"] * lr_factor(step, schedule_steps, warmup)
         x, y = next(batches)
@@ -173,8 +186,10 @@ def train(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
-    if eval_sets:
+    if eval_sets and hist["stopped_at"] is None:
         record_eval(steps)
+        if reached():
+            hist["stopped_at"] = steps
     hist["loss"] = torch.stack(hist["loss"]).tolist() if hist["loss"] else []
     hist["f"] = torch.stack(hist["f"]).cpu().numpy() if hist["f"] else np.array([])
     return hist

@@ -104,6 +104,11 @@ def fake_records():
             {"n_values": 16, "d": 16, "slots": 4, "steps": 300},
             {"rows": [{"F": f, "c_star": [c, 2 * c]} for f, c in ((32, 2), (64, 4), (128, 8))]},
         ),
+        _rec(
+            "atlas.chapters_toy.smallest_bank",
+            {"n_values": 16, "slots": 4, "steps": 120},
+            {"rows": [{"F": f, "c_star": [5, c]} for f, c in ((16, 5), (32, 8), (64, 16))]},
+        ),
     ]
 
 
@@ -160,7 +165,12 @@ def test_hopfield_points_and_a_missing_optional_record_is_reported_not_invented(
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     without = atlas.atlas_from_results(tmp_path)
     assert {r["family"] for r in without["rows"]} == {f.name for f in FAMILIES if not f.optional}
-    assert {m["family"] for m in without["missing"]} == {"hopfield", "hopfield_gated", "chapters_bank"}
+    assert {m["family"] for m in without["missing"]} == {
+        "hopfield",
+        "hopfield_gated",
+        "chapters_bank",
+        "chapters_toy",
+    }
     assert {m["claim"] for m in without["missing"]} == OPTIONAL
     assert "missing (quick): hopfield:" in atlas.table_text(without)
 
@@ -173,13 +183,24 @@ def test_chapters_bank_points_count_bank_router_and_attention(results_dir):
     assert row["info_bits"][0] == 64 * 4.0 and row["area"] == "chapters"
 
 
+def test_chapters_toy_points_count_every_trained_parameter(results_dir):
+    table = atlas.atlas_from_results(results_dir)
+    row = next(r for r in table["rows"] if r["family"] == "chapters_toy" and r["sizes"]["F"] == 32)
+    # bank C T d + router C (d + 1) + memory attention 4 d^2 + d + embedding (4 + F + n_V) d
+    # + backbone 98,624 at C = 5 and 8, d = 64, T = 4
+    fixed = 4 * 64 * 64 + 64 + (4 + 32 + 16) * 64 + 98_624
+    assert row["params_per_draw"] == [5 * (4 * 64 + 65) + fixed, 8 * (4 * 64 + 65) + fixed]
+    assert row["info_bits"][0] == 32 * 4.0 and row["area"] == "chapters" and row["kind"] == "trained"
+    assert table["not_covered"] == {}
+
+
 def test_hopfield_record_that_does_not_store_or_is_the_control_is_refused(tmp_path):
-    recs = [r for r in fake_records() if r["id"] != "atlas.chapters_bank.smallest_bank"]
+    recs = [r for r in fake_records() if not r["id"].startswith("atlas.chapters_")]
     recs[-1]["details"]["rows"][1]["d_star_ungated"] = [9, None]
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(ValueError, match="does not store by d_R4"):
         atlas.atlas_from_results(tmp_path)
-    recs = [r for r in fake_records() if r["id"] != "atlas.chapters_bank.smallest_bank"]
+    recs = [r for r in fake_records() if not r["id"].startswith("atlas.chapters_")]
     recs[-1]["params"]["spread"] = 0.25
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(ValueError, match="clustered"):

@@ -41,3 +41,29 @@ record(
         "exponent part (<= 1.25) holds at every judged seed that stores",
     )
 )
+
+record(
+    LedgerEntry(
+        claim_id="atlas.chapters_toy.within_constant",
+        measured="quick scale, seeds 0, 1, 2 (identical): C* = 5 chapters (the router's floor, 20 slots) for "
+        "every draw at F = 16 / 32 / 64 (stored at steps 15-25 / 20-40 / 30-40), so P = 118,981 / "
+        "120,005 / 122,053 (backbone 98,624 + memory attention 16,448 + embedding (4 + F + 16) 64 + "
+        "bank and router 1,605) and median P / (I/32), I = F log2 16, = 59,490 / 30,001 / 15,257: "
+        "spread 3.90 > 2, exponent 0.018 [0.015, 0.021] (<= 1.25 holds). Pilot seeds 100, 101: the "
+        "same C* and P, spread 3.90. Full scale (F = 128 / 256 / 512 / 1024 / 2048, 5 draws, 1000 "
+        "steps), seed 0: C* = 5 for all 25 draws (stored at steps 40-60 / 60-70 / 90-150 / 210-430 / "
+        "530-760; the backbone with no memory layer at 40-60 / 60-80 / 100-130 / 230-440 / 540-630), "
+        "P = 126,149 / 134,341 / 150,725 / 183,493 / 249,029, median P / (I/32) = 7,884 / 4,198 / 2,355 "
+        "/ 1,434 / 973: spread 8.11 > 2, exponent 0.241 [0.211, 0.271]; the full pilot (seed 100, 2 "
+        "draws) gave the same C* and P, spread 8.11. Control faster_than_bound: exponent 1.5, fails "
+        "as required",
+        tried="nothing after the judged seeds: the shared criterion of the atlas claims is kept",
+        reason="P grows far more slowly than the bound, not faster: at every F the toy stores with the "
+        "smallest bank the router allows, and the backbone with no memory layer stores at about the "
+        "same step (pilots and the full run), so the facts sit in the backbone and the per-key embedding rows; P is the fixed "
+        "backbone plus 64 embedding parameters per key, nearly constant at these F, and P/I falls 1.4-2x "
+        "per doubling of F (the 64 F embedding parameters outweigh the fixed part only beyond F of "
+        "about 1,800): "
+        "the two-sided factor-2 spread is crossed from below",
+    )
+)
