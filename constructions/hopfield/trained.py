@@ -15,8 +15,11 @@ draw; training starts from W ~ N(0, 1) instead, independent of the cues.
 
 Training: full-batch Adam on the cross-entropy of the retrieval distribution softmax(beta X^T q_i)
 against pi(i), summed over the batch of independent problems (each problem's parameters get only
-its own gradient); float64. A problem is stored at step s when the weights after s steps meet the
-criterion (checked every ``check_every`` steps and at the last); its first such s is recorded.
+its own gradient), with W re-projected to unit columns after every step (``project``; without it
+Adam's steps, orthogonal to w_j, grow ||w_j|| and shrink the effective step: in the pilots
+training then needed 250-750 steps at N = 64-128 instead of <= 460); float64. A problem is
+stored at step s when the weights after s steps meet the criterion (checked every
+``check_every`` steps and at the last); its first such s is recorded.
 
 Problems of different d are batched in one (B, D, N) tensor padded with zeros: a padded
 coordinate of a cue is 0, so its memory coordinate gets no gradient and stays 0, and the norms,
@@ -79,7 +82,8 @@ def train(
     problems, radii, beta: float, steps: int, lr: float, check_every: int, project: bool = True
 ) -> dict:
     """Train a batch of problems (module doc). Returns per problem the first storing step (None
-    if none within ``steps``), the final cross-entropy and the final max error over tolerance."""
+    if none within ``steps``), the cross-entropy when training stopped (after ``steps`` steps, or
+    at the check where every problem stored) and max_i error / tolerance at the last check."""
     import torch
 
     beta = require_real("beta", beta, 0, low_open=True)
