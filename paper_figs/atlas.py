@@ -13,7 +13,7 @@ MARKERS = {"construction": "o", "trained": "^"}
 
 @figure(
     "atlas",
-    claims=tuple(dict.fromkeys(f.claim_id for f in FAMILIES)),  # two hopfield families, one claim
+    claims=tuple(dict.fromkeys(f.claim_id for f in FAMILIES)),  # hopfield and hopfield_gated share one claim
     title="Capacity atlas: smallest storing parameters against information bits",
 )
 def fig_atlas(records):

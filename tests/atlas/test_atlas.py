@@ -90,6 +90,16 @@ def fake_records():
             },
         ),
         _rec(
+            "hopfield.trained_dim.stores_by_r4",
+            {"steps": 400},
+            {
+                "rows": [
+                    {"N": n, "d_R4": r4, "d_star": [t, t, t + 1], "d_star_construction": [c, c, c]}
+                    for n, r4, t, c in ((16, 23, 5, 7), (32, 26, 6, 8), (64, 28, 7, 9))
+                ]
+            },
+        ),
+        _rec(
             "hopfield.storing_dim.r4_sufficient",
             {"spread": None},
             {
@@ -168,6 +178,7 @@ def test_hopfield_points_and_a_missing_optional_record_is_reported_not_invented(
     assert {m["family"] for m in without["missing"]} == {
         "hopfield",
         "hopfield_gated",
+        "hopfield_trained",
         "chapters_bank",
         "chapters_toy",
     }
@@ -401,3 +412,16 @@ def test_readme_atlas_table_names_missing_families_and_the_convention(results_di
     text = atlas_table(path)
     assert "Missing (quick): hopfield: no stored record of hopfield.storing_dim.r4_sufficient" in text
     assert "| hopfield |" not in text and "by convention" not in text
+
+
+def test_hopfield_trained_points_use_the_bijection_bound_and_refuse_the_control(results_dir):
+    table = atlas.atlas_from_results(results_dir)
+    row = next(r for r in table["rows"] if r["family"] == "hopfield_trained" and r["sizes"]["N"] == 32)
+    assert row["params_per_draw"] == [32 * 6, 32 * 6, 32 * 7] and row["kind"] == "trained"
+    assert row["info_bits"][0] == pytest.approx(math.log2(math.factorial(32)))  # log2(N!), not N log2 N
+    rec = next(r for r in fake_records() if r["id"] == "hopfield.trained_dim.stores_by_r4")
+    with pytest.raises(ValueError, match="untrained memory"):
+        family_points(family("hopfield_trained"), {**rec, "params": {"steps": 0}})
+    rec["details"]["rows"][0]["d_star"] = [5, None, 5]
+    with pytest.raises(ValueError, match="does not store by d_R4"):
+        family_points(family("hopfield_trained"), rec)

@@ -30,6 +30,8 @@ Parameter counts follow the areas' own conventions:
   information bound exists (the task is auto-associative: the identity map solves it with no
   parameters), so I = N log2 N is a stated convention [derived], NOT a lower bound; their
   within_constant claims check that d*/log2 N stays within a constant. Optional records.
+- hopfield_trained (optional): the same network with X TRAINED on a hetero-associative task (N cues
+  -> N memories); P = d* N, I = log2(N!), an honest counting bound (:mod:`verify.hopfield.trained_dim`).
 - chapters_bank and chapters_toy (optional): the routed memory layer of Mixture of Chapters trained
   alone, and the MoC toy transformer; P = all trained parameters at each draw's smallest storing C,
   I = F log2 n_V (:mod:`verify.atlas.chapters_bank`, :mod:`verify.atlas.chapters_toy`).
@@ -48,6 +50,8 @@ from verify.atlas.chapters_bank_setup import FAMILY_FIELDS as CHAPTERS_BANK
 from verify.atlas.chapters_bank_setup import points_of_record as chapters_points
 from verify.atlas.chapters_toy_setup import FAMILY_FIELDS as CHAPTERS_TOY
 from verify.atlas.chapters_toy_setup import points_of_record as toy_points
+from verify.hopfield.trained_dim_setup import FAMILY_FIELDS as HOPFIELD_TRAINED
+from verify.hopfield.trained_dim_setup import points_of_record as hopfield_trained_points
 
 
 @dataclass(frozen=True)
@@ -376,6 +380,7 @@ FAMILIES: tuple[Family, ...] = (
         _hopfield("gated"),
         optional=True,
     ),
+    Family(**HOPFIELD_TRAINED, extract=lambda rec: hopfield_trained_points(rec, _point, _need)),
     Family(**CHAPTERS_BANK, extract=lambda rec: chapters_points(rec, _point, _need)),
     Family(**CHAPTERS_TOY, extract=lambda rec: toy_points(rec, _point, _need)),
 )
