@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from constructions.device import one_thread
 from theory.fact_mlp.bounds import info_bits
 from verify.claims import rng_for
 
@@ -191,4 +192,9 @@ def shared_search(p: dict, ctx) -> dict:
         tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")),
         ctx.seed,
     )
-    return ctx.shared(key, lambda: search(p, ctx.seed))
+
+    def run():
+        with one_thread():  # the stopping step must not depend on the thread count
+            return search(p, ctx.seed)
+
+    return ctx.shared(key, run)

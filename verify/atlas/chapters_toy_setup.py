@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 
+from constructions.device import one_thread
 from theory.chapters.flops import TOY_CONFIG
 from theory.fact_mlp.bounds import info_bits
 from verify.claims import rng_for
@@ -184,7 +185,12 @@ def search(p: dict, seed: int) -> dict:
 def shared_search(p: dict, ctx) -> dict:
     """:func:`search` once per run and seed (both claims share the cache entry)."""
     key = ("atlas.chapters_toy", tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")), ctx.seed)
-    return ctx.shared(key, lambda: search(p, ctx.seed))
+
+    def run():
+        with one_thread():  # the stopping step must not depend on the thread count
+            return search(p, ctx.seed)
+
+    return ctx.shared(key, run)
 
 
 #: The atlas family's fields (``verify.atlas.sources.Family`` less ``extract``, set there)
