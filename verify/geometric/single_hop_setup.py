@@ -4,6 +4,7 @@ Registers no claim."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from constructions.decode import TIE_ULPS, Decoding
@@ -57,12 +58,13 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
     if n == 0:
         return Decoding(0.0, float("inf"), 0, 0, None, 0.0)
     hidden, norms = torch.cat(kept), torch.cat(norms)
-    tgt = torch.as_tensor(target, device=hidden.device)
-    pairs, inverse = torch.unique(
-        torch.cat([hidden, tgt[:, None].to(hidden.dtype)], dim=1), dim=0, return_inverse=True
+    first, inverse = _distinct_pairs(hidden.cpu().numpy(), np.asarray(target))
+    part = decode(
+        hidden[first], read, torch.as_tensor(target[first], device=hidden.device), return_margins=True
     )
-    part = decode(pairs[:, :-1], read, pairs[:, -1].long(), return_margins=True)
-    margins = torch.as_tensor(part.margins, device=hidden.device)[inverse]
+    margins = torch.as_tensor(part.margins, device=hidden.device)[
+        torch.as_tensor(inverse, device=hidden.device)
+    ]
     u_scale = float(unembed.norm(dim=1).max())
     tols = TIE_ULPS * torch.finfo(hidden.dtype).eps * u_scale * norms
     n_correct = int((margins > tols).sum())
@@ -74,6 +76,22 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
         margins=None,
         tie_tolerance=float(tols.max()),
     )
+
+
+def _distinct_pairs(hidden: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the first row of each distinct (hidden row, target) pair, compared as bytes, and the
+    inverse map (row -> its pair). Byte equality implies equal inputs to decode (-0.0 and 0.0 are
+    kept apart, which only costs a duplicate decode)."""
+    key = np.concatenate(
+        [
+            np.ascontiguousarray(hidden).view(np.uint8).reshape(len(hidden), -1),
+            np.ascontiguousarray(target, dtype=np.int64).view(np.uint8).reshape(len(target), 8),
+        ],
+        axis=1,
+    )
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
