@@ -22,6 +22,18 @@ import torch
 from constructions.tasks import check_bijections, single_hop_dataset
 
 PARAM_NAMES = ("subject", "relation", "unembed", "w1", "b1", "w2")
+#: Logit entries one chunk of facts may hold (issue 17.4): 2^24, 64 MiB in float32. At quick scale
+#: (N*R = 2048 facts, N = 512: 2^20 entries) the whole batch is one chunk, the unchunked path; at
+#: N = 10^4, R = 8 the 8*10^8 logits (3.2 GB) become 48 chunks of 1677 facts.
+LOGIT_CHUNK_ENTRIES = 1 << 24
+
+
+def fact_chunk_rows(n_facts: int, n_candidates: int, max_entries: int | None = None) -> int:
+    """Facts per chunk so that one chunk's (rows, N) logits hold at most ``max_entries`` entries."""
+    max_entries = LOGIT_CHUNK_ENTRIES if max_entries is None else int(max_entries)
+    if max_entries < 1:
+        raise ValueError(f"max_entries={max_entries} violates the hypothesis max_entries >= 1")
+    return max(1, min(int(n_facts), max_entries // max(1, int(n_candidates))))
 
 
 @dataclass
@@ -51,7 +63,18 @@ class TrainedModel:
 
     @torch.no_grad()
     def predict(self, subj, rel, subject_embeddings=None) -> np.ndarray:
-        return (self.hidden(subj, rel, subject_embeddings) @ self.params["unembed"].T).argmax(1).cpu().numpy()
+        """Argmax over the N attributes, in chunks of facts (never all (F, N) logits at once)."""
+        subj, rel = np.asarray(subj), np.asarray(rel)
+        unembed = self.params["unembed"]
+        rows = fact_chunk_rows(len(subj), unembed.shape[0])
+        out = [
+            (self.hidden(subj[at : at + rows], rel[at : at + rows], subject_embeddings) @ unembed.T)
+            .argmax(1)
+            .cpu()
+            .numpy()
+            for at in range(0, len(subj), rows)
+        ]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
     @torch.no_grad()
     def preactivations(self, subject_embeddings=None) -> torch.Tensor:
@@ -72,6 +95,45 @@ class TrainedModel:
 def _hidden(e_subj, p, subj, rel):
     h0 = e_subj[subj] + p["relation"][rel]
     return h0 + torch.relu(h0 @ p["w1"].T + p["b1"]) @ p["w2"].T
+
+
+def loss_backward(p, subj, rel, target, rows: int) -> torch.Tensor:
+    """Mean cross-entropy over all facts and its gradient (accumulated into ``.grad``), ``rows`` facts
+    at a time (issue 17.4: no step holds the full (N*R) x N logits). With one chunk this is the plain
+    ``cross_entropy(logits, target)`` (mean) and its backward; with several, each chunk's summed loss
+    divided by the number of facts is backpropagated in turn, so the gradient is the same sum of
+    per-fact terms, grouped by chunk (equal up to rounding; tests/test_geometric_train_chunks.py
+    compares the two in float64). Returns the detached loss."""
+    n = len(target)
+    if rows >= n:
+        loss = torch.nn.functional.cross_entropy(_hidden(p["subject"], p, subj, rel) @ p["unembed"].T, target)
+        loss.backward()
+        return loss.detach()
+    total = torch.zeros((), dtype=p["unembed"].dtype, device=p["unembed"].device)
+    for at in range(0, n, rows):
+        sl = slice(at, at + rows)
+        logits = _hidden(p["subject"], p, subj[sl], rel[sl]) @ p["unembed"].T
+        part = torch.nn.functional.cross_entropy(logits, target[sl], reduction="sum") / n
+        part.backward()
+        total += part.detach()
+    return total
+
+
+@torch.no_grad()
+def _loss_and_accuracy(p, subj, rel, target, rows: int) -> tuple[float, float]:
+    """Mean cross-entropy and argmax accuracy over all facts, ``rows`` facts at a time."""
+    n = len(target)
+    if rows >= n:
+        logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
+        acc = float((logits.argmax(1) == target).double().mean())
+        return float(torch.nn.functional.cross_entropy(logits, target)), acc
+    loss, hits = 0.0, 0
+    for at in range(0, n, rows):
+        sl = slice(at, at + rows)
+        logits = _hidden(p["subject"], p, subj[sl], rel[sl]) @ p["unembed"].T
+        loss += float(torch.nn.functional.cross_entropy(logits, target[sl], reduction="sum"))
+        hits += int((logits.argmax(1) == target[sl]).sum())
+    return loss / n, hits / n
 
 
 def init_params(
@@ -118,6 +180,7 @@ def train_model(
     dtype=torch.float64,
     device: str = "cpu",
     stop_at_full_accuracy: bool = False,
+    chunk_entries: int | None = None,
 ) -> TrainedModel:
     """Train the §5.5 model on all N*R facts, full batch, Adam (spec quick: lr 1e-2, 1000 steps).
 
@@ -125,6 +188,8 @@ def train_model(
     record_every: every that many steps (and at the end) record loss and train accuracy, and keep
       a copy of E_subj and U (for probe-vs-step curves). stop_at_full_accuracy: stop at the first
       recorded step with accuracy 1 (threshold scans).
+    chunk_entries: logit entries per chunk of facts (default LOGIT_CHUNK_ENTRIES); the loss, its
+      gradient and the records are computed chunk by chunk (:func:`loss_backward`).
     """
     perms = check_bijections(perms)
     n_rel, n = perms.shape
@@ -138,15 +203,15 @@ def train_model(
         p[k].requires_grad_(True)
     opt = torch.optim.Adam([p[k] for k in trainable], lr=lr, betas=tuple(betas))
     subj, rel, target = (torch.as_tensor(a, device=device) for a in single_hop_dataset(perms))
+    rows = fact_chunk_rows(len(target), n, chunk_entries)
     history = {"step": [], "loss": [], "accuracy": []}
     snapshots = []
 
     @torch.no_grad()
     def record(step):
-        logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
-        acc = float((logits.argmax(1) == target).double().mean())
+        loss, acc = _loss_and_accuracy(p, subj, rel, target, rows)
         history["step"].append(step)
-        history["loss"].append(float(torch.nn.functional.cross_entropy(logits, target)))
+        history["loss"].append(loss)
         history["accuracy"].append(acc)
         snapshots.append(
             (step, p["subject"].detach().cpu().numpy().copy(), p["unembed"].detach().cpu().numpy().copy())
@@ -170,10 +235,7 @@ def train_model(
     step = 0
     for step in range(1, int(steps) + 1):
         opt.zero_grad(set_to_none=True)
-        logits = _hidden(p["subject"], p, subj, rel) @ p["unembed"].T
-        loss = torch.nn.functional.cross_entropy(logits, target)
-        losses[step - 1] = loss.detach()
-        loss.backward()
+        losses[step - 1] = loss_backward(p, subj, rel, target, rows)
         opt.step()
         if record_every and (step % record_every == 0 or step == steps):
             check_finite(step)
@@ -189,9 +251,14 @@ def train_accuracy(model: TrainedModel, subject_embeddings=None, perms=None) -> 
     """Argmax accuracy over all N*R facts of ``perms`` (default: the trained ones); ties count as errors."""
     perms = model.perms if perms is None else check_bijections(perms)
     subj, rel, target = single_hop_dataset(perms)
-    logits = model.hidden(subj, rel, subject_embeddings) @ model.params["unembed"].T
-    top = torch.topk(logits, 2, dim=1)
-    ok = (top.indices[:, 0].cpu().numpy() == target) & (
-        (top.values[:, 0] - top.values[:, 1]).cpu().numpy() > 0
-    )
-    return float(ok.mean())
+    unembed = model.params["unembed"]
+    rows = fact_chunk_rows(len(subj), unembed.shape[0])
+    hits = 0
+    for at in range(0, len(subj), rows):
+        sl = slice(at, at + rows)
+        top = torch.topk(model.hidden(subj[sl], rel[sl], subject_embeddings) @ unembed.T, 2, dim=1)
+        ok = (top.indices[:, 0].cpu().numpy() == target[sl]) & (
+            (top.values[:, 0] - top.values[:, 1]).cpu().numpy() > 0
+        )
+        hits += int(ok.sum())
+    return hits / len(subj)

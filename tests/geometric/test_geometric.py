@@ -56,7 +56,9 @@ def test_model_decoding_in_chunks_equals_one_pass(data, d0, chunk):
     )
     np.testing.assert_allclose(parts.min_margin, whole.min_margin, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(parts.tie_tolerance, whole.tie_tolerance, rtol=1e-12, atol=0)
-    assert model_decoding(model).min_margin == whole.min_margin  # one chunk: the same computation
+    # one chunk: since model_decoding reads only the unembedding's nonzero columns (issue 17 item 4),
+    # its GEMM has a different shape, so equal to the last bit is no longer guaranteed
+    np.testing.assert_allclose(model_decoding(model).min_margin, whole.min_margin, rtol=1e-12, atol=1e-15)
 
 
 @given(data=bijections(n=st.integers(2, 80), r=st.integers(1, 5)), d0=st.integers(1, 12), code_seed=seeds)

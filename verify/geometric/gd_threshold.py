@@ -127,6 +127,7 @@ def gd_threshold_scaling(p, ctx):
         base = {
             k: p[k]
             for k in ("n_relations", "mlp_width", "steps", "lr", "record_every", "d_max", "train_dtype")
+            if k in p  # full= has no train_dtype: threshold_point's default float64 (was a KeyError)
         }
         grid = [{**base, "n_subjects": n} for n in p["n_values"]]
         return run_grid(
