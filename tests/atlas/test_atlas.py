@@ -425,3 +425,21 @@ def test_hopfield_trained_points_use_the_bijection_bound_and_refuse_the_control(
     rec["details"]["rows"][0]["d_star"] = [5, None, 5]
     with pytest.raises(ValueError, match="does not store by d_R4"):
         family_points(family("hopfield_trained"), rec)
+
+
+def test_an_optional_family_with_a_non_storing_draw_is_reported_missing_not_drawn(results_dir):
+    (results_dir / "full").mkdir()
+    rec = next(r for r in fake_records() if r["id"] == "atlas.chapters_bank.smallest_bank")
+    rec = dict(
+        rec, scale="full", details={"rows": [{"F": 32, "c_star": [2, 2]}, {"F": 256, "c_star": [32, None]}]}
+    )
+    (results_dir / "full" / "claims.jsonl").write_text(json.dumps(rec) + "\n")
+    table = atlas.atlas_from_results(results_dir)
+    assert not any(r["family"] == "chapters_bank" and r["scale"] == "full" for r in table["rows"])
+    (miss,) = [m for m in table["missing"] if m["scale"] == "full"]
+    assert miss["family"] == "chapters_bank" and "stores at no grid size" in miss["why"]
+    # a non-optional family's bad record still raises, naming the claim
+    bad = dict(fake_records()[0], scale="full", details={})
+    (results_dir / "full" / "claims.jsonl").write_text(json.dumps(bad) + "\n")
+    with pytest.raises(ValueError, match="fact_mlp.capacity.linear_cost"):
+        atlas.atlas_from_results(results_dir)

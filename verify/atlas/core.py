@@ -144,7 +144,9 @@ def family_rows(fam: Family, rec: dict, scale: str) -> list[dict]:
 def build_atlas(records_by_scale: dict[str, dict]) -> dict:
     """The atlas from ``{scale: {claim id: record}}``; a family whose record is missing at the
     quick scale raises ValueError naming the claim, unless the family is optional: it is then
-    listed under "missing" with its claim (never invented). The full scale is used only where present."""
+    listed under "missing" with its claim (never invented). The full scale is used only where present; an
+    optional family whose full-scale record cannot be read (a draw that stores nowhere) is listed
+    under "missing" with the reason."""
     rows, fits, missing = [], [], []
     for scale, records in records_by_scale.items():
         for fam in FAMILIES:
@@ -161,7 +163,16 @@ def build_atlas(records_by_scale: dict[str, dict]) -> dict:
                     }
                 )
                 continue
-            fam_rows = family_rows(fam, record_of(records, fam), scale)
+            try:
+                fam_rows = family_rows(fam, record_of(records, fam), scale)
+            except ValueError as err:
+                if not fam.optional or scale == "quick":
+                    raise
+                # a full-scale record the family cannot be read from (e.g. a draw that stores at
+                # no grid size): the family is left out at that scale and listed under "missing"
+                # with the reason, never drawn from its storing draws only
+                missing.append({"family": fam.name, "scale": scale, "claim": fam.claim_id, "why": str(err)})
+                continue
             rows += fam_rows
             bits = [b for r in fam_rows for b in r["info_bits_per_draw"]]
             params = [p for r in fam_rows for p in r["params_per_draw"]]
