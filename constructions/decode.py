@@ -65,9 +65,11 @@ def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int | None = None)
 def _transposed(H: torch.Tensor) -> bool:
     """float32 on the CPU: the chunk's logits are computed transposed, U @ H_chunk^T (V x r), and
     reduced over candidates by a pairwise maximum (issue 17.3). With MKL this GEMM packs only the
-    small chunk operand per call (the other layout re-packs all of U per chunk); its logits are
-    bitwise those of H @ U^T here (float32, checked in tests/test_decode_layout.py against the row
-    layout), and a maximum is exact in any order, so the margins are unchanged. float64 and
+    small chunk operand per call (the other layout re-packs all of U per chunk). Its logits were
+    bitwise those of H @ U^T on the AMD EPYC machine it was tuned on; on an Intel Xeon they differ
+    in the last bits (3.6e-7 at d = 3), so tests/test_decode_layout.py checks the margins against
+    the row layout to float32 rounding and every correct/incorrect decision exactly (a maximum is
+    exact in any order; the tie tolerance covers the rounding). float64 and
     other devices keep the row layout (float64 GEMMs of the two layouts differ in the last bit), and
     so do several threads (measured at 2 threads on the loaded 2-core machine: the row layout 0.36,
     transposed 0.27 of the full matmul; the per-chunk parallel regions dominate there)."""

@@ -43,6 +43,19 @@ def git_revision() -> str:
     return rev
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux /proc/cpuinfo, else platform.processor()): float32 GEMM
+    sums, and so float32 training, can differ in their last bits between processors."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def versions() -> dict:
     import numpy
     import scipy
@@ -54,6 +67,7 @@ def versions() -> dict:
         "scipy": scipy.__version__,
         "sympy": sympy.__version__,
         "platform": platform.platform(),
+        "cpu": cpu_model(),
     }
     try:
         import torch
