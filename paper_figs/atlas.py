@@ -8,6 +8,21 @@ from paper_figs.registry import figure
 from verify.atlas.core import build_atlas
 from verify.atlas.sources import FAMILIES
 
+#: distinct colours for up to 20 families (the tab10 colours, then ten named colours)
+PALETTE = [
+    f"tab:{c}" for c in ("blue", "orange", "green", "red", "purple", "brown", "pink", "gray", "olive", "cyan")
+] + [
+    "navy",
+    "darkgoldenrod",
+    "lime",
+    "magenta",
+    "teal",
+    "black",
+    "coral",
+    "slateblue",
+    "yellowgreen",
+    "sienna",
+]
 MARKERS = {"construction": "o", "trained": "^"}
 
 
@@ -40,7 +55,7 @@ def fig_atlas(records):
         med, lo, hi = (np.array([r["params"][j] for r in rows]) for j in range(3))
         xlo, xhi = np.array([r["info_bits"][1] for r in rows]), np.array([r["info_bits"][2] for r in rows])
         order = np.argsort(x)
-        color = f"C{i}"
+        color = PALETTE[i % len(PALETTE)]  # 12+ families: the 10-colour cycle would repeat
         fit = fits[fam.name]
         label = (
             f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}"
