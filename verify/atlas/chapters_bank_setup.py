@@ -166,12 +166,13 @@ FAMILY_FIELDS = dict(
 )
 
 
-def points_of_record(rec: dict, point, need) -> list[dict]:
-    """The atlas points of a smallest_bank record (``verify.atlas.sources``'s ``_point`` and
-    ``_need`` passed in): P = :func:`n_params` at each draw's C*, I = F log2 n_V."""
+def bank_points(rec: dict, point, need, what: str, dim: int, params_at) -> list[dict]:
+    """Atlas points of a smallest-bank search record (this family's and chapters_toy's): one point
+    per F with P = ``params_at(F, C*)`` per draw and I = F log2 n_V; the untrained control's record
+    and a draw that stores at no grid size are refused (ValueError naming the claim)."""
     cid, p = rec["id"], rec["params"]
     if int(p.get("steps", 1)) == 0:
-        raise ValueError(f"{cid}: a record of the untrained layer (the control) is no family point")
+        raise ValueError(f"{cid}: a record of the untrained {what} (the control) is no family point")
     out = []
     for row in need(rec["details"], "rows", cid):
         n, cs = int(row["F"]), row["c_star"]
@@ -180,9 +181,16 @@ def points_of_record(rec: dict, point, need) -> list[dict]:
                 f"{cid}: F={n} has a draw that stores at no grid size (C* = {cs}); "
                 "the atlas lists only storing sizes"
             )
-        sizes = {"F": n, "n_V": int(p["n_values"]), "d": int(p["d"]), "T": int(p["slots"])}
-        out.append(point(sizes, info_bits(n, int(p["n_values"])), [n_params(int(c), p) for c in cs]))
+        sizes = {"F": n, "n_V": int(p["n_values"]), "d": int(dim), "T": int(p["slots"])}
+        out.append(point(sizes, info_bits(n, int(p["n_values"])), [params_at(n, int(c)) for c in cs]))
     return out
+
+
+def points_of_record(rec: dict, point, need) -> list[dict]:
+    """The atlas points of a smallest_bank record (``verify.atlas.sources``'s ``_point`` and
+    ``_need`` passed in): P = :func:`n_params` at each draw's C*, I = F log2 n_V."""
+    p = rec["params"]
+    return bank_points(rec, point, need, "layer", int(p["d"]), lambda n, c: n_params(c, p))
 
 
 def shared_search(p: dict, ctx) -> dict:

@@ -41,6 +41,7 @@ import math
 from constructions.device import one_thread
 from theory.chapters.flops import TOY_CONFIG
 from theory.fact_mlp.bounds import info_bits
+from verify.atlas.chapters_bank_setup import bank_points
 from verify.claims import rng_for
 
 STREAM = 61
@@ -213,18 +214,7 @@ FAMILY_FIELDS = dict(
 def points_of_record(rec: dict, point, need) -> list[dict]:
     """The atlas points of a smallest_bank record (``verify.atlas.sources``'s ``_point`` and
     ``_need`` passed in): P = :func:`n_params` total at each draw's C*, I = F log2 n_V."""
-    cid, p = rec["id"], rec["params"]
-    if int(p.get("steps", 1)) == 0:
-        raise ValueError(f"{cid}: a record of the untrained model (the control) is no family point")
-    out = []
-    for row in need(rec["details"], "rows", cid):
-        n, cs = int(row["F"]), row["c_star"]
-        if not cs or any(c is None for c in cs):
-            raise ValueError(
-                f"{cid}: F={n} has a draw that stores at no grid size (C* = {cs}); "
-                "the atlas lists only storing sizes"
-            )
-        sizes = {"F": n, "n_V": int(p["n_values"]), "d": TOY_CONFIG["d_model"], "T": int(p["slots"])}
-        params = [n_params(n, int(c), p)["total"] for c in cs]
-        out.append(point(sizes, info_bits(n, int(p["n_values"])), params))
-    return out
+    p = rec["params"]
+    return bank_points(
+        rec, point, need, "model", TOY_CONFIG["d_model"], lambda n, c: n_params(n, c, p)["total"]
+    )
