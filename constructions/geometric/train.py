@@ -102,7 +102,7 @@ def loss_backward(p, subj, rel, target, rows: int) -> torch.Tensor:
     at a time (issue 17.4: no step holds the full (N*R) x N logits). With one chunk this is the plain
     ``cross_entropy(logits, target)`` (mean) and its backward; with several, each chunk's summed loss
     divided by the number of facts is backpropagated in turn, so the gradient is the same sum of
-    per-fact terms, grouped by chunk (equal up to rounding; tests/test_geometric_train_chunks.py
+    per-fact terms, grouped by chunk (equal up to rounding; tests/geometric/test_train_chunks.py
     compares the two in float64). Returns the detached loss."""
     n = len(target)
     if rows >= n:
