@@ -39,8 +39,15 @@ from __future__ import annotations
 from theory.papers import paper
 from verify.atlas.chapters_toy_setup import CLAIM_ID, FULL, QUICK, n_params, shared_search
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
-from verify.claims import Control, Outcome, claim
+from verify.atlas.verdict import (
+    CONSTANT,
+    GROWTH,
+    MAX_EXPONENT,
+    not_storing_outcome,
+    smallest_bank_outcome,
+    within_constant_outcome,
+)
+from verify.claims import Control, claim
 
 
 @claim(
@@ -71,19 +78,10 @@ from verify.claims import Control, Outcome, claim
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw at every F must store within the grid",
 )
 def smallest_bank(p, ctx):
-    found = shared_search(p, ctx)
-    rows = found["rows"]
-    passed = all(c is not None for r in rows for c in r["c_star"])
-    return Outcome(
-        predicted={str(r["F"]): f"C* <= {r['chapters_grid'][-1]}" for r in rows},
-        measured={str(r["F"]): r["c_star"] for r in rows},
-        passed=bool(passed),
-        details={
-            "rows": rows,
-            "info_bits": found["info_bits"],
-            "criterion": "argmax accuracy (whole vocabulary) exactly 1.0 on all F facts after training",
-            "steps": p["steps"],
-        },
+    return smallest_bank_outcome(
+        shared_search(p, ctx),
+        p["steps"],
+        "argmax accuracy (whole vocabulary) exactly 1.0 on all F facts after training",
     )
 
 
@@ -92,14 +90,9 @@ def check_toy_within_constant(p, ctx):
     source = dict(p["source"])
     found = shared_search(source, ctx)
     rec = {"id": CLAIM_ID, "params": source, "details": found, "status": "measured"}
-    missing = [(r["F"], k) for r in found["rows"] for k, c in enumerate(r["c_star"]) if c is None]
-    if missing:  # a draw that stores nowhere on the grid has no size: the criterion fails
-        return Outcome(
-            predicted={"every draw stores": True},
-            measured={"draws not storing (F, k)": missing},
-            passed=False,
-            details={"family": fam.name, "rows": found["rows"]},
-        )
+    failed = not_storing_outcome(fam.name, found["rows"], "F", "c_star")
+    if failed is not None:
+        return failed
     points = family_points(fam, rec)
     sizes = [pt["params"] for pt in points]
     bounds = [[b / 32.0 for b in pt["info_bits"]] for pt in points]

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
-from verify.claims import Control, Outcome, claim
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, not_storing_outcome, within_constant_outcome
+from verify.claims import Control, claim
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
 FAMILY = "hopfield_trained"
@@ -36,14 +36,9 @@ def check_hopfield_trained_within_constant(p, ctx):
     fam = family(FAMILY)
     source = dict(p["source"])
     found = shared_search(source, ctx)
-    missing = [(r["N"], k) for r in found["rows"] for k, d in enumerate(r["d_star"]) if d is None]
-    if missing:  # a draw that stores nowhere on the grid has no size: the criterion fails
-        return Outcome(
-            predicted={"every draw stores": True},
-            measured={"draws not storing (N, k)": missing},
-            passed=False,
-            details={"family": fam.name, "rows": found["rows"]},
-        )
+    failed = not_storing_outcome(fam.name, found["rows"], "N", "d_star")
+    if failed is not None:
+        return failed
     rec = {"id": CLAIM_ID, "params": source, "details": found, "status": "measured"}
     points = family_points(fam, rec)
     sizes = [pt["params"] for pt in points]

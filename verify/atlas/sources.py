@@ -50,6 +50,7 @@ from verify.atlas.chapters_bank_setup import FAMILY_FIELDS as CHAPTERS_BANK
 from verify.atlas.chapters_bank_setup import points_of_record as chapters_points
 from verify.atlas.chapters_toy_setup import FAMILY_FIELDS as CHAPTERS_TOY
 from verify.atlas.chapters_toy_setup import points_of_record as toy_points
+from verify.hopfield.storing_dim_setup import points_of_record as hopfield_points
 from verify.hopfield.trained_dim_setup import FAMILY_FIELDS as HOPFIELD_TRAINED
 from verify.hopfield.trained_dim_setup import points_of_record as hopfield_trained_points
 
@@ -231,31 +232,7 @@ def _retrieval_value_memory(rec: dict) -> list[dict]:
 
 def _hopfield(which: str) -> Callable[[dict], list[dict]]:
     """Points of the hopfield families from hopfield.storing_dim.r4_sufficient (module doc)."""
-
-    def extract(rec: dict) -> list[dict]:
-        cid = rec["id"]
-        if rec["params"].get("spread") is not None:
-            raise ValueError(f"{cid}: a record of clustered patterns (the control) is no family point")
-        out = []
-        for row in _need(rec["details"], "rows", cid):
-            n, ds = int(row["N"]), row[f"d_star_{which}"]
-            if not ds or any(x is None for x in ds):
-                raise ValueError(
-                    f"{cid}: N={n} has a draw that does not store by d_R4 ({which} d* = {ds}); "
-                    "the atlas lists only storing sizes"
-                )
-            ds = [int(x) for x in ds]
-            out.append(
-                _point(
-                    {"N": n, "d_R4": int(row["d_R4"])},
-                    fm_theory.info_bits(n, n),
-                    [n * x for x in ds],
-                    dims=ds,
-                )
-            )
-        return out
-
-    return extract
+    return lambda rec: hopfield_points(rec, _point, _need, which)
 
 
 HOPFIELD_BOUND = (

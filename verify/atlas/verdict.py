@@ -69,3 +69,34 @@ def within_constant_outcome(
             "exponent_interval95": v["exponent_interval95"],
         },
     )
+
+
+def not_storing_outcome(family_name: str, rows: list, size_key: str, star_key: str):
+    """The failing Outcome of a searched family's within-constant claim when some draw stores at
+    no size of its grid (no size, so no point; the criterion fails), else None. ``size_key`` names
+    the rows' size ("F", "N"), ``star_key`` their per-draw smallest sizes ("c_star", "d_star")."""
+    from verify.claims import Outcome
+
+    missing = [(r[size_key], k) for r in rows for k, c in enumerate(r[star_key]) if c is None]
+    if not missing:
+        return None
+    return Outcome(
+        predicted={"every draw stores": True},
+        measured={f"draws not storing ({size_key}, k)": missing},
+        passed=False,
+        details={"family": family_name, "rows": rows},
+    )
+
+
+def smallest_bank_outcome(found: dict, steps: int, criterion: str):
+    """Outcome of a chapters smallest-bank search (chapters_bank, chapters_toy): every draw at
+    every F stores at some C of its grid."""
+    from verify.claims import Outcome
+
+    rows = found["rows"]
+    return Outcome(
+        predicted={str(r["F"]): f"C* <= {r['chapters_grid'][-1]}" for r in rows},
+        measured={str(r["F"]): r["c_star"] for r in rows},
+        passed=bool(all(c is not None for r in rows for c in r["c_star"])),
+        details={"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps},
+    )

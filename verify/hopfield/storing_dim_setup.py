@@ -108,3 +108,26 @@ def shared_search(p, ctx) -> dict:
     """:func:`search` once per run and seed (the claim and the atlas share the cache entry)."""
     key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")), ctx.seed)
     return ctx.shared(key, lambda: search(p, ctx.seed))
+
+
+def points_of_record(rec: dict, point, need, which: str) -> list[dict]:
+    """Atlas points of the hopfield (``which="ungated"``) or hopfield_gated (``"gated"``) family from
+    a stored record of :data:`CLAIM_ID` (``verify.atlas.sources``'s ``_point`` and ``_need`` passed in):
+    P = d* N per draw, I = N log2 N (a convention, not a bound). The clustered control's record and
+    a draw that does not store by d_R4 are refused (ValueError naming the claim)."""
+    from theory.fact_mlp.bounds import info_bits  # lazily: keeps the bound registration order
+
+    cid = rec["id"]
+    if rec["params"].get("spread") is not None:
+        raise ValueError(f"{cid}: a record of clustered patterns (the control) is no family point")
+    out = []
+    for row in need(rec["details"], "rows", cid):
+        n, ds = int(row["N"]), row[f"d_star_{which}"]
+        if not ds or any(x is None for x in ds):
+            raise ValueError(
+                f"{cid}: N={n} has a draw that does not store by d_R4 ({which} d* = {ds}); "
+                "the atlas lists only storing sizes"
+            )
+        ds = [int(x) for x in ds]
+        out.append(point({"N": n, "d_R4": int(row["d_R4"])}, info_bits(n, n), [n * x for x in ds], dims=ds))
+    return out
