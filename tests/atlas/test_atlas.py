@@ -77,6 +77,21 @@ def fake_records():
             },
         ),
         _rec(
+            "geometric.multihop.trained_depth",
+            {"n_subjects": 32, "n_relations": 2, "hops": [1, 2, 3], "mlp_width": 32},
+            {
+                "rows": [
+                    {"seed": s, "per_k": [{"k": k, "d_star": d + s} for k, d in ((1, 3), (2, 6), (3, 12))]}
+                    for s in (0, 1)
+                ]
+            },
+        ),
+        _rec(
+            "atlas.geometric_multihop_construction.within_constant",
+            {"n_subjects": 500, "n_relations": 2},
+            {"rows": [{"k": k, "d0_star": [25, 26 + k]} for k in (1, 2, 3)]},
+        ),
+        _rec(
             "icrecall.linear_memory.capacity",
             {},
             {"dims": [32, 64, 128], "per_seed": [{"n99": [34, 92, 436]}, {"n99": [27, 86, 412]}]},

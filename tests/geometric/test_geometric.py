@@ -245,7 +245,7 @@ def test_rademacher_distinct_codes_collide_only_when_forced(d0, seed):
 
 
 def test_threshold_bisect_is_a_crossing():
-    from verify.geometric.scaling import code_gap, threshold_bisect
+    from verify.geometric.scaling_setup import code_gap, threshold_bisect
 
     d_star, probed = threshold_bisect(300, 0.25, 3, 64)
     assert code_gap(300, d_star, 3) >= 0.25 > code_gap(300, d_star - 1, 3)

@@ -116,6 +116,25 @@ def khop_dim_lower_bound(n_subjects, n_relations, n_hops, bits_per_param=32) -> 
     return khop_bits(n_subjects, n_relations, n_hops) / bits
 
 
+def khop_table_bits(n_subjects, n_relations, n_hops) -> float:
+    """N * R^k log2(N + 1 - I_k): the :func:`khop_bits` theorem summed over the N subjects [derived].
+
+    Under the hypotheses of :func:`khop_bits` (one pass; MLP, chain-token embeddings and unembedding
+    the same for every fact set) each subject embedding needs log2 |T_k| bits on its own, since the
+    fixed decoder reads subject x's whole answer tuple from e_x alone; the N embeddings (N d p bits)
+    therefore hold at least N log2 |T_k| >= N R^k log2(N + 1 - I_k) bits. This is what the capacity
+    atlas sets against parameter counts of the one-pass k-hop families, in the same units as
+    R log2 N! for single hop (the k = 1 value N R log2 N is that count's per-subject form, up to the
+    e of Stirling). It is NOT the information content of the fact table, which the R bijections fix
+    and which is at most R log2 N!: for k >= 2 the bound exceeds it, because a fact-independent
+    one-pass decoder cannot compose bijections and each subject must carry its composite answers.
+    A model whose decoder is trained on the facts (the trained one-pass family) does not satisfy the
+    hypothesis, so for it the number is a reference scale, not a lower bound.
+    """
+    n = require_int("N", n_subjects, 2)
+    return n * khop_bits(n, n_relations, n_hops)
+
+
 def cot_step_bits(n_subjects, n_relations) -> float:
     """With CoT every step is a single-hop query [derived]: R log2 N bits per subject, for any k."""
     return khop_bits(n_subjects, n_relations, 1)
@@ -148,6 +167,17 @@ for _bound in (
         {"N": "subjects (= attributes)", "R": "relations", "k": "hops"},
         lambda N, R, k: khop_bits(N, R, k),
         lambda: R**k * sp.log(N + 1 - _sym_internal(), 2),
+    ),
+    Bound(
+        "geometric.khop_table_bits",
+        "summed over the N subjects: the subject embeddings of a one-pass model with a "
+        "fact-independent decoder hold >= N R^k log2(N + 1 - I_k) bits (not the table's entropy, "
+        "which is <= R log2 N!)",
+        "derived",
+        SOURCE,
+        {"N": "subjects (= attributes)", "R": "relations", "k": "hops"},
+        lambda N, R, k: khop_table_bits(N, R, k),
+        lambda: N * R**k * sp.log(N + 1 - _sym_internal(), 2),
     ),
     Bound(
         "geometric.khop_dim_bound",

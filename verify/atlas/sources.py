@@ -18,7 +18,11 @@ Parameter counts follow the areas' own conventions:
 - geometric trained model (spec section 5.5): subject and unembedding N d each, relation R d,
   MLP 2 m d + m (``constructions.geometric.train.init_params``).
 - geometric k-hop construction without CoT: the record's own counts (selector, gate, subject
-  embeddings, unembedding) at the built dimension R^k d0 (built, not searched).
+  embeddings, unembedding) at the built dimension R^k d0 (built, not searched). Its information
+  column is the k-hop theorem summed over the N subjects, N R^k log2(N + 1 - I_k)
+  (``theory.geometric.multihop.khop_table_bits``); the searched one-pass families
+  ``geometric_multihop_construction`` and ``geometric_multihop_gd`` use the same column and the
+  k-hop bound in dimension (:mod:`verify.atlas.multihop_setup`).
 - icrecall linear memory: a d x d matrix, d^2 parameters; the stored facts are N99 pairs with
   V = N99 values, F log2 n_V bits with F = n_V = N99.
 - retrieval one-step value memory: W_v, V x d (the embeddings are random and fixed); a bijection
@@ -50,6 +54,10 @@ from verify.atlas.chapters_bank_setup import FAMILY_FIELDS as CHAPTERS_BANK
 from verify.atlas.chapters_bank_setup import points_of_record as chapters_points
 from verify.atlas.chapters_toy_setup import FAMILY_FIELDS as CHAPTERS_TOY
 from verify.atlas.chapters_toy_setup import points_of_record as toy_points
+from verify.atlas.multihop_setup import CONSTRUCTION_FIELDS as MULTIHOP_CONSTRUCTION
+from verify.atlas.multihop_setup import TRAINED_FIELDS as MULTIHOP_TRAINED
+from verify.atlas.multihop_setup import construction_points as multihop_construction_points
+from verify.atlas.multihop_setup import trained_points as multihop_trained_points
 from verify.hopfield.storing_dim_setup import points_of_record as hopfield_points
 from verify.hopfield.trained_dim_setup import FAMILY_FIELDS as HOPFIELD_TRAINED
 from verify.hopfield.trained_dim_setup import points_of_record as hopfield_trained_points
@@ -72,6 +80,8 @@ class Family:
     # True: a missing source record is reported in the atlas's "missing" list and the family left
     # out (never invented); False: a missing record is a ValueError naming the claim
     optional: bool = False
+    # resource "dimension": the area's bound in dimension at a point's sizes (None for parameters)
+    dim_bound: Callable[[dict], float] | None = None
 
 
 def _need(details: dict, key: str, claim_id: str):
@@ -192,7 +202,9 @@ def _geometric_multihop(rec: dict) -> list[dict]:
             )
         total = sum(int(row[k]) for k in ("selector", "gate_embeddings", "subject_embeddings", "unembedding"))
         k = int(row["k"])
-        out.append(_point({"N": n, "R": r, "k": k}, mh_theory.khop_bits(n, r, k), [total], dims=[row["dim"]]))
+        out.append(
+            _point({"N": n, "R": r, "k": k}, mh_theory.khop_table_bits(n, r, k), [total], dims=[row["dim"]])
+        )
     return out
 
 
@@ -276,6 +288,7 @@ FAMILIES: tuple[Family, ...] = (
         True,
         "smallest block dimension d0 whose spherical codes reach margin 0.25, one relation block",
         _geometric_construction,
+        dim_bound=lambda s: geo_theory.embed_dim_lower_bound(s["N"], s["R"], 32),
     ),
     Family(
         "geometric_gd",
@@ -288,6 +301,7 @@ FAMILIES: tuple[Family, ...] = (
         True,
         "smallest trained d reaching train accuracy 1 (section 5.5 model, width 32)",
         _geometric_gd,
+        dim_bound=lambda s: geo_theory.embed_dim_lower_bound(s["N"], s["R"], 32),
     ),
     Family(
         "geometric_multihop",
@@ -295,13 +309,15 @@ FAMILIES: tuple[Family, ...] = (
         "construction",
         "geometric.multihop.nocot_blocks",
         "dimension",
-        "theory.geometric.multihop.khop_bits = R^k log2(N + 1 - I_k)",
+        "theory.geometric.multihop.khop_table_bits = N R^k log2(N + 1 - I_k)",
         "derived",
         False,
         "R^k-block k-hop construction without CoT at d0 = ceil(3 ln N): size AS BUILT (not searched), "
         "accuracy 1 measured; the selector grows like d^2",
         _geometric_multihop,
     ),
+    Family(**MULTIHOP_CONSTRUCTION, extract=lambda rec: multihop_construction_points(rec, _point, _need)),
+    Family(**MULTIHOP_TRAINED, extract=lambda rec: multihop_trained_points(rec, _point, _need)),
     Family(
         "icrecall_linear_memory",
         "icrecall",

@@ -22,32 +22,10 @@ from verify.claims import Outcome, claim
 from verify.geometric.scaling_setup import (
     LAW_CONTROLS,
     LAWS,
+    threshold_bisect,
 )
 from verify.geometric.single_hop_setup import SRC, _rng, code_threshold, model_decoding
-from verify.measure import bootstrap_interval, linear_fit, min_pairwise_gap
-
-
-def code_gap(n, d0, seed, salt=0) -> float:
-    """1 - max coherence of the spherical codes of (n, d0, seed): the built model's margin."""
-    return min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt)))
-
-
-def threshold_bisect(n, margin, seed, d0_max, salt=0) -> tuple[int, dict]:
-    """A crossing d0* of the code gap through ``margin``: gap(d0*) >= margin > gap(d0* - 1).
-
-    Bisection between lo = ceil(d0_nec(N, margin)) - 1, where no code reaches the margin (bound B3,
-    so gap(lo) < margin is a theorem), and hi = d0_max (checked to reach it). Each d0 has its own
-    code draw, so the gap is monotone only on average: d0* is a crossing point, not necessarily the
-    first one; the probed gaps are returned."""
-    lo, hi = max(1, math.ceil(B.d0_necessary(n, margin)) - 1), int(d0_max)
-    probed = {hi: code_gap(n, hi, seed, salt)}
-    if probed[hi] < margin:
-        raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        probed[mid] = code_gap(n, mid, seed, salt)
-        lo, hi = (lo, mid) if probed[mid] >= margin else (mid, hi)
-    return hi, probed
+from verify.measure import bootstrap_interval, linear_fit
 
 
 def _measure(p, ctx):

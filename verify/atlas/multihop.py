@@ -1,0 +1,170 @@
+"""Capacity atlas (issue 19): the one-pass k-hop construction, searched and set against the k-hop
+lower bound. The claim measures its family itself (no earlier claim searches the construction's
+size at depth k; ``geometric.multihop.nocot_blocks`` builds it at d0 = ceil(3 ln N)).
+
+At each k, for each draw j: codes and bijections of key (seed, k, j); the block dimension d0* at
+which the spherical codes reach margin 0.25 is found by the bisection of
+:func:`verify.geometric.scaling.threshold_bisect` (the codes' gap is the built model's margin by the
+exactness lemma of spec section 5.1). The built one-pass model of spec section 5.3 is then decoded on
+all N R^k queries at d0* (margin >= 0.25 and accuracy 1 required) and at d0* - 1 (margin < 0.25
+required): the search is confirmed on the construction itself, on both sides of the threshold.
+
+Criterion [derived], the shared one of :mod:`verify.atlas.claims` (ratios of the per-k median d to
+the bound d >= R^k log2(N + 1 - I_k)/32 within 2x, log-log exponent <= 1.25), plus every
+confirmation. Control ``faster_than_bound``: a synthetic family at the same bounds growing like
+bound^1.5 must fail it. Sizes were chosen before any judged run (N and R as small as keep k = 4 a
+CI-sized decode, the bound spanning a factor 8); the pilot at seed 100 is in the claim's docstring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from constructions.geometric.multihop import all_multi_hop_queries, build_nocot_model
+from constructions.geometric.single_hop import attribute_codes
+from constructions.tasks import make_bijections
+from verify.atlas.multihop_setup import CONSTRUCTION_CLAIM, CONSTRUCTION_FIELDS, khop_dim_bound, nocot_params
+from verify.atlas.sources import family
+from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
+from verify.claims import Control, claim, rng_for
+from verify.geometric.multihop_setup import _nocot_accuracy
+from verify.geometric.scaling_setup import threshold_bisect
+from verify.geometric.single_hop_setup import _rng
+
+MAX_DRAWS = 1000
+
+
+def draw_salt(n_hops: int, draw: int) -> int:
+    """The code salt of draw j at depth k: 1 + 1000 k + j, never 0 (single hop's log_scaling uses
+    salt 0), so these draws are independent of that claim's."""
+    if not 0 <= draw < MAX_DRAWS:
+        raise ValueError(f"draw={draw} must lie in [0, {MAX_DRAWS})")
+    return 1 + MAX_DRAWS * int(n_hops) + int(draw)
+
+
+def decoded(perms, n_hops: int, block_dim: int, seed: int, salt: int) -> dict:
+    """Accuracy and min margin of the built one-pass model with the codes the search probed."""
+    n = perms.shape[1]
+    codes = attribute_codes(n, block_dim, "spherical", _rng(seed, 2, n, block_dim, salt))
+    model = build_nocot_model(perms, n_hops, codes=codes)
+    start, chains, target = all_multi_hop_queries(perms, n_hops)
+    return _nocot_accuracy(model, start, chains, target)
+
+
+def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
+    """Per k: d0* of every draw and the built model's accuracy and margin at d0* and d0* - 1."""
+    rows = []
+    for k in hops:
+        d0s, at, below = [], [], []
+        for j in range(draws):
+            salt = draw_salt(k, j)
+            d0, _ = threshold_bisect(n, margin, seed, d0_max, salt=salt)
+            perms = make_bijections(n, r, rng_for(seed, 1, n, r, salt))
+            d0s.append(int(d0))
+            at.append(decoded(perms, k, d0, seed, salt))
+            below.append(decoded(perms, k, d0 - 1, seed, salt))
+        confirmed = all(a["accuracy"] == 1.0 and a["min_margin"] >= margin for a in at) and all(
+            b["min_margin"] < margin for b in below
+        )
+        rows.append(
+            {
+                "k": int(k),
+                "d0_star": d0s,
+                "dim": [r**k * x for x in d0s],
+                "params": [nocot_params(n, r, k, x) for x in d0s],
+                "accuracy_at": [a["accuracy"] for a in at],
+                "margin_at": [a["min_margin"] for a in at],
+                "margin_below": [b["min_margin"] for b in below],
+                "n_queries": at[0]["n_queries"],
+                "confirmed": bool(confirmed),
+            }
+        )
+    return rows
+
+
+@claim(
+    CONSTRUCTION_CLAIM,
+    source="capacity atlas (issue 19) over Geometric Factual Recall in Transformers (2605.12426), "
+    "one-pass multi-hop construction (spec section 5.3) and its matching lower bound (abstract)",
+    provenance="derived",
+    needs=("torch",),
+    bounds=("geometric.khop_dim_bound", "geometric.khop_table_bits", "geometric.d_nocot"),
+    statement=(
+        "the one-pass R^k-block construction (spec 5.3, spherical codes) at the block dimension d0* "
+        "where its margin crosses 0.25 (bisection on each draw's codes, as for single hop: a crossing, "
+        "not necessarily the first; confirmed on the built model: margin >= 0.25 and accuracy 1 on "
+        "all N R^k queries at d0*, margin < 0.25 at d0* - 1), "
+        "d = R^k d0*, stays within a constant of the k-hop lower bound d >= R^k log2(N + 1 - I_k)/32 "
+        f"across k (quick: N = 500, R = 2, k = 1..4, 3 draws; full: N = 1000, R = 2, k = 1..5, 5 "
+        f"draws): every confirmation holds, the ratios of the per-k median d to the bound vary by at "
+        f"most {CONSTANT}x and the log-log exponent of d against the bound is <= {MAX_EXPONENT}"
+    ),
+    quick={
+        "n_subjects": 500,
+        "n_relations": 2,
+        "hops": [1, 2, 3, 4],
+        "margin": 0.25,
+        "draws": 3,
+        "d0_max": 64,
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+    },
+    full={
+        "n_subjects": 1000,
+        "n_relations": 2,
+        "hops": [1, 2, 3, 4, 5],
+        "margin": 0.25,
+        "draws": 5,
+        "d0_max": 80,
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+    },
+    kind="empirical",
+    controls=[
+        Control(
+            "faster_than_bound",
+            {"control": "faster_than_bound"},
+            f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster "
+            "than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
+        )
+    ],
+    seed_rule="ctx.seeds(1)[0] fixes the draws (seed, k, j), j < draws: every draw's d enters the "
+    "per-k median and the fit, and every draw's confirmation must hold",
+)
+def multihop_construction_within_constant(p, ctx):
+    """Pilot (seed 100, not judged; quick parameters, 2.6 s): d0* = [26, 35, 24], [25, 27, 25],
+    [25, 26, 27], [29, 22, 27] at k = 1..4; ratios to the bound 92.8, 89.3, 93.0, 96.8 (spread 1.08),
+    exponent 0.97 [0.87, 1.07]; every confirmation held; the control's spread 2.82, exponent 1.5. The
+    parameters and the criterion were fixed before the pilot and not changed after it."""
+    n, r = int(p["n_subjects"]), int(p["n_relations"])
+    key = (
+        "atlas.multihop_construction",
+        n,
+        r,
+        tuple(p["hops"]),
+        p["margin"],
+        p["draws"],
+        p["d0_max"],
+        ctx.seed,
+    )
+    rows = ctx.shared(
+        key, lambda: search_construction(n, r, p["hops"], p["margin"], p["draws"], ctx.seed, p["d0_max"])
+    )
+    points = [{"sizes": {"N": n, "R": r, "k": row["k"]}} for row in rows]
+    sizes = [[float(x) for x in row["dim"]] for row in rows]
+    bounds = [[khop_dim_bound(pt["sizes"])] * len(s) for pt, s in zip(points, sizes)]
+    out = within_constant_outcome(
+        family(CONSTRUCTION_FIELDS["name"]),
+        p,
+        points,
+        sizes,
+        bounds,
+        {"claim": CONSTRUCTION_CLAIM, "seed": ctx.seed, "scale": ctx.scale},
+    )
+    confirmed = all(row["confirmed"] for row in rows)
+    return replace(
+        out,
+        measured={**out.measured, "confirmed": confirmed},
+        passed=bool(out.passed and confirmed),
+        details={**out.details, "rows": rows},
+    )
