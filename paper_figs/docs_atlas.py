@@ -60,6 +60,21 @@ def atlas_table(path: Path | None = None) -> str:
             f"\n{', '.join(conv)}: information = N log2 N by convention, not a bound (no honest "
             "information bound exists for the auto-associative task; verify/atlas/sources.py)."
         )
+    table = [r for r in atlas["rows"] if "table_bits" in r]
+    if table:
+        rates = "; ".join(
+            f"{r['family']} {r['scale']} k={r['sizes']['k']}: {_span(r['bits_per_param_table_max'])}"
+            for r in table
+        )
+        lines.append(
+            f"\n{', '.join(sorted({r['family'] for r in table}))}: information = N R^k log2(N + 1 - I_k), "
+            "the k-hop lower bound on the subject-embedding bits of a one-pass model with a "
+            "fact-independent decoder, summed over subjects (theory.geometric.multihop.khop_table_bits). "
+            "It is not the entropy of the fact table, which lies between (R - 1) log2 N! and R log2 N! "
+            "bits whatever k (khop_table_entropy); the trained family's decoder is trained, so its bits "
+            "per parameter above are not a storage rate. Against R log2 N! the rate is at most: "
+            f"{rates}."
+        )
     for m in atlas.get("missing", []):
         lines.append(f"\nMissing ({m['scale']}): {m['family']}: {m['why']}")
     return "\n".join(lines)

@@ -111,3 +111,47 @@ def test_both_families_are_judged_against_the_k_hop_dimension_bound(tmp_path):
     assert family("geometric_multihop_construction").dim_bound is khop_dim_bound
     rows = [r for r in table["rows"] if r["family"] == "geometric_multihop_construction"]
     assert [r["sizes"]["k"] for r in rows] == [1, 2, 3] and all(r["kind"] == "construction" for r in rows)
+
+
+@pytest.mark.parametrize("n, r, k", [(3, 2, 1), (3, 2, 2), (4, 2, 2), (3, 2, 3), (3, 3, 2)])
+def test_table_entropy_bracket_holds_by_enumeration(n, r, k):
+    """The exact entropy of the k-hop table over all R-tuples of bijections of [N] lies in the
+    bracket of khop_table_entropy (and equals its upper end at k = 1)."""
+    from collections import Counter
+    from itertools import permutations, product
+
+    from constructions.geometric.multihop import all_chains, compose
+
+    perms_all = [np.array(q) for q in permutations(range(n))]
+    chains = all_chains(r, k)
+    counts = Counter()
+    for tup in product(perms_all, repeat=r):
+        perms = np.stack(tup)
+        counts[tuple(compose(perms, np.tile(c, (n, 1)), np.arange(n)).tobytes() for c in chains)] += 1
+    total = sum(counts.values())
+    entropy = -sum(c / total * math.log2(c / total) for c in counts.values())
+    lo, hi = mh_theory.khop_table_entropy(n, r, k)
+    assert lo - 1e-9 <= entropy <= hi + 1e-9
+    if k == 1:
+        assert entropy == pytest.approx(hi)
+
+
+def test_atlas_rows_of_the_multihop_families_carry_the_table_bracket(tmp_path):
+    import json
+
+    from paper_figs.docs_atlas import atlas_table
+
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in fake_records()) + "\n")
+    table = atlas.atlas_from_results(tmp_path)
+    rows = [r for r in table["rows"] if "table_bits" in r]
+    assert {r["family"] for r in rows} == {
+        "geometric_multihop",
+        "geometric_multihop_construction",
+        "geometric_multihop_gd",
+    }
+    gd = next(r for r in rows if r["family"] == "geometric_multihop_gd" and r["sizes"]["k"] == 2)
+    hi = mh_theory.khop_table_entropy(32, 2, 2)[1]
+    assert gd["bits_per_param_table_max"][1] == pytest.approx(hi / max(gd["params_per_draw"]))
+    path = tmp_path / "atlas.json"
+    path.write_text(json.dumps(table))
+    assert "geometric_multihop_gd quick k=2:" in atlas_table(path)

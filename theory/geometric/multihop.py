@@ -135,6 +135,24 @@ def khop_table_bits(n_subjects, n_relations, n_hops) -> float:
     return n * khop_bits(n, n_relations, n_hops)
 
 
+def khop_table_entropy(n_subjects, n_relations, n_hops) -> tuple[float, float]:
+    """(lower, upper) bits of the k-hop fact table itself [derived]: (R - 1) log2 N! <= H <= R log2 N!.
+
+    The table is T_k = (pi_rho)_{rho in [R]^k} for R independent uniform bijections of [N], the
+    answers of all N R^k one-pass queries. Upper: T_k is a function of (pi_1..pi_R), whose entropy
+    is R log2 N!. Lower: H(T_k) >= H(T_k | pi_1) = (R - 1) log2 N!, because given pi_1 the entries
+    rho = (r, 1, ..., 1) equal pi_1^(k-1) o pi_r and so determine every pi_r. For k = 1 the table is
+    the bijections, H = R log2 N!. Whatever k, the facts hold at most R log2 N! bits: depth adds
+    queries, not information; what a one-pass model pays for depth (:func:`khop_table_bits`) is
+    the cost of answering composites without composing.
+    """
+    n = require_int("N", n_subjects, 2)
+    r = require_int("R", n_relations, 1)
+    kk = require_int("k", n_hops, 1)
+    per = math.lgamma(n + 1) / math.log(2)
+    return (r * per if kk == 1 else (r - 1) * per), r * per
+
+
 def cot_step_bits(n_subjects, n_relations) -> float:
     """With CoT every step is a single-hop query [derived]: R log2 N bits per subject, for any k."""
     return khop_bits(n_subjects, n_relations, 1)

@@ -133,6 +133,9 @@ def family_rows(fam: Family, rec: dict, scale: str) -> list[dict]:
             "searched": fam.searched,
             "source": source,
         }
+        if "table_bits" in pt:  # a family whose information column is not the table's entropy
+            row["table_bits"] = [float(b) for b in pt["table_bits"]]
+            row["bits_per_param_table_max"] = _spread([pt["table_bits"][1] / p for p in pt["params"]])
         if pt["params_unique"] is not None:
             row["bits_per_unique_param"] = _spread(
                 [b / p for b, p in zip(pt["info_bits"], pt["params_unique"])]

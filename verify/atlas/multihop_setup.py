@@ -9,7 +9,9 @@ dimension d, and their bound is the k-hop theorem of ``theory.geometric.multihop
 dimension, d >= R^k log2(N + 1 - I_k)/32 (``khop_dim_lower_bound``, [derived]). The information
 column is that theorem summed over the N subjects (``khop_table_bits`` = N R^k log2(N + 1 - I_k),
 [derived]): the bits a fact-independent one-pass decoder needs in the subject embeddings, in the
-same units as R log2 N! for single hop; it is not the table's entropy (at most R log2 N!).
+same units as R log2 N! for single hop; it is not the table's entropy, which lies between
+(R - 1) log2 N! and R log2 N! whatever k (``khop_table_entropy``): each point also carries that
+bracket (``table_bits``), against which the real storage rate is at most R log2 N!/P.
 
 - ``geometric_multihop_construction``: the R^k-block construction of spec section 5.3 with
   spherical codes; d = R^k d0*, where d0* is the block dimension at which the codes reach margin 0.25
@@ -90,14 +92,13 @@ def construction_points(rec: dict, point, need) -> list[dict]:
     out = []
     for row in need(rec["details"], "rows", cid):
         k, d0s = int(row["k"]), [int(x) for x in row["d0_star"]]
-        out.append(
-            point(
-                {"N": n, "R": r, "k": k},
-                mh_theory.khop_table_bits(n, r, k),
-                [nocot_params(n, r, k, x) for x in d0s],
-                dims=[r**k * x for x in d0s],
-            )
+        pt = point(
+            {"N": n, "R": r, "k": k},
+            mh_theory.khop_table_bits(n, r, k),
+            [nocot_params(n, r, k, x) for x in d0s],
+            dims=[r**k * x for x in d0s],
         )
+        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
     return out
 
 
@@ -119,12 +120,11 @@ def trained_points(rec: dict, point, need) -> list[dict]:
                 "the atlas lists only storing sizes"
             )
         ds = [int(d) for d in ds]
-        out.append(
-            point(
-                {"N": n, "R": r, "k": k, "mlp_width": m},
-                mh_theory.khop_table_bits(n, r, k),
-                [geometric_trained_params(n, r**k, d, m) for d in ds],
-                dims=ds,
-            )
+        pt = point(
+            {"N": n, "R": r, "k": k, "mlp_width": m},
+            mh_theory.khop_table_bits(n, r, k),
+            [geometric_trained_params(n, r**k, d, m) for d in ds],
+            dims=ds,
         )
+        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
     return out

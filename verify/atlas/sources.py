@@ -202,9 +202,8 @@ def _geometric_multihop(rec: dict) -> list[dict]:
             )
         total = sum(int(row[k]) for k in ("selector", "gate_embeddings", "subject_embeddings", "unembedding"))
         k = int(row["k"])
-        out.append(
-            _point({"N": n, "R": r, "k": k}, mh_theory.khop_table_bits(n, r, k), [total], dims=[row["dim"]])
-        )
+        pt = _point({"N": n, "R": r, "k": k}, mh_theory.khop_table_bits(n, r, k), [total], dims=[row["dim"]])
+        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
     return out
 
 
