@@ -60,6 +60,7 @@ def fig_atlas(records):
         label = (
             f"{fam.name} ({fam.kind}{'' if fam.searched else ', as built'}"
             f"{', I = N log2 N by convention, no information bound' if 'convention' in fam.bound else ''}"
+            f"{', I = one-pass bound, not table entropy' if 'table_bits' in rows[0] else ''}"
             "): exponent "
             f"{fit['exponent']:.2f} [{fit['interval95'][0]:.2f}, {fit['interval95'][1]:.2f}]; "
             f"{fam.claim_id}@seed{rows[0]['source']['seed']}"
