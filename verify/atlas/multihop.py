@@ -27,7 +27,7 @@ from verify.atlas.multihop_setup import CONSTRUCTION_CLAIM, CONSTRUCTION_FIELDS,
 from verify.atlas.sources import family
 from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
 from verify.claims import Control, claim, rng_for
-from verify.geometric.multihop_setup import _nocot_accuracy
+from verify.geometric.multihop_setup import SRC, _nocot_accuracy
 from verify.geometric.scaling_setup import threshold_bisect
 from verify.geometric.single_hop_setup import _rng
 
@@ -84,8 +84,8 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
 
 @claim(
     CONSTRUCTION_CLAIM,
-    source="capacity atlas (issue 19) over Geometric Factual Recall in Transformers (2605.12426), "
-    "one-pass multi-hop construction (spec section 5.3) and its matching lower bound (abstract)",
+    source=f"capacity atlas (issue 19) over {SRC}, one-pass multi-hop construction (spec section 5.3) "
+    "and its matching lower bound (abstract)",
     provenance="derived",
     needs=("torch",),
     bounds=("geometric.khop_dim_bound", "geometric.khop_table_bits", "geometric.d_nocot"),
