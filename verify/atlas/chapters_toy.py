@@ -41,7 +41,7 @@ from verify.atlas.chapters_toy_setup import CLAIM_ID, FULL, QUICK, n_params, sha
 from verify.atlas.sources import family, family_points
 from verify.atlas.verdict import (
     CONSTANT,
-    GROWTH,
+    FASTER_THAN_BOUND,
     MAX_EXPONENT,
     not_storing_outcome,
     smallest_bank_outcome,
@@ -131,13 +131,6 @@ claim(
     full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     kind="empirical",
     needs=("torch",),
-    controls=[
-        Control(
-            "faster_than_bound",
-            {"control": "faster_than_bound"},
-            f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster "
-            "than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
-        )
-    ],
+    controls=[FASTER_THAN_BOUND],
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw's P enters the per-F median and the fit",
 )(check_toy_within_constant)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from verify.atlas.core import load_records, record_of
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
-from verify.claims import Control, claim
+from verify.atlas.verdict import CONSTANT, FASTER_THAN_BOUND, MAX_EXPONENT, within_constant_outcome
+from verify.claims import claim
 
 
 def resource_bounds(fam, pt) -> list[float]:
@@ -91,13 +91,6 @@ for _name in CLAIMED:
         quick={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
         full={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
         kind="empirical",
-        controls=[
-            Control(
-                "faster_than_bound",
-                {"control": "faster_than_bound"},
-                f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, "
-                "faster than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
-            )
-        ],
+        controls=[FASTER_THAN_BOUND],
         seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",
     )(check_within_constant)

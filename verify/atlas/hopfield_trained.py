@@ -25,8 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, not_storing_outcome, within_constant_outcome
-from verify.claims import Control, claim
+from verify.atlas.verdict import (
+    CONSTANT,
+    FASTER_THAN_BOUND,
+    MAX_EXPONENT,
+    not_storing_outcome,
+    within_constant_outcome,
+)
+from verify.claims import claim
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
 FAMILY = "hopfield_trained"
@@ -63,13 +69,6 @@ claim(
     quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     kind="empirical",
-    controls=[
-        Control(
-            "faster_than_bound",
-            {"control": "faster_than_bound"},
-            f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster "
-            "than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
-        )
-    ],
+    controls=[FASTER_THAN_BOUND],
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-N median and the fit",
 )(check_hopfield_trained_within_constant)

@@ -25,8 +25,8 @@ from constructions.geometric.single_hop import attribute_codes
 from constructions.tasks import make_bijections
 from verify.atlas.multihop_setup import CONSTRUCTION_CLAIM, CONSTRUCTION_FIELDS, khop_dim_bound, nocot_params
 from verify.atlas.sources import family
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, within_constant_outcome
-from verify.claims import Control, claim, rng_for
+from verify.atlas.verdict import CONSTANT, FASTER_THAN_BOUND, MAX_EXPONENT, within_constant_outcome
+from verify.claims import claim, rng_for
 from verify.geometric.multihop_setup import SRC, _nocot_accuracy
 from verify.geometric.scaling_setup import threshold_bisect
 from verify.geometric.single_hop_setup import _rng
@@ -120,14 +120,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         "max_exponent": MAX_EXPONENT,
     },
     kind="empirical",
-    controls=[
-        Control(
-            "faster_than_bound",
-            {"control": "faster_than_bound"},
-            f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster "
-            "than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
-        )
-    ],
+    controls=[FASTER_THAN_BOUND],
     seed_rule="ctx.seeds(1)[0] fixes the draws (seed, k, j), j < draws: every draw's d enters the "
     "per-k median and the fit, and every draw's confirmation must hold",
 )

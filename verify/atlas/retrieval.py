@@ -19,8 +19,14 @@ a pilot at seed 100 (d* = 15-19, 21-25, 21-25, 27-28; 2.3 CPU-s), not on a judge
 from __future__ import annotations
 
 from theory.retrieval import bounds as ret_theory
-from verify.atlas.verdict import CONSTANT, GROWTH, MAX_EXPONENT, faster_family, within_constant_verdict
-from verify.claims import Control, Outcome, claim
+from verify.atlas.verdict import (
+    CONSTANT,
+    FASTER_THAN_BOUND,
+    MAX_EXPONENT,
+    faster_family,
+    within_constant_verdict,
+)
+from verify.claims import Outcome, claim
 from verify.retrieval.capacity_setup import draw_accuracies
 
 CLAIM_ID = "atlas.retrieval_value_memory.within_constant"
@@ -76,14 +82,7 @@ def smallest_storing_dims(
         "max_exponent": MAX_EXPONENT,
     },
     kind="empirical",
-    controls=[
-        Control(
-            "faster_than_bound",
-            {"control": "faster_than_bound"},
-            f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster "
-            "than the bound: its exponent is 1.5 > 1.25, so the criterion must fail",
-        )
-    ],
+    controls=[FASTER_THAN_BOUND],
     seed_rule="ctx.seeds(1)[0] fixes the draws: every draw's d* enters the per-V median and the fit",
 )
 def retrieval_within_constant(p, ctx):

@@ -6,10 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 from verify.atlas.core import fit_exponent
+from verify.claims import Control
 
 CONSTANT = 2.0
 MAX_EXPONENT = 1.25
 GROWTH = 1.5
+
+#: The control of every ``atlas.<family>.within_constant`` claim judged against a bound (the
+#: hopfield families, judged against a convention, word theirs differently).
+FASTER_THAN_BOUND = Control(
+    "faster_than_bound",
+    {"control": "faster_than_bound"},
+    f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster than the "
+    "bound: its exponent is 1.5 > 1.25, so the criterion must fail",
+)
 
 
 def within_constant_verdict(
