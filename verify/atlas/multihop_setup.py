@@ -54,35 +54,42 @@ def nocot_params(n_subjects: int, n_relations: int, n_hops: int, block_dim: int)
     )
 
 
-CONSTRUCTION_FIELDS = dict(
-    name="geometric_multihop_construction",
+#: what the two one-pass families share: area, resource, bound and its dimension form
+_SHARED = dict(
     area="geometric",
-    kind="construction",
-    claim_id=CONSTRUCTION_CLAIM,
     resource="dimension",
     bound=BOUND,
     bound_tag="derived",
     searched=True,
-    note="one-pass R^k-block k-hop construction (spec 5.3, spherical codes): d = R^k d0*, d0* the "
-    "block dimension reaching margin 0.25, confirmed on the built model (measured by the atlas claim "
-    "itself)",
     dim_bound=khop_dim_bound,
 )
 
+CONSTRUCTION_FIELDS = dict(
+    _SHARED,
+    name="geometric_multihop_construction",
+    kind="construction",
+    claim_id=CONSTRUCTION_CLAIM,
+    note="one-pass R^k-block k-hop construction (spec 5.3, spherical codes): d = R^k d0*, d0* the "
+    "block dimension reaching margin 0.25, confirmed on the built model (measured by the atlas claim "
+    "itself)",
+)
+
 TRAINED_FIELDS = dict(
+    _SHARED,
     name="geometric_multihop_gd",
-    area="geometric",
     kind="trained",
     claim_id=TRAINED_CLAIM,
-    resource="dimension",
-    bound=BOUND,
-    bound_tag="derived",
-    searched=True,
     note="smallest trained d reaching train accuracy 1 on all N R^k k-hop queries in one pass "
     "(section 5.5 model, one learned token per chain; the bound's fact-independent-decoder "
     "hypothesis does not hold for it)",
-    dim_bound=khop_dim_bound,
 )
+
+
+def khop_point(point, sizes: dict, params: list, dims: list) -> dict:
+    """One point of a one-pass family: information khop_table_bits and the table's entropy bracket."""
+    n, r, k = int(sizes["N"]), int(sizes["R"]), int(sizes["k"])
+    pt = point(sizes, mh_theory.khop_table_bits(n, r, k), params, dims=dims)
+    return {**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))}
 
 
 def construction_points(rec: dict, point, need) -> list[dict]:
@@ -92,13 +99,14 @@ def construction_points(rec: dict, point, need) -> list[dict]:
     out = []
     for row in need(rec["details"], "rows", cid):
         k, d0s = int(row["k"]), [int(x) for x in row["d0_star"]]
-        pt = point(
-            {"N": n, "R": r, "k": k},
-            mh_theory.khop_table_bits(n, r, k),
-            [nocot_params(n, r, k, x) for x in d0s],
-            dims=[r**k * x for x in d0s],
+        out.append(
+            khop_point(
+                point,
+                {"N": n, "R": r, "k": k},
+                [nocot_params(n, r, k, x) for x in d0s],
+                [r**k * x for x in d0s],
+            )
         )
-        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
     return out
 
 
@@ -120,11 +128,12 @@ def trained_points(rec: dict, point, need) -> list[dict]:
                 "the atlas lists only storing sizes"
             )
         ds = [int(d) for d in ds]
-        pt = point(
-            {"N": n, "R": r, "k": k, "mlp_width": m},
-            mh_theory.khop_table_bits(n, r, k),
-            [geometric_trained_params(n, r**k, d, m) for d in ds],
-            dims=ds,
+        out.append(
+            khop_point(
+                point,
+                {"N": n, "R": r, "k": k, "mlp_width": m},
+                [geometric_trained_params(n, r**k, d, m) for d in ds],
+                ds,
+            )
         )
-        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
     return out

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from theory.fact_mlp import bounds as fm_theory
-from theory.geometric import multihop as mh_theory
 from theory.geometric import single_hop as geo_theory
 from verify.atlas.chapters_bank_setup import FAMILY_FIELDS as CHAPTERS_BANK
 from verify.atlas.chapters_bank_setup import points_of_record as chapters_points
@@ -57,6 +56,7 @@ from verify.atlas.chapters_toy_setup import points_of_record as toy_points
 from verify.atlas.multihop_setup import CONSTRUCTION_FIELDS as MULTIHOP_CONSTRUCTION
 from verify.atlas.multihop_setup import TRAINED_FIELDS as MULTIHOP_TRAINED
 from verify.atlas.multihop_setup import construction_points as multihop_construction_points
+from verify.atlas.multihop_setup import khop_point as multihop_point
 from verify.atlas.multihop_setup import trained_points as multihop_trained_points
 from verify.hopfield.storing_dim_setup import points_of_record as hopfield_points
 from verify.hopfield.trained_dim_setup import FAMILY_FIELDS as HOPFIELD_TRAINED
@@ -202,8 +202,7 @@ def _geometric_multihop(rec: dict) -> list[dict]:
             )
         total = sum(int(row[k]) for k in ("selector", "gate_embeddings", "subject_embeddings", "unembedding"))
         k = int(row["k"])
-        pt = _point({"N": n, "R": r, "k": k}, mh_theory.khop_table_bits(n, r, k), [total], dims=[row["dim"]])
-        out.append({**pt, "table_bits": list(mh_theory.khop_table_entropy(n, r, k))})
+        out.append(multihop_point(_point, {"N": n, "R": r, "k": k}, [total], [row["dim"]]))
     return out
 
 
