@@ -17,6 +17,8 @@ import numpy as np
 from theory.registry import Registry
 
 BENCHES: Registry = Registry("bench")  # name -> Callable[..., dict]
+#: rows that run only when named: ``registry`` runs every quick claim (minutes)
+EXPLICIT_ONLY = ("registry",)
 
 
 def bench_case(name: str):
@@ -45,8 +47,8 @@ def interleaved_times(
     """Wall times of every function in ``fns``, run in turn within each of ``pairs`` rounds (the
     order rotates from round to round), after ``warmup`` rounds. Load that comes and goes hits
     the sides of one round alike, so per-round ratios are robust where best-of-N of each side
-    measured separately is not (issue 17 item 3). A dict passed as ``cpu`` receives the same
-    runs' process CPU times (on a loaded machine the fairer clock for one-thread kernels)."""
+    measured separately is not. A dict passed as ``cpu`` receives the same runs' process CPU
+    times (on a loaded machine the fairer clock for one-thread kernels)."""
     names = list(fns)
     for _ in range(warmup):
         for name in names:
@@ -298,8 +300,10 @@ def main(args) -> int:
     from verify.claims import load_all
 
     load_all()  # areas may register rows
+    import verify.profile  # noqa: F401  (registers the "registry" row)
+
     device = resolve_device(getattr(args, "device", None))
-    names = args.names or list(BENCHES)
+    names = args.names or [n for n in BENCHES if n not in EXPLICIT_ONLY]
     unknown = [n for n in names if n not in BENCHES]
     if unknown:
         raise ValueError(f"unknown bench {unknown}; available: {list(BENCHES)}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -248,6 +249,10 @@ class Context:
     scale: str = "quick"
     cache: dict = field(default_factory=dict)
     progress: bool = False
+    #: seconds spent computing shared results (:meth:`shared` cache misses, outermost calls only)
+    #: since this context was made: the runner's profile splits a claim's time with it.
+    shared_seconds: float = field(default=0.0, compare=False)
+    _shared_depth: int = field(default=0, compare=False, repr=False)
 
     def rng(self, *salt: int) -> np.random.Generator:
         """A fresh numpy Generator from (seed, *salt): no global state."""
@@ -273,7 +278,14 @@ class Context:
         """Compute once per run: ``key`` must include every parameter and the seed."""
         full_key = (key, self.device, self.dtype)
         if full_key not in self.cache:
-            self.cache[full_key] = compute()
+            start = time.perf_counter()
+            self._shared_depth += 1
+            try:
+                self.cache[full_key] = compute()
+            finally:
+                self._shared_depth -= 1
+                if self._shared_depth == 0:  # nested computes are inside the outer one's time
+                    self.shared_seconds += time.perf_counter() - start
         return self.cache[full_key]
 
 

@@ -5,7 +5,7 @@
                                           ids, sources, provenance, statements; --where: each
                                           claim's file:line and the theory bounds it checks
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
-                                          [--out DIR] [--json] [--fresh]
+                                          [--out DIR] [--json] [--fresh] [--profile]
     python -m verify run ... --dry-run    expected time per area from stored records, nothing run
     python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
                                           run every control; exit 1 if one passes (the claim is
@@ -43,6 +43,12 @@ def _add_run_options(p):
         "--dry-run",
         action="store_true",
         help="run nothing: print the expected seconds per area from stored records",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="after the run, claim-seconds per area and for the ten largest claims, split into "
+        "the check, its controls and the shared work it triggered (on stderr with --json)",
     )
     p.add_argument(
         "--jobs",

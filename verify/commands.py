@@ -258,4 +258,8 @@ def cmd_run(args, patterns) -> int:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     print(f"\n{len(records)} claims: {summary} (results {store.path}, report {report})", file=stream)
+    if getattr(args, "profile", False):
+        from verify.profile import profile_text
+
+        print("\n" + profile_text(records), file=stream)
     return 1 if failures else 0

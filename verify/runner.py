@@ -81,7 +81,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     """Run one claim and (unless ``controls`` is False) each of its controls."""
     params = claim.params(ctx.scale) if params is None else dict(params)
     peak_scope = reset_peak_memory(ctx.device)
-    start = time.perf_counter()
+    start, cpu0, shared0 = time.perf_counter(), time.process_time(), ctx.shared_seconds
     outcome, error = None, None
     try:
         outcome = claim.check(params, ctx)
@@ -96,10 +96,17 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         error = f"{type(exc).__name__}: {exc}"
         predicted = measured = None
         details = {"traceback": traceback.format_exc(limit=6)}
+    check_end, shared1 = time.perf_counter(), ctx.shared_seconds
     control_rows = None
     if controls and error is None and not outcome.skipped and claim.controls:
         control_rows = run_controls(claim, ctx, params)
     seconds = time.perf_counter() - start
+    profile = {  # where the claim's seconds went (``verify run --profile`` tabulates it)
+        "check_s": round(check_end - start - (shared1 - shared0), 3),
+        "controls_s": round(seconds - (check_end - start) - (ctx.shared_seconds - shared1), 3),
+        "shared_s": round(ctx.shared_seconds - shared0, 3),
+        "cpu_s": round(time.process_time() - cpu0, 3),  # process CPU time, every thread
+    }
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
     entry = entry_for(claim.id, ctx.scale)
     record = {
@@ -125,6 +132,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "device": ctx.device,
         "dtype": ctx.dtype,
         "seconds": round(seconds, 3),
+        "profile": profile,
         "git": git_revision(),
         "code": git_revision(),
         "versions": versions(),
