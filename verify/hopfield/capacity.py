@@ -19,6 +19,7 @@ from theory.hopfield.reference import capacity, sphere_radius
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim
 from verify.measure import t_interval
+from verify.previous import stored_previous
 
 PAPER = paper("hopfield")
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
@@ -114,28 +115,6 @@ def _ratio_verdict(rows, min_ratio):
     return ok, ratios, interval
 
 
-def _hard_gate_previous(params, ctx):
-    """The previous criterion (hard gates, capacity = largest grid N with success >= 0.8, gated
-    success >= 0.7 at every N >= 32, ratio >= 16 in every seed) on the previous grid 16..4096."""
-    old = {**params, "grid": [2**k for k in range(4, 13)]}
-    rows = _sweep(old, ctx, math.inf)
-    ok = True
-    for r in rows:
-        cap = lambda fr: max([n for n, f in zip(old["grid"], fr) if f >= 0.8], default=0)  # noqa: E731
-        cu, cg = cap(r["frac_ungated"]), cap(r["frac_gated"])
-        ratio = (1.0 if cg == 0 else cg / old["grid"][0]) if cu == 0 else cg / cu
-        ok &= min(f for n, f in zip(old["grid"], r["frac_gated"]) if n >= 32) >= 0.7 and ratio >= 16
-    return {
-        "rule": "hard gates: gated success >= 0.7 at every N >= 32 and N_g/N_u >= 16 (capacity = "
-        "largest N in 16..4096 with success >= 0.8)",
-        "passed": bool(ok),
-        "gated_fractions_hard": [r["frac_gated"] for r in rows],
-        "why_changed": "with hard gates the gated problem is the same 16-memory network at every "
-        "N, so gated capacity is always the top of the grid and the ratio only a "
-        "grid-limited lower bound (issue 15, items 2 and 4)",
-    }
-
-
 CAPACITY_QUICK = {
     "dim": 16,
     "beta": 16.0,
@@ -181,7 +160,11 @@ def capacity_gain(params, ctx):
         "ratio_interval95": interval,
     }
     if not wrong:
-        details["previous_criterion"] = _hard_gate_previous(params, ctx)
+        # hard gates on the grid 16..4096 (replaced: with hard gates the gated problem is the same
+        # 16-memory network at every N, so the ratio was only a grid-limited lower bound)
+        details["previous_criterion"] = stored_previous(
+            "hopfield.capacity.gain", ctx.scale, ctx.seed, {k: v for k, v in params.items() if k != "control"}
+        )
     return Outcome(predicted=f"N_g/N_u >= {params['min_ratio']}", measured=ratios, passed=ok, details=details)
 
 
@@ -322,7 +305,8 @@ def r4_tightness(params, ctx):
     seeds 100-105 (per 2000 sampled targets: 3-8 misses at 8192, 13-24 at 16384; none of all 1024
     at 1024). A first version (200 targets at N = 32768, chosen on pilot seeds 100-102) missed
     0, 3, 6 targets at judged seeds 0, 1, 2: 200 samples cannot witness a per-target miss rate of
-    about 1%; its result is recomputed and kept in details["previous_criterion"]. The doubling sweep
+    about 1%; its result was measured once and is kept in details["previous_criterion"] (stored,
+    verify/previous.py). The doubling sweep
     from N_R4 (200 sampled targets per N) is recorded: the break over N_R4 is R4's slack."""
     beta, k, d = params["beta"], params["K"], params["dim"]
     n_r4 = capacity(beta, k, d, params["p"])
@@ -346,19 +330,12 @@ def r4_tightness(params, ctx):
         )
     details = {"N_R4": n_r4, "rows": rows}
     if n > 1024:  # the breaking side of the bracket: the first design and the doubling sweep
-        old = []
-        for s in ctx.seeds(params["seeds"]):
-            gen = ctx.rng(17, s)
-            X = sphere_patterns(32768, d, radius, gen)
-            t = gen.choice(32768, size=200, replace=False)
-            old.append(_misses(X, t, beta, sphere_radius(beta, 32768, radius))[0])
-        details["previous_criterion"] = {
-            "rule": "N = 32768, >= 1 of 200 sampled targets misses S_i in every seed",
-            "passed": all(m > 0 for m in old),
-            "missed": old,
-            "why_changed": "failed at judged seed 0 (0 misses): 200 samples are too few for a ~1% "
-            "per-target miss rate; replaced by 2000 samples at N = 16384 (pilot seeds)",
-        }
+        details["previous_criterion"] = stored_previous(
+            "hopfield.capacity.r4_tightness",
+            ctx.scale,
+            ctx.seed,
+            {k: v for k, v in params.items() if k != "control"},
+        )
         sweep = []
         for s in ctx.seeds(params["seeds"]):
             gen, m, brk = ctx.rng(18, s), max(2, int(math.floor(n_r4))), None

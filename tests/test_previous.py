@@ -1,0 +1,41 @@
+"""Replaced criteria are stored once (verify.previous): the record carries the stored result and
+the revision that measured it, and nothing is recomputed for history."""
+
+import pytest
+
+from verify.claims import load_all
+from verify.previous import STORE, _table, stored_previous
+
+
+def test_every_stored_claim_exists_and_names_its_revision():
+    claims = load_all()
+    for cid, entry in _table().items():
+        assert cid in claims, f"{STORE.name} stores {cid}, which is not registered"
+        for run in entry["runs"]:
+            assert run["scale"] in ("quick", "full") and len(run["revision"]) >= 7
+            assert "rule" in run["previous_criterion"] and "passed" in run["previous_criterion"]
+
+
+def test_the_stored_run_is_found_only_for_its_scale_seed_and_parameters():
+    c = load_all()["hopfield.capacity.gain"]
+    hit = stored_previous(c.id, "quick", 1, c.params("quick"))
+    assert hit["passed"] is True and "not recomputed" in hit["stored"]
+    other = stored_previous(c.id, "quick", 1, {**c.params("quick"), "dim": 8})
+    assert other["stored"] is None and other["rule"] == hit["rule"]
+    with pytest.raises(ValueError, match="no replaced criterion"):
+        stored_previous("geometric.single_hop.log_scaling", "quick", 0, {})
+
+
+def test_the_claim_record_reads_the_store_without_sweeping(monkeypatch):
+    """r4_tightness's record at seed 0 carries the stored misses of the replaced 200-target design;
+    the old 32768-pattern draw is not made (sphere_patterns is never asked for 32768 points)."""
+    import verify.hopfield.capacity as cap
+    from verify.claims import Context
+
+    sizes = []
+    real = cap.sphere_patterns
+    monkeypatch.setattr(cap, "sphere_patterns", lambda n, *a: sizes.append(n) or real(n, *a))
+    c = load_all()["hopfield.capacity.r4_tightness"]
+    out = c.check(c.params("quick"), Context(seed=0))
+    assert out.details["previous_criterion"]["missed"] == [0, 3, 6]
+    assert 32768 not in sizes

@@ -1,0 +1,58 @@
+"""Verdicts of replaced criteria, stored once (docs/README.md, "Kinds of claim, controls and
+verdicts over seeds").
+
+When a claim's criterion was replaced, its record keeps the old criterion's verdict and numbers
+(``details["previous_criterion"]``) so a reader sees what changed. Where the old criterion needed
+its own sweep, that sweep is not re-run for history at every run: its result was measured once,
+with the old criterion's code, and is stored in ``verify/previous_criteria.json`` by claim, scale,
+base seed and parameters, with the revision that measured it. A run at another seed or with other
+parameters says that nothing is stored for it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+STORE = Path(__file__).with_name("previous_criteria.json")
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict:
+    return json.loads(STORE.read_text())
+
+
+def stored_previous(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) -> dict:
+    """The stored result of a claim's replaced criterion for this run, with ``stored`` naming the
+    revision that measured it; without a stored run for this scale, seed and parameters, a dict
+    that says so (``stored`` None).
+
+    >>> from verify.claims import load_all
+    >>> c = load_all()["hopfield.capacity.r4_tightness"]
+    >>> stored_previous(c.id, "quick", 0, c.params("quick"))["missed"]
+    [0, 3, 6]
+    >>> stored_previous(c.id, "quick", 7, c.params("quick"))["stored"] is None
+    True
+    """
+    from verify.results import jsonable
+
+    runs = _table().get(claim_id)
+    if runs is None:
+        raise ValueError(f"no replaced criterion is stored for {claim_id!r} (see {STORE.name})")
+    wanted = jsonable(dict(params))
+    for run in runs["runs"]:
+        if run["scale"] == scale and int(run["seed"]) == int(seed) and run["params"] == wanted:
+            return {
+                **run["previous_criterion"],
+                "stored": f"measured once with the replaced criterion's code at revision "
+                f"{run['revision'][:10]} ({scale} scale, base seed {seed}); not recomputed",
+            }
+    rule = runs["runs"][0]["previous_criterion"].get("rule")
+    return {
+        "rule": rule,
+        "stored": None,
+        "note": "the replaced criterion was measured once, at the stored scales, base seeds and "
+        f"parameters of {STORE.name}; none matches this run",
+    }
