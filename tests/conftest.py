@@ -1,6 +1,17 @@
-"""Hypothesis profiles (DESIGN.md): ci (derandomized, no deadline; chosen when CI=true), dev, nightly."""
+"""Hypothesis profiles: ci (derandomized, no deadline; chosen when CI=true), dev, nightly.
+
+The README's test command runs the suite in worker processes (pytest-xdist, ``-n auto --dist
+loadgroup``). Each worker runs one torch thread, as the main job's workers do, and the registry's
+claims are grouped by area (``xdist_group``): claims of one area share their trained models through
+the worker's cache, and a test that needs a claim's quick record (``quick_record``) joins the
+claim's group and reads the record the registry test made, instead of running the claim again.
+"""
 
 import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one BLAS/OpenMP thread per worker, before torch loads
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,7 +42,25 @@ def _has_cuda() -> bool:
         return False
 
 
+def claim_group(claim_id: str) -> str:
+    """The xdist group of a claim: its area, except that an atlas family joins the area whose
+    searches it reads (``atlas.hopfield_trained.*`` -> ``hopfield``), so they share the cache."""
+    area, topic = claim_id.split(".")[:2]
+    if area == "atlas":
+        for other in ("fact_mlp", "geometric", "icrecall", "hopfield", "chapters", "retrieval"):
+            if topic.startswith(other):
+                return other
+    return area
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "claim_id" in callspec.params:
+            item.add_marker(pytest.mark.xdist_group(claim_group(callspec.params["claim_id"])))
+        group = item.get_closest_marker("claims_of")
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group.args[0]))
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="no CUDA device on this machine (gpu tests need one)")
@@ -40,7 +69,46 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "claims_of(area): the test reads quick records of that area's claims (same xdist group)"
+    )
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+        except ImportError:
+            pass
+
+
 @pytest.fixture(scope="session")
 def claim_cache():
-    """One cache per test session, so claims sharing a trained model train it once."""
+    """One cache per test session (per worker), so claims sharing a trained model train it once."""
     return {}
+
+
+@pytest.fixture(scope="session")
+def claim_records():
+    """The quick records (seed 0, cpu, float64, with controls) made in this session, by claim id."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def quick_record(claim_cache, claim_records):
+    """``quick_record(claim_id)``: the claim's quick record of this session, run once (with its
+    controls, in the registry test's context) and shared by the registry test and every test that
+    draws from it. Mark such tests ``@pytest.mark.claims_of(area)`` so they run in the claims'
+    xdist group."""
+    from verify.claims import Context, load_all
+    from verify.runner import run_claim
+
+    claims = load_all()
+
+    def get(claim_id: str) -> dict:
+        if claim_id not in claim_records:
+            ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache)
+            claim_records[claim_id] = run_claim(claims[claim_id], ctx)
+        return claim_records[claim_id]
+
+    return get

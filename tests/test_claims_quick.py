@@ -1,4 +1,5 @@
-"""Every registered claim runs at quick scale as a test (DESIGN.md, Tests), with its controls.
+"""Every registered claim runs at quick scale as a test, with its controls, once per session
+(``quick_record`` in tests/conftest.py: tests that draw from a claim's record reuse this run).
 
 A claim in the ledger must still fail in the recorded way; every other claim must pass. Every
 control must fail the claim's criterion (otherwise the claim is vacuous), and every empirical or
@@ -8,19 +9,17 @@ are reported as pytest skips.
 
 import pytest
 
-from verify.claims import Context, load_all, missing_controls
+from verify.claims import load_all, missing_controls
 from verify.ledger import entry_for
-from verify.runner import run_claim
 
 CLAIMS = load_all()
 
 
 @pytest.mark.parametrize("claim_id", list(CLAIMS))
-def test_claim_quick(claim_id, claim_cache):
+def test_claim_quick(claim_id, quick_record):
     claim = CLAIMS[claim_id]
     assert missing_controls(claim) is None, f"{claim_id}: {missing_controls(claim)}"
-    ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache)
-    record = run_claim(claim, ctx)
+    record = quick_record(claim_id)
     if record["status"] == "skipped":
         pytest.skip(f"{claim_id}: {record['skipped']}")
     assert record["status"] != "error", (

@@ -201,52 +201,18 @@ def test_short_sequence_self_attention_matches_sdpa(length):
         torch.testing.assert_close(block.self_attention(x), ref)
 
 
-def test_figures_render_from_tiny_records():
-    """F-ch1..F-ch5 draw from records of the chapters claims (training claims at a tiny size)."""
+@pytest.mark.claims_of("chapters")
+def test_figures_render_from_the_quick_records(quick_record):
+    """F-ch1..F-ch5 draw from the quick records of the chapters claims (the registry test's records
+    of this session: nothing is trained again for the figures)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from paper_figs.registry import load_all as load_figures
-    from verify.claims import Context, load_all
-    from verify.runner import run_claim
 
-    claims, figures = load_all(), load_figures()
-    tiny = dict(
-        n_facts=64,
-        n_values=16,
-        n_phase2=64,
-        batch=16,
-        steps1=12,
-        steps2=6,
-        compare_step=10,
-        seeds=1,
-        eval_every=2,
-        lr=3e-3,
-        lr_memory=6e-3,
-        bank_lr_factor=0.1,
-    )
-    leak = dict(
-        n_symbols=4,
-        half=3,
-        steps=4,
-        batch=4,
-        seeds=1,
-        eval_size=8,
-        eval_every=2,
-        routing="sequence",
-        memory=True,
-        variants=["first"],
-    )
-    special = {
-        "chapters.toy.lb_needed": dict(tiny, steps_nolb=8, usage_seeds=2, lb_coef_dropped=0.0),
-        "chapters.toy.router_utilisation": dict(tiny, steps_nolb=8, usage_seeds=2, lb_coef=0.01),
-        "chapters.toy.topk_sweep": dict(tiny, top_ks=[2, 4], report_ks=[1], window=[2, 8], topk_seeds=2),
-        "chapters.leak.router_leak": leak,
-        "chapters.leak.inference": dict(leak, evaluation="prefix_only"),
-    }
-    ctx = Context(seed=0, device="cpu", dtype="float64", cache={})
+    figures = load_figures()
     chapter_figures = [f for f in figures.values() if f.id.startswith("chapters.")]
     assert {f.id for f in chapter_figures} >= {
         "chapters.fig_flop_breakdown",
@@ -255,13 +221,9 @@ def test_figures_render_from_tiny_records():
         "chapters.fig_topk",
         "chapters.fig_router_leak",
     }
-    records = {}
     for fig in chapter_figures:
-        for cid in fig.claims:
-            if cid not in records:
-                params = special.get(cid, tiny) if cid.startswith("chapters.toy.") else special.get(cid)
-                records[cid] = run_claim(claims[cid], ctx, params)
-                assert records[cid]["status"] != "error", records[cid].get("error")
+        records = {cid: quick_record(cid) for cid in fig.claims}
+        assert all(r["status"] != "error" for r in records.values()), [r.get("error") for r in records.values()]
         plt.close(fig.draw(records))
 
 

@@ -72,24 +72,17 @@ def test_below_bound_fail_refuses_a_dimension_above_the_bound():
         claim.check({**claim.params("quick"), "block_dim": 9, "hops": [1]}, ctx)
 
 
-def test_fig_depth_draws_from_records(claim_cache):
+@pytest.mark.claims_of("geometric")
+def test_fig_depth_draws_from_records(quick_record):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from paper_figs.registry import load_all as load_figures
-    from verify.claims import Context
-    from verify.runner import run_claim
 
-    claims = load_all()
-    ctx = Context(cache=claim_cache)
-    depth = claims["geometric.multihop.trained_depth"]
-    bracket = claims["geometric.multihop.below_bound_fail"]
-    records = {
-        depth.id: run_claim(depth, ctx, params={**depth.params("quick"), "seeds": 1, "hops": [1, 2]}),
-        bracket.id: run_claim(bracket, ctx, params={**bracket.params("quick"), "seeds": 1, "hops": [1, 2]}),
-    }
+    ids = ("geometric.multihop.trained_depth", "geometric.multihop.below_bound_fail")
+    records = {cid: quick_record(cid) for cid in ids}
     fig = load_figures()["geometric.fig_depth"].draw(records)
     assert len(fig.axes) == 2 and all(ax.get_xlabel() or ax.get_ylabel() for ax in fig.axes)
     plt.close(fig)

@@ -7,8 +7,6 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from paper_figs.registry import load_all as load_figures  # noqa: E402
-from verify.claims import Context, load_all  # noqa: E402
-from verify.runner import run_claim  # noqa: E402
 
 CHEAP = [
     "hopfield.gated.exponential_in_kappa",
@@ -49,10 +47,9 @@ def _check_drawn(fig):
     plt.close(fig)
 
 
-def test_cheap_figures_draw(claim_cache):
-    claims = load_all()
-    ctx = Context(cache=claim_cache)
-    records = {cid: run_claim(claims[cid], ctx) for cid in CHEAP}
+@pytest.mark.claims_of("hopfield")
+def test_cheap_figures_draw(quick_record):
+    records = {cid: quick_record(cid) for cid in CHEAP}
     figs = load_figures()
     for fid in ("hopfield.fig_gate_strength", "hopfield.fig_fixed_point", "hopfield.fig_decomposition"):
         _check_drawn(figs[fid].draw(records))
@@ -60,11 +57,11 @@ def test_cheap_figures_draw(claim_cache):
         figs["hopfield.fig_capacity"].draw(records)
 
 
-def test_tightness_and_capacity_figures_draw(claim_cache):
-    """F-hop7 (tightness of R1, R4, D1, D2, D5) and F-hop3 draw from claim records with controls."""
-    claims = load_all()
-    ctx = Context(cache=claim_cache)
-    records = {cid: run_claim(claims[cid], ctx) for cid in TIGHTNESS}
+@pytest.mark.claims_of("hopfield")
+def test_tightness_and_capacity_figures_draw(quick_record):
+    """F-hop7 (tightness of R1, R4, D1, D2, D5) and F-hop3 draw from claim records with controls
+    (the registry test's records of this session)."""
+    records = {cid: quick_record(cid) for cid in TIGHTNESS}
     assert all(r["status"] == "pass" for r in records.values())
     figs = load_figures()
     _check_drawn(figs["hopfield.fig_tightness"].draw(records))
