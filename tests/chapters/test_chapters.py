@@ -223,7 +223,9 @@ def test_figures_render_from_the_quick_records(quick_record):
     }
     for fig in chapter_figures:
         records = {cid: quick_record(cid) for cid in fig.claims}
-        assert all(r["status"] != "error" for r in records.values()), [r.get("error") for r in records.values()]
+        assert all(r["status"] != "error" for r in records.values()), [
+            r.get("error") for r in records.values()
+        ]
         plt.close(fig.draw(records))
 
 
