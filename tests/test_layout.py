@@ -1,18 +1,9 @@
-"""Layout of the four stages (issue 18 item 1): no module carries an area prefix.
+"""Layout of the four stages (docs/README.md, "Layout"): no module carries an area prefix; an area
+with several modules in a stage is a subpackage (``verify/fact_mlp/``)."""
 
-Before tools/restructure.py has been applied (the flat layout, ``verify/fact_mlp.py`` still a
-module) the test is an expected failure; once an area lives in a subpackage it is enforced.
-"""
-# restructure: keep names (old module names here are test data)
-
-import pytest
-
-from tests.layout import ROOT, prefixed_modules
-
-MOVED = (ROOT / "verify" / "fact_mlp").is_dir()
+from tests.layout import prefixed_modules
 
 
-@pytest.mark.xfail(not MOVED, reason="tools/restructure.py not applied yet (flat layout)", strict=True)
 def test_no_area_prefix_in_stages():
     assert prefixed_modules() == []
 

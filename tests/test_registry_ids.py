@@ -1,6 +1,5 @@
-"""Every claim, bound and figure id is unchanged, in the same order (issue 18: the move of files
-by tools/restructure.py keeps ids; tests/registry_ids.txt is written by
-``python tools/registry_snapshot.py --write``)."""
+"""Every claim, bound and figure id is unchanged, in the same order: a move of files or a refactor
+keeps ids (tests/registry_ids.txt is written by ``python tools/registry_snapshot.py --write``)."""
 
 import importlib.util
 from pathlib import Path

@@ -1,10 +1,10 @@
-"""The ids of every registered claim, bound and figure, in registration order (issue 18).
+"""The ids of every registered claim, bound and figure, in registration order.
 
     python tools/registry_snapshot.py            # print
     python tools/registry_snapshot.py --write    # store in tests/registry_ids.txt
 
-``tests/test_registry_ids.py`` compares the registries with the stored list, so a move of files
-(``tools/restructure.py``) that loses, adds or reorders a claim, bound or figure is noticed.
+``tests/test_registry_ids.py`` compares the registries with the stored list, so a move of files or
+a refactor that loses, adds or reorders a claim, bound or figure is noticed.
 Regenerate the list (``--write``) only when claims were added or removed on purpose.
 """
 
