@@ -187,3 +187,57 @@ def decode_naive(queries, candidates, targets) -> Decoding:
         margins.cpu().numpy(),
         float(tols.max()) if len(t) else 0.0,
     )
+
+
+@torch.no_grad()
+def predict(
+    queries: np.ndarray | torch.Tensor, candidates: np.ndarray | torch.Tensor, *, chunk: int | None = None
+) -> np.ndarray:
+    """The decoded candidate of every query, argmax_j <h_i, u_j>, in chunks; -1 for a tie.
+
+    A query whose two largest logits lie within the tie tolerance of :func:`decode`
+    (``TIE_ULPS * eps * ||h_i|| * max_j ||u_j||``) has no decoded candidate and gets -1, so the
+    prediction equals the target exactly when :func:`decode` counts the query as correct.
+    The chunks and their layout are those of :func:`decode` (one reused logits buffer).
+
+    >>> import numpy as np
+    >>> predict(np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), np.eye(2)).tolist()
+    [0, 1, -1]
+    """
+    H = _as_tensor(queries)
+    U = _as_tensor(candidates, device=H.device, dtype=H.dtype)
+    if H.ndim != 2 or U.ndim != 2 or H.shape[1] != U.shape[1]:
+        raise ValueError(
+            f"queries {tuple(H.shape)} and candidates {tuple(U.shape)} must be "
+            "(F, d) and (V, d) with the same d"
+        )
+    n_queries, n_cand = H.shape[0], U.shape[0]
+    if n_cand < 2:
+        raise ValueError("a prediction needs at least 2 candidates")
+    if torch.isnan(H).any() or torch.isnan(U).any():
+        raise ValueError("NaN in queries or candidates")
+    transposed = _transposed(H)
+    rows = chunk or chunk_rows(n_cand, H.element_size())
+    rows = min(rows, max(n_queries, 1))
+    buf = torch.empty(rows * n_cand, dtype=H.dtype, device=H.device)
+    out_idx = torch.empty(n_queries, dtype=torch.int64, device=H.device)
+    eps = TIE_ULPS * torch.finfo(H.dtype).eps * float(U.norm(dim=1).max())
+    for start in range(0, n_queries, rows):
+        stop = min(start + rows, n_queries)
+        r = stop - start
+        if transposed:
+            out = buf[: n_cand * r].view(n_cand, r)
+            torch.mm(U, H[start:stop].t(), out=out)
+            top = torch.topk(out, 2, dim=0)
+            best, second, idx = top.values[0], top.values[1], top.indices[0]
+        else:
+            out = buf[: r * n_cand].view(r, n_cand)
+            torch.mm(H[start:stop], U.t(), out=out)
+            top = torch.topk(out, 2, dim=1)
+            best, second, idx = top.values[:, 0], top.values[:, 1], top.indices[:, 0]
+        if torch.isnan(best).any():
+            raise ValueError("NaN in the logits")
+        tol = eps * H[start:stop].norm(dim=1).to(torch.float64)
+        gap = (best - second).to(torch.float64)
+        out_idx[start:stop] = torch.where(gap > tol, idx, torch.full_like(idx, -1))
+    return out_idx.cpu().numpy()

@@ -28,7 +28,7 @@ def make_bijections(n_subjects: int, n_relations: int, rng: np.random.Generator)
     return np.stack([rng.permutation(int(n_subjects)) for _ in range(int(n_relations))]).astype(np.int64)
 
 
-def check_bijections(perms) -> np.ndarray:
+def check_bijections(perms: np.ndarray) -> np.ndarray:
     """Validate a relation table: int array (R, N), each row a permutation of 0..N-1."""
     perms = np.asarray(perms)
     if perms.ndim != 2:
@@ -50,7 +50,7 @@ def check_bijections(perms) -> np.ndarray:
     return perms.astype(np.int64)
 
 
-def single_hop_dataset(perms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def single_hop_dataset(perms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All N*R single-hop facts (subj, rel, target), s major and r minor; target = perms[rel, subj]."""
     perms = check_bijections(perms)
     n_rel, n = perms.shape

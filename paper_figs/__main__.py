@@ -1,7 +1,12 @@
 """``python -m paper_figs [FIG ...] [--recompute] [--results DIR] [--out DIR]``.
 
+python -m paper_figs --list [PATTERN ...]     the figures (those a PATTERN selects) and their claims
 python -m paper_figs docs [--write|--check]   the generated sections of README.md and docs/*.md
 python -m paper_figs where                    each claim's file:line, bounds and figures
+
+The figures are drawn from the stored results in --results DIR, else the environment variable
+RECALL_RESULTS, else the checkout's results/ (found from the package, whatever the working
+directory); a missing record names the file looked in and the command that writes it.
 """
 
 from __future__ import annotations
@@ -31,16 +36,34 @@ def main(argv=None) -> int:
 
     load_all()
     parser = argparse.ArgumentParser(prog="python -m paper_figs", description=__doc__)
-    parser.add_argument("figs", nargs="*", metavar="FIG", help="figure ids (default: all)")
+    parser.add_argument(
+        "figs", nargs="*", metavar="FIG", help="figure ids (default: all); with --list, patterns"
+    )
     parser.add_argument("--recompute", action="store_true", help="run the claims that feed the figures first")
-    parser.add_argument("--results", default="results", help="results folder read (and written)")
+    parser.add_argument(
+        "--results",
+        default=None,
+        help="results folder read (written with --recompute); default RECALL_RESULTS, else the "
+        "checkout's results/",
+    )
     parser.add_argument("--out", default="figures", help="folder for the PNG and PDF files")
     parser.add_argument("--device", default=None)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--list", action="store_true", help="list figures and their claims")
+    parser.add_argument(
+        "--list", action="store_true", help="list figures (FIG: filter patterns) and their claims"
+    )
     args = parser.parse_args(argv)
     if args.list:
-        for f in FIGURES.values():
+        from theory.cli_support import filter_names
+
+        ids = filter_names(FIGURES, args.figs)
+        if not ids:
+            print(
+                f"no figure matches {' '.join(args.figs)!r}; `python -m paper_figs --list` shows them",
+                file=sys.stderr,
+            )
+        for fid in ids:
+            f = FIGURES[fid]
             print(f"{f.id}: {f.title}\n    claims: {', '.join(f.claims)}")
         return 0
     unknown = [f for f in args.figs if f not in FIGURES]
@@ -48,9 +71,18 @@ def main(argv=None) -> int:
         print(f"error: unknown figure(s) {unknown}; --list shows them", file=sys.stderr)
         return 2
     chosen = [FIGURES[f] for f in (args.figs or FIGURES)]
-    from verify.results import ResultStore
+    from verify.results import ResultStore, default_results_root, missing_results, results_root
 
-    store = ResultStore(args.results)
+    results = results_root(args.results)
+    store = ResultStore(results, create=args.recompute)
+    if not args.recompute and not store.path.is_file():
+        for fig_spec in chosen:
+            again = f"`python -m paper_figs {fig_spec.id} --recompute --results {results}`"
+            print(
+                f"{fig_spec.id}: skipped: {missing_results(store.path, fig_spec.claims, again)}",
+                file=sys.stderr,
+            )
+        return 1
     if args.recompute:
         from constructions.device import default_dtype, resolve_device
         from verify.claims import Context, select
@@ -70,7 +102,10 @@ def main(argv=None) -> int:
         try:
             fig = fig_spec.draw(records)
         except LookupError as exc:
-            print(f"{fig_spec.id}: skipped: {exc}", file=sys.stderr)
+            where = f"records read from {store.path}"
+            if results != default_results_root():
+                where += f"; give `python -m verify run` --out {results} to write there"
+            print(f"{fig_spec.id}: skipped: {exc} ({where})", file=sys.stderr)
             status = 1
             continue
         for ext in ("png", "pdf"):
@@ -81,4 +116,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from theory.cli_support import run_main
+
+    sys.exit(run_main(main))

@@ -48,7 +48,9 @@ def main(argv=None) -> int:
     else:
         _check_verify_is_ours()
         from verify.cli import main as run
-    return int(run(rest) or 0)
+    from theory.cli_support import run_main
+
+    return run_main(run, rest)
 
 
 if __name__ == "__main__":

@@ -91,3 +91,15 @@ def test_bound_labels_agree_with_the_labels_their_text_names():
             assert b.label in named, f"{name}: label {b.label} but its text names {sorted(named)}"
         else:
             assert not named, f"{name} names {sorted(named)} but has no label"
+
+
+def test_list_takes_a_filter(capsys):
+    """`python -m verify list PATTERN`: an area, an id prefix or a glob; no match is not a usage error."""
+    from verify.cli import main
+
+    assert main(["list", "hopfield.capacity"]) == 0
+    heads = [line.split()[0] for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
+    assert heads and all(h.startswith("hopfield.capacity.") for h in heads)
+    assert main(["list", "zzz*"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "no claim matches 'zzz*'" in err

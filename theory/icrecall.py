@@ -37,7 +37,7 @@ def incoherence_bound(n_vectors, dim) -> float:
     return 2.0 * math.sqrt(2.0 * math.log(v) / dd)
 
 
-def mlp_sufficient_dim(n_subj, n_rel) -> float:
+def mlp_sufficient_dim(n_subjects, n_relations) -> float:
     """[derived, heuristic] The triplet MLP (spec §5.2, theta = 1.5) recalls every fact once
     d >= 32 ln(S R).
 
@@ -50,12 +50,12 @@ def mlp_sufficient_dim(n_subj, n_rel) -> float:
     guarantee (at small S R its failure probability is of order one); the rigorous
     version is :func:`mlp_guarantee_dim`. Hypotheses: S >= 2, R >= 1.
     """
-    s = require_int("S", n_subj, 2)
-    r = require_int("R", n_rel, 1)
+    s = require_int("S", n_subjects, 2)
+    r = require_int("R", n_relations, 1)
     return 32.0 * math.log(s * r) if s * r > 1 else 0.0
 
 
-def mlp_guarantee_dim(n_subj, n_rel, fail_prob) -> float:
+def mlp_guarantee_dim(n_subjects, n_relations, fail_prob) -> float:
     """[derived, rigorous] With d >= 72 ln((S + R)^2 / delta), the triplet MLP at theta = 1.5
     recalls every one of the S R facts from e_s + e_r with probability >= 1 - delta.
 
@@ -68,16 +68,16 @@ def mlp_guarantee_dim(n_subj, n_rel, fail_prob) -> float:
     pairs gives failure probability <= (S + R)^2 exp(-d / 72) <= delta.
     Hypotheses: S >= 2, R >= 1, 0 < delta < 1.
     """
-    s = require_int("S", n_subj, 2)
-    r = require_int("R", n_rel, 1)
+    s = require_int("S", n_subjects, 2)
+    r = require_int("R", n_relations, 1)
     dl = require_real("delta", fail_prob, 0, 1, low_open=True, high_open=True)
     return 72.0 * math.log((s + r) ** 2 / dl)
 
 
-def mlp_params(n_subj, n_rel, dim) -> int:
+def mlp_params(n_subjects, n_relations, dim) -> int:
     """[derived] The triplet MLP has m = S R neurons and 2 m d + m parameters (m x d first layer,
     m biases, d x m second layer)."""
-    m = require_int("S", n_subj, 2) * require_int("R", n_rel, 1)
+    m = require_int("S", n_subjects, 2) * require_int("R", n_relations, 1)
     return 2 * m * require_int("d", dim, 1) + m
 
 
@@ -156,7 +156,7 @@ def relation_signal_boundary(rho_design, theta=1.5) -> float:
     return (th - 1.0) * rr
 
 
-def relation_chance_ceiling(n_rel, n_test, sigmas=3.0, slack=0.01) -> float:
+def relation_chance_ceiling(n_relations, n_test, sigmas=3.0, slack=0.01) -> float:
     """[derived] Upper acceptance bound for an accuracy at relation chance 1/R measured on K test
     sequences: 1/R + sigmas sqrt((1/R)(1 - 1/R)/K) + slack (binomial tolerance).
 
@@ -164,7 +164,7 @@ def relation_chance_ceiling(n_rel, n_test, sigmas=3.0, slack=0.01) -> float:
     any predictor of a*(s_q, r) is right with probability at most 1/R (it can at best guess r
     and know a*(s_q, r') for all r'); the count of successes over K independent test sequences is
     then dominated by Binomial(K, 1/R). Hypotheses: R >= 1, K >= 1, sigmas >= 0."""
-    r = require_int("R", n_rel, 1)
+    r = require_int("R", n_relations, 1)
     k = require_int("K", n_test, 1)
     sg = require_real("sigmas", sigmas, 0)
     p = 1.0 / r
@@ -207,18 +207,20 @@ for _bound in (
         "max |<e_t, e_t'>| <= 2 sqrt(2 ln V / d) w.h.p. for V random unit directions",
         "reference",
         REF,
-        {"V": "number of vectors", "d": "dimension"},
-        lambda V, d: incoherence_bound(V, d),
+        {"n_vectors": "V, number of vectors", "dim": "d, dimension"},
+        incoherence_bound,
         lambda: 2 * sp.sqrt(2 * sp.log(V) / d),
+        aliases={"V": "n_vectors", "d": "dim"},
     ),
     Bound(
         "icrecall.mlp_sufficient_dim",
         "the triplet MLP recalls every fact when d >= 32 ln(S R) (Gaussian-maximum heuristic)",
         "derived",
         SOURCE,
-        {"S": "subjects", "R": "relations"},
-        lambda S, R: mlp_sufficient_dim(S, R),
+        {"n_subjects": "S, subjects", "n_relations": "R, relations"},
+        mlp_sufficient_dim,
         lambda: 32 * sp.log(S * R),
+        aliases={"S": "n_subjects", "R": "n_relations"},
     ),
     Bound(
         "icrecall.mlp_guarantee_dim",
@@ -226,27 +228,34 @@ for _bound in (
         ">= 1 - delta when d >= 72 ln((S + R)^2 / delta) (union bound)",
         "derived",
         SOURCE,
-        {"S": "subjects", "R": "relations", "delta": "failure probability"},
-        lambda S, R, delta: mlp_guarantee_dim(S, R, delta),
+        {
+            "n_subjects": "S, subjects",
+            "n_relations": "R, relations",
+            "fail_prob": "delta, failure probability",
+        },
+        mlp_guarantee_dim,
         lambda: 72 * sp.log((S + R) ** 2 / sp.Symbol("delta", positive=True)),
+        aliases={"S": "n_subjects", "R": "n_relations", "delta": "fail_prob"},
     ),
     Bound(
         "icrecall.mlp_params",
         "the triplet MLP has 2 m d + m parameters, m = S R",
         "derived",
         SOURCE,
-        {"S": "subjects", "R": "relations", "d": "dimension"},
-        lambda S, R, d: float(mlp_params(S, R, d)),
+        {"n_subjects": "S, subjects", "n_relations": "R, relations", "dim": "d, dimension"},
+        mlp_params,
         lambda: 2 * S * R * d + S * R,
+        aliases={"S": "n_subjects", "R": "n_relations", "d": "dim"},
     ),
     Bound(
         "icrecall.linear_capacity",
         "a linear memory stores N <= c d^2 / ln V pairs",
         "reference",
         REF,
-        {"d": "dimension", "V": "outputs", "c": "unknown constant"},
-        lambda d, V, c: linear_capacity(d, V, c),
+        {"dim": "d, dimension", "n_outputs": "V, outputs", "const": "c, unknown constant"},
+        linear_capacity,
         lambda: c * d**2 / sp.log(V),
+        aliases={"d": "dim", "V": "n_outputs", "c": "const"},
     ),
     Bound(
         "icrecall.pairwise_margin",
@@ -255,9 +264,10 @@ for _bound in (
         "necessary, for recall)",
         "derived",
         SOURCE,
-        {"n": "context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
-        lambda n, rho, theta: pairwise_margin(n, rho, theta),
+        {"n_pairs": "n, context pairs", "rho": "answer-relation alignment", "theta": "MLP threshold"},
+        pairwise_margin,
         lambda: sp.Min(2 - theta, theta - 1 - 1 / (n * rho)),
+        aliases={"n": "n_pairs"},
     ),
     Bound(
         "icrecall.min_context_pairs",
@@ -265,7 +275,7 @@ for _bound in (
         "derived",
         SOURCE,
         {"rho": "answer-relation alignment", "theta": "MLP threshold"},
-        lambda rho, theta: float(min_context_pairs(rho, theta)),
+        min_context_pairs,
         lambda: sp.floor(1 / (rho * (theta - 1))) + 1,
     ),
     Bound(
@@ -275,7 +285,7 @@ for _bound in (
         "derived",
         SOURCE,
         {"rho": "answer-relation alignment"},
-        lambda rho: float(min_recall_pairs(rho)),
+        min_recall_pairs,
         lambda: sp.floor(1 / rho) + 1,
     ),
     Bound(
@@ -284,18 +294,25 @@ for _bound in (
         "recalls iff the answers' alignment rho > (theta - 1) rho_0",
         "derived",
         SOURCE,
-        {"rho": "design alignment rho_0", "theta": "MLP threshold"},
-        lambda rho, theta: relation_signal_boundary(rho, theta),
+        {"rho_design": "rho_0, design alignment", "theta": "MLP threshold"},
+        relation_signal_boundary,
         lambda: (theta - 1) * rho,
+        aliases={"rho_0": "rho_design", "rho": "rho_design"},
     ),
     Bound(
         "icrecall.relation_chance",
         "with an uninformative context, accuracy <= 1/R + 3 sqrt((1/R)(1-1/R)/K) + 0.01 on K test sequences",
         "derived",
         SOURCE,
-        {"R": "relations", "K": "test sequences"},
-        lambda R, K: relation_chance_ceiling(R, K),
+        {
+            "n_relations": "R, relations",
+            "n_test": "K, test sequences",
+            "sigmas": "binomial tolerance in standard deviations (3 in the statement)",
+            "slack": "added slack (0.01 in the statement)",
+        },
+        relation_chance_ceiling,
         lambda: 1 / R + 3 * sp.sqrt((1 / R) * (1 - 1 / R) / K) + sp.Rational(1, 100),
+        aliases={"R": "n_relations", "K": "n_test"},
     ),
 ):
     register_bound(_bound)

@@ -24,9 +24,13 @@ class Bound:
     """One bound of one paper.
 
     name: ``<area>.<name>``; statement: the inequality in one sentence; provenance: one of
-    PROVENANCES; params: parameter name -> short description; symbolic: () -> sympy.Expr in
-    sympy symbols named like the params; numeric: (**params) -> float, validated; label: the
-    paper's (or spec's) label of the statement where there is one ("B2", "D3", "F1", "R4"), else None.
+    PROVENANCES; params: parameter name -> short description, the names being those of the Python
+    function ``numeric`` (spelled out, e.g. ``n_subjects``); numeric: (**params) -> float,
+    validated; symbolic: () -> sympy.Expr in sympy symbols named like the params or their paper
+    symbols; label: the paper's label of the statement where there is one ("B2", "D3", "F1",
+    "R4"), else None; aliases: paper symbol -> parameter name (``{"N": "n_subjects"}``), accepted
+    wherever a parameter name is (``evaluate``, ``python -m theory eval``). Defaults are those of
+    ``numeric``'s signature (:meth:`defaults`). See docs/README.md for the areas and their labels.
     """
 
     name: str
@@ -38,29 +42,185 @@ class Bound:
     symbolic: Callable[[], object] | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
     label: str | None = None
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.provenance not in PROVENANCES:
             raise ValueError(f"bound {self.name}: provenance {self.provenance!r} not in {PROVENANCES}")
+        for alias, target in self.aliases.items():
+            if target not in self.params:
+                raise ValueError(f"bound {self.name}: alias {alias!r} names {target!r}, not a parameter")
+            if alias in self.params and alias != target:
+                raise ValueError(f"bound {self.name}: alias {alias!r} is another parameter's name")
+        sig = _signature(self.numeric)
+        if sig is not None and not any(p.kind is p.VAR_KEYWORD for p in sig.values()):
+            named = [p for p, v in sig.items() if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
+            if set(named) != set(self.params):
+                raise ValueError(
+                    f"bound {self.name}: params {list(self.params)} are not the parameters "
+                    f"{named} of its function {getattr(self.numeric, '__name__', self.numeric)!r}: "
+                    "one name per parameter"
+                )
 
-    def evaluate(self, **values) -> float:
+    @property
+    def area(self) -> str:
+        """The area, the part of the name before the first dot.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("fact_mlp.jl_code_dim").area
+        'fact_mlp'
+        """
+        return self.name.split(".", 1)[0]
+
+    @property
+    def area_label(self) -> str | None:
+        """``AREA.LABEL`` (what ``python -m theory eval`` accepts for the bound), None without label.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("fact_mlp.jl_code_dim").area_label
+        'fact_mlp.B2'
+        """
+        return None if self.label is None else f"{self.area}.{self.label}"
+
+    def defaults(self) -> dict[str, object]:
+        """The parameters that may be left out, with the value ``numeric`` then uses.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("geometric.khop_dim_bound").defaults()
+        {'bits_per_param': 32}
+        """
         import inspect
 
-        sig = inspect.signature(self.numeric).parameters
-        missing = [
-            p
+        sig = _signature(self.numeric) or {}
+        return {
+            p: sig[p].default
             for p in self.params
-            if p not in values and (p not in sig or sig[p].default is inspect.Parameter.empty)
-        ]
-        unknown = [p for p in values if p not in self.params]
+            if p in sig and sig[p].default is not inspect.Parameter.empty
+        }
+
+    def symbols(self) -> dict[str, str]:
+        """Parameter name -> its paper symbols (the aliases), comma-separated; "" without one.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("geometric.khop_dim_bound").symbols()["n_subjects"]
+        'N'
+        """
+        out = {p: [] for p in self.params}
+        for alias, target in self.aliases.items():
+            out[target].append(alias)
+        return {p: ", ".join(a) for p, a in out.items()}
+
+    def canonical(self, values: Mapping[str, object]) -> dict[str, object]:
+        """``values`` keyed by parameter names (aliases replaced), checked: an unknown name, a
+        parameter given twice (as itself and as an alias) or a missing parameter without default is
+        a ValueError naming it.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("geometric.khop_dim_bound").canonical({"N": 1000, "R": 3, "k": 2})
+        {'n_subjects': 1000, 'n_relations': 3, 'n_hops': 2}
+        """
+        out: dict[str, object] = {}
+        given_as: dict[str, str] = {}
+        unknown = []
+        for key, value in values.items():
+            target = key if key in self.params else self.aliases.get(key)
+            if target is None:
+                unknown.append(key)
+                continue
+            if target in out:
+                raise ValueError(
+                    f"bound {self.name}: parameter {target} given twice (as {given_as[target]} and as {key})"
+                )
+            out[target] = value
+            given_as[target] = key
+        defaults = self.defaults()
+        missing = [p for p in self.params if p not in out and p not in defaults]
         if missing or unknown:
             raise ValueError(
-                f"bound {self.name} takes parameters {list(self.params)}; "
+                f"bound {self.name} takes parameters {self.signature_text()}; "
                 f"missing {missing}, unknown {unknown}"
             )
-        value = self.numeric(**values)
+        return {p: out[p] for p in self.params if p in out}
+
+    def signature_text(self) -> str:
+        """The parameters with their paper symbols and defaults, as ``list`` prints them.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> get_bound("geometric.khop_dim_bound").signature_text()
+        'n_subjects (N), n_relations (R), n_hops (k), bits_per_param (p) = 32 (default)'
+        """
+        symbols, defaults = self.symbols(), self.defaults()
+        parts = []
+        for p in self.params:
+            text = p + (f" ({symbols[p]})" if symbols[p] else "")
+            if p in defaults:
+                text += f" = {defaults[p]!r} (default)"
+            parts.append(text)
+        return ", ".join(parts)
+
+    def evaluate(self, **values):
+        """The bound at ``values`` (parameter names or their paper symbols).
+
+        Scalars give a number. Array-likes (lists, numpy arrays) are broadcast against each other
+        as numpy does and give a float array of the broadcast shape, one evaluation per element
+        (:meth:`grid` gives every combination instead). A point that violates a hypothesis raises
+        ValueError naming the bound and the point.
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> round(get_bound("fact_mlp.B2").evaluate(n_values=512, rho=0.663), 1)
+        113.5
+        >>> get_bound("fact_mlp.B2").evaluate(n_values=[10, 100, 1000], rho=0.3).round(1).tolist()
+        [204.7, 409.3, 614.0]
+        """
+        values = self.canonical(values)
+        arrays = {k: v for k, v in values.items() if _is_array(v)}
+        if not arrays:
+            return self._evaluate_point(values)
+        import numpy as np
+
+        arrays = {k: np.asarray(v) for k, v in arrays.items()}
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        except ValueError:
+            shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
+            raise ValueError(f"bound {self.name}: the arrays do not broadcast together: {shapes}") from None
+        wide = {k: np.broadcast_to(a, shape) for k, a in arrays.items()}
+        out = np.empty(shape, dtype=float)
+        for idx in np.ndindex(*shape):
+            point = {k: (wide[k][idx].item() if k in wide else v) for k, v in values.items()}
+            out[idx] = self._evaluate_point(point)
+        return out
+
+    def grid(self, **values) -> list[dict]:
+        """Every combination of the given values (an array-like gives several, a scalar one), in
+        parameter order, the last parameter varying fastest: one row ``{"params": ..., "value":
+        ...}`` per point, ``params`` keyed by parameter names (defaults not filled in).
+
+        >>> from theory.registry import bounds_labelled, get_bound
+        >>> [round(r["value"], 1) for r in get_bound("fact_mlp.B2").grid(n_values=[10, 100], rho=0.3)]
+        [204.7, 409.3]
+        """
+        import itertools
+
+        values = self.canonical(values)
+        keys = list(values)
+        axes = [_as_list(values[k]) if _is_array(values[k]) else [values[k]] for k in keys]
+        rows = []
+        for combo in itertools.product(*axes):
+            point = dict(zip(keys, combo))
+            rows.append({"params": point, "value": self._evaluate_point(point)})
+        return rows
+
+    def _evaluate_point(self, values: Mapping[str, object]):
+        point = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        try:
+            value = self.numeric(**values)
+        except ValueError as exc:
+            raise ValueError(f"bound {self.name} at {point}: {exc}") from None
+        except TypeError as exc:
+            raise TypeError(f"bound {self.name} at {point}: {exc}") from None
         if isinstance(value, (int, float)) and math.isnan(value):
-            raise ValueError(f"bound {self.name} evaluated to NaN at {values}")
+            raise ValueError(f"bound {self.name} evaluated to NaN at {point}")
         return value
 
     def expression(self):
@@ -73,6 +233,27 @@ class Bound:
         import sympy
 
         return sympy.latex(expr)
+
+
+def _signature(fn):
+    import inspect
+
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_array(value) -> bool:
+    if isinstance(value, (str, bytes)):
+        return False
+    if isinstance(value, (list, tuple, range)):
+        return True
+    return getattr(value, "ndim", 0) > 0
+
+
+def _as_list(value) -> list:
+    return value.tolist() if hasattr(value, "tolist") else list(value)
 
 
 class Registry(dict):
@@ -141,8 +322,62 @@ def load_all() -> dict[str, Bound]:
 
 
 def get_bound(name: str) -> Bound:
-    load_all()
-    try:
-        return BOUNDS[name]
-    except KeyError:
-        raise ValueError(f"unknown bound {name!r}; `python -m theory list` shows them") from None
+    """The bound called ``name``, or labelled so: ``AREA.LABEL`` (``fact_mlp.B2``) or a bare label
+    (``D3``) where one bound carries it. An unknown name, or a label several bounds share, is a
+    ValueError that lists the candidates (for a bare label, the areas that use it).
+
+    >>> from theory.registry import bounds_labelled, get_bound
+    >>> get_bound("fact_mlp.B2").name, get_bound("D3").name
+    ('fact_mlp.jl_code_dim', 'hopfield.capacity_shift')
+    >>> get_bound("B2")
+    Traceback (most recent call last):
+    ...
+    ValueError: label B2 is used in several areas (geometric, fact_mlp): write geometric.B2 (geometric.d0_suff) or fact_mlp.B2 (fact_mlp.jl_code_dim)
+    """
+    bounds = load_all()
+    if name in bounds:
+        return bounds[name]
+    area, _, label = name.rpartition(".")
+    if area and area not in AREAS:
+        raise ValueError(_unknown(name, bounds))
+    hits = bounds_labelled(label, area or None)
+    if not hits:
+        raise ValueError(_unknown(name, bounds))
+    if len(hits) == 1:
+        return hits[0]
+    areas = list(dict.fromkeys(b.area for b in hits))
+    if len(areas) > 1:
+        per_area = [
+            f"{a}.{hits[0].label} (" + ", ".join(b.name for b in hits if b.area == a) + ")" for a in areas
+        ]
+        raise ValueError(
+            f"label {label} is used in several areas ({', '.join(areas)}): write " + " or ".join(per_area)
+        )
+    raise ValueError(
+        f"{areas[0]}.{hits[0].label} is the label of {len(hits)} bounds: "
+        + ", ".join(b.name for b in hits)
+        + "; name one of them"
+    )
+
+
+def bounds_labelled(label: str, area: str | None = None) -> list[Bound]:
+    """The bounds whose paper label is ``label`` (case ignored), in one area or in all.
+
+    >>> from theory.registry import bounds_labelled, get_bound
+    >>> [b.name for b in bounds_labelled("B5", "fact_mlp")]
+    ['fact_mlp.baseline_ratio']
+    """
+    return [
+        b
+        for b in load_all().values()
+        if b.label is not None and b.label.lower() == label.lower() and (area is None or b.area == area)
+    ]
+
+
+def _unknown(name: str, bounds) -> str:
+    import difflib
+
+    candidates = list(bounds) + sorted({b.area_label for b in bounds.values() if b.label})
+    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    return f"unknown bound {name!r}{hint}; `python -m theory list` shows the names and labels"

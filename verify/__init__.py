@@ -1,10 +1,67 @@
-"""recall-bounds verify: claims (predicted vs measured), training loops, sweeps and the CLI."""
+"""recall-bounds verify: claims (predicted vs measured), training loops, sweeps and the CLI.
+
+The stable names (``__all__``), loaded on first use so that ``import verify`` imports neither
+torch nor the claims:
+
+- the claim runner: ``run_claim`` (one claim by id -> its record) and ``list_claims``;
+- measurement of a fact-storing model (a block model, a fact MLP, or any object with
+  ``decode``/``accuracy``/``margins``, constructions/measure.py): ``accuracy``, ``margins``,
+  ``smallest_storing_size``; and ``decodability``, the exact decodability rho of a value table;
+- ``PROJECT_ROOT`` (the folder that holds this package), ``shadowing_distributions`` and
+  ``check_not_shadowed`` (another distribution's ``verify`` package on the path).
+
+``verify.testing`` (hypothesis strategies and assertions for a user's own tests) is a separate
+module that needs hypothesis; it is not imported here. See README.md, "Use it from Python".
+
+>>> import verify
+>>> verify.run_claim("chapters.router.mixing_weights")["status"]
+'pass'
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import Any
 
+#: The folder above this package (the repository root in a source checkout).
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: name -> the module that defines it (imported on first access)
+_EXPORTS = {
+    "run_claim": "verify.api",
+    "list_claims": "verify.api",
+    "accuracy": "constructions.measure",
+    "margins": "constructions.measure",
+    "smallest_storing_size": "constructions.measure",
+    "decodability": "theory.fact_mlp.rho",
+}
+
+__all__ = [
+    "PROJECT_ROOT",
+    "accuracy",
+    "check_not_shadowed",
+    "decodability",
+    "list_claims",
+    "margins",
+    "run_claim",
+    "shadowing_distributions",
+    "smallest_storing_size",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names defined elsewhere, imported on first access (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def shadowing_distributions() -> list[str]:

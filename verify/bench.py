@@ -8,7 +8,6 @@ This is a benchmark, not a test: it prints numbers, it asserts nothing.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -312,7 +311,9 @@ def main(args) -> int:
         row = BENCHES[name](device=device)
         rows.append(row)
         if args.json:
-            print(json.dumps(row), flush=True)
+            from theory.cli_support import dumps
+
+            print(dumps(row), flush=True)
         else:
             print(f"[{name}]")
             for key, value in row.items():

@@ -3,12 +3,17 @@ arguments and calls these."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
-DEFAULT_OUT = "results"
+DEFAULT_OUT = "results"  # the folder's name; the command lines resolve it with verify.results.results_root
+
+
+def _dumps(value, **kwargs) -> str:
+    from theory.cli_support import dumps
+
+    return dumps(value, **kwargs)
 
 
 def cmd_falsify(args) -> int:
@@ -52,7 +57,7 @@ def cmd_falsify(args) -> int:
         bad += bool(problems)
         if args.json:
             print(
-                json.dumps(
+                _dumps(
                     {
                         "id": c.id,
                         "kind": c.kind,
@@ -100,7 +105,7 @@ def _print_table(records, stream=sys.stdout):
 
 
 def _short(value, limit=60) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else value
+    text = _dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -156,8 +161,11 @@ def expected_seconds(claims, scale: str, folders, quick_folders=()) -> dict[str,
 
 def cmd_dry_run(args, claims, jobs: int) -> int:
     """``run --dry-run``: the expected time per area (from stored records), nothing is run."""
-    folders = [args.out] + ([str(Path(DEFAULT_OUT) / "full")] if args.scale == "full" else [])
-    quick_folders = list(dict.fromkeys([DEFAULT_OUT, args.out])) if args.scale == "full" else []
+    from verify.results import results_root
+
+    root = str(results_root())
+    folders = [args.out] + ([str(Path(root) / "full")] if args.scale == "full" else [])
+    quick_folders = list(dict.fromkeys([root, args.out])) if args.scale == "full" else []
     areas = expected_seconds(claims, args.scale, folders, quick_folders)
     rows = []
     for area, a in areas.items():
@@ -189,8 +197,8 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
     }
     if args.json:
         for r in rows:
-            print(json.dumps(r))
-        print(json.dumps(total))
+            print(_dumps(r))
+        print(_dumps(total))
         return 0
     lower = args.scale == "full"
     head = f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9}"
@@ -225,9 +233,10 @@ def cmd_run(args, patterns) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
     from verify.parallel import run_claims_parallel
-    from verify.results import REPORT_FILE, ResultStore, write_report
+    from verify.results import REPORT_FILE, ResultStore, results_root, write_report
     from verify.runner import is_failure, run_claims
 
+    args.out = str(results_root(args.out))
     claims = select(patterns)
     device = resolve_device(args.device)
     dtype = args.dtype or default_dtype(device)
@@ -242,7 +251,7 @@ def cmd_run(args, patterns) -> int:
 
     def emit(record):
         if args.json:
-            print(json.dumps(record), flush=True)
+            print(_dumps(record), flush=True)
 
     if jobs > 1 and len(areas) > 1:
         records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)

@@ -11,7 +11,6 @@ Figures are drawn by ``paper_figs``, a later stage: the full chain claim -> figu
 from __future__ import annotations
 
 import inspect
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,7 +106,9 @@ def claims_json(claims, where: bool = False) -> str:
             row["location"] = str(location(c.check))
             row["bounds"] = bound_rows(c)
         rows.append(row)
-    return json.dumps(rows, indent=2, default=str)
+    from theory.cli_support import dumps
+
+    return dumps(rows, indent=2)
 
 
 def claims_text(claims, where: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""Verdicts of replaced criteria, stored once (docs/README.md, "Kinds of claim, controls and
+"""Verdicts of replaced criteria, stored once (README.md, "Kinds of claim, controls and
 verdicts over seeds").
 
 When a claim's criterion was replaced, its record keeps the old criterion's verdict and numbers

@@ -1,5 +1,5 @@
 """Where the registry's time goes: ``python -m verify run ... --profile`` and
-``python -m verify bench registry`` (docs/README.md, "Cost of the registry").
+``python -m verify bench registry`` (README.md, "Cost of the registry").
 
 Every claim record carries ``profile``: the seconds of the claim's own check (``check_s``), of its
 controls (``controls_s``) and of the shared work the two triggered through ``Context.shared``

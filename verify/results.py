@@ -19,6 +19,51 @@ import numpy as np
 
 RESULTS_FILE = "claims.jsonl"
 REPORT_FILE = "report.md"
+#: environment variable naming the results folder when no ``--results``/``--out`` is given
+RESULTS_ENV = "RECALL_RESULTS"
+REPO = Path(__file__).resolve().parent.parent  # the repository root when run from a checkout
+
+
+def default_results_root() -> Path:
+    """The results folder used when neither ``--results`` nor RECALL_RESULTS says otherwise: the
+    checkout's ``results/`` (found from this package's location, whatever the working directory),
+    or ``./results`` for an installed copy that has no checkout around it.
+
+    >>> default_results_root().name
+    'results'
+    """
+    if (REPO / "pyproject.toml").is_file() and (REPO / "verify").is_dir():
+        return REPO / "results"
+    return Path.cwd() / "results"
+
+
+def results_root(folder: str | os.PathLike | None = None) -> Path:
+    """The one results folder of the command lines, as an absolute path: ``folder`` when given
+    (relative to the working directory), else the environment variable RECALL_RESULTS, else
+    :func:`default_results_root`. The README's "Command line" section describes it.
+
+    >>> results_root("/tmp/res") == Path("/tmp/res")
+    True
+    """
+    if folder is None or str(folder) == "":
+        env = os.environ.get(RESULTS_ENV, "")
+        if not env:
+            return default_results_root()
+        folder = env
+    return Path(os.path.abspath(os.path.expanduser(str(folder))))
+
+
+def missing_results(path: str | os.PathLike, claim_ids=(), recompute: str | None = None) -> str:
+    """The message for a results file that is not there: the path looked for and the command that
+    writes it (``python -m verify run ... --out DIR``; ``recompute`` names another command).
+
+    >>> print(missing_results("/x/claims.jsonl", ["a.b.c"]))
+    no stored results: /x/claims.jsonl does not exist; `python -m verify run a.b.c --out /x` writes it
+    """
+    path = Path(path)
+    ids = " ".join(dict.fromkeys(claim_ids)) or "'*'"
+    text = f"no stored results: {path} does not exist; `python -m verify run {ids} --out {path.parent}` writes it"
+    return text + (f" (or {recompute})" if recompute else "")
 
 
 @lru_cache(maxsize=None)
@@ -89,11 +134,13 @@ def params_key(params: dict) -> str:
 
 
 class ResultStore:
-    """Append-only JSON-lines file in ``out_dir``."""
+    """Append-only JSON-lines file in ``out_dir`` (created unless ``create=False``: a reader that
+    must not make folders)."""
 
-    def __init__(self, out_dir: str | os.PathLike):
+    def __init__(self, out_dir: str | os.PathLike, create: bool = True):
         self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / RESULTS_FILE
 
     def records(self) -> list[dict]:
@@ -136,6 +183,7 @@ class ResultStore:
         return None
 
     def append(self, record: dict) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as fh:
             fh.write(json.dumps(record) + "\n")
             fh.flush()

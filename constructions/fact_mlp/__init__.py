@@ -1,7 +1,8 @@
 """The fact_mlp area of constructions/, one module per concept."""
 
-# imported first, as the bare module was before the move (registration order),
-# and re-exported for code that imported it as one module
+# re-exported for code that imported it as one module; facts.py is still imported first, as the
+# bare module was before the move (registration order): encoder.py's first import is facts.py
+from constructions.fact_mlp.encoder import build_encoder_decoder  # noqa: F401  (the [derived] construction)
 from constructions.fact_mlp.facts import (  # noqa: F401
     FactMLP,
     FactSet,

@@ -39,11 +39,16 @@ m_c = O(log n_V / rho^2) (theory.fact_mlp.bounds.jl_code_dim).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.tasks import check_generator
+
+if TYPE_CHECKING:
+    from theory.fact_mlp.rho import Decodability
 
 
 def unique_keys(keys: np.ndarray, fact_map: np.ndarray, tol: float = 1e-9):
@@ -130,7 +135,7 @@ def build_encoder_decoder(
     code_dim: int,
     rng: np.random.Generator,
     n_gates: int | None = None,
-    decodability=None,
+    decodability: Decodability | None = None,
     allow_undecodable: bool = False,
     orthogonal: bool = False,
 ) -> FactMLP:

@@ -13,7 +13,7 @@ Transformer can hold it (:meth:`FactMLP.torch_module`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, overload
 
 import numpy as np
 
@@ -176,9 +176,89 @@ class FactMLP:
     gated: dict | None = None
     info: dict = field(default_factory=dict)
 
-    def decode(self) -> tuple[float, float]:
-        """(accuracy, min margin) over the fact set, ties counted as errors (chunked)."""
-        return decode_numpy(self.forward(self.facts.keys), self.facts.values, self.facts.fact_map)
+    @overload
+    def decode(self) -> tuple[float, float]: ...
+
+    @overload
+    def decode(self, facts: FactSet) -> np.ndarray: ...
+
+    def decode(self, facts: FactSet | None = None) -> tuple[float, float] | np.ndarray:
+        """Without an argument: (accuracy, min margin) over the fact set the MLP was built for,
+        ties counted as errors (chunked), as it always returned. With a fact set (the
+        measurement interface shared with the block model, constructions/measure.py): the value
+        index the MLP outputs for every fact, argmax_j <forward(k_i), v_j>, -1 for a tie.
+
+        >>> import numpy as np
+        >>> from constructions.fact_mlp import build_encoder_decoder, fact_set
+        >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+        >>> mlp = build_encoder_decoder(facts, 8, np.random.default_rng(1))
+        >>> bool((mlp.decode(facts) == facts.fact_map).all())
+        True
+        >>> [round(x, 3) for x in mlp.decode()] == [1.0, round(float(mlp.margins().min()), 3)]
+        True
+        """
+        if facts is None:
+            return decode_numpy(self.forward(self.facts.keys), self.facts.values, self.facts.fact_map)
+        from constructions.decode import predict
+
+        fs = self._fact_set(facts)
+        return predict(self._outputs(fs), np.asarray(fs.values, dtype=np.float64))
+
+    def accuracy(self, facts: FactSet | None = None) -> float:
+        """The fraction of ``facts`` (default: the MLP's own) decoded correctly, ties counted as
+        errors (the decode kernel of constructions/decode.py).
+
+        >>> import numpy as np
+        >>> from constructions.fact_mlp import FactSet, build_encoder_decoder, fact_set
+        >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+        >>> mlp = build_encoder_decoder(facts, 8, np.random.default_rng(1))
+        >>> mlp.accuracy()
+        1.0
+        >>> other = FactSet(facts.keys, facts.values, (facts.fact_map + 1) % 5)
+        >>> mlp.accuracy(other)
+        0.0
+        """
+        return float(self._decoding(facts, return_margins=False).accuracy)
+
+    def margins(self, facts: FactSet | None = None) -> np.ndarray:
+        """The decoding margin of every fact (default: the MLP's own), <y_i, v_f(i)> - max_{j !=
+        f(i)} <y_i, v_j> for the output y_i of key i (float64).
+
+        >>> import numpy as np
+        >>> from constructions.fact_mlp import build_encoder_decoder, fact_set
+        >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+        >>> mlp = build_encoder_decoder(facts, 8, np.random.default_rng(1))
+        >>> m = mlp.margins()
+        >>> m.shape, bool(m.min() > 0)
+        ((20,), True)
+        """
+        return self._decoding(facts, return_margins=True).margins
+
+    def _fact_set(self, facts: FactSet | None) -> FactSet:
+        if facts is None:
+            return self.facts
+        if not all(hasattr(facts, a) for a in ("keys", "values", "fact_map")):
+            raise TypeError(
+                f"facts of a FactMLP must be a FactSet (keys, values, fact_map), got {type(facts).__name__}"
+            )
+        return facts
+
+    def _outputs(self, facts: FactSet) -> np.ndarray:
+        H = np.asarray(self.forward(facts.keys), dtype=np.float64)
+        if np.isnan(H).any():
+            raise ValueError("NaN in the MLP outputs")
+        return H
+
+    def _decoding(self, facts: FactSet | None, return_margins: bool):
+        from constructions.decode import decode
+
+        fs = self._fact_set(facts)
+        return decode(
+            self._outputs(fs),
+            np.asarray(fs.values, dtype=np.float64),
+            np.asarray(fs.fact_map),
+            return_margins=return_margins,
+        )
 
     def torch_module(self, device: str = "cpu", dtype=None):
         """The gated form as a torch ``nn.Module`` (for insertion in a Transformer)."""

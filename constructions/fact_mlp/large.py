@@ -37,10 +37,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from constructions.fact_mlp.facts import check_fact_set
+
+if TYPE_CHECKING:
+    from theory.fact_mlp.rho import Decodability
 
 #: Rows evaluated per block in :meth:`LargeFactMLP.code` (bounds working memory).
 _ROW_CHUNK = 1 << 16
@@ -149,16 +153,16 @@ class LargeFactMLP:
 
 
 def build_large(
-    keys,
-    values,
-    assignment,
+    keys: np.ndarray,
+    values: np.ndarray,
+    assignment: np.ndarray,
     *,
     seed: int = 0,
     code_dim: int | None = None,
     bucket: int | None = None,
     min_bucket: int | None = None,
     allow_overfull: bool = False,
-    decodability=None,
+    decodability: Decodability | None = None,
 ) -> LargeFactMLP:
     """Bucketed exact fact MLP (module docstring). keys (F, d), values (n_V, d), assignment (F,)
     value indices. ``code_dim``: None -> m_c = d with Rp = I; else a Gaussian N(0, 1/m_c) decoder

@@ -8,12 +8,18 @@ one-layer transformer wiring and all constants are this project's formalisation 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from constructions.tasks import check_bijections, check_generator
+from constructions.decode import Decoding, predict
+from constructions.decode import decode as decode_kernel
+from constructions.tasks import check_bijections, check_generator, single_hop_dataset
 from theory.geometric.single_hop import require_sufficient_block_dim
+
+if TYPE_CHECKING:
+    from constructions.measure import Facts
 
 CODE_KINDS = ("spherical", "rademacher", "rademacher_distinct")
 ATTENTION_SCORE = 80.0  # softmax weight on the subject token is 1/(1+e^-80) == 1.0 in float64
@@ -220,12 +226,110 @@ class BlockModel:
             "total": self.selector.param_count() + n * d + r * d + n * d0,
         }
 
+    # --- the measurement interface shared with FactMLP (constructions/measure.py) -------------
+    def fact_queries(self, facts: Facts | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(subjects, relations, targets) of ``facts``: None (the model's own bijections), a
+        relation table (R, N) of bijections (all N*R facts, subject major) or such a triple.
+
+        >>> import numpy as np
+        >>> from constructions import build_block_model
+        >>> model = build_block_model(np.array([[1, 0, 2]]), 3, rng=np.random.default_rng(0))
+        >>> [a.tolist() for a in model.fact_queries()]
+        [[0, 1, 2], [0, 0, 0], [1, 0, 2]]
+        """
+        if facts is None:
+            facts = self.perms
+        if isinstance(facts, tuple):
+            from constructions.measure import _triple
+
+            subj, rel, target = _triple(facts)
+        else:
+            table = check_bijections(facts)
+            if table.shape != self.perms.shape:
+                raise ValueError(
+                    f"relation table {table.shape} must match the model's (R, N) = {self.perms.shape}"
+                )
+            subj, rel, target = single_hop_dataset(table)
+        for name, ids, bound in (
+            ("subjects", subj, self.n_subjects),
+            ("relations", rel, self.n_relations),
+            ("targets", target, self.n_subjects),
+        ):
+            if len(ids) and (ids.min() < 0 or ids.max() >= bound):
+                raise ValueError(f"{name} must lie in [0, {bound})")
+        return subj, rel, target
+
+    def _decoding(self, facts: Facts | None, return_margins: bool, chunk: int = 1 << 15) -> Decoding:
+        """The decode kernel over the facts' final hidden states, ``chunk`` facts at a time."""
+        subj, rel, target = self.fact_queries(facts)
+        unembed = self.transformer.unembed
+        n_correct, mins, tols, parts = 0, [float("inf")], [0.0], []
+        for at in range(0, len(subj), chunk):
+            h = self.final_hidden(subj[at : at + chunk], rel[at : at + chunk])
+            res = decode_kernel(
+                h, unembed, torch.as_tensor(target[at : at + chunk]), return_margins=return_margins
+            )
+            n_correct += res.n_correct
+            mins.append(res.min_margin)
+            tols.append(res.tie_tolerance)
+            if return_margins:
+                parts.append(res.margins)
+        n = len(subj)
+        return Decoding(
+            accuracy=n_correct / max(n, 1),
+            min_margin=min(mins),
+            n_correct=n_correct,
+            n_queries=n,
+            margins=(np.concatenate(parts) if parts else np.zeros(0)) if return_margins else None,
+            tie_tolerance=max(tols),
+        )
+
+    def decode(self, facts: Facts | None = None, chunk: int = 1 << 15) -> np.ndarray:
+        """The attribute the model outputs for every fact (-1 where the two best logits tie), in
+        the order of :meth:`fact_queries`; ``facts`` as there (default: the model's own).
+
+        >>> import numpy as np
+        >>> from constructions import build_block_model
+        >>> model = build_block_model(np.array([[1, 0, 2]]), 3, rng=np.random.default_rng(0))
+        >>> model.decode().tolist()
+        [1, 0, 2]
+        """
+        subj, rel, _ = self.fact_queries(facts)
+        out = [
+            predict(self.final_hidden(subj[at : at + chunk], rel[at : at + chunk]), self.transformer.unembed)
+            for at in range(0, len(subj), chunk)
+        ]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def accuracy(self, facts: Facts | None = None) -> float:
+        """The fraction of ``facts`` decoded correctly, ties counted as errors (the decode kernel).
+
+        >>> import numpy as np
+        >>> from constructions import build_block_model
+        >>> model = build_block_model(np.array([[1, 0, 2]]), 3, rng=np.random.default_rng(0))
+        >>> model.accuracy(), model.accuracy(np.array([[0, 1, 2]]))
+        (1.0, 0.3333333333333333)
+        """
+        return float(self._decoding(facts, return_margins=False).accuracy)
+
+    def margins(self, facts: Facts | None = None) -> np.ndarray:
+        """The decoding margin of every fact: the logit of its attribute minus the best other
+        logit (float64, in the order of :meth:`fact_queries`).
+
+        >>> import numpy as np
+        >>> from constructions import build_block_model
+        >>> model = build_block_model(np.array([[1, 0, 2]]), 3, codes=np.eye(3))
+        >>> model.margins().tolist()
+        [1.0, 1.0, 1.0]
+        """
+        return self._decoding(facts, return_margins=True).margins
+
 
 def build_block_model(
-    perms,
+    perms: np.ndarray,
     block_dim: int | None = None,
     *,
-    codes=None,
+    codes: np.ndarray | None = None,
     code_kind: str = "spherical",
     rng: np.random.Generator | None = None,
     gate_bias: float = 10.0,
@@ -302,7 +406,7 @@ def build_block_model(
     return BlockModel(perms=perms, codes=codes, selector=selector, transformer=transformer)
 
 
-def swap_bijections(model: BlockModel, new_perms) -> BlockModel:
+def swap_bijections(model: BlockModel, new_perms: np.ndarray) -> BlockModel:
     """Transfer [abstract/derived]: new bijections change only the subject-embedding rows; every other
     weight tensor is reused as the same object."""
     new_perms = check_bijections(new_perms)

@@ -169,7 +169,7 @@ def test_theory_cli_json():
         check=True,
     )
     row = json.loads(out.stdout)
-    assert row["name"] == "geometric.info_bits" and row["params"] == {"N": 1000, "R": 4}
+    assert row["name"] == "geometric.info_bits" and row["params"] == {"n_subjects": 1000, "n_relations": 4}
     assert abs(row["value"] - 34117.6) < 0.1
     bad = subprocess.run(
         [sys.executable, "-m", "theory", "eval", "geometric.info_bits", "N=1", "R=4"],

@@ -125,7 +125,9 @@ def load_config(name: str) -> dict:
 def _run_cli(args) -> int:
     table = breakdown(load_config(args.config))
     if args.json:
-        print(json.dumps(table, indent=2))
+        from theory.cli_support import dumps
+
+        print(dumps(table, indent=2))
     else:
         print(format_breakdown(table))
     return 0

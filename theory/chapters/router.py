@@ -48,6 +48,7 @@ register_bound(
         source=f"{SOURCE}, authors' code (chapter weighting)",
         params={"n_shared": "shared chapters C_sh >= 1", "routed_scale": "routed scale s > 0"},
         numeric=shared_weight,
+        aliases={"C_sh": "n_shared", "s": "routed_scale"},
         symbolic=lambda: (lambda c, s: c / (c + s))(*sympy.symbols("n_shared routed_scale", positive=True)),
     )
 )
@@ -60,6 +61,7 @@ register_bound(
         source=f"{SOURCE}; Switch Transformer load-balance loss",
         params={"top_k": "chapters selected per sequence k >= 1"},
         numeric=load_balance_uniform,
+        aliases={"k": "top_k"},
         symbolic=lambda: sympy.Symbol("top_k", positive=True),
     )
 )
@@ -72,6 +74,7 @@ register_bound(
         source=f"{SOURCE}; ST-MoE router z-loss",
         params={"n_chapters": "chapters C >= 1"},
         numeric=zloss_zero_logits,
+        aliases={"C": "n_chapters"},
         symbolic=lambda: sympy.log(sympy.Symbol("n_chapters", positive=True)) ** 2,
     )
 )
@@ -84,6 +87,7 @@ register_bound(
         source=f"{SOURCE}; this project's analysis (spec §5.7)",
         params={"n_chapters": "chapters C", "n_shared": "shared chapters C_sh", "top_k": "k"},
         numeric=leak_capacity_bits,
+        aliases={"C": "n_chapters", "C_sh": "n_shared", "k": "top_k"},
         symbolic=lambda: (lambda c, s, kk: sympy.log(sympy.binomial(c - s, kk), 2))(
             *sympy.symbols("n_chapters n_shared top_k", positive=True, integer=True)
         ),
@@ -91,11 +95,17 @@ register_bound(
 )
 
 
-def _moc_flops(**cfg) -> float:
+def moc_forward_flops(seq_len: int, top_k: int) -> float:
+    """MoC forward FLOPs (batch 1) at the paper's configuration with sequence length ``seq_len``
+    and ``top_k`` routed chapters [paper, App. A.2 FLOP table]; see docs/chapters.md.
+
+    >>> moc_forward_flops(1024, 2) > moc_forward_flops(1024, 1)
+    True
+    """
     from theory.chapters.flops import PAPER_CONFIG, flops_model
 
     merged = dict(PAPER_CONFIG)
-    merged.update(cfg)
+    merged.update(seq_len=seq_len, top_k=top_k)
     n_mem = len(merged["mem_layers"])
     return float(flops_model(merged, merged["n_layers"] - n_mem, n_mem))
 
@@ -107,6 +117,7 @@ register_bound(
         provenance="paper",
         source=f"{SOURCE}, App. A.2 FLOP table",
         params={"seq_len": "sequence length L", "top_k": "routed chapters k"},
-        numeric=_moc_flops,
+        numeric=moc_forward_flops,
+        aliases={"L": "seq_len", "k": "top_k"},
     )
 )

@@ -184,10 +184,11 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", B1",
         statement="F facts with values in [n_V] carry F*log2(n_V) bits",
-        params={"n_facts": "F", "n_values": "n_V"},
+        params={"n_facts": "F, facts", "n_values": "n_V, values"},
         numeric=info_bits,
         symbolic=_sym_info,
         label="B1",
+        aliases={"F": "n_facts", "n_V": "n_values"},
     )
 )
 register_bound(
@@ -196,10 +197,11 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", B1 (tied)",
         statement="a bijection of F items carries log2(F!) bits",
-        params={"n_facts": "F"},
+        params={"n_facts": "F, facts"},
         numeric=info_bits_tied,
         symbolic=_sym_tied,
         label="B1",
+        aliases={"F": "n_facts"},
     )
 )
 register_bound(
@@ -208,10 +210,11 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", B1",
         statement="P >= F*log2(n_V)/b parameters at b bits per parameter",
-        params={"n_facts": "F", "n_values": "n_V", "bits_per_param": "b"},
+        params={"n_facts": "F, facts", "n_values": "n_V, values", "bits_per_param": "b, bits per parameter"},
         numeric=min_params,
         symbolic=_sym_min_params,
         label="B1",
+        aliases={"F": "n_facts", "n_V": "n_values", "b": "bits_per_param"},
     )
 )
 register_bound(
@@ -221,10 +224,11 @@ register_bound(
         source=SOURCE + ", B2",
         statement="m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection decoder (failure "
         "probability <= 1/(2 n_V^2); proof in jl_code_dim)",
-        params={"n_values": "n_V", "rho": "decodability rho in (0, 1]"},
+        params={"n_values": "n_V, values", "rho": "decodability rho in (0, 1]"},
         numeric=jl_code_dim,
         symbolic=_sym_jl,
         label="B2",
+        aliases={"n_V": "n_values"},
     )
 )
 register_bound(
@@ -233,10 +237,11 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", B3",
         statement="P_std = 3 d ceil(F/d) m_c: linear in F",
-        params={"n_facts": "F", "d_model": "d", "code_dim": "m_c"},
+        params={"n_facts": "F, facts", "d_model": "d, model width", "code_dim": "m_c, code dimension"},
         numeric=construction_params,
         symbolic=_sym_construction,
         label="B3",
+        aliases={"F": "n_facts", "d": "d_model", "m_c": "code_dim"},
     )
 )
 register_bound(
@@ -245,10 +250,11 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", B3",
         statement="P_unique = H d + H d m_c + m_c d",
-        params={"n_facts": "F", "d_model": "d", "code_dim": "m_c"},
+        params={"n_facts": "F, facts", "d_model": "d, model width", "code_dim": "m_c, code dimension"},
         numeric=construction_params_unique,
         symbolic=_sym_unique,
         label="B3",
+        aliases={"F": "n_facts", "d": "d_model", "m_c": "code_dim"},
     )
 )
 register_bound(
@@ -257,9 +263,14 @@ register_bound(
         provenance="reference",
         source=SOURCE + ", §5.4",
         statement="a gated MLP of width m has 3dm + 2m + d parameters (with biases)",
-        params={"d_model": "d", "hidden": "m"},
-        numeric=lambda d_model, hidden: float(gated_mlp_params(d_model, hidden)),
+        params={
+            "d_model": "d, model width",
+            "hidden": "m, hidden width",
+            "biases": "count the biases (the statement's 2m + d): 1 or 0",
+        },
+        numeric=gated_mlp_params,
         symbolic=_sym_gated,
+        aliases={"d": "d_model", "m": "hidden"},
     )
 )
 register_bound(
@@ -272,6 +283,7 @@ register_bound(
         numeric=baseline_ratio,
         symbolic=_sym_ratio,
         label="B5",
+        aliases={"P_baseline": "params_baseline", "P_ours": "params_ours"},
     )
 )
 

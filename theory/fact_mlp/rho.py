@@ -181,7 +181,7 @@ def _nearest(score: np.ndarray, k: int) -> list[np.ndarray]:
 
 
 def decodability(
-    values,
+    values: np.ndarray,
     *,
     working_set: int | None = None,
     chunk: int = 256,

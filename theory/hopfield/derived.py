@@ -150,6 +150,28 @@ def gated_epsilon_scalar(beta, n_eff, separation_value, norm, radius, kappa) -> 
     return (ne - 1) * math.exp(-k - b * (delta - 2.0 * m * r))
 
 
+def ungated_error_bound(beta, n_patterns, norm_bound, separation, radius) -> float:
+    """D1 [derived]: ||f(xi) - x_i|| <= 2 M min(1, (N-1) exp(-beta (Delta - 2 M r))), the
+    uniform-gap form of :func:`epsilon_ungated` (every competitor at separation Delta).
+
+    >>> round(ungated_error_bound(2, 16, 1, 3.0, 0), 6)
+    0.074363
+    """
+    eps = gated_epsilon_scalar(beta, n_patterns, separation, norm_bound, radius, 0.0)
+    return error_bound(eps, norm_bound)
+
+
+def gated_error_bound(beta, n_eff, norm_bound, separation, radius, kappa) -> float:
+    """D2 [derived]: ||f_g(xi) - x_i|| <= 2 M min(1, (N_eff-1) exp(-kappa) exp(-beta (Delta - 2 M r))),
+    :func:`gated_epsilon_scalar` through :func:`error_bound`.
+
+    >>> round(gated_error_bound(2, 16, 1, 3.0, 0, 2), 6)
+    0.010064
+    """
+    eps = gated_epsilon_scalar(beta, n_eff, separation, norm_bound, radius, kappa)
+    return error_bound(eps, norm_bound)
+
+
 # ---------------------------------------------------------------------------------------------
 # D3
 def capacity_shift(beta, n_patterns, n_eff, kappa) -> float:
@@ -263,12 +285,13 @@ register_bound(
         statement="D1: ||f(xi) - x_i|| <= 2 M min(1, (N-1) exp(-beta (Delta - 2 M r))) (uniform-gap form)",
         params={
             "beta": "inverse temperature",
-            "N": "number of patterns",
-            "M": "max pattern norm",
-            "Delta": "separation",
-            "r": "||xi - x_i||",
+            "n_patterns": "N, number of patterns",
+            "norm_bound": "M, max pattern norm",
+            "separation": "Delta, separation",
+            "radius": "r = ||xi - x_i||",
         },
-        numeric=lambda beta, N, M, Delta, r: error_bound(gated_epsilon_scalar(beta, N, Delta, M, r, 0.0), M),
+        numeric=ungated_error_bound,
+        aliases={"N": "n_patterns", "M": "norm_bound", "Delta": "separation", "r": "radius"},
         symbolic=lambda: (
             2
             * sp.Symbol("M")
@@ -287,16 +310,15 @@ register_bound(
         statement="D2: ||f_g(xi) - x_i|| <= 2 M min(1, (N_eff-1) exp(-kappa) exp(-beta (Delta - 2 M r)))",
         params={
             "beta": "inverse temperature",
-            "N_eff": "open memories",
-            "M": "max pattern norm",
-            "Delta": "separation",
-            "r": "||xi - x_i||",
+            "n_eff": "N_eff, open memories",
+            "norm_bound": "M, max pattern norm",
+            "separation": "Delta, separation",
+            "radius": "r = ||xi - x_i||",
             "kappa": "distractor log-odds log(g_i/g_j)",
         },
-        numeric=lambda beta, N_eff, M, Delta, r, kappa: error_bound(
-            gated_epsilon_scalar(beta, N_eff, Delta, M, r, kappa), M
-        ),
+        numeric=gated_error_bound,
         label="D2",
+        aliases={"N_eff": "n_eff", "M": "norm_bound", "Delta": "separation", "r": "radius"},
     )
 )
 register_bound(
@@ -307,13 +329,14 @@ register_bound(
         statement="D3: gating lowers the separation needed at fixed error by (log((N-1)/(N_eff-1)) + kappa)/beta",
         params={
             "beta": "inverse temperature",
-            "N": "number of patterns",
-            "N_eff": "open memories",
+            "n_patterns": "N, number of patterns",
+            "n_eff": "N_eff, open memories",
             "kappa": "distractor log-odds",
         },
-        numeric=lambda beta, N, N_eff, kappa: capacity_shift(beta, N, N_eff, kappa),
+        numeric=capacity_shift,
         symbolic=capacity_shift_symbolic,
         label="D3",
+        aliases={"N": "n_patterns", "N_eff": "n_eff"},
     )
 )
 register_bound(
@@ -322,10 +345,16 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", D4",
         statement="D4: ||J_G||_2 <= lambda M^2; lambda M^2 < 1 gives a unique gated fixed point",
-        params={"lam": "feedback gain lambda", "M": "max pattern norm"},
-        numeric=lambda lam, M: contraction_bound(lam, M),
+        params={
+            "lam": "lambda, feedback gain",
+            "norm": "M, max pattern norm",
+            "beta": "inverse temperature, used only with query_feedback",
+            "query_feedback": "1: the state is also fed back as the query, bound (beta + lambda) M^2",
+        },
+        numeric=contraction_bound,
         symbolic=lambda: sp.Symbol("lambda") * sp.Symbol("M") ** 2,
         label="D4",
+        aliases={"lambda": "lam", "M": "norm"},
     )
 )
 register_bound(
@@ -334,9 +363,10 @@ register_bound(
         provenance="derived",
         source=SOURCE + ", D5",
         statement="D5: PR(p_g) <= N_eff when gates are hard",
-        params={"N_eff": "open memories"},
-        numeric=lambda N_eff: pr_bound(N_eff),
+        params={"n_eff": "N_eff, open memories"},
+        numeric=pr_bound,
         symbolic=lambda: Neff_s,
         label="D5",
+        aliases={"N_eff": "n_eff"},
     )
 )

@@ -133,6 +133,15 @@ def capacity(beta, radius_scale, dim, fail_prob) -> float:
     return math.sqrt(float(fail_prob)) * const["c"] ** ((d - 1) / 4.0)
 
 
+def capacity_c(beta, radius_scale, dim, fail_prob) -> float:
+    """R4's constant c = b / W0(exp(a + ln b)) alone [reference]: the "c" of :func:`capacity_constants`.
+
+    >>> round(capacity_c(1, 3, 20, 0.001), 5)
+    3.15461
+    """
+    return capacity_constants(beta, radius_scale, dim, fail_prob)["c"]
+
+
 def capacity_c_symbolic():
     """R4 constant c = b / W0(exp(a + ln b)) as a sympy expression (sympy.LambertW)."""
     a = 2 / (d_s - 1) * (1 + sp.log(2 * beta_s * K_s**2 * p_s * (d_s - 1)))
@@ -146,6 +155,15 @@ def capacity_symbolic():
 
 
 # ---------------------------------------------------------------------------------------------
+_R23_PARAMS = {
+    "beta": "inverse temperature",
+    "n_patterns": "N, number of patterns",
+    "norm_bound": "M, max pattern norm",
+    "separation": "Delta, separation of the pattern",
+    "radius": "r = max{||xi-x_i||, ||x_i*-x_i||}",
+}
+_R23_ALIASES = {"N": "n_patterns", "M": "norm_bound", "Delta": "separation", "r": "radius"}
+
 register_bound(
     Bound(
         name="hopfield.well_separated",
@@ -153,10 +171,15 @@ register_bound(
         source=SOURCE + ", Thm 4",
         statement="R1: Delta_i >= 2/(beta N) + log(2 (N-1) N beta M^2)/beta implies convergence into "
         "the sphere of radius 1/(beta N M) around x_i (value: the required separation)",
-        params={"beta": "inverse temperature", "N": "number of patterns", "M": "max pattern norm"},
-        numeric=lambda beta, N, M: well_separated_threshold(beta, N, M),
+        params={
+            "beta": "inverse temperature",
+            "n_patterns": "N, number of patterns",
+            "norm_bound": "M, max pattern norm",
+        },
+        numeric=well_separated_threshold,
         symbolic=well_separated_symbolic,
         label="R1",
+        aliases={"N": "n_patterns", "M": "norm_bound"},
     )
 )
 register_bound(
@@ -165,16 +188,11 @@ register_bound(
         provenance="reference",
         source=SOURCE + ", Thm 4",
         statement="R2: ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta - 2 M r))",
-        params={
-            "beta": "inverse temperature",
-            "N": "number of patterns",
-            "M": "max pattern norm",
-            "Delta": "separation of the pattern",
-            "r": "max{||xi-x_i||, ||x_i*-x_i||}",
-        },
-        numeric=lambda beta, N, M, Delta, r: jacobian_norm_bound(beta, N, M, Delta, r),
+        params=_R23_PARAMS,
+        numeric=jacobian_norm_bound,
         symbolic=lambda: 2 * beta_s * N_s * M_s**2 * (N_s - 1) * sp.exp(-beta_s * (Delta_s - 2 * M_s * r_s)),
         label="R2",
+        aliases=_R23_ALIASES,
     )
 )
 register_bound(
@@ -183,16 +201,11 @@ register_bound(
         provenance="reference",
         source=SOURCE + ", Thm 5",
         statement="R3: ||f(xi) - x_i|| <= 2 M (N-1) exp(-beta (Delta - 2 M r))",
-        params={
-            "beta": "inverse temperature",
-            "N": "number of patterns",
-            "M": "max pattern norm",
-            "Delta": "separation of the pattern",
-            "r": "max{||xi-x_i||, ||x_i*-x_i||}",
-        },
-        numeric=lambda beta, N, M, Delta, r: retrieval_error_bound(beta, N, M, Delta, r),
+        params=_R23_PARAMS,
+        numeric=retrieval_error_bound,
         symbolic=retrieval_error_symbolic,
         label="R3",
+        aliases=_R23_ALIASES,
     )
 )
 register_bound(
@@ -204,13 +217,14 @@ register_bound(
         "K sqrt(d-1) are storable, c = b / W0(exp(a + ln b)), if c >= (2/sqrt p)^(4/(d-1))",
         params={
             "beta": "inverse temperature",
-            "K": "radius scale, M = K sqrt(d-1)",
-            "d": "dimension",
-            "p": "failure probability",
+            "radius_scale": "K, radius scale, M = K sqrt(d-1)",
+            "dim": "d, dimension",
+            "fail_prob": "p, failure probability",
         },
-        numeric=lambda beta, K, d, p: capacity(beta, K, d, p),
+        numeric=capacity,
         symbolic=capacity_symbolic,
         label="R4",
+        aliases={"K": "radius_scale", "d": "dim", "p": "fail_prob"},
     )
 )
 register_bound(
@@ -222,12 +236,13 @@ register_bound(
         "p=0.001 and 1.37188 at beta=1,K=1,d=75,p=0.001)",
         params={
             "beta": "inverse temperature",
-            "K": "radius scale",
-            "d": "dimension",
-            "p": "failure probability",
+            "radius_scale": "K, radius scale",
+            "dim": "d, dimension",
+            "fail_prob": "p, failure probability",
         },
-        numeric=lambda beta, K, d, p: capacity_constants(beta, K, d, p)["c"],
+        numeric=capacity_c,
         symbolic=capacity_c_symbolic,
         label="R4",
+        aliases={"K": "radius_scale", "d": "dim", "p": "fail_prob"},
     )
 )

@@ -241,6 +241,7 @@ register_bound(
             "seq_len": "L, sequence length",
         },
         numeric=nc_pred,
+        aliases={"V": "vocab_size", "d": "d_model", "L": "seq_len"},
         symbolic=nc_pred_symbolic,
         label="F1",
     )
@@ -255,6 +256,7 @@ register_bound(
         "position with probability >= 1 - delta (necessary for exact recall, not sufficient)",
         params={"vocab_size": "V", "delta": "failure probability in (0, 1)"},
         numeric=coupon_floor,
+        aliases={"V": "vocab_size"},
         symbolic=coupon_floor_symbolic,
         label="F2",
     )
@@ -268,6 +270,7 @@ register_bound(
         statement="with orthogonal embeddings (d >= V) N_c = Theta(V ln V), independent of d",
         params={"vocab_size": "V", "d_model": "d >= V"},
         numeric=orth_scale,
+        aliases={"V": "vocab_size", "d": "d_model"},
         symbolic=orth_scale_symbolic,
         label="F3",
     )
@@ -281,6 +284,7 @@ register_bound(
         statement="storing the label map in a V x d value matrix of b-bit entries needs d >= log2(V!)/(V b)",
         params={"vocab_size": "V", "bits": "b, bits per parameter"},
         numeric=param_floor,
+        aliases={"V": "vocab_size", "b": "bits"},
         symbolic=param_floor_symbolic,
         label="F4",
     )
@@ -295,6 +299,7 @@ register_bound(
         "(the F1 heuristic inverted; not a guarantee)",
         params={"n_samples": "N, training sequences", "d_model": "d", "seq_len": "L"},
         numeric=v_max,
+        aliases={"N": "n_samples", "d": "d_model", "L": "seq_len"},
         symbolic=v_max_equation,
         label="F5",
     )

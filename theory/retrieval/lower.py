@@ -229,5 +229,6 @@ register_bound(
         },
         numeric=fano_n_lower,
         symbolic=fano_n_lower_symbolic,
+        aliases={"V": "vocab_size", "d": "d_model", "L": "seq_len", "S_E": "spread"},
     )
 )

@@ -199,8 +199,15 @@ register_bound(
         source=SOURCE + ", spec §5.4; issue 13 item 1",
         statement="if N >= n_sufficient(V, d, L, delta) the one-step value memory recalls every token "
         "(oracle accuracy 1) with probability >= 1 - delta; +inf: nothing is promised",
-        params={"vocab_size": "V", "d_model": "d", "seq_len": "L", "delta": "failure probability in (0, 1)"},
+        params={
+            "vocab_size": "V",
+            "d_model": "d",
+            "seq_len": "L",
+            "delta": "failure probability in (0, 1)",
+            "embedding": "'gaussian' or 'orthogonal' (d >= V)",
+        },
         numeric=n_sufficient,
+        aliases={"V": "vocab_size", "d": "d_model", "L": "seq_len"},
     )
 )
 
@@ -213,6 +220,7 @@ register_bound(
         "E[Phi(chi_d)^(V-1)] < 1 (Gaussian embeddings)",
         params={"vocab_size": "V", "d_model": "d"},
         numeric=plateau_accuracy,
+        aliases={"V": "vocab_size", "d": "d_model"},
     )
 )
 
@@ -224,6 +232,7 @@ register_bound(
         statement="P(every token seen at the informative position after N samples) <= 1 / (V (1 - 1/V)^N)",
         params={"vocab_size": "V", "n_samples": "N"},
         numeric=all_seen_upper,
+        aliases={"V": "vocab_size", "N": "n_samples"},
         label="F2",
     )
 )

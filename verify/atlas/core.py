@@ -263,13 +263,30 @@ def table_text(atlas: dict) -> str:
 
 
 def main(args) -> int:
-    """``python -m verify atlas [--json] [--results DIR]``: print the table and store atlas.json."""
-    folder = getattr(args, "results", "results")
-    atlas = atlas_from_results(folder)
-    out = _resolve(folder) / ATLAS_FILE
-    out.write_text(json.dumps(atlas, indent=1) + "\n")
+    """``python -m verify atlas [--json] [--results DIR]``: print the table and store atlas.json.
+
+    DIR defaults to the one results folder (:func:`verify.results.results_root`: RECALL_RESULTS,
+    else the checkout's results/); a missing results file is a ValueError naming the path and the
+    command that writes it. Both the printed and the stored JSON are strict (no NaN or Infinity).
+    """
+    from theory.cli_support import dumps
+    from verify.results import RESULTS_FILE, missing_results, results_root
+
+    folder = results_root(getattr(args, "results", None))
+    path = folder / RESULTS_FILE
+    if not path.is_file():
+        needed = [f.claim_id for f in FAMILIES if not f.optional]
+        raise ValueError(
+            missing_results(path, needed, f"`python -m paper_figs atlas --recompute --results {folder}`")
+        )
+    try:
+        atlas = atlas_from_results(folder)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (records read from {path}; write there with --out {folder})") from None
+    out = folder / ATLAS_FILE
+    out.write_text(dumps(atlas, indent=1) + "\n")
     if getattr(args, "json", False):
-        print(json.dumps(atlas))
+        print(dumps(atlas))
     else:
         print(table_text(atlas))
         print(f"\nstored in {out}")

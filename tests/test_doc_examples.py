@@ -1,0 +1,91 @@
+"""Every Python example of README.md and docs/*.md runs as written.
+
+An example is a fenced ```python block holding doctest lines (``>>>``, ``...`` and the expected
+output). The blocks of one file run in order in one namespace, as a reader would type them,
+from the repository root, with the doctest flags ELLIPSIS and NORMALIZE_WHITESPACE; a mismatch
+fails with the file and the line of the example.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+#: the areas whose page must hold a "Use it from Python" section of examples
+AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval")
+
+
+def example_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number of the block's first line, block text) of every ```python block with ``>>>``."""
+    blocks = []
+    for m in FENCE.finditer(text):
+        body = m.group(1)
+        if ">>>" in body:
+            blocks.append((text.count("\n", 0, m.start(1)) + 1, body))
+    return blocks
+
+
+def run_examples(path: Path, root: Path = ROOT) -> tuple[int, list[str]]:
+    """Run the examples of one file; (number of examples run, one report per failure, naming the
+    file relative to ``root`` and the line)."""
+    rel = path.relative_to(root).as_posix()
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    globs: dict = {"__name__": f"doc_examples_{path.stem}"}
+    reports: list[str] = []
+    attempted = 0
+    for line, body in example_blocks(path.read_text()):
+        test = parser.get_doctest(body, globs, f"{rel}:{line}", rel, line - 1)
+        out: list[str] = []
+        result = runner.run(test, out=out.append, clear_globs=False)
+        globs.update(test.globs)  # the next block sees this block's names
+        attempted += result.attempted
+        reports += out
+    return attempted, reports
+
+
+def doc_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_examples_run(path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    attempted, failures = run_examples(path)
+    assert not failures, "\n".join(failures)
+    if path == ROOT / "README.md" or path.stem in AREAS:
+        assert attempted > 0, f"{path.name} has no Python example"
+
+
+def test_each_area_page_has_a_python_section_before_the_generated_part():
+    from paper_figs.docs import BEGIN
+
+    for area in AREAS:
+        text = (ROOT / "docs" / f"{area}.md").read_text()
+        prose = text[: text.index(BEGIN)]
+        assert "\n## Use it from Python\n" in prose, f"docs/{area}.md: no 'Use it from Python' section"
+        assert example_blocks(prose), f"docs/{area}.md: no example before the generated marker"
+
+
+def test_readme_section_sits_before_kinds_of_claim():
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n## Use it from Python\n")
+    assert text.index("\n## Set up and run\n") < start < text.index("\n## Kinds of claim")
+    assert "docs/examples/test_my_construction.py" in text[start : text.index("\n## Kinds of claim")]
+
+
+def test_a_wrong_output_fails_with_file_and_line(tmp_path):
+    """The runner reports a mismatch with the file and the example's line; names carry over."""
+    page = tmp_path / "docs" / "probe.md"
+    page.parent.mkdir()
+    page.write_text("text\n\n```python\n>>> x = 1\n```\n\n```python\n>>> x + 1\n3\n```\n")
+    attempted, failures = run_examples(page, root=tmp_path)
+    assert attempted == 2 and len(failures) == 1
+    assert 'File "docs/probe.md", line 8' in failures[0]
+    assert "Expected:\n    3\nGot:\n    2" in failures[0]
