@@ -15,7 +15,7 @@ def check_generator(rng) -> np.random.Generator:
 
 
 def make_bijections(n_subjects: int, n_relations: int, rng: np.random.Generator) -> np.ndarray:
-    """Random bijections pi_r: [N] -> [N], one per relation (geometric spec §4).
+    """Random bijections pi_r: [N] -> [N], one per relation (docs/geometric.md#setting).
 
     Returns an int64 array of shape (R, N); row r is ``rng.permutation(N)``, drawn for r = 0..R-1.
     Hypotheses: N >= 2, R >= 1.

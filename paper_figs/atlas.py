@@ -1,4 +1,4 @@
-"""The capacity atlas figure (issue 19): parameters against information bits, every family a line."""
+"""The capacity atlas figure (docs/atlas.md): parameters against information bits, every family a line."""
 
 from __future__ import annotations
 

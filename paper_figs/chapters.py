@@ -1,4 +1,4 @@
-"""Figures of the Mixture of Chapters area (spec chapters.md §8, F-ch1..F-ch4), drawn from stored
+"""Figures of the Mixture of Chapters area (docs/chapters.md#figures, F-ch1..F-ch4), drawn from stored
 results of the chapters claims."""
 
 from __future__ import annotations

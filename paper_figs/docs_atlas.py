@@ -1,4 +1,4 @@
-"""The README's capacity-atlas table, from results/atlas.json (issue 19); used by
+"""The README's capacity-atlas table, from results/atlas.json (docs/atlas.md); used by
 ``paper_figs.docs`` (split from it)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def _span(v, fmt="{:.3g}") -> str:
 
 
 def atlas_table(path: Path | None = None) -> str:
-    """The capacity atlas (issue 19) as stored by ``python -m verify atlas`` in results/atlas.json:
+    """The capacity atlas (docs/atlas.md) as stored by ``python -m verify atlas`` in results/atlas.json:
     per family and size, information bits, smallest storing size (median [min, max] over draws) and
     bits per parameter, with the record each row came from; then the fitted exponents."""
     import json

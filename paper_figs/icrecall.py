@@ -1,4 +1,4 @@
-"""Figures F-ic1..F-ic5 of IC-recall (spec icrecall.md §8), drawn from stored claim results."""
+"""Figures F-ic1..F-ic5 of IC-recall (docs/icrecall.md#figures), drawn from stored claim results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one-way flow of the stages (DESIGN.md): theory <- constructions <- verify <- paper_figs.
+"""The one-way flow of the stages (README.md#layout): theory <- constructions <- verify <- paper_figs.
 
 :func:`violations` parses (ast) every module of the four stages and reports each import of a
 later stage: ``import x``, ``from x import y`` and ``importlib.import_module("x")`` /
@@ -13,7 +13,7 @@ from pathlib import Path
 STAGES = ("theory", "constructions", "verify", "paper_figs")  # each may import those before it
 
 #: Known violations, each named and owned: (importing file, imported stage) -> who removes it.
-ALLOWED: dict = {}  # README generation moved to paper_figs/docs.py (issue 18.4): nothing allowed
+ALLOWED: dict = {}  # README generation moved to paper_figs/docs.py: nothing allowed
 
 
 def imported_names(tree: ast.AST, package: str) -> list[tuple[int, str]]:

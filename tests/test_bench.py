@@ -23,7 +23,7 @@ def test_ratio_summary_is_per_round():
 
 
 def test_measure_chunks_row_on_a_small_shape():
-    """issue 17.3: the chunk-size sweep states per thread count the load, every size's ratio and
+    """The chunk-size sweep states per thread count the load, every size's ratio and
     reduction overhead, the best size and how far it falls short of the target."""
     from verify.bench import bench_measure_chunks
 

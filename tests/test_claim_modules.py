@@ -1,4 +1,4 @@
-"""No claim module imports another claim module (issue 18 item 4).
+"""No claim module imports another claim module (README.md#layout).
 
 A claim module is a module under ``verify/<area>/`` that calls ``claim(...)`` (``@claim(...)``
 included). What several claim modules share (cached model set-ups, parameter dicts, helpers) lives

@@ -1,4 +1,4 @@
-"""The console script ``recall-bounds`` and the check against a shadowing ``verify`` (issue 18.6)."""
+"""The console script ``recall-bounds`` and the check against a shadowing ``verify``."""
 
 import json
 import os

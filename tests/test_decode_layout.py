@@ -1,4 +1,4 @@
-"""issue 17.3: the float32 CPU decode kernel's transposed chunks give the row layout's margins."""
+"""The float32 CPU decode kernel's transposed chunks give the row layout's margins."""
 
 import numpy as np
 import pytest

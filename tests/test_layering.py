@@ -1,4 +1,4 @@
-"""The layering test (issue 18 item 4) and a meta-test showing that its checker can fail."""
+"""The layering test (README.md#layout) and a meta-test showing that its checker can fail."""
 
 from tests.layering import ALLOWED, violations
 from tests.layout import ROOT

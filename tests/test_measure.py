@@ -67,7 +67,7 @@ def test_ties_are_errors_even_with_rounding_margin():
 
 
 def test_default_chunk_holds_at_most_its_bytes():
-    """issue 17.3: a default chunk of logits stays within DEFAULT_CHUNK_BYTES (16 MiB: 256 float32
+    """A default chunk of logits stays within DEFAULT_CHUNK_BYTES (16 MiB: 256 float32
     rows at V = 16384) and is at least one row."""
     from verify.measure import DEFAULT_CHUNK_BYTES, chunk_rows
 

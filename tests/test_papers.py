@@ -1,4 +1,4 @@
-"""One spelling per paper (issue 18 item 5): every source that names a paper's arXiv id spells its
+"""One spelling per paper: every source that names a paper's arXiv id spells its
 title as theory.papers does."""
 
 import pytest

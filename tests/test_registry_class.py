@@ -1,4 +1,4 @@
-"""The one registry class (issue 18 item 5): every registry is a Registry and refuses a name twice."""
+"""The one registry class: every registry is a Registry and refuses a name twice."""
 
 import pytest
 

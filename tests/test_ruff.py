@@ -1,4 +1,4 @@
-"""The linter and formatter (issue 18 item 7): ``ruff check`` and ``ruff format --check`` pass.
+"""The linter and formatter (README.md#layout): ``ruff check`` and ``ruff format --check`` pass.
 
 Configuration in pyproject.toml ([tool.ruff]). Until the tree has been formatted once (the lead
 runs ``ruff check --fix . && ruff format .`` after merging the branches of this session), the

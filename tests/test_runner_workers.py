@@ -1,5 +1,5 @@
 """Worker processes of ``verify run --jobs``: a dead worker's claims are recorded at once, naming
-the signal; every record carries its peak memory (issue 17 item 4)."""
+the signal; every record carries its peak memory."""
 
 import os
 import signal

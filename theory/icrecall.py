@@ -1,4 +1,4 @@
-"""Bounds and formulas of in-context factual recall (spec icrecall.md §5-§6).
+"""Bounds and formulas of in-context factual recall (docs/icrecall.md#statements-and-proof-sketches).
 
 Source: Huang, Nichani, Lee, Ge, *Fine-Tuning Dynamics of In-Context Factual Recall in
 Transformers* (arXiv 2605.27774). The abstract states qualitatively that fine-tuning finds a
@@ -38,7 +38,7 @@ def incoherence_bound(n_vectors, dim) -> float:
 
 
 def mlp_sufficient_dim(n_subjects, n_relations) -> float:
-    """[derived, heuristic] The triplet MLP (spec §5.2, theta = 1.5) recalls every fact once
+    """[derived, heuristic] The triplet MLP (docs/icrecall.md#setting, theta = 1.5) recalls every fact once
     d >= 32 ln(S R).
 
     Sketch: on z = e_s + e_r the correct neuron's pre-activation is 2 + 2<e_s, e_r>; recall needs
@@ -94,7 +94,7 @@ def linear_capacity(dim, n_outputs, const) -> float:
 def pairwise_preactivations(n_pairs, rho) -> dict:
     """[derived] Pre-activations of the triplet MLP on z = e_{s_q} + omega sum_j alpha_j x_j with the
     hand-set pairwise pattern (alpha = 1/(2n) on each context token, 0 on the query) and
-    omega = 2/rho, up to O(sqrt(log(N_f)/d)) noise (spec §6).
+    omega = 2/rho, up to O(sqrt(log(N_f)/d)) noise.
 
     Sketch: the answers contribute omega (1/(2n)) n rho e_r = e_r; each context subject
     contributes omega/(2n) e_{s_i} = e_{s_i}/(n rho); the query contributes e_{s_q}. So
@@ -176,7 +176,7 @@ def fit_sample_complexity(n_facts, n_star) -> dict:
     power law  log N* = log a + k log N_f,  polylog  log N* = log b + p log log N_f.
 
     Returns the exponents k and p, the coefficients, and the residual sums of squares (sse_power,
-    sse_polylog). The spec's decision rule: polylog wins when sse_polylog <= sse_power and the
+    sse_polylog). Our decision rule [derived]: polylog wins when sse_polylog <= sse_power and the
     power-law exponent k < 0.5. Hypotheses: at least 2 points, N_f > e (log log defined and
     positive), N* > 0 everywhere, at least two distinct N_f.
     """

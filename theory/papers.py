@@ -1,4 +1,4 @@
-"""The six papers, one entry per area: the single spelling of each title (issue 18 item 5).
+"""The six papers, one entry per area: the single spelling of each title.
 
 Every ``SOURCE``/``SRC``/``PAPER`` constant of the area modules is :func:`paper` of its area, so a
 claim's or bound's source names its paper the same way everywhere.

@@ -14,8 +14,10 @@ from typing import Callable, Mapping
 
 PROVENANCES = ("abstract", "paper", "reference", "derived")
 
-#: Areas, in the order of DESIGN.md. A module ``theory.<area>`` registers its bounds on import.
-#: "atlas" (issue 19) spans the six areas: it has no theory module, only verify/ and paper_figs/.
+#: Areas, in the order of the area table of README.md. A module ``theory.<area>`` registers its bounds on
+#: import.
+#: "atlas" (the capacity atlas, docs/atlas.md) spans the six areas: it has no theory module, only verify/ and
+#: paper_figs/.
 AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval", "atlas")
 
 
@@ -287,7 +289,7 @@ def area_modules(package: str) -> list[str]:
 
     An area lives in ``<package>/<area>/`` (a subpackage: the package first, then every module
     inside it, listed with pkgutil without importing, sorted by name) or in a single module ``<package>/<area>.py``;
-    modules ``<package>/<area>_<concept>.py`` (the flat layout before issue 18's move) are found too.
+    modules ``<package>/<area>_<concept>.py`` (the former flat layout) are found too.
     Used by the theory, verify and paper_figs registries, so an area may add a module without
     touching a shared list.
     """

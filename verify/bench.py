@@ -211,7 +211,7 @@ def bench_measure_chunks(
     threads=(1, 2),
     pairs: int = 7,
 ) -> dict:
-    """Issue 17.3: the chunked margin kernel at several chunk sizes against one plain matrix
+    """The chunked margin kernel at several chunk sizes against one plain matrix
     product, interleaved in each round (so load hits every side of a round alike), with one and
     with two threads. Per size: the median and spread over rounds of matmul / chunked, and the
     reduction overhead chunked / (the same chunks' GEMMs alone) - 1."""

@@ -1,4 +1,4 @@
-"""The claim registry: the unit of the toolkit (DESIGN.md, "The claim").
+"""The claim registry: the unit of the toolkit (README.md#kinds-of-claim-controls-and-verdicts-over-seeds).
 
 A :class:`Claim` is one checkable consequence of one theorem, construction or experiment. Its
 ``check(params, ctx)`` measures something and returns an :class:`Outcome`; nothing is
@@ -8,7 +8,7 @@ hard-coded. Area modules ``verify/<area>.py`` call :func:`register` at import ti
 Claims that need the same trained model or sweep share it through :meth:`Context.shared`,
 a cache keyed by its parameters and seed, so a model is trained once per run.
 
-Every claim can fail (DESIGN.md). A claim has a *kind*:
+Every claim can fail (README.md, "Kinds of claim"). A claim has a *kind*:
 
 - ``empirical``: a measurement against a prediction. It declares at least one :class:`Control`:
   the same check, with the same criterion, run where the statement must NOT hold (the model at
@@ -67,7 +67,7 @@ KINDS = ("empirical", "identity", "must_fail")
 
 @dataclass(frozen=True)
 class Control:
-    """A setting where the claim's criterion must fail (DESIGN.md, "Every claim can fail").
+    """A setting where the claim's criterion must fail (README.md, "Kinds of claim").
 
     name: short id ("init", "shuffled_codes", "below_bound", "law_cuberoot", "across_boundary").
     params: overrides merged into the claim's parameters at the running scale: a mapping, or a

@@ -1,4 +1,5 @@
-"""The ledger of claims that did not reproduce after an honest investigation (DESIGN.md).
+"""The ledger of claims that did not reproduce after an honest investigation
+(README.md#kinds-of-claim-controls-and-verdicts-over-seeds).
 
 A ledger entry keeps the claim's criterion unchanged. The runner reports such a claim as
 "not reproduced" (``passed`` false, field ``ledger`` with the reason); it does not make the

@@ -31,7 +31,7 @@ def min_pairwise_gap(codes) -> float:
 
 def binomial_tolerance(n_trials: int, fail_prob: float, level: float = 0.99) -> int:
     """Largest number of failures a claim "fails with probability <= q" tolerates over K seeds:
-    the ``level`` quantile of Binomial(K, q) (DESIGN.md; for q = 0.01, K = 20 it is 1)."""
+    the ``level`` quantile of Binomial(K, q) (for q = 0.01, K = 20 it is 1)."""
     from scipy.stats import binom
 
     if not 0 < fail_prob < 1:
@@ -51,7 +51,7 @@ def linear_fit(x, y) -> dict:
     return {"slope": float(a), "intercept": float(b), "r2": r2}
 
 
-# --- verdicts over seeds (DESIGN.md: a statistical claim states its rule over seeds) -----------
+# --- verdicts over seeds (README.md: a statistical claim states its rule over seeds) ------------
 def seeds_verdict(passes, rule: str = "every") -> bool:
     """Combine per-seed verdicts: ``"every"`` (all seeds pass) or ``"k_of_n:K"`` (at least K)."""
     passes = [bool(p) for p in passes]

@@ -1,4 +1,4 @@
-"""One executor interface for parameter sweeps (DESIGN.md, "Sweeps").
+"""One executor interface for parameter sweeps (README.md#command-line, "Sweeps").
 
 A sweep is a grid of parameter dicts times a list of seeds. Every point ``(params, seed)`` is
 handed to a top-level (picklable) function ``fn(params, seed) -> JSON-able result``. Points run
@@ -220,7 +220,7 @@ def run_grid(
 
     Each record: ``{"key", "fn", "params", "seed", "result", "seconds"}`` (+ ``"error"``,
     ``"traceback"`` when the point raised). Results do not depend on the executor: ``fn`` gets
-    only its parameters and seed, and must draw randomness from them (DESIGN.md).
+    only its parameters and seed, and must draw randomness from them (README.md, "Seeds").
     """
     name = _fn_name(fn)
     seeds = [int(s) for s in seeds]

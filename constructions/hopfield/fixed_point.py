@@ -1,4 +1,5 @@
-"""Retrieval-gate feedback, the joint fixed point and its approximations (spec hopfield.md §5.3-§5.4).
+"""Retrieval-gate feedback, the joint fixed point and its approximations (D4,
+docs/hopfield.md#statements-and-proof-sketches).
 
 All [derived]: this project's formalisation of the coupled gate/retrieval system of
 Context-Gated Associative Retrieval (2605.10970), whose equations could not be obtained.
@@ -31,12 +32,12 @@ def _check(X, xi_q, beta, logits, lam):
 
 
 def gates(X, xi, logits, lam) -> np.ndarray:
-    """g(xi) = sigma(a + lambda X^T xi) [derived, spec §5.3]."""
+    """g(xi) = sigma(a + lambda X^T xi) [derived]."""
     return expit(np.asarray(logits) + lam * (X.T @ xi))
 
 
 def feedback_map(X, xi, xi_q, beta, logits, lam) -> np.ndarray:
-    """G(xi) = X softmax(beta X^T xi_q + log sigma(a + lambda X^T xi)) [derived, spec §5.3]."""
+    """G(xi) = X softmax(beta X^T xi_q + log sigma(a + lambda X^T xi)) [derived]."""
     X, xi_q, b, a, lam_ = _check(X, xi_q, beta, logits, lam)
     xi = check_state(X, xi)
     z = b * (X.T @ xi_q) + log_expit(a + lam_ * (X.T @ xi))
@@ -44,7 +45,7 @@ def feedback_map(X, xi, xi_q, beta, logits, lam) -> np.ndarray:
 
 
 def feedback_jacobian(X, xi, xi_q, beta, logits, lam) -> np.ndarray:
-    """J_G = X Sigma_p D X^T, Sigma_p = diag(p) - p p^T, D = diag(lambda (1 - g)) [derived, spec §5.3].
+    """J_G = X Sigma_p D X^T, Sigma_p = diag(p) - p p^T, D = diag(lambda (1 - g)) [derived].
 
     Its spectral norm is at most lambda M^2 (D4, theory.hopfield.derived.contraction_bound).
     """
@@ -75,7 +76,7 @@ class PicardResult:
 def picard(
     X, xi_q, beta, logits, lam, start=None, tol=1e-12, max_steps=10_000, rate_floor=1e-9
 ) -> PicardResult:
-    """Solve xi = G(xi) by Picard iteration from ``start`` (default 0) [derived, spec §5.3].
+    """Solve xi = G(xi) by Picard iteration from ``start`` (default 0) [derived].
 
     Stops when ||xi_{t+1} - xi_t|| <= tol or after max_steps. D4 says the iteration converges at
     rate lambda M^2 when that is below 1; otherwise it may stall or converge to one of several
@@ -145,7 +146,7 @@ def fixed_point_probabilities(X, xi_star, xi_q, beta, logits, lam) -> np.ndarray
 
 
 def approximations(X, xi_q, beta, logits, lam) -> dict:
-    """Zero-shot, first- and second-order approximations of xi* [derived, spec §5.4].
+    """Zero-shot, first- and second-order approximations of xi* [derived].
 
     p0 = softmax(z0), z0 = beta X^T xi_q (zero-shot);
     p1 = softmax(z0 + u0), u0 = log sigma(a), xi1 = X p1 (direct contextual bias, first order);
@@ -166,7 +167,7 @@ def approximations(X, xi_q, beta, logits, lam) -> dict:
 
 
 def effective_rank(matrix) -> float:
-    """exp of the spectral entropy of a PSD matrix (eigenvalues normalised to sum 1) [derived, spec §7]."""
+    """exp of the spectral entropy of a PSD matrix (eigenvalues normalised to sum 1) [derived]."""
     w = np.linalg.eigvalsh(np.asarray(matrix, dtype=np.float64))
     w = np.clip(w, 0.0, None)
     if w.sum() <= 0:

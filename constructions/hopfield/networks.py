@@ -1,4 +1,4 @@
-"""Ungated and gated modern Hopfield networks: generators, energies, updates (spec hopfield.md §4-§5).
+"""Ungated and gated modern Hopfield networks: generators, energies, updates (docs/hopfield.md#setting).
 
 Memories X have shape (d, N): column mu is x_mu. Everything is float64 numpy; the sizes of the
 claims are small enough that no accelerator is needed. Gates are passed as log-gates
@@ -54,7 +54,7 @@ def check_log_gates(u, n) -> np.ndarray:
 
 
 def log_gates_from_gates(g) -> np.ndarray:
-    """u = log g for gates g in (0, 1] [derived, spec §5.2]; a gate outside (0, 1] is a ValueError."""
+    """u = log g for gates g in (0, 1] [derived]; a gate outside (0, 1] is a ValueError."""
     g = np.asarray(g, dtype=np.float64)
     if g.ndim != 1 or np.any(np.isnan(g)) or np.any(g <= 0) or np.any(g > 1):
         raise ValueError("gates g must be a vector with every entry in (0, 1]")
@@ -62,7 +62,7 @@ def log_gates_from_gates(g) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# generators (spec §4)
+# generators
 def sphere_patterns(n_patterns, dim, radius, gen: np.random.Generator) -> np.ndarray:
     """N columns uniform on the sphere of the given radius in R^d (normalised Gaussians)."""
     n = require_int("N", n_patterns, 1)
@@ -91,7 +91,7 @@ def noisy_query(X, i, radius, gen: np.random.Generator) -> np.ndarray:
 
 
 def context_gates(n_patterns, target, n_active, kappa, gen: np.random.Generator):
-    """Log-gates of a context (spec §4): u = 0 on the active set, -kappa elsewhere.
+    """Log-gates of a context: u = 0 on the active set, -kappa elsewhere.
 
     The active set has n_active members, always contains ``target``, the rest drawn at random.
     kappa = log(g_i/g_j) is the distractor log-odds; kappa = inf gives hard gates.
@@ -113,13 +113,13 @@ def context_gates(n_patterns, target, n_active, kappa, gen: np.random.Generator)
 
 
 def logits_from_log_gates(u) -> np.ndarray:
-    """a = logit(exp(u)) with exp(u) clipped to [1e-12, 1 - 1e-12] (spec §4, feedback model)."""
+    """a = logit(exp(u)) with exp(u) clipped to [1e-12, 1 - 1e-12] (feedback model)."""
     g = np.clip(np.exp(np.asarray(u, dtype=np.float64)), 1e-12, 1 - 1e-12)
     return np.log(g) - np.log1p(-g)
 
 
 # ---------------------------------------------------------------------------------------------
-# models (spec §5.1 [reference], §5.2 [derived])
+# models: ungated [reference], gated [derived]
 def energy(X, xi, beta) -> float:
     """Ungated modern Hopfield energy [reference, Ramsauer eq. (2)]:
     E(xi) = -beta^{-1} lse(beta X^T xi) + xi^T xi / 2 + beta^{-1} log N + M^2 / 2.
@@ -153,7 +153,7 @@ def X_softmax(X, xi, beta, log_gates):
 
 
 def gated_energy(X, xi, beta, log_gates) -> float:
-    """Gated energy [derived, spec §5.2]: E_g(xi; u) = -beta^{-1} lse(beta X^T xi + u) + xi^T xi / 2.
+    """Gated energy [derived]: E_g(xi; u) = -beta^{-1} lse(beta X^T xi + u) + xi^T xi / 2.
 
     E_g is the sum of a convex quadratic and a concave -lse of an affine map, so the CCCP step
     xi <- grad lse = f_g(xi) never increases it (same argument as Ramsauer's Thm 1).
@@ -166,7 +166,7 @@ def gated_energy(X, xi, beta, log_gates) -> float:
 
 
 def gated_update(X, xi, beta, log_gates) -> np.ndarray:
-    """Gated update [derived, spec §5.2]: f_g(xi) = X softmax(beta X^T xi + u)."""
+    """Gated update [derived]: f_g(xi) = X softmax(beta X^T xi + u)."""
     return X_softmax(X, xi, beta, log_gates)[0]
 
 

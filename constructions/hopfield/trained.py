@@ -1,6 +1,6 @@
-"""A gradient-trained modern Hopfield memory (the capacity atlas's trained hopfield family, issue 19).
+"""A gradient-trained modern Hopfield memory (the capacity atlas's trained hopfield family).
 
-Model [derived; the retrieval map is Ramsauer's update, spec hopfield.md section 5.1 [reference]]:
+Model [derived; the retrieval map is Ramsauer's update [reference], docs/hopfield.md#setting]:
 the memory matrix X = [x_1 ... x_N] in R^(d x N) of the ungated modern Hopfield network
 f(xi) = X softmax(beta X^T xi), with every column held on the sphere of radius M = K sqrt(d - 1)
 (Ramsauer's R4 setting, the one of the explicit construction ``hopfield.storing_dim``):

@@ -1,4 +1,4 @@
-"""Early-phase gradient descent of spec/retrieval.md §5.2-5.3 for the attention-only model and
+"""Early-phase gradient descent (docs/retrieval.md#setting) for the attention-only model and
 the fixed-random-MLP variant: closed form in numpy (chunked over samples) and autograd in torch.
 
 Model [derived; architecture class from the abstract]: scores s_l = h_l^T W z_EOS,
@@ -9,7 +9,7 @@ Three-step schedule [derived, in the style of Oymak-Rawat-Soltanolkotabi-Thrampo
   step 1  W_v^(1) = -eta   grad_{W_v} L(0, 0)          (uniform attention: a Hebbian sum)
   step 2  W^(1)   = -gamma grad_W   L(W_v^(1), 0)
   step 3  W_v^(2) = W_v^(1) - gamma3 grad_{W_v} L(W_v^(1), W^(1)),  gamma3 = gamma by default
-          (spec §5.2 writes gamma for step 3; the defaults eta = gamma = V make the choice moot).
+          (our formalisation writes gamma for step 3; the defaults eta = gamma = V make the choice moot).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _softmax(x: np.ndarray, axis: int = -1, overwrite: bool = False) -> np.ndarr
 
 
 def attend(hidden: np.ndarray, w_kq: np.ndarray, eos: np.ndarray):
-    """Scores s = h W z_EOS, attention a = softmax(s), attended state o = sum_l a_l h_l (§5.1)."""
+    """Scores s = h W z_EOS, attention a = softmax(s), attended state o = sum_l a_l h_l."""
     scores = hidden @ (w_kq @ eos)
     attn = _softmax(scores, axis=1)
     return scores, attn, np.einsum("nl,nld->nd", attn, hidden)
@@ -51,7 +51,7 @@ def _features_and_pullback(task: RetrievalTask, states: np.ndarray):
 def loss_and_grads(
     data: RetrievalData, w_out: np.ndarray, w_kq: np.ndarray, want_attn: bool = True, chunk: int = CHUNK
 ):
-    """Closed-form mean cross-entropy and its gradients (§5.2) [derived]:
+    """Closed-form mean cross-entropy and its gradients [derived]:
 
     grad_{W_v} = (1/N) sum_n (p_n - e_{y_n}) phi(o_n)^T,
     grad_W     = (1/N) sum_n sum_l a_{n,l} [(h_{n,l} - o_n)^T u_n] h_{n,l} z_EOS^T,
@@ -102,7 +102,7 @@ class ThreeSteps:
 def three_steps_closed_form(
     data: RetrievalData, lr_value: float, lr_attn: float, lr_value_final: float | None = None
 ) -> ThreeSteps:
-    """The three steps of §5.2 in closed form (numpy, float64) [derived]."""
+    """The three steps in closed form (numpy, float64) [derived]."""
     task = data.task
     width = task.d_model if task.mlp is None else task.mlp.shape[0]
     gamma3 = lr_attn if lr_value_final is None else lr_value_final
@@ -118,7 +118,7 @@ def three_steps_closed_form(
 
 
 def hebbian_step_one(data: RetrievalData, lr_value: float) -> np.ndarray:
-    """Step 1 at zero initialisation (§5.2): W_v^(1) = (eta/N) sum_n (e_{y_n} - 1/V) phi(o_n)^T with
+    """Step 1 at zero initialisation: W_v^(1) = (eta/N) sum_n (e_{y_n} - 1/V) phi(o_n)^T with
     o_n = (1/L) sum_l h_{n,l} (uniform attention, uniform softmax output) [derived]."""
     task = data.task
     feats = task.features(data.hidden().mean(axis=1))
@@ -134,7 +134,7 @@ def three_steps_autograd(
     device: str = "cpu",
     dtype=None,
 ) -> ThreeSteps:
-    """The same three steps with torch autograd on the model of §5.1/§5.3 (full batch)."""
+    """The same three steps with torch autograd on the same model, with or without the MLP (full batch)."""
     import torch
 
     dtype = torch.float64 if dtype is None else dtype
@@ -170,7 +170,7 @@ def three_steps_autograd(
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Test metrics of a model (W_v, W) on fresh sequences (§4, §7)."""
+    """Test metrics of a model (W_v, W) on fresh sequences."""
 
     accuracy: float  # full model: argmax W_v phi(o) = y, ties are errors
     mean_attn_info: float  # mean a_ell, the attention mass on the informative token

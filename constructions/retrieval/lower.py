@@ -1,5 +1,5 @@
 """The pooled-state statistical problem of the retrieval lower bound (theory/retrieval/lower.py;
-2603.15923, issue 13 item 7) [derived]: a sampler of its sufficient statistics and two estimators
+2603.15923) [derived]: a sampler of its sufficient statistics and two estimators
 of the token-label bijection.
 
 Given the label counts n_y, the sum of the pooled states of the samples labelled y is exactly
@@ -50,6 +50,6 @@ def mle_bijection(draw: dict) -> np.ndarray:
 
 
 def one_step_memory(draw: dict) -> np.ndarray:
-    """The one-step value memory of spec §5.4 on the pooled states: W_v = sum_y onehot(y) S_y^T,
-    token x read out as argmax_y <S_y, e_x> (no bijection constraint)."""
+    """The one-step value memory (docs/retrieval.md#setting) on the pooled states: W_v = sum_y onehot(y)
+    S_y^T, token x read out as argmax_y <S_y, e_x> (no bijection constraint)."""
     return np.argmax(draw["emb"] @ draw["sums"].T, axis=1)

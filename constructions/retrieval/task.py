@@ -1,5 +1,5 @@
 """Token-retrieval task of *Learning to Recall with Transformers Beyond Orthogonal Embeddings*
-(2603.15923), spec/retrieval.md §4, and the one-step value memory of §5.4.
+(2603.15923) and its one-step value memory (docs/retrieval.md#setting).
 
 The task [abstract; details derived]: each sequence has length L; one informative token x sits
 at position ell and carries a trigger vector; the other L - 1 positions are noise tokens drawn
@@ -22,7 +22,7 @@ EMBEDDINGS = ("gaussian", "orthogonal")
 @dataclass(frozen=True)
 class RetrievalTask:
     """Fixed part of the task: emb (V, d), label_perm pi (V,), trigger z_trig (d,), eos z_EOS (d,),
-    and the optional fixed random MLP matrix mlp (m, d) of spec §5.3 (None: attention only)."""
+    and the optional fixed random MLP matrix mlp (m, d) (None: attention only)."""
 
     emb: np.ndarray
     label_perm: np.ndarray
@@ -40,7 +40,7 @@ class RetrievalTask:
         return self.emb.shape[1]
 
     def features(self, states: np.ndarray) -> np.ndarray:
-        """phi(o): identity for the attention-only model, ReLU(A o)/sqrt(m) with the MLP (§5.3)."""
+        """phi(o): identity for the attention-only model, ReLU(A o)/sqrt(m) with the MLP."""
         if self.mlp is None:
             return states
         return np.maximum(states @ self.mlp.T, 0.0) / math.sqrt(self.mlp.shape[0])
@@ -64,7 +64,7 @@ class RetrievalData:
         return self.tokens.shape[1]
 
     def hidden(self, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """h_l = e_{x_l} + 1[l = ell] z_trig for samples start:stop, shape (n, L, d) (§4)."""
+        """h_l = e_{x_l} + 1[l = ell] z_trig for samples start:stop, shape (n, L, d)."""
         tok = self.tokens[start:stop]
         h = self.task.emb[tok]
         rows = np.arange(tok.shape[0])
@@ -78,7 +78,7 @@ def _unit(rng: np.random.Generator, d: int) -> np.ndarray:
 
 
 def check_sizes(vocab_size, d_model, seq_len=1, n_samples=1, embedding="gaussian") -> None:
-    """Validate the hypotheses of the task (spec §4); ValueError names the one violated."""
+    """Validate the hypotheses of the task; ValueError names the one violated."""
     for name, value, low in (
         ("vocab_size", vocab_size, 2),
         ("d_model", d_model, 1),
@@ -106,12 +106,12 @@ def make_retrieval_task(
     mlp_width: int | None = None,
     orthogonal_special: bool = True,
 ) -> RetrievalTask:
-    """Embeddings, label bijection and special vectors of spec §4 [abstract task; derived details].
+    """Embeddings, label bijection and special vectors [abstract task; derived details].
 
     gaussian: emb = N(0, I_d/d) rows; orthogonal: the first V rows of I_d (needs d >= V).
     z_trig, z_EOS: unit vectors drawn from N(0, I_d/d) and renormalised; by default z_EOS is made
     exactly orthogonal to z_trig (Gram-Schmidt, needs d >= 2), not to the token embeddings.
-    mlp_width m: a fixed Gaussian (m, d) matrix A for phi(o) = ReLU(A o)/sqrt(m) (§5.3).
+    mlp_width m: a fixed Gaussian (m, d) matrix A for phi(o) = ReLU(A o)/sqrt(m).
     """
     check_sizes(vocab_size, d_model, embedding=embedding)
     V, d = int(vocab_size), int(d_model)
@@ -140,7 +140,7 @@ def make_retrieval_task(
 def sample_sequences(
     task: RetrievalTask, seq_len: int, n_samples: int, rng: np.random.Generator
 ) -> RetrievalData:
-    """N sequences of spec §4: x ~ U[V], ell ~ U[L], noise tokens i.i.d. U[V], label pi(x)."""
+    """N sequences: x ~ U[V], ell ~ U[L], noise tokens i.i.d. U[V], label pi(x)."""
     check_sizes(task.vocab_size, task.d_model, seq_len, n_samples)
     V, L, N = task.vocab_size, int(seq_len), int(n_samples)
     tokens = rng.integers(0, V, size=(N, L))
@@ -158,21 +158,21 @@ def make_retrieval_data(
     rng: np.random.Generator,
     embedding: str = "gaussian",
 ) -> RetrievalData:
-    """spec §4 ``make_retrieval_data``: a task and N sequences; fields tokens, info_pos, labels,
+    """``make_retrieval_data``: a task and N sequences; fields tokens, info_pos, labels,
     task.emb, task.label_perm (plus task.trigger, task.eos)."""
     check_sizes(vocab_size, d_model, seq_len, n_samples, embedding)
     task = make_retrieval_task(vocab_size, d_model, rng, embedding)
     return sample_sequences(task, seq_len, n_samples, rng)
 
 
-# ---------------------------------------------------------------- one-step value memory (§5.4)
+# ---------------------------------------------------------------- one-step value memory
 
 
 def orthogonal_rows(task: RetrievalTask) -> bool:
     """True when ``task.emb`` is exactly the first V rows of I_d (the orthogonal embedding). A
     product with it is then a column selection or a zero padding, with the same floats as the
     matrix product (every other term is an exact zero), in O(V d) instead of O(V^2 d)
-    (issue 17.4: V = d = 4096 at full scale)."""
+    (V = d = 4096 at full scale)."""
     if task.embedding != "orthogonal":
         return False
     emb, V = task.emb, task.vocab_size
@@ -220,10 +220,10 @@ def value_memory(
     lr_value: float = 1.0,
     centred: bool = False,
 ) -> np.ndarray:
-    """Step 1 of §5.2 under uniform attention, W_v^(1) = (eta/N) sum_n (e_{y_n} [- 1/V]) o_n^T,
+    """Step 1 of the three-step GD under uniform attention, W_v^(1) = (eta/N) sum_n (e_{y_n} [- 1/V]) o_n^T,
     written through the counts: sum_{n: y_n = y} o_n = (C[y] emb + n_y z_trig)/L [derived].
 
-    With ``centred`` the -1/V term is kept (the gradient step exactly); §5.4 drops it since it
+    With ``centred`` the -1/V term is kept (the gradient step exactly); the one-step memory drops it since it
     shifts every row equally. Attention-only model only (o enters linearly).
     """
     if task.mlp is not None:
@@ -242,7 +242,7 @@ def value_memory(
 
 
 def oracle_accuracy(task: RetrievalTask, w_out: np.ndarray) -> float:
-    """Oracle accuracy of §4/§5.4: fraction of tokens x with argmax_y (W_v phi(e_x))_y = pi(x),
+    """Oracle accuracy of the one-step memory: fraction of tokens x with argmax_y (W_v phi(e_x))_y = pi(x),
     i.e. perfect attention and no trigger. Ties count as errors."""
     V = task.vocab_size
     if task.mlp is None and orthogonal_rows(task):  # I_d[:V] @ w_out.T: a column selection
@@ -262,7 +262,7 @@ def one_step_oracle_accuracy(
     rng: np.random.Generator,
     embedding: str = "gaussian",
 ) -> float:
-    """Oracle accuracy of the one-step value memory (§5.4) on one fresh draw of task and data."""
+    """Oracle accuracy of the one-step value memory on one fresh draw of task and data."""
     task = make_retrieval_task(vocab_size, d_model, rng, embedding)
     label_counts, counts = sample_cooccurrence_counts(task, seq_len, n_samples, rng)
     return oracle_accuracy(task, value_memory(task, label_counts, counts, seq_len))

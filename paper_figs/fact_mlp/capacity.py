@@ -1,4 +1,4 @@
-"""Figures of the fact_mlp area (spec §8), drawn from stored claim results."""
+"""Figures of the fact_mlp area (docs/fact_mlp.md#figures), drawn from stored claim results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figure of the fact_mlp editing comparison at equal width (issue 14 item 5), drawn from the
+"""Figure of the fact_mlp editing comparison at equal width, drawn from the
 stored records of edit.equal_width (closed-form edits), edit.rank_one_equal_width and
 edit.equal_information (swap and fine-tunings): efficacy and retention per method and k, the
 construction against the GD MLP of the same hidden width, mean over draws with 95% intervals."""

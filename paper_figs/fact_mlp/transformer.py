@@ -1,4 +1,4 @@
-"""Figures of fact MLPs inside the Transformer (fact_mlp spec §8 fig_tradeoff) and of editing."""
+"""Figures of fact MLPs inside the Transformer (docs/fact_mlp.md#figures) and of editing."""
 
 from __future__ import annotations
 

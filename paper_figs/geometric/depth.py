@@ -1,4 +1,4 @@
-"""Figure of the geometric area, depth tradeoff (issue 13 item 11): the trained one-pass threshold
+"""Figure of the geometric area, depth tradeoff: the trained one-pass threshold
 d*(k) beside the k-hop lower bound and the construction's dimension, and the 1-bit bracket."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures of the geometric area, gradient descent (spec geometric.md §8), drawn from stored results."""
+"""Figures of the geometric area, gradient descent (docs/geometric.md#figures), drawn from stored results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figure of the geometric area, multi-hop (spec geometric.md §8): required dimension against hops."""
+"""Figure of the geometric area, multi-hop (docs/geometric.md#figures): required dimension against hops."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of the geometric area, single hop (spec geometric.md §8), drawn from stored results."""
+"""Figures of the geometric area, single hop (docs/geometric.md#figures), drawn from stored results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of the hopfield area (spec hopfield.md §8) on errors, gates, capacity and the bounds'
+"""Figures of the hopfield area (docs/hopfield.md#figures) on errors, gates, capacity and the bounds'
 tightness, drawn from stored claim results; fixed points, the decomposition and the lm probe are in
 ``network_dynamics.py``."""
 

@@ -1,4 +1,4 @@
-"""Figures of the retrieval area (2603.15923, spec/retrieval.md §8), drawn from stored claim records.
+"""Figures of the retrieval area (2603.15923, docs/retrieval.md#figures), drawn from stored claim records.
 
 All N_c are this project's measurements of the one-step value memory (oracle accuracy >= 0.9,
 mean of 3 draws); the F1 curves are the [derived] scaling heuristic of theory/retrieval/bounds.py and the

@@ -1,5 +1,5 @@
-"""Figure of the retrieval lower bound (theory/retrieval/lower.py, claim retrieval.lower.intrinsic;
-issue 13 item 7), drawn from the stored claim record. The bounds are this project's [derived]
+"""Figure of the retrieval lower bound (theory/retrieval/lower.py, claim retrieval.lower.intrinsic),
+drawn from the stored claim record. The bounds are this project's [derived]
 statements for the pooled-state problem, not the paper's.
 """
 

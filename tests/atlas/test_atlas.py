@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the table from a small fake results file, errors, fit, claims."""
+"""Capacity atlas (docs/atlas.md): the table from a small fake results file, errors, fit, claims."""
 
 from __future__ import annotations
 

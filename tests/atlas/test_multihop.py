@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the searched one-pass k-hop families (verify.atlas.multihop_setup and
+"""Capacity atlas (docs/atlas.md): the searched one-pass k-hop families (verify.atlas.multihop_setup and
 verify.atlas.multihop): parameter counts, the construction's search and its confirmation, the
 points read from records, and the k-hop bound in dimension."""
 

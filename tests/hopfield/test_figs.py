@@ -1,4 +1,4 @@
-"""The hopfield figures draw from stored claim records (spec hopfield.md §8)."""
+"""The hopfield figures draw from stored claim records (docs/hopfield.md#figures)."""
 
 import matplotlib
 

@@ -1,4 +1,4 @@
-"""Hopfield models (spec hopfield.md §4-§5): energy descent, fixed point, approximations, bad input."""
+"""Hopfield models (docs/hopfield.md#setting): energy descent, fixed point, approximations, bad input."""
 
 import math
 
@@ -164,7 +164,7 @@ def test_capacity_crossing():
 
 @pytest.mark.parametrize("step", [1, 7, 64])
 def test_retrieval_errors_in_target_blocks_equal_one_batch(step):
-    """Issue 17.4: hopfield.capacity.empirical evaluates its targets in blocks (memory bound at full
+    """hopfield.capacity.empirical evaluates its targets in blocks (memory bound at full
     scale); each target's error depends only on its own row of logits, so blocks agree with one
     batch up to float64 rounding."""
     X = H.sphere_patterns(64, 12, math.sqrt(11), np.random.default_rng(5))

@@ -1,4 +1,4 @@
-"""hopfield.storing_dim (issue 19, the capacity atlas's hopfield family): its set-up, search and R4 dimension."""
+"""hopfield.storing_dim (the capacity atlas's hopfield family): its set-up, search and R4 dimension."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Bounds R1-R4 and D1-D5 of the hopfield area (spec hopfield.md §6): values, sympy forms, CLI, bad input."""
+"""Bounds R1-R4 and D1-D5 of the hopfield area (docs/hopfield.md#statements-and-proof-sketches): values, sympy
+forms, CLI, bad input."""
 
 import json
 import math

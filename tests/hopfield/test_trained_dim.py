@@ -1,4 +1,4 @@
-"""hopfield.trained_dim (issue 19, the capacity atlas's trained hopfield family): the trainer of
+"""hopfield.trained_dim (the capacity atlas's trained hopfield family): the trainer of
 constructions.hopfield.trained, the windowed search and the claim with its untrained control."""
 
 from __future__ import annotations

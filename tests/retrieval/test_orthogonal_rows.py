@@ -1,4 +1,4 @@
-"""The orthogonal-embedding shortcut of constructions.retrieval.task (issue 17.4): value_memory
+"""The orthogonal-embedding shortcut of constructions.retrieval.task: value_memory
 and oracle_accuracy skip the products with I_d[:V] and must give the same floats as the plain
 matrix products (the code they replaced, written out here)."""
 

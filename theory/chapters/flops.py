@@ -3,7 +3,7 @@
 Every count is a sympy expression in the symbols of :data:`SYMBOLS`; :func:`evaluate` substitutes
 a configuration and returns an exact Python ``int`` (no floating point anywhere). The counting
 rules are those of the paper's appendix FLOP table [paper] with the router-loss operation counts of
-the authors' code [reference], as written out in spec/chapters.md §6:
+the authors' code [reference] (docs/chapters.md#statements-and-proof-sketches):
 
 * linear layer ``2 * n_tokens * d_in * d_out``; attention matmuls ``4 * L_q * L_k * d``;
   softmax + mask + scale ``n_heads * L_q * L_k * 7``; RMSNorm ``n * (4 d + 4)``;
@@ -64,7 +64,7 @@ PAPER_CONFIG: dict = {
     "iso_flop_layers": 24,
 }
 
-#: Toy configuration of spec §5.6 [derived]; vocab = 4 special + 1024 keys + 256 values.
+#: Toy configuration [derived], docs/chapters.md; vocab = 4 special + 1024 keys + 256 values.
 TOY_CONFIG: dict = {
     "d_model": 64,
     "seq_len": 3,
@@ -181,7 +181,7 @@ def evaluate(expr, cfg: Mapping) -> int:
     return int(value)
 
 
-# -- FLOP items (spec §6) ----------------------------------------------------------------------
+# -- FLOP items (the appendix FLOP table) ------------------------------------------------------
 def _norm(n):
     return n * (4 * d + 4)
 
@@ -305,7 +305,7 @@ def model_totals(cfg: Mapping) -> dict:
 
 def iso_flop_depth(cfg: Mapping, minimum: int = 2) -> int:
     """The smallest integer depth n >= ``minimum`` whose dense forward FLOPs n*std + head are
-    >= the MoC model's (spec §5.6) [derived: a plain search on exact integers]."""
+    >= the MoC model's [derived: a plain search on exact integers]."""
     cfg = validate_config(cfg)
     n_mem = len(cfg["mem_layers"])
     target = flops_model(cfg, cfg["n_layers"] - n_mem, n_mem)
@@ -313,7 +313,7 @@ def iso_flop_depth(cfg: Mapping, minimum: int = 2) -> int:
     return max(int(minimum), -(-(target - head) // std))
 
 
-# -- parameters (spec §5.5) --------------------------------------------------------------------
+# -- parameters (the configuration of Table 5) ------------------------------------------------
 def parameter_counts(cfg: Mapping) -> dict:
     """Parameter counts [paper, re-derived]: no biases except the router's; RMSNorm has d weights;
     tied embeddings. Memory-layer extras: W_Q, W_K, W_V, W_O (4 d^2), router (d C + C), pre-norm d."""
@@ -341,7 +341,7 @@ def parameter_counts(cfg: Mapping) -> dict:
 
 
 def leak_capacity_bits(n_chapters: int, n_shared: int, top_k: int) -> float:
-    """log2 C(C - C_sh, k): the bits one top-k selection can carry per sequence (spec §5.7)
+    """log2 C(C - C_sh, k): the bits one top-k selection can carry per sequence (routing leak)
     [derived]: the router picks one of C(C - C_sh, k) subsets, so it transmits at most its log."""
     n_routed = require_int("n_chapters", n_chapters, 1) - require_int("n_shared", n_shared, 0)
     top_k = require_int("top_k", top_k, 1)

@@ -84,7 +84,7 @@ register_bound(
         name="chapters.leak_capacity_bits",
         statement="a per-sequence top-k selection carries at most log2 C(C - C_sh, k) bits",
         provenance="derived",
-        source=f"{SOURCE}; this project's analysis (spec §5.7)",
+        source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
         params={"n_chapters": "chapters C", "n_shared": "shared chapters C_sh", "top_k": "k"},
         numeric=leak_capacity_bits,
         aliases={"C": "n_chapters", "C_sh": "n_shared", "k": "top_k"},

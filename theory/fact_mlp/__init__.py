@@ -13,7 +13,7 @@ from theory.fact_mlp.bounds import (  # noqa: F401
     pair_failure_bound,
 )
 
-# the documented entry point of decodability (issue 14.11): `from theory.fact_mlp import decodability`
+# the documented entry point of decodability: `from theory.fact_mlp import decodability`
 # gives the function (the module is theory/fact_mlp/rho.py, so no submodule shadows the name)
 from theory.fact_mlp.rho import (  # noqa: F401, E402
     Decodability,

@@ -1,8 +1,8 @@
 """Bounds B1-B5 of *Constructing Efficient Fact-Storing MLPs for Transformers* (2512.00207).
 
-fact_mlp spec §6. Each bound is registered with a sympy expression and a validated numeric
-evaluation; ``python -m theory eval fact_mlp.info_bits n_facts=1000 n_values=1000``.
-Decodability rho (spec §5.1) lives in :mod:`theory.fact_mlp.rho`.
+docs/fact_mlp.md#statements-and-proof-sketches. Each bound is registered with a sympy expression and a
+validated numeric evaluation; ``python -m theory eval fact_mlp.info_bits n_facts=1000 n_values=1000``.
+Decodability rho (docs/fact_mlp.md#setting) lives in :mod:`theory.fact_mlp.rho`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def jl_code_dim(n_values: int, rho: float) -> float:
     """B2 [derived, proved below]: m_c >= 8 ln(n_V) / rho^2 suffices for the random-projection
     decoder, with failure probability at most 1 / (2 n_V^2) over the draw of Rp.
 
-    The spec's first sketch (Gaussian JL at distortion rho/2, tail 2 exp(-m_c eps^2/8)) does
+    Our first sketch (Gaussian JL at distortion rho/2, tail 2 exp(-m_c eps^2/8)) does
     not support the constant 8: it needs about 64 ln n_V / rho^2. The constant 8 holds by a
     sharper, direct argument (:func:`pair_failure_bound`): decoding value i fails against j
     only if <Rp u*_i, Rp w_ij> <= 0, where <u*_i, w_ij> = c >= rho; that event has probability
@@ -91,7 +91,8 @@ def n_gates(n_facts: int, d_model: int) -> int:
 
 
 def construction_params(n_facts: int, d_model: int, code_dim: int) -> float:
-    """B3 [derived]: P_std = 3 d H m_c with H = ceil(F/d) (spec §6), so facts per parameter -> 1/(3 m_c) = Theta(rho^2/log n_V)."""
+    """B3 [derived]: P_std = 3 d H m_c with H = ceil(F/d), so facts per parameter -> 1/(3 m_c) =
+    Theta(rho^2/log n_V)."""
     code_dim = require_int("code_dim", code_dim, 1)
     return 3.0 * d_model * n_gates(n_facts, d_model) * code_dim
 
@@ -261,7 +262,7 @@ register_bound(
     Bound(
         name="fact_mlp.gated_mlp_params",
         provenance="reference",
-        source=SOURCE + ", §5.4",
+        source=SOURCE + ", gated MLP baseline",
         statement="a gated MLP of width m has 3dm + 2m + d parameters (with biases)",
         params={
             "d_model": "d, model width",
@@ -287,5 +288,5 @@ register_bound(
     )
 )
 
-# The documented entry point for rho (spec §5.1; issue 14 item 11). It lives in its own module.
+# The documented entry point for rho (docs/fact_mlp.md#setting). It lives in its own module.
 from theory.fact_mlp.rho import Decodability, decodability  # noqa: E402,F401

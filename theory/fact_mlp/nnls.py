@@ -1,6 +1,6 @@
 """Minimum-norm point of a convex hull by NNLS (least-distance programming), two solvers.
 
-Used by theory/fact_mlp/rho.py (fact_mlp spec §5.1, [derived] computation). For unit
+Used by theory/fact_mlp/rho.py ([derived] computation, docs/fact_mlp.md#setting). For unit
 rows W (k, d) the minimum-norm point of conv(rows) has convex weights lam / sum(lam), where lam
 solves the NNLS min_{lam >= 0} ||E lam - e_{d+1}||, E = [W^T; 1^T] (Lawson & Hanson ch. 23).
 
@@ -9,7 +9,7 @@ solves the NNLS min_{lam >= 0} ||E lam - e_{d+1}||, E = [W^T; 1^T] (Lawson & Han
   (E^T E = W W^T + 1 1^T, E^T e_{d+1} = 1) from the Gram matrix alone, for k <= d columns,
   where E^T E is positive definite for directions in general position. Each round solves one
   Cholesky system and exchanges every infeasible variable, so it needs a handful of rounds
-  where the active-set method adds one column per round (issue 17.4: 5-20x faster at k ~ 256).
+  where the active-set method adds one column per round (5-20x faster at k ~ 256).
 
 numpy and scipy only (theory/ never imports torch).
 """

@@ -1,11 +1,11 @@
 """Decodability (value separability) rho of a value table, computed exactly with a certificate.
 
-fact_mlp spec §5.1. For values V (n_V, d) the per-value decodability is [reference definition]
+docs/fact_mlp.md#setting. For values V (n_V, d) the per-value decodability is [reference definition]
 
     rho_i(V) = max_{||u|| <= 1} min_{j != i} <u, w_ij>,   w_ij = (v_i - v_j) / ||v_i - v_j||,
 
 and rho(V) = min_i rho_i. A dot-product argmax decoder can output v_i for some query iff
-rho_i > 0 (spec B4). Computation method [derived]:
+rho_i > 0 (B4, docs/fact_mlp.md#statements-and-proof-sketches). Computation method [derived]:
 
 * Minimax duality: rho_i = dist(0, conv{w_ij : j != i}) when 0 is outside the hull, else 0
   (u = 0 is admissible, so rho_i >= 0). The minimum-norm point p* of the hull gives the
@@ -19,7 +19,7 @@ rho_i > 0 (spec B4). Computation method [derived]:
   the direction v_i), then every column is checked; columns violating min_j <u, w_ij> >= ||p||
   are added and the NNLS re-solved. The loop stops only when the full check passes, so the
   result is exact for the whole problem, at a cost of about O(n_V * d) per value.
-* Speed (issue 17.4; theory/fact_mlp/nnls.py): a working set of at most d columns is solved by
+* Speed (theory/fact_mlp/nnls.py): a working set of at most d columns is solved by
   block pivoting on the NNLS normal equations, its Gram matrix read from the value Gram matrix
   when that is held; large tables screen the n_V^2 distances and checks in float32 and re-check
   in float64 every column that float32 rounding could misjudge. The certificate below is
@@ -27,7 +27,7 @@ rho_i > 0 (spec B4). Computation method [derived]:
 
 Distances and directions are computed from the difference vectors v_i - v_j wherever the
 expansion ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> would cancel (near-duplicate values), so rho is
-invariant under scaling, rotation and translation of the table to rounding (issue 14 item 10);
+invariant under scaling, rotation and translation of the table to rounding;
 duplicates are detected relative to the largest norm.
 
 Certificate: for every value the *primal* value min_j <u_i, w_ij> of the returned separator
@@ -71,7 +71,7 @@ VIOLATION_TOL = 1e-12
 
 @dataclass(frozen=True)
 class Decodability:
-    """Result of :func:`decodability` (spec §5.1).
+    """Result of :func:`decodability` (docs/fact_mlp.md#setting).
 
     rho: min_i rho_i. per_value: rho_i for every value (the primal value of the separator,
     clipped at 0). separators: (n_V, d) unit rows u*_i (a zero row where rho_i = 0).
@@ -143,7 +143,7 @@ def _pair_dist2(
 
     Expanded as ||v_i||^2 + ||v_j||^2 - 2 <v_i, v_j> (one GEMM), then recomputed from the
     difference vectors wherever the expansion is below NEAR_TOL * scale, where it has no
-    correct digits left (near-duplicates, issue 14 item 10)."""
+    correct digits left (near-duplicates)."""
     dist2 = sq[rows, None] + sq[None, :] - 2.0 * (V[rows] @ V.T if gram is None else gram)
     dist2[np.arange(len(rows)), rows] = np.inf
     a, b = np.nonzero(dist2 <= recompute * scale)
@@ -190,7 +190,7 @@ def decodability(
     screen: bool | None = None,
     workers: int = 1,
 ) -> Decodability:
-    """Exact per-value decodability rho_i with a primal-dual certificate (spec §5.1, [derived]
+    """Exact per-value decodability rho_i with a primal-dual certificate ([derived]
     computation of the [reference] definition; see the module docstring for the method).
 
     values: (n_V, d) array; duplicates, NaN or a wrong shape raise ValueError.
@@ -337,10 +337,10 @@ def _result(separators, primal, dual, sizes) -> Decodability:
 
 
 def coherence(values, *, normalise: bool = False) -> float:
-    """mu = max_{i != j} <v_i, v_j> of unit-norm values (spec §3).
+    """mu = max_{i != j} <v_i, v_j> of unit-norm values (the coherence).
 
     The values must have unit norm (to 1e-8): :func:`rho_lower_bound` holds only for them, and a
-    silent normalisation once gave a "bound" above rho for non-unit values (issue 14 item 10).
+    silent normalisation once gave a "bound" above rho for non-unit values.
     ``normalise=True`` returns the coherence of the directions v_i / ||v_i|| instead; that
     number does not bound rho of the un-normalised table.
     """
@@ -364,7 +364,7 @@ def coherence(values, *, normalise: bool = False) -> float:
 
 
 def rho_lower_bound(mu: float) -> float:
-    """[derived] For unit-norm values, u = v_i gives rho >= sqrt((1 - mu)/2) (spec §5.1).
+    """[derived] For unit-norm values, u = v_i gives rho >= sqrt((1 - mu)/2).
 
     Sketch: <v_i, v_i - v_j> / ||v_i - v_j|| = (1 - <v_i,v_j>)/sqrt(2 - 2<v_i,v_j>)
     = sqrt((1 - <v_i, v_j>)/2) >= sqrt((1 - mu)/2).

@@ -1,4 +1,5 @@
-"""Multi-hop bounds of *Geometric Factual Recall in Transformers* (2605.12426), spec geometric.md §5.3-§5.4, §6 B5.
+"""Multi-hop bounds of *Geometric Factual Recall in Transformers* (2605.12426): B5,
+docs/geometric.md#statements-and-proof-sketches.
 
 The abstract states that there are constructions with and without chain of thought (CoT), a
 capacity-depth tradeoff, and a matching information-theoretic lower bound [abstract]. The
@@ -35,7 +36,7 @@ def internal_nodes(n_relations, n_hops) -> int:
 # ---------------------------------------------------------------------------------------------
 # B5: dimensions of the two constructions and the depth a single pass supports
 def dim_nocot(n_relations, n_hops, block_dim) -> int:
-    """B5 [derived], spec §5.3: the no-CoT construction treats each chain in [R]^k as a composite
+    """B5 [derived]: the no-CoT construction treats each chain in [R]^k as a composite
     relation and uses R^k blocks: d_noCoT(k) = R^k * d0 (selector width 2 R^k d0)."""
     r = require_int("R", n_relations, 1)
     kk = require_int("k", n_hops, 1)
@@ -43,7 +44,7 @@ def dim_nocot(n_relations, n_hops, block_dim) -> int:
 
 
 def dim_cot(n_relations, block_dim) -> int:
-    """B5 [derived], spec §5.4: CoT reuses the single-hop model, d_CoT = R * d0 for every k."""
+    """B5 [derived]: CoT reuses the single-hop model, d_CoT = R * d0 for every k."""
     return require_int("R", n_relations, 1) * require_int("d0", block_dim, 1)
 
 

@@ -1,4 +1,5 @@
-"""Bounds of *Geometric Factual Recall in Transformers* (2605.12426), spec geometric.md §6.
+"""Bounds of *Geometric Factual Recall in Transformers* (2605.12426),
+docs/geometric.md#statements-and-proof-sketches.
 
 The abstract states that an embedding dimension logarithmic in N suffices and that a matching
 information-theoretic lower bound exists [abstract]. The constants below are this project's own
@@ -53,8 +54,8 @@ def param_lower_bound(n_subjects, n_relations, bits_per_param=32) -> float:
 def embed_dim_lower_bound(n_subjects, n_relations, bits_per_param=32) -> float:
     """B1 in embedding dimension [derived]: d >= R*log2(N!)/(N*p), about R*log2(N/e)/p.
 
-    Hypothesis: the MLP, relation embeddings and unembedding are fact-independent (as in the
-    block construction, spec §5.1), so every fact-dependent bit lives in the N*d coordinates of the
+    Hypothesis: the MLP, relation embeddings and unembedding are fact-independent (as in the block
+    construction, docs/geometric.md#setting), so every fact-dependent bit lives in the N*d coordinates of the
     subject embeddings, each holding at most p bits.
     """
     n = require_int("N", n_subjects, 2)

@@ -1,10 +1,10 @@
-"""Derived bounds D1-D5 for context-gated Hopfield retrieval, spec hopfield.md §6.
+"""Derived bounds D1-D5 for context-gated Hopfield retrieval, docs/hopfield.md#statements-and-proof-sketches.
 
-All of these are this project's formalisation [derived] of the gate of Context-Gated
-Associative Retrieval (2605.10970): the paper's equations could not be obtained (spec §9), so
-none of these constants is the paper's. Each docstring states the inequality and sketches why
-it holds. Model (spec §5): f(xi) = X softmax(beta X^T xi), f_g(xi) = X softmax(beta X^T xi + u)
-with log-gates u = log g (u = -inf is a hard gate), p the retrieval distribution.
+All of these are this project's formalisation [derived] of the gate of Context-Gated Associative Retrieval
+(2605.10970): the paper's equations could not be obtained, so none of these constants is the paper's. Each
+docstring states the inequality and sketches why it holds. Model (docs/hopfield.md#setting): f(xi) = X
+softmax(beta X^T xi), f_g(xi) = X softmax(beta X^T xi + u) with log-gates u = log g (u = -inf is a hard gate),
+p the retrieval distribution.
 
 Array functions take X of shape (d, N) (columns are memories) and work in float64 numpy.
 """
@@ -20,7 +20,7 @@ from theory.papers import paper
 from theory.registry import Bound, register_bound
 from theory.validate import require_int, require_real
 
-SOURCE = f"{paper('hopfield')}, our formalisation (spec §6)"
+SOURCE = f"{paper('hopfield')}, our formalisation (docs/hopfield.md)"
 beta_s, N_s, Neff_s, kappa_s = sp.symbols("beta N N_eff kappa", positive=True)
 
 
@@ -41,7 +41,7 @@ def _index(i, n) -> int:
 
 
 def pairwise_gaps(X, i) -> np.ndarray:
-    """Delta_ij = x_i^T x_i - x_i^T x_j for every j (entry i is 0). Spec §3 [derived notation]."""
+    """Delta_ij = x_i^T x_i - x_i^T x_j for every j (entry i is 0) [derived notation]."""
     X = _patterns(X)
     i = _index(i, X.shape[1])
     return X[:, i] @ X[:, i] - X[:, i] @ X
@@ -198,7 +198,7 @@ def capacity_shift_symbolic():
 
 
 def context_competitors(n_patterns, n_eff, kappa) -> float:
-    """D3 for the context gates of spec §4 [derived]: the effective number of competitors.
+    """D3 for the context gates of docs/hopfield.md#setting [derived]: the effective number of competitors.
 
     With u = 0 on an active set A of N_eff memories (target included) and u = -kappa elsewhere,
     eps_g = sum_{j in A, j != i} e^{-beta (Delta_ij - 2Mr)} + e^{-kappa} sum_{j not in A} (same).
@@ -260,7 +260,7 @@ def contraction_bound(lam, norm, beta=0.0, query_feedback=False) -> float:
 # ---------------------------------------------------------------------------------------------
 # D5
 def participation_ratio(p) -> float:
-    """PR(p) = 1 / sum_mu p_mu^2 (spec §3): between 1 and the number of non-zero entries."""
+    """PR(p) = 1 / sum_mu p_mu^2 (participation ratio): between 1 and the number of non-zero entries."""
     p = np.asarray(p, dtype=np.float64)
     if p.ndim != 1 or np.any(np.isnan(p)) or np.any(p < 0) or not math.isclose(p.sum(), 1.0, abs_tol=1e-9):
         raise ValueError("participation ratio needs a probability vector")

@@ -1,13 +1,13 @@
-"""Reference bounds R1-R4 for modern Hopfield networks, spec hopfield.md §6.
+"""Reference bounds R1-R4 for modern Hopfield networks, docs/hopfield.md#statements-and-proof-sketches.
 
 Context-Gated Associative Retrieval (2605.10970) builds on the modern (continuous) Hopfield
 network of Ramsauer et al. 2020, "Hopfield Networks is All You Need" (arXiv 2008.02217). The
 statements below are that paper's [reference] results: the well-separation condition (R1,
 Ramsauer Thm 3/4 hypothesis), the one-update retrieval bound (R2, Thm 4), the retrieval error
 (R3, Thm 5) and the storage capacity with the Lambert W function (R4, Thm 3). None of them is a
-constant of 2605.10970, whose equations could not be obtained (spec §9).
+constant of 2605.10970, whose equations could not be obtained.
 
-Notation (spec §3): N memories of norm at most M, inverse temperature beta, separation
+Notation (docs/hopfield.md#setting): N memories of norm at most M, inverse temperature beta, separation
 Delta_i = x_i^T x_i - max_{j != i} x_i^T x_j, r = max{||xi - x_i||, ||x_i* - x_i||}.
 """
 

@@ -1,11 +1,12 @@
 """Bounds of *Learning to Recall with Transformers Beyond Orthogonal Embeddings* (2603.15923).
 
-Area ``retrieval``. The paper's capacity formulas and its lower-bound statement could not be
-obtained (spec/retrieval.md §2): every formula here is **[derived]**, this project's own
-formalisation of the one-step value memory of spec §5.4, except the coupon-collector floor which
-is standard **[reference]** reasoning applied to the task. None of them is "a theorem of the paper".
+Area ``retrieval``. The paper's capacity formulas and its lower-bound statement could not be obtained
+(docs/retrieval.md#what-the-paper-says-and-what-this-repository-adds): every formula here is **[derived]**,
+this project's own formalisation of the one-step value memory (docs/retrieval.md#setting), except the
+coupon-collector floor which is standard **[reference]** reasoning applied to the task. None of them is "a
+theorem of the paper".
 
-Notation (spec §3): V ``vocab_size`` tokens = labels, d ``d_model``, L ``seq_len``, N
+Notation: V ``vocab_size`` tokens = labels, d ``d_model``, L ``seq_len``, N
 ``n_samples``, delta failure probability, b bits per stored parameter.
 
 F1 ``retrieval.nc_pred``      N_c^pred = 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2)   [derived]
@@ -16,7 +17,7 @@ F3 ``retrieval.orth_scale``   N_c^orth = Theta(V ln V), independent of d        
 F4 ``retrieval.param_floor``  d >= log2(V!) / (V b)                                 [derived]
 F5 ``retrieval.v_max``        V_max(N, d, L) solves N = N_c^pred(V; d, L)           [derived]
 
-F1 was first stated as a guarantee and is false as one (issue 13 item 1): at N = N_c^pred the
+F1 was first stated as a guarantee and is false as one: at N = N_c^pred the
 oracle accuracy was 0.83-0.94 at four grid points, for d between 2 ln V and about 4 ln V the
 accuracy plateaus below 1 for every N, and for d >> V it asks fewer samples than labels. The true
 statements are in theory/retrieval/sufficient.py: a sufficient condition for exact recall
@@ -60,11 +61,11 @@ def population_margin(vocab_size: int, d_model: int) -> float:
 
 
 def nc_pred(vocab_size: int, d_model: int, seq_len: int) -> float:
-    """F1: scaling heuristic for the capacity threshold of the one-step memory (spec §6 F1) [derived].
+    """F1: scaling heuristic for the capacity threshold of the one-step memory [derived].
 
     A heuristic, not a sufficient condition: it takes the crosstalk maximum over the V - 1 wrong
     labels of one token instead of all V (V - 1) pairs, treats ||e_x||^2 as 1 and has no coupon
-    term (issue 13 item 1). Use ``theory.retrieval.sufficient.n_sufficient`` for a guarantee.
+    term. Use ``theory.retrieval.sufficient.n_sufficient`` for a guarantee.
 
     N_c^pred = 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2), and +inf when d <= 2 ln V.
 
@@ -102,7 +103,7 @@ def coupon_floor(vocab_size: int, delta: float) -> float:
     (first written that way, and marginally false as such: P(all 256 seen) = 0.903 at N = 2000 <
     2009). The necessary side is ``retrieval.all_seen_upper``: P(all seen) <= 1/(V (1 - 1/V)^N).
     Every token seen is necessary for exact recall, not sufficient: ties from noise tokens push
-    the practical orthogonal threshold to a few times V ln V (spec §6 F2).
+    the practical orthogonal threshold to a few times V ln V.
     """
     V = require_int("vocab_size", vocab_size, 2)
     delta = require_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -232,7 +233,7 @@ register_bound(
     Bound(
         name="retrieval.nc_pred",
         provenance="derived",
-        source=SOURCE + ", spec §6 F1",
+        source=SOURCE + ", our F1 (docs/retrieval.md)",
         statement="scaling heuristic (not a guarantee) for the one-step memory's threshold: "
         "4 V L ln V / (d (1 - sqrt(2 ln V/d))^2); +inf when d <= 2 ln V; see retrieval.n_sufficient",
         params={
@@ -251,7 +252,7 @@ register_bound(
     Bound(
         name="retrieval.coupon_floor",
         provenance="derived",
-        source=SOURCE + ", spec §6 F2 (coupon collector)",
+        source=SOURCE + ", our F2 (coupon collector; docs/retrieval.md)",
         statement="N >= V (ln V + ln(1/delta)) is sufficient for every token to appear at the informative "
         "position with probability >= 1 - delta (necessary for exact recall, not sufficient)",
         params={"vocab_size": "V", "delta": "failure probability in (0, 1)"},
@@ -266,7 +267,7 @@ register_bound(
     Bound(
         name="retrieval.orth_scale",
         provenance="derived",
-        source=SOURCE + ", spec §6 F3",
+        source=SOURCE + ", our F3 (docs/retrieval.md)",
         statement="with orthogonal embeddings (d >= V) N_c = Theta(V ln V), independent of d",
         params={"vocab_size": "V", "d_model": "d >= V"},
         numeric=orth_scale,
@@ -280,7 +281,7 @@ register_bound(
     Bound(
         name="retrieval.param_floor",
         provenance="derived",
-        source=SOURCE + ", spec §6 F4",
+        source=SOURCE + ", our F4 (docs/retrieval.md)",
         statement="storing the label map in a V x d value matrix of b-bit entries needs d >= log2(V!)/(V b)",
         params={"vocab_size": "V", "bits": "b, bits per parameter"},
         numeric=param_floor,
@@ -294,7 +295,7 @@ register_bound(
     Bound(
         name="retrieval.v_max",
         provenance="derived",
-        source=SOURCE + ", spec §6 F5",
+        source=SOURCE + ", our F5 (docs/retrieval.md)",
         statement="V_max(N, d, L) is the root in V of N = N_c^pred(V; d, L) "
         "(the F1 heuristic inverted; not a guarantee)",
         params={"n_samples": "N, training sequences", "d_model": "d", "seq_len": "L"},

@@ -1,19 +1,19 @@
 """A lower bound showing that the multiplicative (L/d) scaling of the retrieval task is intrinsic
-(2603.15923; spec/retrieval.md §1 "a lower bound for the underlying statistical problem shows
-that this multiplicative scaling is intrinsic when embeddings are not orthogonal"; issue 13 item 7).
+(2603.15923; the abstract: "a lower bound for the underlying statistical problem shows
+that this multiplicative scaling is intrinsic when embeddings are not orthogonal").
 
 The paper's lower-bound statement, its estimator class and its constants could not be obtained
-(spec §9). Everything here is **[derived]**, this project's own formalisation, built from standard
-tools [reference]: Fano's inequality, the Gaussian KL divergence, a genie (two-point) argument and
-the union bound. No constant here is the paper's.
+(docs/retrieval.md#what-the-paper-says-and-what-this-repository-adds). Everything here is **[derived]**, this
+project's own formalisation, built from standard tools [reference]: Fano's inequality, the Gaussian KL
+divergence, a genie (two-point) argument and the union bound. No constant here is the paper's.
 
-The statistical problem (pooled-state observation model) [derived]. V tokens with known
-embeddings e_1..e_V in R^d and a known trigger z; an unknown bijection pi drawn uniformly from the
-V! bijections. Each of N samples is (y_n, u_n) with y_n ~ U[V] and u_n = e_{pi^-1(y_n)} + z + xi_n,
-xi_n ~ N(0, sigma^2 I_d), sigma^2 = (L - 1)/d. This is the uniform-attention (pooled) hidden state
-sum_l h_l of spec §4, the only statistic the first GD step sees, with the L - 1 noise tokens drawn
-from a fresh Gaussian vocabulary N(0, I_d/d) (their sum is exactly N(0, (L-1)/d I_d)). The
-estimators covered are all functions of (E, z, (u_n, y_n)_n), the one-step memory included.
+The statistical problem (pooled-state observation model) [derived]. V tokens with known embeddings e_1..e_V in
+R^d and a known trigger z; an unknown bijection pi drawn uniformly from the V! bijections. Each of N samples
+is (y_n, u_n) with y_n ~ U[V] and u_n = e_{pi^-1(y_n)} + z + xi_n, xi_n ~ N(0, sigma^2 I_d), sigma^2 = (L -
+1)/d. This is the uniform-attention (pooled) hidden state sum_l h_l of the task (docs/retrieval.md#setting),
+the only statistic the first GD step sees, with the L - 1 noise tokens drawn from a fresh Gaussian vocabulary
+N(0, I_d/d) (their sum is exactly N(0, (L-1)/d I_d)). The estimators covered are all functions of (E, z, (u_n,
+y_n)_n), the one-step memory included.
 With orthogonal embeddings and noise tokens from the same V tokens the pooled state reveals the
 bag of tokens and this noise model does not apply ("beyond orthogonal"; F3 of theory/retrieval/bounds.py).
 
@@ -216,7 +216,7 @@ register_bound(
     Bound(
         name="retrieval.fano_n_lower",
         provenance="derived",
-        source=SOURCE + ", abstract's lower bound (issue 13 item 7)",
+        source=SOURCE + ", abstract's lower bound",
         statement="pooled-state problem with Gaussian noise tokens: for N < 2 (L-1)(p ln V! - ln 2)/(d S_E) "
         "every estimator recovers the token-label bijection exactly with probability < p "
         "(Fano); the bound depends on L and d only through (L-1)/d",

@@ -1,13 +1,13 @@
 """A true sufficient condition for exact recall of the one-step value memory, and its N -> infinity
-plateau (2603.15923, spec/retrieval.md §5.4; issue 13 items 1-3). Every statement here is
+plateau (2603.15923; docs/retrieval.md#statements-and-proof-sketches). Every statement here is
 **[derived]** (this project's own), built from standard tail bounds [reference]: Gaussian
 Lipschitz concentration, the Gaussian tail, Laurent-Massart for chi-square, the multiplicative
 Chernoff bound and Bernstein's inequality. None of it is the paper's.
 
-Setting (§5.4, eta = 1, -1/V dropped). Write G = E E^T (Gram matrix of the token embeddings),
-s_x = ||e_x||^2, x_y = pi^-1(y), n_y the number of training sequences labelled y, and M_y the
-counts of the (L-1) n_y noise tokens of those sequences (C[y] = n_y e_{x_y} + M_y). The oracle
-logit of token x for label y is, up to the common factor 1/(L N),
+Setting (the one-step value memory of docs/retrieval.md#setting, eta = 1, -1/V dropped). Write G = E E^T (Gram
+matrix of the token embeddings), s_x = ||e_x||^2, x_y = pi^-1(y), n_y the number of training sequences
+labelled y, and M_y the counts of the (L-1) n_y noise tokens of those sequences (C[y] = n_y e_{x_y} + M_y).
+The oracle logit of token x for label y is, up to the common factor 1/(L N),
 
     score(x, y) = n_y (G[x_y, x] + c_x) + D_{y,x},   c_x = <z_trig, e_x> + (L-1) <e_bar, e_x>,
 
@@ -120,11 +120,11 @@ def n_sufficient(
 ) -> float:
     """Sufficient sample size for exact recall of the one-step memory [derived].
 
-    Statement. Gaussian embeddings N(0, I_d/d) (or orthogonal ones, ``embedding="orthogonal"``),
-    trigger a unit vector independent of them, task of spec §4. If N >= n_sufficient(V, d, L,
-    delta) < infinity, then with probability >= 1 - delta over embeddings and data the oracle
-    accuracy of the one-step memory W_v^(1) equals 1. +inf means the statement promises nothing
-    (it never claims that no N works; ``plateau_accuracy`` shows the plateau below 1).
+    Statement. Gaussian embeddings N(0, I_d/d) (or orthogonal ones, ``embedding="orthogonal"``), trigger a
+    unit vector independent of them, task of docs/retrieval.md#setting. If N >= n_sufficient(V, d, L, delta) <
+    infinity, then with probability >= 1 - delta over embeddings and data the oracle accuracy of the one-step
+    memory W_v^(1) equals 1. +inf means the statement promises nothing (it never claims that no N works;
+    ``plateau_accuracy`` shows the plateau below 1).
 
     Proof sketch (t = ln(6/delta); each of six events fails with probability <= delta/6):
     (1) chi_d = sqrt(d s_x) >= d/sqrt(d+1) - sqrt(2 (ln V + t)) for all x (Lipschitz concentration
@@ -196,7 +196,7 @@ register_bound(
     Bound(
         name="retrieval.n_sufficient",
         provenance="derived",
-        source=SOURCE + ", spec §5.4; issue 13 item 1",
+        source=SOURCE + ", one-step value memory (docs/retrieval.md)",
         statement="if N >= n_sufficient(V, d, L, delta) the one-step value memory recalls every token "
         "(oracle accuracy 1) with probability >= 1 - delta; +inf: nothing is promised",
         params={
@@ -215,7 +215,7 @@ register_bound(
     Bound(
         name="retrieval.plateau_accuracy",
         provenance="derived",
-        source=SOURCE + ", spec §5.4; issue 13 item 1",
+        source=SOURCE + ", one-step value memory (docs/retrieval.md)",
         statement="as N -> infinity the expected oracle accuracy of the one-step memory tends to "
         "E[Phi(chi_d)^(V-1)] < 1 (Gaussian embeddings)",
         params={"vocab_size": "V", "d_model": "d"},
@@ -228,7 +228,7 @@ register_bound(
     Bound(
         name="retrieval.all_seen_upper",
         provenance="derived",
-        source=SOURCE + ", spec §6 F2 (necessary side)",
+        source=SOURCE + ", our F2 (necessary side; docs/retrieval.md)",
         statement="P(every token seen at the informative position after N samples) <= 1 / (V (1 - 1/V)^N)",
         params={"vocab_size": "V", "n_samples": "N"},
         numeric=all_seen_upper,

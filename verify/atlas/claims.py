@@ -1,4 +1,4 @@
-"""Claims of the capacity atlas (issue 19, item 4): ``atlas.<family>.within_constant``.
+"""Claims of the capacity atlas (docs/atlas.md): ``atlas.<family>.within_constant``.
 
 Each claim reads its family's points from the STORED record of the family's source claim (see
 :mod:`verify.atlas.sources`; nothing is re-measured, so the quick cost is that of reading a file)
@@ -79,7 +79,7 @@ for _name in CLAIMED:
     _fam = family(_name)
     claim(
         f"atlas.{_name}.within_constant",
-        source=f"capacity atlas (issue 19) over {_fam.claim_id}",
+        source=f"capacity atlas (docs/atlas.md) over {_fam.claim_id}",
         provenance="derived",
         statement=(
             f"{_fam.note}: across the stored sizes, the smallest storing {_fam.resource} stays "

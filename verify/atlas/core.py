@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): bits stored per parameter of every construction and trained model.
+"""Capacity atlas (docs/atlas.md): bits stored per parameter of every construction and trained model.
 
 The table is assembled from STORED claim records (``results/claims.jsonl``, and
 ``results/full/claims.jsonl`` when present); nothing is re-measured. Each row: family, size

@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the hopfield families' within-constant claims.
+"""Capacity atlas (docs/atlas.md): the hopfield families' within-constant claims.
 
 The points are the smallest storing dimensions d* of the modern Hopfield network, ungated and
 gated, at N = 16, 64, 256, 1024 (3 draws), measured by the search of
@@ -60,7 +60,7 @@ for _name in ("hopfield", "hopfield_gated"):
     _fam = family(_name)
     claim(
         f"atlas.{_name}.within_constant",
-        source=f"capacity atlas (issue 19) over {CLAIM_ID}",
+        source=f"capacity atlas (docs/atlas.md) over {CLAIM_ID}",
         provenance="derived",
         statement=(
             f"{_fam.note}: across N = 16, 64, 256, 1024 (3 draws), the smallest storing parameter "

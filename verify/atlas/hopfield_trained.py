@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the trained hopfield family's within-constant claim.
+"""Capacity atlas (docs/atlas.md): the trained hopfield family's within-constant claim.
 
 The points are the smallest storing dimensions d* of the modern Hopfield network with its memory
 matrix TRAINED (``hopfield.trained_dim.stores_by_r4``, :mod:`verify.hopfield.trained_dim`) at
@@ -57,7 +57,7 @@ def check_hopfield_trained_within_constant(p, ctx):
 
 claim(
     f"atlas.{FAMILY}.within_constant",
-    source=f"capacity atlas (issue 19) over {CLAIM_ID}",
+    source=f"capacity atlas (docs/atlas.md) over {CLAIM_ID}",
     provenance="derived",
     statement=(
         "the smallest storing TRAINED modern Hopfield memory (P = d* N, the trained memory matrix) at "

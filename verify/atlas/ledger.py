@@ -1,4 +1,5 @@
-"""Ledger of the capacity atlas claims that did not reproduce (DESIGN.md: criterion kept, numbers here).
+"""Ledger of the capacity atlas claims that did not reproduce (criterion kept, numbers here; see
+verify/ledger.py and README.md#kinds-of-claim-controls-and-verdicts-over-seeds).
 
 Quick scale; "seed S" is the base seed of ``verify run --seed S``. The setting (sizes, grid, 300
 steps, lr 0.02) was fixed on pilot seeds 100 and 101, never on a judged seed.

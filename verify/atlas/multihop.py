@@ -1,11 +1,12 @@
-"""Capacity atlas (issue 19): the one-pass k-hop construction, searched and set against the k-hop
+"""Capacity atlas (docs/atlas.md): the one-pass k-hop construction, searched and set against the k-hop
 lower bound. The claim measures its family itself (no earlier claim searches the construction's
 size at depth k; ``geometric.multihop.nocot_blocks`` builds it at d0 = ceil(3 ln N)).
 
 At each k, for each draw j: codes and bijections of key (seed, k, j); the block dimension d0* at
 which the spherical codes reach margin 0.25 is found by the bisection of
 :func:`verify.geometric.scaling.threshold_bisect` (the codes' gap is the built model's margin by the
-exactness lemma of spec section 5.1). The built one-pass model of spec section 5.3 is then decoded on
+exactness lemma of the block construction, docs/geometric.md#setting). The built one-pass model
+(B5, docs/geometric.md#statements-and-proof-sketches) is then decoded on
 all N R^k queries at d0* (margin >= 0.25 and accuracy 1 required) and at d0* - 1 (margin < 0.25
 required): the search is confirmed on the construction itself, on both sides of the threshold.
 
@@ -84,13 +85,13 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
 
 @claim(
     CONSTRUCTION_CLAIM,
-    source=f"capacity atlas (issue 19) over {SRC}, one-pass multi-hop construction (spec section 5.3) "
+    source=f"capacity atlas (docs/atlas.md) over {SRC}, one-pass multi-hop construction (B5) "
     "and its matching lower bound (abstract)",
     provenance="derived",
     needs=("torch",),
     bounds=("geometric.khop_dim_bound", "geometric.khop_table_bits", "geometric.d_nocot"),
     statement=(
-        "the one-pass R^k-block construction (spec 5.3, spherical codes) at the block dimension d0* "
+        "the one-pass R^k-block construction (B5, spherical codes) at the block dimension d0* "
         "where its margin crosses 0.25 (bisection on each draw's codes, as for single hop: a crossing, "
         "not necessarily the first; confirmed on the built model: margin >= 0.25 and accuracy 1 on "
         "all N R^k queries at d0*, margin < 0.25 at d0* - 1), "

@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the two searched geometric multi-hop families, their parameter counts,
+"""Capacity atlas (docs/atlas.md): the two searched geometric multi-hop families, their parameter counts,
 the construction's threshold search and how their points are read from stored records. Registers
 no claim (the construction's claim is :mod:`verify.atlas.multihop`; the trained family's
 within-constant claim is one of :mod:`verify.atlas.claims`).
@@ -13,7 +13,7 @@ same units as R log2 N! for single hop; it is not the table's entropy, which lie
 (R - 1) log2 N! and R log2 N! whatever k (``khop_table_entropy``): each point also carries that
 bracket (``table_bits``), against which the real storage rate is at most R log2 N!/P.
 
-- ``geometric_multihop_construction``: the R^k-block construction of spec section 5.3 with
+- ``geometric_multihop_construction``: the R^k-block construction of B5 (docs/geometric.md) with
   spherical codes; d = R^k d0*, where d0* is the block dimension at which the codes reach margin 0.25
   (the single-hop family's storing rule), found by the bisection of
   ``verify.geometric.scaling.threshold_bisect`` and confirmed on the built one-pass model (decoded
@@ -46,7 +46,7 @@ def khop_dim_bound(sizes: dict) -> float:
 
 
 def nocot_params(n_subjects: int, n_relations: int, n_hops: int, block_dim: int) -> int:
-    """Parameters of the spec section 5.3 one-pass model at d = R^k d0 (module doc), the count
+    """Parameters of the B5 one-pass model at d = R^k d0 (module doc), the count
     ``constructions.geometric.multihop.NoCoTModel.param_counts`` reads from the arrays."""
     d = n_relations**n_hops * block_dim
     return (
@@ -69,7 +69,7 @@ CONSTRUCTION_FIELDS = dict(
     name="geometric_multihop_construction",
     kind="construction",
     claim_id=CONSTRUCTION_CLAIM,
-    note="one-pass R^k-block k-hop construction (spec 5.3, spherical codes): d = R^k d0*, d0* the "
+    note="one-pass R^k-block k-hop construction (B5, spherical codes): d = R^k d0*, d0* the "
     "block dimension reaching margin 0.25, confirmed on the built model (measured by the atlas claim "
     "itself)",
 )

@@ -1,8 +1,8 @@
-"""Capacity atlas (issue 19): the retrieval family, measured here because no stored claim has it.
+"""Capacity atlas (docs/atlas.md): the retrieval family, measured here because no stored claim has it.
 
 The retrieval area's claims measure N_c (training samples), not a smallest storing size. This
 module's claim measures, at V in {64, 128, 256, 512}, the smallest dimension d at which the
-one-step value memory of spec section 5.4 (attention-only model, oracle accuracy: perfect
+one-step value memory of docs/retrieval.md#setting (attention-only model, oracle accuracy: perfect
 attention, no trigger; ``verify.retrieval.capacity.draw_accuracies``) stores the whole label
 bijection pi of V tokens, i.e. oracle accuracy exactly 1, from N = 1e9 sampled sequences (the
 population plateau, as in retrieval.capacity.plateau). Draw k of seed s at dimension d is the
@@ -52,8 +52,8 @@ def smallest_storing_dims(
 
 @claim(
     CLAIM_ID,
-    source="capacity atlas (issue 19) over Learning to Recall with Transformers Beyond Orthogonal "
-    "Embeddings (2603.15923), one-step value memory (spec section 5.4)",
+    source="capacity atlas (docs/atlas.md) over Learning to Recall with Transformers Beyond Orthogonal "
+    "Embeddings (2603.15923), one-step value memory (docs/retrieval.md)",
     provenance="derived",
     statement=(
         "the smallest dimension d at which the one-step value memory (N = 1e9 sequences, L = 4, "

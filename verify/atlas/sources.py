@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): where each family's points come from in the STORED claim records.
+"""Capacity atlas (docs/atlas.md): where each family's points come from in the STORED claim records.
 
 A *family* is one construction or one trained model of one area. Its points are read from the
 ``details`` of an existing claim's stored record (no new measurement): at each size, the
@@ -12,10 +12,10 @@ Parameter counts follow the areas' own conventions:
 - fact_mlp construction: P_std = 3 d H m_c and P_unique = H d + H d m_c + m_c d
   (``theory.fact_mlp.bounds.construction_params``/``_unique``) at each draw's smallest storing m_c.
 - fact_mlp gradient descent: the gated MLP without biases, 3 d m (the record's params_no_bias).
-- geometric block construction, one relation block (R = 1, d = d0): spec section 5.1 counts
+- geometric block construction, one relation block (R = 1, d = d0): the construction's counts
   (selector 2d^2 + 2d + 2 d d0, subject N d, relation R d, unembedding N d0), which
   ``constructions.geometric.single_hop`` reads from the arrays; a unit test checks the formula against it.
-- geometric trained model (spec section 5.5): subject and unembedding N d each, relation R d,
+- geometric trained model (``constructions.geometric.train``): subject and unembedding N d each, relation R d,
   MLP 2 m d + m (``constructions.geometric.train.init_params``).
 - geometric k-hop construction without CoT: the record's own counts (selector, gate, subject
   embeddings, unembedding) at the built dimension R^k d0 (built, not searched). Its information
@@ -147,13 +147,13 @@ def _fact_mlp_gd(rec: dict) -> list[dict]:
 
 
 def geometric_block_params(n_subjects: int, block_dim: int, n_relations: int = 1) -> int:
-    """Spec section 5.1 parameter count of the block construction, d = R d0 (see module doc)."""
+    """Parameter count of the block construction, d = R d0 (see module doc)."""
     d = n_relations * block_dim
     return 2 * d * d + 2 * d + 2 * d * block_dim + n_subjects * d + n_relations * d + n_subjects * block_dim
 
 
 def geometric_trained_params(n_subjects: int, n_relations: int, dim: int, mlp_width: int) -> int:
-    """Parameter count of the spec section 5.5 trained model (see module doc)."""
+    """Parameter count of the trained geometric model (see module doc)."""
     return 2 * n_subjects * dim + n_relations * dim + 2 * mlp_width * dim + mlp_width
 
 

@@ -1,4 +1,4 @@
-"""Capacity claims of the hopfield area (spec hopfield.md §7; issue 15, items 1-4).
+"""Capacity claims of the hopfield area (docs/hopfield.md).
 
 capacity_gain (context gates at finite kappa multiply capacity; the grid runs until gated retrieval
 fails), capacity_d3 (the measured gated capacity against D3's effective-competitor prediction),
@@ -182,8 +182,8 @@ def capacity_gain(params, ctx):
     controls=[WRONG_CONTEXT],
 )
 def capacity_d3(params, ctx):
-    """Issue 15, item 2: D3 at finite kappa against the measured shift. Under the context gates of
-    spec §4 the gated bound at N equals the ungated bound at C_g(N) + 1 memories
+    """D3 at finite kappa against the measured shift. Under the context gates of
+    docs/hopfield.md#setting the gated bound at N equals the ungated bound at C_g(N) + 1 memories
     (theory.hopfield.derived.context_competitors), so D3 predicts N_g from N_u. In separation units
     the predicted shift at N_g is context_capacity_shift(beta, N_g, N_eff, kappa) and the measured
     one is beta^{-1} log((N_g - 1)/(N_u - 1)); both are recorded."""
@@ -252,7 +252,7 @@ def capacity_d3(params, ctx):
     ],
 )
 def wrong_context_fails(params, ctx):
-    """Issue 15, item 1: replaces no_context.fails, whose kappa = 0 gates made gated and ungated one
+    """Replaces no_context.fails, whose kappa = 0 gates made gated and ungated one
     computation. A wrong context changes the computation and still carries information."""
     wrong = params.get("control") != "correct_context"
     rows = _sweep(params, ctx, float(params["kappa"]), wrong=wrong)
@@ -300,7 +300,7 @@ def _misses(X, targets, beta, tol, chunk=250):
     ],
 )
 def r4_tightness(params, ctx):
-    """Issue 15, item 3: R4 was only checked at its own N, where the worst error is 1e-19 against a
+    """R4 was only checked at its own N, where the worst error is 1e-19 against a
     tolerance of 1e-2. Here N is pushed until retrieval breaks. The bracket was chosen on pilot
     seeds 100-105 (per 2000 sampled targets: 3-8 misses at 8192, 13-24 at 16384; none of all 1024
     at 1024). A first version (200 targets at N = 32768, chosen on pilot seeds 100-102) missed

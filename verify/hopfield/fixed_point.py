@@ -1,4 +1,5 @@
-"""Claims of the hopfield area about the retrieval-gate fixed point (spec hopfield.md §7, D4, §5.4).
+"""Claims of the hopfield area about the retrieval-gate fixed point (D4,
+docs/hopfield.md#statements-and-proof-sketches).
 
 fixed_point_unique, multistability_above (D4's hypothesis violated), decomposition_orders,
 first_order_top1. All [derived]: our formalisation of the coupled system of Context-Gated
@@ -156,7 +157,7 @@ def multistability_above(params, ctx):
 
 @claim(
     "hopfield.decomposition.orders",
-    source=f"{PAPER}, abstract (direct bias + second-order feedback), our formalisation §5.4",
+    source=f"{PAPER}, abstract (direct bias + second-order feedback), our formalisation (docs/hopfield.md)",
     provenance="derived",
     statement="the log-log slopes of ||xi* - xi1|| and ||xi* - xi2|| against lambda in "
     "{0.01, ..., 0.16} lie in [0.9, 1.1] and [1.8, 2.2]",
@@ -207,7 +208,7 @@ def decomposition_orders(params, ctx):
 
 @claim(
     "hopfield.first_order.top1",
-    source=f"{PAPER}, abstract (first-order approximation), our formalisation §5.4",
+    source=f"{PAPER}, abstract (first-order approximation), our formalisation (docs/hopfield.md)",
     provenance="derived",
     statement="for lambda M^2 <= 0.1, argmax p1 = argmax p* in at least 95% of random instances",
     quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "max_lam": 0.1, "instances": 500, "min_agreement": 0.95},

@@ -1,4 +1,5 @@
-"""Claims of the hopfield area about context gates (spec hopfield.md §7, bounds D2, D5).
+"""Claims of the hopfield area about context gates (bounds D2, D5;
+docs/hopfield.md#statements-and-proof-sketches).
 
 gated_error_bound, gated_separation, gate_exponential, sparsity_pr, context_subspace. The capacity
 claims (D3, the capacity gain, R4's tightness) live in verify/hopfield/capacity.py. All [derived]:
@@ -126,7 +127,7 @@ def gated_error_bound(params, ctx):
     ],
 )
 def gated_separation_claim(params, ctx):
-    """Soft gates (issue 15, item 1): with hard gates Delta_i^g is a minimum over a subset of the
+    """Soft gates: with hard gates Delta_i^g is a minimum over a subset of the
     gaps and can never fall below Delta_i; with soft gates every memory stays in the minimum and
     the inequality rests on g_i = max g, which the control drops. The error part checks that
     Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N)."""
@@ -192,7 +193,7 @@ def gated_separation_claim(params, ctx):
             "before_exponential_regime",
             {"kappas": [0, 1, 2, 3, 4, 5, 6, 7, 8]},
             "kappa in 0..8, where the error has not entered its exponential regime "
-            "(the spec's calibration: slope about -0.73): the window must reject it",
+            "(our calibration: slope about -0.73): the window must reject it",
         ),
     ],
 )
@@ -263,7 +264,7 @@ def sparsity_pr(params, ctx):
         "kappa": kappa,
         "max_pr_over_bound": max(pr_g) / pr_bound(params["n_eff"]),
     }
-    if math.isinf(kappa):  # the bracket (issue 15, item 3): how soft the gates may be before D5 breaks
+    if math.isinf(kappa):  # the bracket: how soft the gates may be before D5 breaks
         sweep = []
         for k in (0.0, 2.0, 4.0, 8.0, 12.0, 16.0):
             g, _ = _pr_draws({**params, "draws": 10}, ctx, k)
@@ -305,7 +306,7 @@ def sparsity_pr(params, ctx):
     ],
 )
 def context_subspace(params, ctx):
-    """Issue 15, item 1: the old criterion (ratio to the effective rank of all memories <= 2 N_eff /
+    """The old criterion (ratio to the effective rank of all memories <= 2 N_eff /
     min(N, d)) held by rank alone (16 open memories give at most 16/56 = 0.29). The same-rank
     baseline (uniform weight on the same open memories) removes the rank effect: what is left is
     the query's discrimination inside the context's subspace. The old criterion, evaluated with
@@ -337,7 +338,7 @@ def context_subspace(params, ctx):
                 "(random query)",
                 "passed": bool(max(old_ratios) <= old_limit),
                 "max_ratio": max(old_ratios),
-                "why_changed": "held by rank alone (issue 15, item 1)",
+                "why_changed": "held by rank alone",
             },
         },
     )

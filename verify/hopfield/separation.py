@@ -1,5 +1,5 @@
-"""Claims of the hopfield area on retrieval near a stored pattern of the ungated network (spec
-hopfield.md §7): separation_condition and separation_violated_fails (R1, with its bracket over
+"""Claims of the hopfield area on retrieval near a stored pattern of the ungated network
+(docs/hopfield.md): separation_condition and separation_violated_fails (R1, with its bracket over
 beta), r2_contraction (R2; R3 is covered by D1, see its docstring), one_step_error (D1),
 error_exponential_in_beta. Split from verify/hopfield/ungated.py (registered after its claims).
 """
@@ -124,7 +124,7 @@ def separation_violated_fails(params, ctx):
         "selected": count,
         "outside_S_i": outside,
     }
-    if not meeting:  # where R1 is loose: the violators at larger beta (issue 15, item 3)
+    if not meeting:  # where R1 is loose: the violators at larger beta
         details["looseness_by_beta"] = _r1_looseness(params, ctx)
     return Outcome(
         predicted=">= half of the selected patterns end outside S_i",

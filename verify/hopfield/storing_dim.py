@@ -1,4 +1,4 @@
-"""Smallest storing dimension of the explicit Hopfield construction (issue 19, the capacity atlas).
+"""Smallest storing dimension of the explicit Hopfield construction (the capacity atlas, docs/atlas.md).
 
 The capacity claims of this area measure how many memories one dimension holds (capacity.gain at
 d = 16). The atlas needs the converse at several sizes: for N memories, the smallest dimension d
@@ -6,7 +6,7 @@ at which the construction stores them all. Construction: Ramsauer's setting of R
 Thm 3]: N patterns uniform on the sphere of radius M = K sqrt(d - 1), K = 3, beta = 1; a memory
 is stored when one update from x_i lands inside R1's sphere S_i, ||f(x_i) - x_i|| <= 1/(beta N M)
 (the fixed-point-retrievable test of capacity.empirical). Ungated: f = X softmax(beta X^T xi).
-Gated [derived, spec section 5.2]: context gates of spec section 4 at distractor log-odds
+Gated [derived]: context gates of docs/hopfield.md#setting at distractor log-odds
 kappa = 4 with N_eff = 16 open memories (as capacity.gain), one context per target.
 
 Search: for each N in the quick grid and each draw k, d = 2, 3, ... ascending up to R4's

@@ -1,4 +1,4 @@
-"""Set-up of hopfield.storing_dim (issue 19): the smallest-storing-dimension search, shared by the
+"""Set-up of hopfield.storing_dim (capacity atlas): the smallest-storing-dimension search, shared by the
 claim :mod:`verify.hopfield.storing_dim` and the capacity atlas (:mod:`verify.atlas.hopfield`).
 Registers no claim; the construction, search and criterion are described in
 :mod:`verify.hopfield.storing_dim`."""

@@ -1,8 +1,8 @@
-"""Smallest storing dimension of a gradient-TRAINED Hopfield memory (issue 19, the capacity atlas).
+"""Smallest storing dimension of a gradient-TRAINED Hopfield memory (the capacity atlas, docs/atlas.md).
 
 The companion of :mod:`verify.hopfield.storing_dim` (the explicit construction). The paper
-(spec hopfield.md) trains nothing but probes Llama-3; the model trained here is the spec's own
-ungated modern Hopfield network [reference, section 5.1], f(xi) = X softmax(beta X^T xi), with its
+trains nothing but probes Llama-3 (docs/hopfield.md); the model trained here is our formalisation's
+ungated modern Hopfield network [reference], f(xi) = X softmax(beta X^T xi), with its
 memory matrix X learned [derived] (:mod:`constructions.hopfield.trained`):
 
 - trained: X in R^(d x N), columns held on the sphere of radius M = K sqrt(d - 1), K = 3, beta = 1
@@ -56,8 +56,8 @@ from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_sear
 
 @claim(
     CLAIM_ID,
-    source=f"{paper('hopfield')}: the modern Hopfield network of Ramsauer et al. 2020 (spec section 5.1) "
-    "with its memory matrix trained (our task and trainer)",
+    source=f"{paper('hopfield')}: the modern Hopfield network of Ramsauer et al. 2020 "
+    "(docs/hopfield.md#setting) with its memory matrix trained (our task and trainer)",
     provenance="derived",
     bounds=("hopfield.capacity",),
     statement=(

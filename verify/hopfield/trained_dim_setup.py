@@ -1,4 +1,4 @@
-"""Set-up of hopfield.trained_dim (issue 19): the smallest-storing-dimension search of the
+"""Set-up of hopfield.trained_dim (capacity atlas): the smallest-storing-dimension search of the
 gradient-trained Hopfield memory (:mod:`constructions.hopfield.trained`), shared by the claim
 :mod:`verify.hopfield.trained_dim` and the capacity atlas (:mod:`verify.atlas.hopfield_trained`).
 Registers no claim; task, model, criterion and search are described in

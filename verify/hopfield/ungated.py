@@ -1,4 +1,4 @@
-"""Claims of the hopfield area for the ungated network and Ramsauer's bounds (spec hopfield.md §7).
+"""Claims of the hopfield area for the ungated network and Ramsauer's bounds (docs/hopfield.md).
 
 energy_monotone, capacity_constants (identity) and capacity_empirical (R4). Retrieval near a
 stored pattern (R1 and its bracket over beta, R2, D1, the exponential decay in beta) lives in
@@ -45,7 +45,7 @@ def binomial_tolerance(trials: int, rate: float) -> int:
 
 @claim(
     "hopfield.energy.monotone",
-    source=f"{RAMSAUER}, Thm 1 (ungated); {PAPER}, spec §5.2 (gated)",
+    source=f"{RAMSAUER}, Thm 1 (ungated); {PAPER}, our gated energy (docs/hopfield.md)",
     provenance="derived",
     statement="along 20 updates from a random start, every step of f changes E by <= 1e-9 and "
     "every step of f_g (random gates g in [0.01, 1]) changes E_g by <= 1e-9",
@@ -183,7 +183,7 @@ def capacity_empirical(params, ctx):
             X = clustered_patterns(n, d, radius, 0.3, ctx.rng(2, s))
         else:
             X = sphere_patterns(n, d, radius, ctx.rng(2, s))
-        # targets in blocks of at most 2^24 logits (issue 17.4: at full scale, N = 80812, the
+        # targets in blocks of at most 2^24 logits (at full scale, N = 80812, the
         # (N, N) logits at once needed 48.7 GiB); one block at quick scale (N = 10)
         step = max(1, (1 << 24) // n)
         errs = np.concatenate(

@@ -1,4 +1,4 @@
-"""Capacity claims of the retrieval area (2603.15923, spec/retrieval.md §7): N_c(target) by
+"""Capacity claims of the retrieval area (2603.15923, docs/retrieval.md#experiments): N_c(target) by
 geometric bisection, its growth with V and L, its decay and plateau in d, and the orthogonal
 control. The fitted scaling law and the multiplicative L/d claim are in
 verify/retrieval/scaling.py; the corrected statements and the two "must fail" claims (bracketed
@@ -11,8 +11,8 @@ seed), and without that point the coupon scale V ln V, which ignores d and L, pa
 criterion (spreads 2.5-3.9), so it tested nothing. F1's exponents are compared with the measured
 ones by retrieval.scaling.fit; its failure as a guarantee is retrieval.capacity.sufficient.
 
-All accuracies are oracle accuracies of the one-step value memory (§5.4), computed from the
-exactly-distributed co-occurrence counts (constructions.retrieval.task.sample_cooccurrence_counts).
+All accuracies are oracle accuracies of the one-step value memory (docs/retrieval.md#setting), computed from
+the exactly-distributed co-occurrence counts (constructions.retrieval.task.sample_cooccurrence_counts).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
 
 @claim(
     "retrieval.capacity.orth_coupon",
-    source=SOURCE + ", spec §6 F2/F3 (coupon collector)",
+    source=SOURCE + ", our F2/F3 (coupon collector; docs/retrieval.md)",
     bounds=("retrieval.coupon_floor",),
     provenance="derived",
     statement="orthogonal embeddings, N = 4 V ln V: the one-step oracle accuracy equals 1 on at "

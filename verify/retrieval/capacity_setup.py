@@ -25,8 +25,8 @@ N_SEEDS = 3
 
 
 def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> list:
-    """Oracle accuracy (§5.4) of ``n_draws`` independent draws; draw k fixes its task (embeddings,
-    pi, trigger) from (seed, k, V, d, L, embedding) and its counts from the same key plus N."""
+    """Oracle accuracy of the one-step value memory of ``n_draws`` independent draws; draw k fixes its task
+    (embeddings, pi, trigger) from (seed, k, V, d, L, embedding) and its counts from the same key plus N."""
     accs = []
     for k in range(n_draws):
         key = [int(seed), k, int(V), int(d), int(L), EMB_CODE[embedding]]
@@ -39,13 +39,13 @@ def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> 
 
 
 def mean_oracle_accuracy(V, d, L, N, seed, n_seeds=N_SEEDS, embedding="gaussian") -> float:
-    """Mean oracle accuracy (§5.4) over ``n_seeds`` draws (:func:`draw_accuracies`)."""
+    """Mean oracle accuracy over ``n_seeds`` draws (:func:`draw_accuracies`)."""
     return float(np.mean(draw_accuracies(V, d, L, N, seed, n_seeds, embedding)))
 
 
 def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEEDS) -> dict:
     """N_c(target): smallest N with mean oracle accuracy >= target over ``n_seeds`` seeds, by
-    geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1 (spec §7). Returns the
+    geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1 (docs/retrieval.md). Returns the
     bracket and every evaluation; N_c = inf when even 10^7 samples miss the target."""
     lo, hi = N_RANGE
     trace = []

@@ -1,5 +1,5 @@
-"""Claims on the early-phase gradient descent of the retrieval area (2603.15923, spec/retrieval.md
-§5, §7): closed form vs autograd, uniform attention at initialisation, the attention step's
+"""Claims on the early-phase gradient descent of the retrieval area (2603.15923, docs/retrieval.md,
+setting and experiments): closed form vs autograd, uniform attention at initialisation, the attention step's
 focus on the informative token and full-model accuracy after three steps. The random-MLP
 variant (m*d) lives in verify/retrieval/mlp_product.py, the shared three-step model in
 verify/retrieval/early_gd_setup.py. Capacity claims live in verify/retrieval/capacity.py, the
@@ -34,7 +34,7 @@ SOURCE = paper("retrieval")
 
 @claim(
     "retrieval.gd.closed_form",
-    source=SOURCE + ", spec §5.2 (three-step GD)",
+    source=SOURCE + ", three-step GD (docs/retrieval.md)",
     provenance="derived",
     statement="the closed-form numpy three steps equal torch autograd: max abs difference < 1e-6 "
     "for W_v^(1), W^(1) and W_v^(2) (float64)",
@@ -72,7 +72,7 @@ def gd_closed_form(p, ctx):
 
 @claim(
     "retrieval.gd.uniform_attention",
-    source=SOURCE + ", spec §5.2 step 1",
+    source=SOURCE + ", three-step GD, step 1 (docs/retrieval.md)",
     provenance="derived",
     statement="at zero initialisation attention is uniform (|a - 1/L| < 1e-12) and the autograd step 1 "
     "equals the Hebbian formula (eta/N) sum (e_y - 1/V) o^T within 1e-10",
@@ -110,7 +110,7 @@ def uniform_attention(p, ctx):
 
 
 def _focus_params(V, L):
-    return float(V), float(2 * L * L)  # eta = V, gamma = 2 L^2 (spec §7 attn_focus)
+    return float(V), float(2 * L * L)  # eta = V, gamma = 2 L^2 (docs/retrieval.md#experiments)
 
 
 def _init_or(p, w_kq):
@@ -127,7 +127,7 @@ INIT = Control(
 
 @claim(
     "retrieval.attention.focus",
-    source=SOURCE + ", abstract (early-phase GD); spec §5.2",
+    source=SOURCE + ", abstract (early-phase GD); three-step GD (docs/retrieval.md)",
     provenance="derived",
     statement="after the attention step (eta=V, gamma=2L^2) the mean attention on the informative "
     "token over 4096 test sequences exceeds 2/L, on every one of 3 seeds",
@@ -165,7 +165,7 @@ FOCUS_N = [1024, 4096, 16384, 65536]
 
 @claim(
     "retrieval.attention.focus_n",
-    source=SOURCE + ", spec §7 attn_focus_N",
+    source=SOURCE + ", attention focus against N (docs/retrieval.md)",
     provenance="derived",
     statement="the attention step becomes more selective as N grows: the test score gap "
     "s_ell - mean noise score is strictly increasing over N in {1024, 4096, 16384, 65536}",
@@ -207,13 +207,13 @@ record(
         claim_id="retrieval.attention.focus_n",
         measured="seed 0, V=128, d=64, L=8, eta=V, gamma=2L^2: test score gap s_ell - mean noise score "
         "about 2.0, 1.8, 1.8, 1.8 for N = 1024, 4096, 16384, 65536 (not increasing); mean a_ell "
-        "0.51 -> 0.45, which matches the spec's pilot (0.507 -> 0.449) to two digits; the std of "
-        "the noise scores stays about 0.24, so the standardised gap is flat too (about 7.3-7.5)",
+        "0.51 -> 0.45, which matches the pilot of docs/retrieval.md (0.507 -> 0.449) to two digits; "
+        "the std of the noise scores stays about 0.24, so the standardised gap is flat too (about 7.3-7.5)",
         tried="the literal definition (per-sample s_ell minus the mean of the L-1 noise scores, averaged "
         "over 4096 test sequences); the standardised gap; several seeds. Closed-form W^(1) agrees "
         "with autograd to 1e-15, so the numbers are those of the stated model",
         reason="W^(1) = -gamma grad_W converges to its population value as N grows, so the score gap "
-        "converges instead of growing; the spec's pilot gaps (10 -> 43, growing like sqrt N) match "
+        "converges instead of growing; the pilot's gaps (10 -> 43, growing like sqrt N) match "
         "the same attention masses, so they must measure another quantity (undocumented); the "
         "criterion is kept as written",
     )

@@ -1,8 +1,8 @@
-"""Capacity of the GD-trained attention model itself (2603.15923, abstract: "storage capacity" of
-the transformer "trained by empirical gradient descent"; issue 13 item 7). Every other capacity
-claim measures the one-step oracle memory (§5.4); this one measures the full model after the
-three steps of §5.2 (eta = V, gamma = 2 L^2), on fresh test sequences. The N of one bisection
-are nested subsets of one sample per draw, so the accuracy is a learning curve in N.
+"""Capacity of the GD-trained attention model itself (2603.15923, abstract: "storage capacity" of the
+transformer "trained by empirical gradient descent"). Every other capacity claim measures the one-step oracle
+memory (docs/retrieval.md#setting); this one measures the full model after the three steps of gradient descent
+(eta = V, gamma = 2 L^2), on fresh test sequences. The N of one bisection are nested subsets of one sample per
+draw, so the accuracy is a learning curve in N.
 
 N_c^GD(target) is the smallest N whose three-step test accuracy (4096 sequences) reaches the
 target, by geometric bisection over [128, 32768] stopped at ratio 1.2; the accuracy at each N is

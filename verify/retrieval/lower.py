@@ -1,6 +1,6 @@
 """The must-fail bracket of the retrieval lower bound (theory/retrieval/lower.py; 2603.15923,
 abstract: "a lower bound for the underlying statistical problem shows that this multiplicative
-scaling is intrinsic"; issue 13 item 7). Our formalisation is [derived]: the pooled-state problem
+scaling is intrinsic"). Our formalisation is [derived]: the pooled-state problem
 with Gaussian noise tokens, sigma^2 = (L - 1)/d.
 
 Below the genie (swap) lower bound every estimator recovers the token-label bijection exactly
@@ -74,7 +74,7 @@ def bracket_point(V: int, d: int, L: int, side: str, p: float, n_draws: int, rng
 @claim(
     "retrieval.lower.intrinsic",
     source=SOURCE + ", abstract (lower bound: the multiplicative scaling "
-    "is intrinsic); theory retrieval.fano_n_lower / swap_n_lower (issue 13 item 7)",
+    "is intrinsic); theory retrieval.fano_n_lower / swap_n_lower",
     provenance="derived",
     demonstrates_failure=True,
     statement="must fail, bracketed in N: pooled-state problem (Gaussian noise tokens, sigma^2 = "

@@ -1,6 +1,6 @@
 """The random-MLP variant of the retrieval area's three-step gradient descent (2603.15923,
-spec/retrieval.md §5.3): does the test accuracy depend on the product m*d of the MLP width and
-the embedding dimension? Split from verify/retrieval/early_gd.py (issue 17), same claim, same
+docs/retrieval.md#experiments): does the test accuracy depend on the product m*d of the MLP width and
+the embedding dimension? Split from verify/retrieval/early_gd.py, same claim, same
 numbers; the three-step model is shared through verify/retrieval/early_gd_setup.py.
 """
 
@@ -20,7 +20,7 @@ SOURCE = paper("retrieval")
 
 @claim(
     "retrieval.mlp.md_product",
-    source=SOURCE + ", abstract (capacity); spec §5.3",
+    source=SOURCE + ", abstract (capacity); random-MLP variant (docs/retrieval.md)",
     provenance="derived",
     statement="with a fixed random MLP and d > 2 ln V, the three-step test accuracy depends on m*d: "
     "over 3 seeds, the 95% t-interval of acc(64, 32) - acc(128, 16) (same m*d) lies within "
@@ -109,12 +109,12 @@ record(
         "0.180. At fixed (m, d) the accuracy spans 0.05-0.34 across seeds, more than any difference "
         "between configurations; over 3 seeds the 95% t-intervals of the differences span about "
         "+-0.25, so neither 'same m*d agree' nor 'half m*d differs' can be shown",
-        tried="absolute gap <= 0.1 (flipped: failed at seed 2, issue 12); relative gaps of 3-seed means with "
-        "a contrast at half m*d (issue 13 item 5: failed at seeds 0-3, passed at seed 4: noise); "
+        tried="absolute gap <= 0.1 (flipped: failed at seed 2); relative gaps of 3-seed means with "
+        "a contrast at half m*d (failed at seeds 0-3, passed at seed 4: noise); "
         "t-intervals of the per-seed differences (kept)",
         reason="with a fixed random ReLU MLP after three GD steps the test accuracy is dominated by the "
         "draw of the task and the MLP (seed-to-seed spread 0.05-0.34), so at quick scale the m*d "
-        "hypothesis (spec §5.3, [derived]) is not decidable; the pooled means ((64,32) 0.195, "
+        "hypothesis ([derived], docs/retrieval.md) is not decidable; the pooled means ((64,32) 0.195, "
         "(128,16) 0.135, (64,16) 0.162) do not support it either. The criterion is kept",
     )
 )

@@ -1,7 +1,7 @@
-"""Fitted scaling law of the retrieval area (2603.15923, issue 9 item 4): over a (V, d, L) grid,
+"""Fitted scaling law of the retrieval area (2603.15923): over a (V, d, L) grid,
 least squares log N_c = c + a log V + b log L + c' log d with 95% confidence intervals, compared
 with the same fit applied to the F1 prediction, and the multiplicative test b = -c'
-(``retrieval.capacity.multiplicative``, gated on the fit's interval: issue 13 item 4).
+(``retrieval.capacity.multiplicative``, gated on the fit's interval).
 
 The grid's points not yet measured by other capacity claims of the run run through the shared
 sweep runner verify.sweep.run_grid (in this process, workers=1: the claim's own budget is small);
@@ -66,7 +66,7 @@ def fit_scaling_law(points, n_c, level: float = 0.95) -> dict:
 
 
 def nc_point(params: dict, seed: int) -> dict:
-    """One sweep point: N_c(target) of §7 at (V, d, L, embedding) from base seed ``seed``."""
+    """One sweep point: N_c(target) at (V, d, L, embedding) from base seed ``seed``."""
     return critical_n(
         params["vocab_size"],
         params["d_model"],
@@ -111,7 +111,7 @@ def _noise_free_fit(points, values) -> list:
 
 @claim(
     "retrieval.scaling.fit",
-    source=SOURCE + ", abstract (multiplicative N, d, L); spec §6 F1",
+    source=SOURCE + ", abstract (multiplicative N, d, L); our F1 (docs/retrieval.md)",
     bounds=("retrieval.nc_pred",),
     provenance="derived",
     statement="over the (V, d, L) grid, the least-squares fit log N_c(0.9) = c + a log V + b log L + "
@@ -257,13 +257,13 @@ record(
         "1.91, 2.64; the scaling fit over V in {128, 256, 512}, d in {32, 64}, L in {4, 16} gives "
         "b = 0.47 [0.39, 0.54], c' = -1.17 [-1.31, -1.02], b + c' = -0.70 with 95% interval "
         "[-0.86, -0.54], which excludes 0 (the L/d law)",
-        tried="the spec's three equal-L/d pairs at three base seeds; the least-squares fit of log N_c on "
-        "log V, log L, log d with t-intervals (retrieval.scaling.fit); the F1 heuristic predicts "
-        "b = 1.00, c' = -2.01 (b + c' = -1.01), so it is not an L/d law either",
+        tried="the three equal-L/d pairs of docs/retrieval.md at three base seeds; the least-squares fit "
+        "of log N_c on log V, log L, log d with t-intervals (retrieval.scaling.fit); the F1 heuristic "
+        "predicts b = 1.00, c' = -2.01 (b + c' = -1.01), so it is not an L/d law either",
         reason="N_c grows more slowly in L (about L^0.5) than it falls in d (about d^-1.2) at these "
         "sizes, so it is not a function of L/d alone: the fit over the 12-point grid rejects "
         "b + c' = 0, and on the three equal-L/d pairs the spread (1.4-2.0) sits at the factor-2 "
         "window, so the pair test alone flips with the seed. The "
-        "criterion is kept (issue 13 item 4: gate on the fit's interval)",
+        "criterion is kept (gate on the fit's interval)",
     )
 )

@@ -1,10 +1,10 @@
-"""Claims on the corrected capacity statements of the retrieval area (2603.15923; issue 13 items
-1-3, 6): the sufficient condition for exact recall (theory/retrieval/sufficient.py), the plateau
-of the accuracy as N -> infinity, and the two must-fail brackets placed at their boundaries
-(the plateau dimension d*(V, 0.9); the coupon boundary in N).
+"""Claims on the corrected capacity statements of the retrieval area (2603.15923;
+docs/retrieval.md#statements-and-proof-sketches): the sufficient condition for exact recall
+(theory/retrieval/sufficient.py), the plateau of the accuracy as N -> infinity, and the two must-fail brackets
+placed at their boundaries (the plateau dimension d*(V, 0.9); the coupon boundary in N).
 
-All accuracies are oracle accuracies of the one-step value memory (§5.4), from the exactly
-distributed co-occurrence counts, per independent draw of embeddings and data.
+All accuracies are oracle accuracies of the one-step value memory (docs/retrieval.md#setting), from the
+exactly distributed co-occurrence counts, per independent draw of embeddings and data.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _n_at(rule: str, V: int, d: int, L: int, delta: float, embedding: str) -> fl
 
 @claim(
     "retrieval.capacity.sufficient",
-    source=SOURCE + "; theory retrieval.n_sufficient (issue 13 item 1)",
+    source=SOURCE + "; theory retrieval.n_sufficient",
     bounds=("retrieval.n_sufficient", "retrieval.plateau_accuracy"),
     provenance="derived",
     statement="the sufficient condition holds in simulation: at every grid point where "
@@ -117,7 +117,7 @@ def sufficient(p, ctx):
 
 @claim(
     "retrieval.capacity.plateau",
-    source=SOURCE + "; theory retrieval.plateau_accuracy (issue 13 items 1-2)",
+    source=SOURCE + "; theory retrieval.plateau_accuracy",
     bounds=("retrieval.plateau_accuracy",),
     provenance="derived",
     statement="at N=1e9 the mean oracle accuracy over 8 draws agrees with the N -> infinity "
@@ -197,7 +197,7 @@ def _bracket_d(V: int, target: float, side: str) -> int:
 
 @claim(
     "retrieval.capacity.small_d_fail",
-    source=SOURCE + ", spec §6 F1 (population margin); plateau",
+    source=SOURCE + ", our F1 (population margin; docs/retrieval.md); plateau",
     bounds=("retrieval.n_sufficient", "retrieval.plateau_accuracy"),
     provenance="derived",
     demonstrates_failure=True,
@@ -247,7 +247,7 @@ def small_d_fail(p, ctx):
 
 @claim(
     "retrieval.capacity.small_n_fail",
-    source=SOURCE + ", spec §6 F2 (coupon collector, necessary side)",
+    source=SOURCE + ", our F2 (coupon collector, necessary side; docs/retrieval.md)",
     bounds=("retrieval.coupon_floor", "retrieval.all_seen_upper"),
     provenance="derived",
     demonstrates_failure=True,
