@@ -57,7 +57,7 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
     from verify.cli import main
 
     # the repository's own results/ (results/full holds a partial full-scale run) stay out of it
-    monkeypatch.setattr("verify.commands.DEFAULT_OUT", str(tmp_path / "repo_results"))
+    monkeypatch.setenv("RECALL_RESULTS", str(tmp_path / "repo_results"))
 
     store = ResultStore(tmp_path)
     store.append(
@@ -107,7 +107,7 @@ def test_dry_run_full_falls_back_to_quick_records_as_a_labelled_lower_bound(tmp_
     from verify.cli import main
 
     # the repository's own results/ (results/full holds a partial full-scale run) stay out of it
-    monkeypatch.setattr("verify.commands.DEFAULT_OUT", str(tmp_path / "repo_results"))
+    monkeypatch.setenv("RECALL_RESULTS", str(tmp_path / "repo_results"))
 
     store = ResultStore(tmp_path)
     store.append({"id": FAST, "scale": "quick", "seconds": 3.0, "status": "pass", "device": "cpu"})
