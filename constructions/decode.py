@@ -1,6 +1,6 @@
 """The decode kernel: accuracy and decoding margin over F queries and V candidates, in chunks.
 
-It lives in the lowest torch layer (issue 18 item 5): ``verify.measure`` re-exports it and
+It lives in the lowest torch layer: ``verify.measure`` re-exports it and
 ``constructions.fact_mlp.facts.decode_numpy`` calls it, so there is one kernel.
 
 For queries H (F x d), candidates U (V x d) and targets t (F,), the logits are z = H U^T.
@@ -64,7 +64,7 @@ def chunk_rows(n_candidates: int, itemsize: int, chunk_bytes: int | None = None)
 
 def _transposed(H: torch.Tensor) -> bool:
     """float32 on the CPU: the chunk's logits are computed transposed, U @ H_chunk^T (V x r), and
-    reduced over candidates by a pairwise maximum (issue 17.3). With MKL this GEMM packs only the
+    reduced over candidates by a pairwise maximum. With MKL this GEMM packs only the
     small chunk operand per call (the other layout re-packs all of U per chunk). Its logits were
     bitwise those of H @ U^T on the AMD EPYC machine it was tuned on; on an Intel Xeon they differ
     in the last bits (3.6e-7 at d = 3), so tests/test_decode_layout.py checks the margins against

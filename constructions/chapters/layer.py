@@ -85,6 +85,20 @@ class MemoryAttention(nn.Module):
         b, _, n, _ = out.shape
         return self.wo(out.transpose(1, 2).reshape(b, n, -1))
 
+    def forward_heads(self, hidden, keys_t, values, token_weights):
+        """:meth:`forward` with ``token_weights`` on keys and values already split into heads:
+        ``keys_t`` (B, H, d_h, N_sel) and ``values`` (B, H, N_sel, d_h), both contiguous (as
+        :meth:`MemoryLayer.selected_heads` returns them). These are the operands :meth:`forward`'s
+        matmuls copy its head views into, so every product, softmax and weight is the same
+        computation on the same values in the same layout: the same numbers, bit for bit, without
+        the copies."""
+        q = self.heads(self.wq(self.norm(hidden)))
+        w = token_weights[:, None, None, :]
+        scores = (q @ keys_t) * (w / math.sqrt(self.head_dim))
+        out = (scores.softmax(-1) * w) @ values
+        b, _, n, _ = out.shape
+        return self.wo(out.transpose(1, 2).reshape(b, n, -1))
+
 
 class MemoryLayer(nn.Module):
     """Router + selected-memory preprocessing + memory attention of one memory layer
@@ -132,7 +146,7 @@ class MemoryLayer(nn.Module):
         b, n_sel_chapters = routing.chapters.shape
         tokens, dim = chapters.shape[1], bank.shape[-1]
         att = self.attention
-        if b * n_sel_chapters * tokens > bank.shape[0]:
+        if self.projects_bank(bank, routing):
             normed = rms_normalise(chapters)
             keys, values = att.wk(normed)[routing.chapters], att.wv(normed)[routing.chapters]
         else:
@@ -146,10 +160,51 @@ class MemoryLayer(nn.Module):
             return keys * token_weights[..., None], values * token_weights[..., None]
         return keys, values, token_weights
 
+    def projects_bank(self, bank, routing: Routing) -> bool:
+        """Whether the batch selects more tokens than the bank holds: K, V are then projected from
+        the whole normalised bank and gathered (module doc), else gathered and projected."""
+        b, n_sel_chapters = routing.chapters.shape
+        return b * n_sel_chapters * (bank.shape[0] // self.n_chapters) > bank.shape[0]
+
+    def selected_heads(self, bank, routing: Routing):
+        """K^T (B, H, d_h, N_sel), V (B, H, N_sel, d_h), both contiguous, and the per-token
+        weights (B, N_sel) of the selected memory when :meth:`projects_bank` holds.
+
+        The same values as :meth:`selected_keys_values` (``weighted=False``) split into heads: the
+        bank is normalised and projected as there, the projections are laid out head-major once
+        ((H d_h C, T) for K^T, (H C, T d_h) for V: C T d elements each) and every row's chapters
+        are gathered by ``index_select`` straight into the layout of the attention's matmul
+        operands. Data movement only: no arithmetic differs, and the backward's ``index_add``
+        sums each bank row's contributions in the same order (batch row ascending) as the
+        indexing it replaces, so the gradients are the same numbers too
+        (tests/chapters/test_fast_paths.py). It saves the gather of (B, C_sh + k, T, d) blocks and
+        the two copies that made them contiguous per head, in the forward and the backward."""
+        att = self.attention
+        n_chapters, heads, head_dim = self.n_chapters, att.n_heads, att.head_dim
+        tokens, dim = bank.shape[0] // n_chapters, bank.shape[-1]
+        chapters = routing.chapters
+        b, n_sel_chapters = chapters.shape
+        normed = rms_normalise(bank.view(n_chapters, tokens, dim))
+        per_head = att.wk(normed).view(n_chapters, tokens, heads, head_dim)
+        keys_t = per_head.permute(2, 3, 0, 1).reshape(heads * head_dim * n_chapters, tokens)
+        per_head = att.wv(normed).view(n_chapters, tokens, heads, head_dim)
+        values = per_head.permute(2, 0, 1, 3).reshape(heads * n_chapters, tokens * head_dim)
+        lanes = torch.arange(heads * head_dim, device=chapters.device)
+        rows = (lanes[None, :, None] * n_chapters + chapters[:, None, :]).reshape(-1)
+        keys_t = keys_t.index_select(0, rows).view(b, heads, head_dim, n_sel_chapters * tokens)
+        rows = (lanes[None, :heads, None] * n_chapters + chapters[:, None, :]).reshape(-1)
+        values = values.index_select(0, rows).view(b, heads, n_sel_chapters * tokens, head_dim)
+        return keys_t, values, routing.weights.repeat_interleave(tokens, dim=1)
+
     def forward(self, block_input, hidden, bank):
         if self.router.routing == "prefix":
             return self.forward_prefix(block_input, hidden, bank)
         routing = self.router(block_input)
+        if bank.device.type == "cpu" and self.projects_bank(bank, routing):
+            # CPU only: there the gather's backward sums in a fixed order (tested); on a GPU
+            # index_add accumulates atomically, the indexing it would replace does not
+            keys_t, values, token_weights = self.selected_heads(bank, routing)
+            return self.attention.forward_heads(hidden, keys_t, values, token_weights), routing
         keys, values, token_weights = self.selected_keys_values(bank, routing, weighted=False)
         return self.attention(hidden, keys, values, token_weights), routing
 
@@ -216,9 +271,12 @@ class MemoryLayer(nn.Module):
 
 
 _ROPE_CACHE: dict = {}
+_CAUSAL_MASKS: dict = {}
 
 
 def _rope_tables(length, dim, theta, device, dtype):
+    """(cos, sin, signed sin) tables (L, d_h); the signed one is sin with its first half negated,
+    the factor of the rolled input in :func:`rope`."""
     key = (length, dim, theta, str(device), dtype)
     if key not in _ROPE_CACHE:
         inv = theta ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float64) / dim)
@@ -226,16 +284,31 @@ def _rope_tables(length, dim, theta, device, dtype):
         _ROPE_CACHE[key] = (
             torch.cat([ang.cos()] * 2, -1).to(dtype),
             torch.cat([ang.sin()] * 2, -1).to(dtype),
+            torch.cat([-ang.sin(), ang.sin()], -1).to(dtype),
         )
     return _ROPE_CACHE[key]
 
 
 def rope(x, theta=1e5):
-    """Rotary position embedding on (B, heads, L, d_h), rotate-half convention [reference]."""
+    """Rotary position embedding on (B, heads, L, d_h), rotate-half convention [reference]:
+    x cos + rotate_half(x) sin with rotate_half(x) = [-x2, x1].
+
+    Computed as x cos + roll(x, d_h / 2) s with s = [-sin_1, sin_2]: x2 (-sin) and (-x2) sin are
+    the same float (a product's rounding does not depend on the signs), so the values are those
+    of the rotate-half form, in one roll instead of two slices, a negation and a concatenation
+    (forward and backward)."""
     length, dim = x.shape[-2], x.shape[-1]
-    cos, sin = _rope_tables(length, dim, theta, x.device, x.dtype)
-    x1, x2 = x[..., : dim // 2], x[..., dim // 2 :]
-    return x * cos + torch.cat([-x2, x1], -1) * sin
+    cos, _, signed_sin = _rope_tables(length, dim, theta, x.device, x.dtype)
+    return x * cos + x.roll(dim // 2, -1) * signed_sin
+
+
+def _causal_mask(n: int, device) -> torch.Tensor:
+    """The (n, n) boolean mask of the positions after each query (True above the diagonal),
+    built once per length and device."""
+    key = (n, str(device))
+    if key not in _CAUSAL_MASKS:
+        _CAUSAL_MASKS[key] = torch.ones(n, n, dtype=torch.bool, device=device).triu(1)
+    return _CAUSAL_MASKS[key]
 
 
 class Block(nn.Module):
@@ -279,8 +352,7 @@ class Block(nn.Module):
             rep = self.h // self.h_kv
             q = q.reshape(b, self.h_kv, rep * n, self.d_h)  # query heads grouped by KV head
             scores = (q @ k.transpose(-1, -2)).view(b, self.h_kv, rep, n, n) / math.sqrt(self.d_h)
-            mask = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
-            probs = scores.masked_fill(mask, float("-inf")).softmax(-1)
+            probs = scores.masked_fill(_causal_mask(n, x.device), float("-inf")).softmax(-1)
             out = (probs.view(b, self.h_kv, rep * n, n) @ v).view(b, self.h, n, self.d_h)
         else:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.h != self.h_kv)

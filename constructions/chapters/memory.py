@@ -1,5 +1,5 @@
 """Routed gather of memory chapters with an opt-in sparse bank gradient (Mixture of Chapters,
-2603.21096; issue 17 item 2). Used by :class:`constructions.chapters.layer.MemoryLayer`."""
+2603.21096). Used by :class:`constructions.chapters.layer.MemoryLayer`."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def gather_chapters(
     """The selected chapters' tokens, (B, n_sel, T, d), of a bank (C T, d) and chapter ids (B, n_sel).
 
     ``sparse_grad=False``: plain advanced indexing; its backward writes a dense bank-sized
-    gradient (zeros except the selected rows). ``sparse_grad=True`` [derived, issue 17 item 2]:
+    gradient (zeros except the selected rows). ``sparse_grad=True`` [derived]:
     the backward returns a sparse COO gradient with one row per gathered token (duplicates summed
     on coalescing), so a backward costs what the routed forward computes, not the bank size.
     The same numbers: ``bank.grad.to_dense()`` equals the dense gradient (sums of the same terms;

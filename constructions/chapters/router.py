@@ -1,9 +1,9 @@
 """Mixture of Chapters (2603.21096) in torch: the per-sequence chapter router and its auxiliary
-losses (spec §5.2-5.3) [paper + reference].
+losses (docs/chapters.md#setting) [paper + reference].
 
 * :class:`ChapterRouter` - pool, linear, softmax, shared chapters, top-k, renormalise, chapter
-  weights; the routing modes ``sequence`` / ``prefix`` / ``first`` (spec §5.7).
-* :func:`load_balance_loss`, :func:`z_loss`, :func:`auxiliary_losses` (§5.3) [reference];
+  weights; the routing modes ``sequence`` / ``prefix`` / ``first`` (routing leak, docs/chapters.md).
+* :func:`load_balance_loss`, :func:`z_loss`, :func:`auxiliary_losses` [reference];
   :func:`selection_frequency`, :func:`normalised_entropy` (router usage metrics).
 
 The memory layer and the model that use the router are in :mod:`constructions.chapters.layer`.
@@ -34,7 +34,7 @@ ROUTING_MODES = ("sequence", "prefix", "first")
 
 
 class ChapterRouter(nn.Module):
-    """Per-sequence chapter router (spec §5.2) [paper + reference].
+    """Per-sequence chapter router (docs/chapters.md#setting) [paper + reference].
 
     r = mean of the block input over positions (``routing="sequence"``, the paper's mode);
     l = W_r r + b_r;
@@ -43,7 +43,7 @@ class ChapterRouter(nn.Module):
     divided by their sum. With ``weighting=False`` every weight is 1 (plain concatenation: the
     LM loss then has no gradient path to the router).
 
-    Routing modes (``routing=``) [derived, spec §5.7]:
+    Routing modes (``routing=``) [derived, docs/chapters.md#statements-and-proof-sketches]:
 
     * ``"sequence"``: the paper's per-sequence routing; the pool includes every position, so under
       teacher-forced causal language modelling the chapter choice can carry later tokens to
@@ -113,7 +113,7 @@ def selection_frequency(chapters: torch.Tensor, n_chapters: int) -> torch.Tensor
 
 
 def load_balance_loss(probs: torch.Tensor, selected: torch.Tensor) -> torch.Tensor:
-    """L_lb = C * sum_i f_i P_i (spec §5.3) [reference: Switch Transformer].
+    """L_lb = C * sum_i f_i P_i [reference: Switch Transformer].
 
     probs (B, C) router probabilities; selected (B, k) the chosen chapter ids (routed only).
     f_i = batch mean of 1[i in top-k(b)], so sum f_i = k; P_i = batch mean of p_i."""
@@ -124,12 +124,12 @@ def load_balance_loss(probs: torch.Tensor, selected: torch.Tensor) -> torch.Tens
 
 
 def z_loss(logits: torch.Tensor) -> torch.Tensor:
-    """L_z = mean_b (logsumexp_i l_bi)^2 (spec §5.3) [reference: ST-MoE]."""
+    """L_z = mean_b (logsumexp_i l_bi)^2 [reference: ST-MoE]."""
     return logits.logsumexp(-1).pow(2).mean()
 
 
 def auxiliary_losses(routings):
-    """(L_lb, L_z) averaged over memory layers (spec §5.3) [reference]; zeros without memory.
+    """(L_lb, L_z) averaged over memory layers [reference]; zeros without memory.
     The load balance counts the routed selections only (sum f_i = k)."""
     if not routings:
         return 0.0, 0.0

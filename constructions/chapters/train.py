@@ -8,13 +8,18 @@ phase-2 keys, then values. All sequences have length 3, so no padding is needed.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from constructions.chapters.flat_adam import FlatAdam
 from constructions.chapters.layer import MoCModel, auxiliary_losses, normalised_entropy, selection_frequency
 from theory.chapters.flops import TOY_CONFIG, iso_flop_depth
 
@@ -78,6 +83,83 @@ def toy_configs(n_facts=1024, n_values=256, n_phase2=1024, top_k=4):
     return moc, dense
 
 
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4
+#: glibc's default for M_MMAP_MAX, and the mmap / trim thresholds its dynamic adjustment reaches
+#: after freeing a large block (32 MiB, twice that): what the allocator is left with afterwards
+_MMAP_MAX_DEFAULT, _MMAP_THRESHOLD_AFTER, _TRIM_THRESHOLD_AFTER = 65536, 32 << 20, 64 << 20
+_lean_depth = 0
+
+
+def _mallopt(param: int, value: int) -> bool:
+    """glibc's ``mallopt``; False where the C library has none (then nothing is changed)."""
+    try:
+        return bool(ctypes.CDLL(None).mallopt(ctypes.c_int(param), ctypes.c_int(value)))
+    except (OSError, AttributeError, TypeError):
+        return False
+
+
+@contextlib.contextmanager
+def lean_runtime() -> Iterator[None]:
+    """Run a training or evaluation loop without two costs of the process around it; no number
+    changes (neither touches any arithmetic).
+
+    * Freed memory is kept for reuse: a step allocates and frees blocks of a few MB to tens of MB
+      (the memory layer's gathered keys and values, the prefix-routed score matrices, an
+      evaluation over every fact), which glibc otherwise returns to the system and faults back in,
+      page by page, at the next step (measured: about 40% of a prefix-routed step's CPU time and
+      half of an evaluation's). Inside the block nothing is mmapped or trimmed; on leaving it the
+      allocator gets the thresholds its own dynamic adjustment reaches after a large free and the
+      kept memory is released (``malloc_trim``).
+    * The objects that exist before the block are frozen out of the garbage collector's full
+      scans (``gc.freeze``), which otherwise walk the whole process heap a few times per run.
+
+    Re-entrant: only the outermost block acts. A no-op where the C library has no ``mallopt``.
+    Also a decorator (``@lean_runtime()``): :func:`train`, :func:`train_copy` and the evaluations
+    run under it."""
+    global _lean_depth
+    outer = _lean_depth == 0
+    _lean_depth += 1
+    freeze = outer and gc.isenabled() and gc.get_freeze_count() == 0
+    keep = outer and _mallopt(_M_MMAP_MAX, 0)
+    if keep:
+        _mallopt(_M_TRIM_THRESHOLD, (1 << 31) - 1)
+    if freeze:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        _lean_depth -= 1
+        if freeze:
+            gc.unfreeze()
+        if keep:
+            _mallopt(_M_MMAP_MAX, _MMAP_MAX_DEFAULT)
+            _mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_AFTER)
+            _mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD_AFTER)
+            with contextlib.suppress(OSError, AttributeError):
+                ctypes.CDLL(None).malloc_trim(ctypes.c_size_t(0))
+
+
+class _TorchAdamW(torch.optim.AdamW):
+    """torch's AdamW with the two methods the loops call on :class:`FlatAdam`."""
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        super().zero_grad(set_to_none=set_to_none)
+
+    def clip_grad_norm_(self, parameters, max_norm: float) -> torch.Tensor:
+        return torch.nn.utils.clip_grad_norm_(parameters, max_norm)
+
+
+def _adamw(groups: list[dict]) -> FlatAdam | torch.optim.AdamW:
+    """The loops' AdamW (wd 0.1, betas (0.9, 0.95), eps 1e-8), which also clips: on the CPU over
+    flat parameter groups (:class:`constructions.chapters.flat_adam.FlatAdam`, torch's numbers,
+    tested there), elsewhere torch's own (its GPU kernels are not the ones FlatAdam was checked
+    against)."""
+    if all(p.device.type == "cpu" for g in groups for p in g["params"]):
+        return FlatAdam(groups, betas=(0.9, 0.95), weight_decay=0.1)
+    return _TorchAdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+
+
 def lr_factor(step: int, steps: int, warmup: int) -> float:
     """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.1 (spec §5.6)."""
     if step < warmup:
@@ -87,6 +169,7 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
 
 
 @torch.no_grad()
+@lean_runtime()
 def evaluate(model, facts: FactSet, device="cpu") -> tuple[float, float]:
     """(accuracy, mean cross-entropy in nats) of the value at SEP over every fact; accuracy is
     the fraction whose argmax over the whole vocabulary is the value."""
@@ -100,6 +183,7 @@ def accuracy(model, facts: FactSet, device="cpu") -> float:
     return evaluate(model, facts, device)[0]
 
 
+@lean_runtime()
 def train(
     model,
     batches,
@@ -116,6 +200,7 @@ def train(
     schedule_steps=None,
     device="cpu",
     stop_accuracy=None,
+    initial_eval: Sequence[tuple[float, float]] | None = None,
 ):
     """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
 
@@ -126,9 +211,15 @@ def train(
     chapters' selection frequency in the batch (first memory layer; numpy, steps x (C - C_sh)).
     With ``stop_accuracy``, training stops at the first evaluation whose accuracy on
     ``eval_sets[0]`` reaches it (``hist["stopped_at"]``: that step, the weights after that many
-    steps; None if never); the learning-rate schedule is unchanged by the stop."""
+    steps; None if never); the learning-rate schedule is unchanged by the stop.
+    ``initial_eval``: (accuracy, nats) of each of ``eval_sets`` on the model as passed in, already
+    measured (e.g. by the run that trained these weights); recorded as the step-0 evaluation
+    instead of evaluating again (evaluation draws nothing and changes nothing, so the history is
+    the same)."""
     if stop_accuracy is not None and not eval_sets:
         raise ValueError("stop_accuracy needs an evaluation set (eval_sets[0]) to stop on")
+    if initial_eval is not None and len(initial_eval) != len(eval_sets):
+        raise ValueError(f"initial_eval has {len(initial_eval)} entries for {len(eval_sets)} evaluation sets")
     schedule_steps = steps if schedule_steps is None else schedule_steps
     lr_bank = lr_memory if lr_bank is None else lr_bank
     memory = [p for n, p in model.named_parameters() if ".memory." in n]
@@ -143,7 +234,7 @@ def train(
     groups = [g for g in groups if g["params"]]
     for g in groups:
         g["base_lr"] = g["lr"]
-    opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+    opt = _adamw(groups)
     hist = {
         "loss": [],
         "eval_steps": [],
@@ -159,7 +250,8 @@ def train(
     def record_eval(step):
         hist["eval_steps"].append(step)
         for i, facts in enumerate(eval_sets):
-            acc, nats = evaluate(model, facts, device)
+            known = step == 0 and initial_eval is not None
+            acc, nats = initial_eval[i] if known else evaluate(model, facts, device)
             hist["acc"][i].append(acc)
             hist["eval_loss"][i].append(nats)
 
@@ -181,9 +273,9 @@ def train(
             r = routings[0]
             f = selection_frequency(r.chapters[:, r.n_shared :], r.probs.shape[-1])[r.n_shared :]
             hist["f"].append(f.detach())
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         total.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
     if eval_sets and hist["stopped_at"] is None:
@@ -242,6 +334,7 @@ def first_half_loss(logits: torch.Tensor, seqs: torch.Tensor, half: int) -> floa
 
 
 @torch.no_grad()
+@lean_runtime()
 def copy_eval(model, seqs: torch.Tensor, half: int, prefix_only: bool = False, device="cpu") -> float:
     """First-half loss with teacher forcing on the whole sequence (training's view) or, with
     ``prefix_only``, as at inference: position t's prediction comes from running the model on
@@ -256,6 +349,7 @@ def copy_eval(model, seqs: torch.Tensor, half: int, prefix_only: bool = False, d
     return float(F.cross_entropy(logits.reshape(-1, v).double(), seqs[:, 2 : half + 1].reshape(-1)))
 
 
+@lean_runtime()
 def train_copy(
     model,
     n_symbols: int,
@@ -293,7 +387,7 @@ def train_copy(
     groups = [g for g in groups if g["params"]]
     for g in groups:
         g["base_lr"] = g["lr"]
-    opt = torch.optim.AdamW(groups, weight_decay=0.1, betas=(0.9, 0.95))
+    opt = _adamw(groups)
     hist = {"loss": [], "eval_steps": [], "first_half": []}
     for step in range(steps + 1):
         if step % eval_every == 0 or step == steps:
@@ -310,9 +404,9 @@ def train_copy(
         if routings:
             lb, z = auxiliary_losses(routings)
             total = loss + lb_coef * lb + z_coef * z
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         total.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
     hist["loss"] = torch.stack(hist["loss"]).tolist() if hist["loss"] else []

@@ -15,4 +15,4 @@ from constructions.fact_mlp.facts import (  # noqa: F401
     spherical,
     spike,
 )
-from constructions.fact_mlp.large import build_large  # noqa: E402,F401  (issue 17.1's entry point)
+from constructions.fact_mlp.large import build_large  # noqa: E402,F401  (the documented entry point)

@@ -113,11 +113,16 @@ def train_gated_mlp(
     device: str = "cpu",
     loss_stop: float = 1e-7,
     biases: bool = True,
+    manual_gradient: bool = True,
 ) -> FactMLP:
     """Spec §5.4 [reference protocol]: y = W_down[(W_up x + b_up) * ReLU(W_gate x + b_gate)]
     + b_down, cross-entropy on logits M(k) V^T in float32, Adam lr 1e-3 with cosine decay to
     1e-6, full batch, stop when loss < 1e-7 (or when every fact is decoded with margin, which
-    cannot change the accuracy-1 verdict). 3dm + 2m + d params with biases."""
+    cannot change the accuracy-1 verdict). 3dm + 2m + d params with biases.
+
+    manual_gradient: each epoch's gradient and Adam step are written out with the kernels
+    autograd and ``torch.optim.Adam`` call on the same operands (bitwise the autograd epoch,
+    which ``manual_gradient=False`` runs; tests/fact_mlp/test_gd_batch.py compares them)."""
     import torch
 
     # Tiny full-batch problems: intra-op threads only add contention (50x slower on a loaded
@@ -125,12 +130,12 @@ def train_gated_mlp(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases)
+        return _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases, manual_gradient)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
+def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases, manual_gradient=False):
     import torch
 
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
@@ -161,6 +166,12 @@ def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
     epochs_run = 0
     with torch.no_grad():  # the loss at initialisation (reported when epochs = 0)
         loss = torch.nn.functional.cross_entropy(net(K) @ V.T, f)
+    if manual_gradient:
+        with torch.no_grad():
+            epochs_run, loss = _manual_epochs(
+                [q.detach() for q in params], K, V, f, biases, int(epochs), lr, loss_stop, loss
+            )
+        epochs = 0  # done
     for epoch in range(epochs):
         opt.zero_grad()
         logits = net(K) @ V.T
@@ -199,6 +210,64 @@ def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases):
         gated=gated,
         info={"epochs": epochs_run, "final_loss": float(loss.item())},
     )
+
+
+def _manual_epochs(
+    params: list, K, V, f, biases: bool, epochs: int, lr: float, loss_stop: float, loss
+) -> tuple:
+    """The epoch loop of :func:`_train` on ``params`` (updated in place), with the gradient and
+    the Adam step written out: the nll gradient is -1/F at each target (constant), dz is the
+    log_softmax backward, dy = dz V, dW_down = dy^T t (t = u * ReLU(g)), dt = dy W_down,
+    du = dt * ReLU(g), dg = threshold backward of dt * u, dW = d^T K for both input maps and the
+    biases their column sums (the kernels of mm's backward for a transposed right operand and of
+    the broadcast add's sum_to). Returns (epochs run, last loss)."""
+    import torch
+
+    from constructions.fact_mlp.gd_batch import _cosine_lrs
+
+    Wg, Wu, Wd = params[:3]
+    bg, bu, bd = params[3:] if biases else (0, 0, 0)
+    F = len(f)
+    gls = torch.zeros((F, V.shape[0]), dtype=K.dtype, device=K.device)
+    total = torch.tensor(float(F), dtype=K.dtype, device=K.device)
+    gls[torch.arange(F, device=K.device), f] = -(torch.ones((), dtype=K.dtype, device=K.device) / total)
+    exp_avg = [torch.zeros_like(q) for q in params]
+    exp_avg_sq = [torch.zeros_like(q) for q in params]
+    lrs = _cosine_lrs(lr, epochs)
+    epochs_run = 0
+    for epoch in range(epochs):
+        g = K @ Wg.T + bg
+        u = K @ Wu.T + bu
+        rg = torch.relu(g)
+        t = u * rg
+        logits = (t @ Wd.T + bd) @ V.T
+        ls = torch.log_softmax(logits, 1)
+        loss = torch.nn.functional.nll_loss(ls, f)
+        gy = torch._log_softmax_backward_data(gls, ls, 1, ls.dtype).mm(V)
+        gt = gy.mm(Wd)
+        gu = gt * rg
+        gg = torch.ops.aten.threshold_backward(gt * u, rg, 0)
+        grads = [gg.t().mm(K), gu.t().mm(K), gy.t().mm(t)]
+        if biases:
+            grads += [gg.sum_to_size(bg.shape), gu.sum_to_size(bu.shape), gy.sum_to_size(bd.shape)]
+        step = float(epoch + 1)
+        bias1, bias2 = 1 - 0.9**step, 1 - 0.999**step
+        torch._foreach_lerp_(exp_avg, grads, 1 - 0.9)
+        torch._foreach_mul_(exp_avg_sq, 0.999)
+        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - 0.999)
+        denom = torch._foreach_sqrt(exp_avg_sq)
+        torch._foreach_div_(denom, bias2**0.5)
+        torch._foreach_add_(denom, 1e-8)
+        torch._foreach_addcdiv_(params, exp_avg, denom, value=-(lrs[epoch] / bias1))
+        epochs_run = epoch + 1
+        if loss.item() < loss_stop:
+            break
+        if epoch % 50 == 49:
+            correct = logits.gather(1, f[:, None]).squeeze(1)
+            z = logits.scatter(1, f[:, None], float("-inf"))
+            if bool((correct - z.max(dim=1).values > 1e-3).all()):
+                break
+    return epochs_run, loss
 
 
 def smallest_size(build, sizes, ok=None) -> tuple[int | None, list]:

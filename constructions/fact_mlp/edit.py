@@ -1,11 +1,11 @@
-"""Editing facts in the one-layer recall Transformer (fact_mlp spec §7 mlp_swap_edit, edit_score).
+"""Editing facts in the one-layer recall Transformer (MLP swap and rank-one edits, edit score).
 
 Three methods, each applied to a copy of a trained model (attention never changes):
 
 * ``swap`` [abstract: "swapping in a new MLP edits facts modularly"]: build a new fact MLP for the
   edited map on the same embedding table and swap it in (:func:`swap_edit`);
 * ``rank_one`` [reference: ROME-style closed-form edit, Meng et al. 2022, with identity key
-  covariance as in spec §7]: W_down <- W_down + (v_new - W_down h - b_down) h^T / (h^T h) at the
+  covariance, our choice [derived]]: W_down <- W_down + (v_new - W_down h - b_down) h^T / (h^T h) at the
   edited key's hidden activation h, applied once per edited fact in turn (:func:`rank_one_edit`);
 * ``finetune`` [reference: the FT baseline of ROME]: Adam on every parameter of the inserted MLP,
   on the edit prompts only, until they all decode to the new value (:func:`finetune_edit`).
@@ -141,12 +141,16 @@ def finetune_edit(
     steps: int = 300,
     lr: float = 1e-3,
     full_map: bool = False,
+    manual_gradient: bool = True,
 ) -> tuple[OneLayerRecallTransformer, int]:
     """A copy of ``model`` whose MLP parameters (all of them) are trained by Adam with
     cross-entropy on the edit prompts (the edited keys' entries of ``contexts``; with
     ``full_map`` every entry of ``contexts``, targets from the whole edited map: the information
     the swap gets) until every prompt decodes to its new value, or ``steps``. Attention stays
-    frozen. Returns (model, steps)."""
+    frozen. Returns (model, steps).
+
+    manual_gradient: each step's weight gradients and Adam update are written out
+    (:func:`_finetune_manual`, bitwise the autograd step; tests/fact_mlp/test_fast_paths.py)."""
     out = clone_model(model)
     mlp = _gated_module(out)
     tok, keys = contexts
@@ -156,11 +160,19 @@ def finetune_edit(
     with torch.no_grad():
         inputs = out.normed(tok_t)
     params = list(mlp.parameters())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    if manual_gradient and _plain_gated(mlp):
+        try:
+            with torch.no_grad():
+                done = _finetune_manual(mlp, inputs, out.embedding, tgt, steps, lr)
+        finally:
+            torch.set_num_threads(threads)
+        out.mlp_facts = FactSet(out.mlp_facts.keys, out.mlp_facts.values, np.asarray(new_map, dtype=np.int64))
+        return out, done
     for p in params:
         p.requires_grad_(True)
     opt = torch.optim.Adam(params, lr=lr)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     done = 0
     try:
         for done in range(1, steps + 1):
@@ -178,6 +190,61 @@ def finetune_edit(
             p.requires_grad_(False)
     out.mlp_facts = FactSet(out.mlp_facts.keys, out.mlp_facts.values, np.asarray(new_map, dtype=np.int64))
     return out, done
+
+
+def _plain_gated(mlp) -> bool:
+    """A gated module whose three maps are plain linear layers (what :func:`_finetune_manual`
+    differentiates)."""
+    return type(mlp).__name__ == "_Gated" and all(
+        type(getattr(mlp, n)) is torch.nn.Linear for n in ("gate", "up", "down")
+    )
+
+
+def _finetune_manual(
+    mlp, inputs: torch.Tensor, E: torch.Tensor, tgt: torch.Tensor, steps: int, lr: float
+) -> int:
+    """The loop of :func:`finetune_edit` on the module's weights (updated in place): forward
+    t = up(x) * ReLU(gate(x)), logits = down(t) E^T, stop when every prompt decodes; the nll
+    gradient is -1/n at each target, dz the log_softmax backward, dy = dz E, dW_down = dy^T t,
+    dt = dy W_down, du = dt * ReLU(g), dg = threshold backward of dt * u, dW = d^T x for the two
+    input maps and each bias the column sum of its gradient (the kernels autograd calls for
+    linear layers); then Adam (lerp, mul/addcmul, sqrt/div/add, addcdiv). Returns the steps run."""
+    params = list(mlp.parameters())
+    exp_avg = [torch.zeros_like(q) for q in params]
+    exp_avg_sq = [torch.zeros_like(q) for q in params]
+    n = len(tgt)
+    gls = torch.zeros((n, E.shape[0]), dtype=E.dtype, device=E.device)
+    total = torch.tensor(float(n), dtype=E.dtype, device=E.device)
+    gls[torch.arange(n, device=E.device), tgt] = -(torch.ones((), dtype=E.dtype, device=E.device) / total)
+    gate, up, down = mlp.gate, mlp.up, mlp.down
+    done = 0
+    for done in range(1, steps + 1):
+        u = up(inputs)
+        rg = torch.relu(gate(inputs))
+        t = u * rg
+        logits = down(t) @ E.T
+        if bool((logits.argmax(-1) == tgt).all()):
+            return done - 1
+        ls = torch.log_softmax(logits, 1)
+        gy = torch._log_softmax_backward_data(gls, ls, 1, ls.dtype).mm(E)
+        gt = gy.mm(down.weight)
+        gu = gt * rg
+        gg = torch.ops.aten.threshold_backward(gt * u, rg, 0)
+        grads = []
+        for lin, g, x in ((gate, gg, inputs), (up, gu, inputs), (down, gy, t)):
+            grads.append(g.t().mm(x))
+            if lin.bias is not None:
+                grads.append(g.sum_to_size(lin.bias.shape))
+        step = float(done)
+        bias1, bias2 = 1 - 0.9**step, 1 - 0.999**step
+        torch._foreach_lerp_(exp_avg, grads, 1 - 0.9)
+        torch._foreach_mul_(exp_avg_sq, 0.999)
+        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - 0.999)
+        denom = torch._foreach_sqrt(exp_avg_sq)
+        torch._foreach_div_(denom, bias2**0.5)
+        torch._foreach_add_(denom, 1e-8)
+        torch._foreach_addcdiv_(params, exp_avg, denom, value=-(lr / bias1))
+    return done
 
 
 def attention_unchanged(before: OneLayerRecallTransformer, after: OneLayerRecallTransformer) -> bool:

@@ -1,4 +1,4 @@
-"""Covariance-aware edits of the inserted gated MLP (issue 14 item 5): ROME- and MEMIT-style.
+"""Covariance-aware edits of the inserted gated MLP: ROME- and MEMIT-style.
 
 Both edit only W_down of the gated MLP in the model's MLP slot; attention never changes.
 

@@ -1,4 +1,4 @@
-"""The [derived] encoder-decoder fact MLP (fact_mlp spec §5.2).
+"""The [derived] encoder-decoder fact MLP (docs/fact_mlp.md#setting).
 
 Architecture class from the abstract and the reference code: a gated encoder followed by a
 random-projection decoder. The gadget itself is ours (the paper's was not obtainable):
@@ -10,8 +10,8 @@ random-projection decoder. The gadget itself is ours (the paper's was not obtain
   M(k_i) = Rp^T Rp u*_{f(i)}.
 * Gates: H = ceil(F/d); H - 1 are i.i.d. N(0, I_d) and the last one is the minimum-norm
   gate open on every key that opened none of the others (:func:`covering_gates`) [derived
-  refinement of spec §5.2, which adds gates until every key opens one; spec's H >= 12 floor
-  is not needed]. Antipodal pairs (g, -g) would also cover every key but make Phi rank
+  refinement of our first gate-count rule, which adds gates until every key opens one; its
+  H >= 12 floor is not needed]. Antipodal pairs (g, -g) would also cover every key but make Phi rank
   deficient: sum_p g_p beta_p^T antisymmetric gives C(H/2, 2) column dependencies.
   Full rank is NOT implied by H d >= F and covering. Hall-type necessary condition [derived]:
   the feature row of key i lies in the blocks of its open gates O(i), so for every set T of
@@ -32,9 +32,9 @@ random-projection decoder. The gadget itself is ours (the paper's was not obtain
   Phi Phi^T = (R R^T) * (K K^T) (R = ReLU(K G^T)): an F x F solve. When H d < F the
   least-squares solution of Phi A = C_f is used (it cannot be exact: encoder_underparam).
 
-Decoding argument [derived, spec §5.2]: <Rp^T Rp u*, v_i - v_j> >= (rho - eps) ||v_i - v_j||
-whenever Rp preserves the relevant inner products to +-eps, which JL gives at
-m_c = O(log n_V / rho^2) (theory.fact_mlp.bounds.jl_code_dim).
+Decoding argument [derived, B2 in docs/fact_mlp.md#statements-and-proof-sketches]: <Rp^T Rp u*, v_i - v_j> >=
+(rho - eps) ||v_i - v_j|| whenever Rp preserves the relevant inner products to +-eps, which JL gives at m_c =
+O(log n_V / rho^2) (theory.fact_mlp.bounds.jl_code_dim).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def unique_keys(keys: np.ndarray, fact_map: np.ndarray, tol: float = 1e-9):
 
 
 def covering_gates(keys: np.ndarray, n_gates: int, rng: np.random.Generator) -> np.ndarray:
-    """H gate rows such that every key opens at least one gate (spec §5.2 gate-count rule).
+    """H gate rows such that every key opens at least one gate (the gate-count rule).
 
     [derived] H - 1 rows are i.i.d. N(0, I_d); the last row is the minimum-norm g with
     g . k = 1 on the keys that opened none of them (an exact solve, possible when at most d
@@ -117,7 +117,7 @@ def gate_features(keys: np.ndarray, gates: np.ndarray) -> np.ndarray:
 def random_projection(
     code_dim: int, d: int, rng: np.random.Generator, orthogonal: bool = False
 ) -> np.ndarray:
-    """Rp (m_c, d) with i.i.d. N(0, 1/m_c) entries (spec §5.2). ``orthogonal`` (needs m_c >= d)
+    """Rp (m_c, d) with i.i.d. N(0, 1/m_c) entries. ``orthogonal`` (needs m_c >= d)
     [derived]: Rp with orthonormal columns, so Rp^T Rp = I and M(k_i) = u*_{f(i)} exactly; then
     every feasible fact set (all used rho_j > 0, B4) is decoded with margin rho ||v_i - v_j||."""
     if code_dim < 1:
@@ -139,7 +139,7 @@ def build_encoder_decoder(
     allow_undecodable: bool = False,
     orthogonal: bool = False,
 ) -> FactMLP:
-    """Spec §5.2 [derived] construction. ``decodability``: a precomputed
+    """The [derived] encoder-decoder construction. ``decodability``: a precomputed
     :class:`theory.fact_mlp.rho.Decodability` of ``facts.values`` (else computed).
     ``n_gates`` defaults to :func:`theory.fact_mlp.bounds.n_gates` = ceil(F/d). A used value inside
     the hull of the others (rho_j = 0, B4) raises ValueError naming it, unless

@@ -1,6 +1,6 @@
 """Fact sets, embedding geometries and the common interface of every fact-storing MLP.
 
-fact_mlp spec §4. Randomness only through an explicit ``numpy.random.Generator``.
+docs/fact_mlp.md#setting. Randomness only through an explicit ``numpy.random.Generator``.
 
 Every construction (the [derived] encoder-decoder of :mod:`constructions.fact_mlp.encoder` and
 the baselines of :mod:`constructions.fact_mlp.baselines`) returns a :class:`FactMLP`:
@@ -21,7 +21,7 @@ from constructions.tasks import check_generator
 
 
 def spherical(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Spec §4: n i.i.d. N(0, I_d) rows, each normalised to unit length."""
+    """n i.i.d. N(0, I_d) rows, each normalised to unit length."""
     check_generator(rng)
     if int(n) < 1 or int(d) < 1:
         raise ValueError(f"spherical needs n >= 1 and d >= 1, got n={n}, d={d}")
@@ -36,7 +36,7 @@ def gaussian(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def spike(X: np.ndarray, beta: float, u: np.ndarray) -> np.ndarray:
-    """Spec §4 anisotropy [reference]: x -> x + beta <x, u> u, then renormalised (u unit)."""
+    """Anisotropy [reference]: x -> x + beta <x, u> u, then renormalised (u unit)."""
     X = np.asarray(X, dtype=np.float64)
     u = np.asarray(u, dtype=np.float64).reshape(-1)
     if X.ndim != 2 or u.shape != (X.shape[1],):
@@ -79,7 +79,7 @@ def embed(
 
 @dataclass(frozen=True)
 class FactSet:
-    """Keys K (F, d), values V (n_V, d) and the map f: [F] -> [n_V] (spec §3)."""
+    """Keys K (F, d), values V (n_V, d) and the map f: [F] -> [n_V] (docs/fact_mlp.md#setting)."""
 
     keys: np.ndarray
     values: np.ndarray
@@ -132,7 +132,7 @@ def fact_set(
     geometry: str = "spherical",
     beta: float = 3.0,
 ) -> FactSet:
-    """Spec §4. untied: keys, values from ``geometry``, f = rng.integers(0, n_V, F);
+    """Untied: keys, values from ``geometry``, f = rng.integers(0, n_V, F);
     tied: F = n_V, keys = values, f = rng.permutation(F)."""
     check_generator(rng)
     if tied:
@@ -146,7 +146,7 @@ def fact_set(
 
 
 def interior_value(values: np.ndarray) -> np.ndarray:
-    """Spec §4: append (v_1 + v_2)/2, a point of conv(V) that is not a vertex (undecodable)."""
+    """Append (v_1 + v_2)/2, a point of conv(V) that is not a vertex (undecodable)."""
     V = np.asarray(values, dtype=np.float64)
     return np.vstack([V, (V[0] + V[1]) / 2.0])
 
@@ -322,7 +322,7 @@ def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
 
 
 def __getattr__(name):
-    """``constructions.fact_mlp.facts.build_large`` (issue 17.1): the bucketed builder lives in
+    """``constructions.fact_mlp.facts.build_large``: the bucketed builder lives in
     constructions/fact_mlp/large.py, which imports this module, so it is re-exported lazily
     (PEP 562) rather than by a top-level import that would be circular."""
     if name == "build_large":

@@ -1,5 +1,5 @@
-"""A bucketed (sparse-gated) fact-storing MLP built exactly in O(F d^2) time (fact_mlp spec §5.2,
-"Scale requirement"; issue 17 item 1). [derived]: the construction below is ours.
+"""A bucketed (sparse-gated) fact-storing MLP built exactly in O(F d^2) time, for the large fact
+sets of the full-scale claims. [derived]: the construction below is ours.
 
 Decoder as in the joint encoder-decoder (:mod:`constructions.fact_mlp.encoder`): target code
 c_j = Rp u*_j for the exact separators u*_j of :func:`theory.fact_mlp.rho.decodability`

@@ -9,6 +9,7 @@ hop is the subject token of the next.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -24,6 +25,8 @@ from constructions.tasks import check_bijections, check_generator
 from theory.geometric.multihop import dim_nocot
 
 QUERY_CHUNK = 4096
+#: entries of one chunk of selector pre-activations (2 MiB in float64): small enough to stay in cache
+SELECTOR_CHUNK_ENTRIES = 1 << 18
 
 
 def check_chains(chains, n_relations: int) -> np.ndarray:
@@ -149,13 +152,41 @@ class NoCoTModel:
             raise ValueError(f"the model answers {self.n_hops}-hop chains, got {chains.shape[1]} hops")
         return sum(self.gate[j, chains[:, j]] for j in range(self.n_hops))
 
+    @cached_property
+    def _sparse_weights(self):
+        """W1 and W2 as CSR matrices (the selector's nonzeros: one +-1 per row of W1, 2 R^k per
+        row of W2)."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix(self.w_in), csr_matrix(self.w_out)
+
     def selector_output(self, start, chains) -> np.ndarray:
-        """MLP(e_x, chain) = W2 ReLU(W1 e_x + sum_j gate[j, r_j]) (B, d0), in chunks of queries."""
+        """MLP(e_x, chain) = W2 ReLU(W1 e_x + sum_j gate[j, r_j]) (B, d0), in chunks of queries.
+
+        The two products run over the nonzero weights only (:attr:`_sparse_weights`), equal
+        bitwise to the dense products: every unit of W1 e_x is one exact product +-x_i, and
+        within the |x_i| < beta checked here every output of W2 sums exact zeros (closed
+        groups) and at most one nonzero +-ReLU(+-x_i) of the open group, so no sum rounds
+        (tests/geometric/test_fast_paths.py compares both)."""
         chains = check_chains(chains, self.perms.shape[0])
         start = np.asarray(start, dtype=np.int64)
         emb = self.subject_embeddings
         if np.max(np.abs(emb)) >= self.beta:
             raise ValueError(f"gate bias beta={self.beta} must exceed max |x_i| = {np.max(np.abs(emb)):.3g}")
+        w_in, w_out = self._sparse_weights
+        out = np.empty((len(start), self.codes.shape[1]))
+        rows = max(1, SELECTOR_CHUNK_ENTRIES // w_in.shape[0])
+        for i in range(0, len(start), rows):
+            sl = slice(i, i + rows)
+            pre = (w_in @ emb[start[sl]].T).T + self.gate_bias(chains[sl])
+            out[sl] = (w_out @ np.maximum(pre, 0.0).T).T
+        return out
+
+    def dense_selector_output(self, start, chains) -> np.ndarray:
+        """:meth:`selector_output` through the dense weight matrices (the reference it equals)."""
+        chains = check_chains(chains, self.perms.shape[0])
+        start = np.asarray(start, dtype=np.int64)
+        emb = self.subject_embeddings
         out = np.empty((len(start), self.codes.shape[1]))
         for i in range(0, len(start), QUERY_CHUNK):
             sl = slice(i, i + QUERY_CHUNK)

@@ -1,4 +1,4 @@
-"""Explicit weights for single-hop geometric recall (spec geometric.md §5.1, §5.2).
+"""Explicit weights for single-hop geometric recall (docs/geometric.md#setting).
 
 The structure — subject embeddings that superpose their attribute vectors and a relation-gated
 ReLU selector MLP — is the paper's [abstract]. The exact block layout, the gate biases, the
@@ -26,7 +26,7 @@ ATTENTION_SCORE = 80.0  # softmax weight on the subject token is 1/(1+e^-80) == 
 
 
 def attribute_codes(n_attributes: int, block_dim: int, kind: str, rng: np.random.Generator) -> np.ndarray:
-    """Attribute codes U0, shape (N, d0) [derived, spec §5.1].
+    """Attribute codes U0, shape (N, d0) [derived].
 
     spherical: i.i.d. N(0, 1) rows normalised to unit length; rademacher: entries +-1/sqrt(d0).
     rademacher_distinct: sign patterns drawn without replacement while the 2^d0 patterns last
@@ -90,7 +90,7 @@ def block_subject_embeddings(perms, codes) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SelectorMLP:
-    """MLP(x, r) = W2 ReLU(W1 x + b1(r)) of spec §5.1 [derived].
+    """MLP(x, r) = W2 ReLU(W1 x + b1(r)) of the block construction [derived].
 
     w_in = [I_d; -I_d] (2d, d); gate_bias[r] (2d,) is 0 on block r in both halves and -beta
     elsewhere; w_out = [S, -S] (d0, 2d) with S = [I_d0 ... I_d0] summing the R blocks.
@@ -124,7 +124,7 @@ class SelectorMLP:
 
 
 def build_selector(n_relations: int, block_dim: int, gate_bias: float = 10.0) -> SelectorMLP:
-    """The fact-independent selector of spec §5.1 for R relations and block dimension d0."""
+    """The fact-independent selector of the block construction for R relations and block dimension d0."""
     if int(n_relations) != n_relations or n_relations < 1:
         raise ValueError(f"n_relations={n_relations} violates the hypothesis R >= 1")
     if int(block_dim) != block_dim or block_dim < 1:
@@ -215,7 +215,8 @@ class BlockModel:
         return self.transformer.final_hidden(self.tokens(subj, rel))
 
     def param_counts(self) -> dict:
-        """Spec §5.1 counts: selector 2d^2+2d+2d*d0 (from the arrays), subject N*d, relation R*d, unembedding N*d0."""
+        """Parameter counts: selector 2d^2+2d+2d*d0 (from the arrays), subject N*d, relation R*d, unembedding
+        N*d0."""
         n, r, d0 = self.n_subjects, self.n_relations, self.block_dim
         d = r * d0
         return {
@@ -337,7 +338,7 @@ def build_block_model(
     device: str = "cpu",
     dtype: torch.dtype = torch.float64,
 ) -> BlockModel:
-    """Build the one-layer transformer of spec §5.1 for the bijections ``perms`` [derived].
+    """Build the one-layer transformer of the block construction for the bijections ``perms`` [derived].
 
     Give either ``codes`` (N, d0) or ``block_dim`` with ``code_kind`` and ``rng``. With
     ``guarantee=(t, delta)`` the block dimension must meet B2's sufficient dimension, else a
@@ -425,7 +426,7 @@ def swap_bijections(model: BlockModel, new_perms: np.ndarray) -> BlockModel:
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class RotationModel:
-    """Shared-space rotation variant of spec §5.2 [derived].
+    """Shared-space rotation variant of the block construction [derived].
 
     e_s = sum_r M_r u_{pi_r(s)} with Haar-orthogonal M_r (d x d) and unit u_a in R^d. The selector
     computes M_r^T x for the active relation with one +-ReLU pair per (relation, coordinate)

@@ -1,4 +1,4 @@
-"""First-order context-gate probe of a causal language model (spec hopfield.md §7.1) [derived].
+"""First-order context-gate probe of a causal language model (docs/hopfield.md) [derived].
 
 Our operationalisation of the Llama-3 experiment of Context-Gated Associative Retrieval
 (2605.10970), whose prompts, layers and metrics could not be obtained. Three forward passes give
@@ -6,7 +6,7 @@ next-token logits at the last position: l0 (zero-shot query line), lc (demonstra
 placeholder query line) and lf (demonstrations + the real query line). With C the candidate
 answer tokens, the context-only gate bias is b = lc|_C - mean(lc|_C) and the first-order
 prediction is l1 = l0|_C + b (the context acts as an additive log-prior on the candidates, as the
-log-gates u0 of spec §5.4).
+log-gates u0 of the first-order approximation).
 
 Needs torch; the Hugging Face parts need ``transformers`` (optional extra ``lm``), imported lazily.
 Nothing is downloaded: models load with ``local_files_only=True``.
@@ -30,7 +30,7 @@ ANSWER_IDS = range(110, 210)
 # ---------------------------------------------------------------------------------------------
 # prompts
 def relational_prompts(pairs, k_demo, gen: np.random.Generator, max_prompts=None) -> list:
-    """(demonstrations, query subject, answer) triples of one relation (spec §4).
+    """(demonstrations, query subject, answer) triples of one relation.
 
     Each pair in turn (in a random order, at most ``max_prompts``) is the query; ``k_demo``
     demonstrations are drawn without replacement from the other pairs.
@@ -53,7 +53,7 @@ def relational_prompts(pairs, k_demo, gen: np.random.Generator, max_prompts=None
 
 
 class SyntheticEncoder:
-    """Token ids for the tiny random model (spec §7.1): subjects and answers are ids themselves."""
+    """Token ids for the tiny random model: subjects and answers are ids themselves."""
 
     def demos(self, demos):
         return [t for s, a in demos for t in (int(s), ARROW, int(a), NEWLINE)]
@@ -74,7 +74,8 @@ class SyntheticEncoder:
 # ---------------------------------------------------------------------------------------------
 # models
 def tiny_llama(seed: int, dtype="float64"):
-    """The tiny random Llama of spec §7.1; its weights come from an explicit torch.Generator(seed)."""
+    """The tiny random Llama of the pipeline check; its weights come from an explicit
+    torch.Generator(seed)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -100,7 +101,7 @@ def tiny_llama(seed: int, dtype="float64"):
 
 
 def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
-    """A model whose last-position logits are q(query token) + h(context) (spec §7.1 identities).
+    """A model whose last-position logits are q(query token) + h(context) (the probe's identities).
 
     ``interaction`` != 0 adds interaction * q * h (elementwise): the context effect then depends on
     the query, the first-order identities no longer hold (the control of the pipeline claim).
@@ -229,7 +230,7 @@ def margin(values, answer_pos) -> float:
 
 
 def probe(model, encoder, prompts, answers, device="cpu") -> dict:
-    """Run the three passes on every prompt and compute the per-prompt metrics of spec §7.1.
+    """Run the three passes on every prompt and compute the per-prompt metrics of the probe.
 
     answers: every answer of the relation (defines C). Returns lists per prompt plus summary
     rates; raises ValueError on non-finite values.
@@ -305,7 +306,7 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
 
 
 def summarise(rows, bias_from: str = "own") -> dict:
-    """The lm_* criteria's numbers (spec §7 table): medians and rates over prompts.
+    """The numbers of the hopfield.lm.* criteria: medians and rates over prompts.
 
     bias_from="other" reads r and the agreement of the control whose context bias comes from
     another prompt.

@@ -42,17 +42,26 @@ def handset_pattern(name: str, n_pairs: int) -> np.ndarray:
 
 def token_embeddings(world, prompts: Prompts, slots: bool = False) -> np.ndarray:
     """X (K, T, d): rows e_{s_1}, e_{a_1}, ..., e_{s_n}, e_{a_n}, e_{s_q}; with ``slots`` each row
-    also carries its slot embedding p_SUBJ / p_ANS / p_QUERY (P-full, spec §5.3)."""
+    also carries its slot embedding p_SUBJ / p_ANS / p_QUERY (P-full, docs/icrecall.md).
+
+    One gather from the table of every row a token can have (subjects, answers, and with slots
+    subjects + p_SUBJ, answers + p_ANS, subjects + p_QUERY): each row holds the same floats as
+    the token's embedding plus its slot embedding added in place, in one pass over X."""
     K, n = prompts.subjects.shape
-    X = np.empty((K, 2 * n + 1, world.dim))
-    X[:, 0:-1:2] = world.subj[prompts.subjects]
-    X[:, 1:-1:2] = world.ans[prompts.answers]
-    X[:, -1] = world.subj[prompts.query]
+    S = world.subj.shape[0]
     if slots:
-        X[:, 0:-1:2] += world.slot[0]
-        X[:, 1:-1:2] += world.slot[1]
-        X[:, -1] += world.slot[2]
-    return X
+        table = np.concatenate(
+            [world.subj + world.slot[0], world.ans + world.slot[1], world.subj + world.slot[2]]
+        )
+        query_offset = S + world.ans.shape[0]
+    else:
+        table = np.concatenate([world.subj, world.ans])
+        query_offset = 0
+    ids = np.empty((K, 2 * n + 1), dtype=np.int64)
+    ids[:, 0:-1:2] = prompts.subjects
+    ids[:, 1:-1:2] = prompts.answers + S
+    ids[:, -1] = prompts.query + query_offset
+    return table[ids]
 
 
 def pattern_accuracy(
@@ -62,16 +71,19 @@ def pattern_accuracy(
     omega: float,
     logit_scale: float = 10.0,
     max_elements: int = 1 << 24,
+    X: np.ndarray | None = None,
 ) -> float:
     """Accuracy of the one-layer model with a fixed pattern (spec §5.3) [derived]:
-    z = x_T + omega sum_j alpha_j x_j, prediction argmax_a gamma u_a^T F(z) (ties are errors)."""
+    z = x_T + omega sum_j alpha_j x_j, prediction argmax_a gamma u_a^T F(z) (ties are errors).
+    ``X``: :func:`token_embeddings` of ``prompts`` (without slots) when the caller holds it, so
+    that several patterns on the same prompts embed them once."""
     alpha = np.asarray(alpha, float)
     T = 2 * prompts.n_pairs + 1
     if alpha.shape not in ((T,), (len(prompts), T)):
         raise ValueError(f"alpha must have shape ({T},) or ({len(prompts)}, {T})")
     if np.any(alpha < 0) or not np.allclose(alpha.sum(axis=-1), 1.0):
         raise ValueError("alpha must be a probability vector over the T positions")
-    X = token_embeddings(mlp.world, prompts)
+    X = token_embeddings(mlp.world, prompts) if X is None else X
     mix = np.einsum("t,ktd->kd", alpha, X) if alpha.ndim == 1 else np.einsum("kt,ktd->kd", alpha, X)
     z = X[:, -1] + omega * mix
     # prompts in blocks of at most 2^24 hidden entries (issue 17.4: the (K, N R) hidden layer is
@@ -86,20 +98,26 @@ def pattern_accuracy(
     return float(correct / len(z))
 
 
-def mixed_input(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> np.ndarray:
-    """z (K, d) = x_T + omega sum_j alpha_j x_j for a fixed pattern alpha (T,) (spec §5.3)."""
-    X = token_embeddings(mlp.world, prompts)
+def mixed_input(
+    mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float, X: np.ndarray | None = None
+) -> np.ndarray:
+    """z (K, d) = x_T + omega sum_j alpha_j x_j for a fixed pattern alpha (T,) (docs/icrecall.md);
+    ``X`` as in :func:`pattern_accuracy`."""
+    X = token_embeddings(mlp.world, prompts) if X is None else X
     return X[:, -1] + omega * np.einsum("t,ktd->kd", np.asarray(alpha, float), X)
 
 
-def context_neuron_firing(mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float) -> float:
+def context_neuron_firing(
+    mlp: TripletMLP, prompts: Prompts, alpha: np.ndarray, omega: float, z: np.ndarray | None = None
+) -> float:
     """Fraction of prompts in which some context-subject neuron (s_i, r) of the target relation is
-    active, ReLU(<e_{s_i}, z> + <e_r, z> - theta) > 0, under the fixed pattern alpha [derived].
+    active, ReLU(<e_{s_i}, z> + <e_r, z> - theta) > 0, under the fixed pattern alpha [derived];
+    ``z``: :func:`mixed_input` of the same arguments when the caller holds it.
 
     Under the pairwise pattern with omega = 2/rho its noise-free pre-activation is
     1 + 1/(n rho) (theory ``pairwise_preactivations``): it fires iff n < 1/(rho (theta - 1)).
     """
-    z = mixed_input(mlp, prompts, alpha, omega)
+    z = mixed_input(mlp, prompts, alpha, omega) if z is None else z
     w = mlp.world
     pre = (
         np.einsum("kd,knd->kn", z, w.subj[prompts.subjects])

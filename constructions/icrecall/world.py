@@ -9,6 +9,7 @@ Randomness only through an explicit ``numpy.random.Generator`` passed by the cal
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,14 +222,21 @@ class TripletMLP:
         """ReLU(w_f^T z - theta) for z (K, d): (K, S, R)."""
         a = z @ self.world.subj.T
         b = z @ self.world.rel.T
-        return np.maximum(a[:, :, None] + b[:, None, :] - self.theta, 0.0)
+        h = a[:, :, None] + b[:, None, :]
+        h -= self.theta  # in place: the values of the plain expression without its temporaries
+        return np.maximum(h, 0.0, out=h)
+
+    @functools.cached_property
+    def _answer_onehot(self) -> np.ndarray:
+        """(m, V): row f is the indicator of the answer a*(f), built once per memory."""
+        onehot = np.zeros((self.width, self.world.n_ans))
+        onehot[np.arange(self.width), self.world.answer.reshape(-1)] = 1.0
+        return onehot
 
     def answer_weights(self, z: np.ndarray) -> np.ndarray:
         """c (K, V): c_a = sum of the hidden activations of the facts whose answer is a."""
         h = self.hidden(z).reshape(z.shape[0], -1)
-        onehot = np.zeros((self.width, self.world.n_ans))
-        onehot[np.arange(self.width), self.world.answer.reshape(-1)] = 1.0
-        return h @ onehot
+        return h @ self._answer_onehot
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         """F(z) (K, d)."""

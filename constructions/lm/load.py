@@ -207,6 +207,10 @@ def random_like(model, seed: int, skip_init: bool = True):
         for name, param in sorted(fresh.named_parameters()):
             if "norm" in name:
                 param.fill_(1.0)
+            elif param.dtype == torch.float32 and param.is_contiguous():
+                # drawn in place (randn is normal_(0, 1) of a fresh tensor): the same normals
+                # times 0.02 in float32 as below, without the two temporary copies of each matrix
+                param.normal_(0.0, 1.0, generator=gen).mul_(0.02)
             else:
                 param.copy_(
                     torch.randn(param.shape, generator=gen, dtype=torch.float32).to(param.dtype) * 0.02

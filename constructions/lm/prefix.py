@@ -1,4 +1,5 @@
-"""Forward passes that share a common prefix (spec hopfield.md §7.1, a speed-up only) [derived].
+"""Forward passes that share a common prefix (the language-model probe of docs/hopfield.md, a speed-up only)
+[derived].
 
 The probes read the last position of sequences that come in groups with a common beginning: the
 full prompt and the context-only prompt share their demonstrations (or their repeated

@@ -56,23 +56,41 @@ def ridge_cv_r2(features, targets, folds, alpha_scale=1.0) -> float:
     tuned). R^2 = 1 - sum of squared held-out errors / sum of squared deviations of the held-out
     targets from the training mean, pooled over folds and target dimensions.
     """
-    F, Y = np.asarray(features, float), np.asarray(targets, float)
-    if F.shape[0] != Y.shape[0] or F.shape[0] < 4:
+    return ridge_cv_r2_many(features, [targets], folds, alpha_scale)[0]
+
+
+def ridge_cv_r2_many(features, targets_list, folds, alpha_scale=1.0) -> list:
+    """:func:`ridge_cv_r2` of the same features and folds for each targets array of
+    ``targets_list`` (the layers of a residual stream): what depends on the features only (the
+    splits' centred features, their kernel and its penalty, the held-out rows against the training
+    ones) is computed once per fold, then each target runs its own solve. Every number is the one
+    :func:`ridge_cv_r2` computes alone, by the same operations."""
+    F = np.asarray(features, float)
+    targets_list = [np.asarray(t, float) for t in targets_list]
+    if any(F.shape[0] != Y.shape[0] for Y in targets_list) or F.shape[0] < 4:
         raise ValueError("ridge needs the same number (>= 4) of feature and target rows")
-    sse = sst = 0.0
+    splits = []
     for test in folds:
         train = np.setdiff1d(np.arange(F.shape[0]), test)
-        fm, ym = F[train].mean(0), Y[train].mean(0)
-        Ft, Yt = F[train] - fm, Y[train] - ym
+        fm = F[train].mean(0)
+        Ft = F[train] - fm
         K = Ft @ Ft.T
         alpha = alpha_scale * np.trace(K) / len(train)
-        coef = np.linalg.solve(K + alpha * np.eye(len(train)), Yt)
-        pred = ((F[test] - fm) @ Ft.T) @ coef  # = (F[test] - fm) @ (Ft.T @ coef), fewer flops
-        sse += float(np.sum((Y[test] - ym - pred) ** 2))
-        sst += float(np.sum((Y[test] - ym) ** 2))
-    if sst <= 0:
-        raise ValueError("held-out targets have no variance")
-    return 1.0 - sse / sst
+        # pred = ((F[test] - fm) @ Ft.T) @ coef = (F[test] - fm) @ (Ft.T @ coef), fewer flops
+        splits.append((test, train, K + alpha * np.eye(len(train)), (F[test] - fm) @ Ft.T))
+    out = []
+    for Y in targets_list:
+        sse = sst = 0.0
+        for test, train, A, cross in splits:
+            ym = Y[train].mean(0)
+            coef = np.linalg.solve(A, Y[train] - ym)
+            pred = cross @ coef
+            sse += float(np.sum((Y[test] - ym - pred) ** 2))
+            sst += float(np.sum((Y[test] - ym) ** 2))
+        if sst <= 0:
+            raise ValueError("held-out targets have no variance")
+        out.append(1.0 - sse / sst)
+    return out
 
 
 def kfolds(n, k, gen: np.random.Generator) -> list:
@@ -101,7 +119,7 @@ def attribute_r2(U, states, table, token_of, gen, k_folds=5, shuffle=False) -> l
         [np.concatenate([U[token_of[r][answers[r][i]]] for r in relations]) for i in range(len(table))]
     )
     folds = kfolds(len(table), k_folds, gen)
-    return [ridge_cv_r2(feats, states[:, layer], folds) for layer in range(states.shape[1])]
+    return ridge_cv_r2_many(feats, [states[:, layer] for layer in range(states.shape[1])], folds)
 
 
 def zero_shot_known(model, encoder, pairs, device="cpu") -> list:

@@ -1,4 +1,4 @@
-"""Facts files and text prompts of the language-model probes (spec hopfield.md §7.1) [derived].
+"""Facts files and text prompts of the language-model probes (docs/hopfield.md) [derived].
 
 The facts file shipped with the package (``constructions/data/facts.tsv``, written by the project)
 holds (subject, answer, relation) lines and one prompt template per relation. :class:`TextEncoder`
@@ -17,7 +17,7 @@ def read_facts(path) -> tuple[dict, dict]:
     """Read ``subject<TAB>answer[<TAB>relation]`` lines and ``@template<TAB>text<TAB>relation`` lines.
 
     Returns (relation -> [(subject, answer)], relation -> template). A template holds ``{s}``; the
-    answer follows it after one space. Relations without a template use ``"{s} ->"`` (spec §7.1);
+    answer follows it after one space. Relations without a template use ``"{s} ->"``;
     a line without a relation belongs to the relation "relation". Blank lines and lines starting
     with '#' are skipped. A relation needs at least 2 facts.
     """
@@ -60,7 +60,7 @@ def facts_path() -> str:
 
 class TextEncoder:
     """Prompts of one relation from its template: ``template(s) + " " + a + "\\n"`` per demonstration,
-    ``template(s_q)`` for the query, ``template("?")`` as the placeholder query (spec §7.1 with the
+    ``template(s_q)`` for the query, ``template("?")`` as the placeholder query (with the
     arrow ``"{s} ->"`` as the default template).
 
     The answer's token is the token at position len(ids(prompt)) of ids(prompt + " " + answer), so

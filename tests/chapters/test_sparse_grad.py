@@ -1,5 +1,5 @@
-"""Routed memory with a sparse bank gradient (constructions.chapters.layer.gather_chapters; issue 17
-item 2): the same numbers as the dense-gradient version, written only for the selected chapters."""
+"""Routed memory with a sparse bank gradient (constructions.chapters.layer.gather_chapters):
+the same numbers as the dense-gradient version, written only for the selected chapters."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""fact_mlp decodability (spec §5.1): exactness, certificate, invariances, bad input."""
+"""fact_mlp decodability (docs/fact_mlp.md#setting): exactness, certificate, invariances, bad input."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ def spherical(n, d, seed):
 
 
 def test_reference_value_d32_n256():
-    """Spec §5.1 reference: d=32, n_V=256, seed 0 gives rho = 0.551, mu = 0.621."""
+    """Recorded reference: d=32, n_V=256, seed 0 gives rho = 0.551, mu = 0.621."""
     V = spherical(256, 32, 0)
     res = decodability(V)
     assert abs(res.rho - 0.551) < 1e-3
@@ -85,7 +85,7 @@ def test_rho_lower_bound_rejects_bad_mu():
 
 @pytest.mark.parametrize("scale", [1e-6, 1e-3, 1e3, 1e6])
 def test_scale_invariance_far_from_one(scale):
-    """rho is scale invariant also far below and above norm 1 (issue 14 item 10: 1e-6 * V used
+    """rho is scale invariant also far below and above norm 1 (1e-6 * V used
     to raise 'duplicate values')."""
     V = spherical(40, 6, 11)
     ref = decodability(V)
@@ -120,7 +120,7 @@ def test_duplicates_relative_to_the_largest_norm():
 
 
 def test_coherence_requires_unit_norm_unless_asked():
-    """coherence() no longer normalises silently (issue 14 item 10: rho_lower_bound(coherence(V))
+    """coherence() no longer normalises silently (rho_lower_bound(coherence(V))
     exceeded rho for non-unit values)."""
     V = np.random.default_rng(0).standard_normal((30, 8))
     with pytest.raises(ValueError, match="unit-norm"):
@@ -130,7 +130,7 @@ def test_coherence_requires_unit_norm_unless_asked():
 
 
 def test_decodability_exported_from_theory_fact_mlp():
-    """issue 14 item 11: the documented entry point."""
+    """The documented entry point."""
     import theory.fact_mlp.bounds as fm
     import theory.fact_mlp.rho as fd
 
@@ -142,7 +142,7 @@ def test_decodability_exported_from_theory_fact_mlp():
     [(300, 300, 2**30), (300, 300, 0), (40, 64, 2**30), (120, 50, 2**30), (400, 600, 2**30)],
 )
 def test_pivoting_matches_active_set_reference(n, d, gram_bytes):
-    """issue 17.4: the block-pivoting solver on the normal equations (from the value Gram matrix,
+    """The block-pivoting solver on the normal equations (from the value Gram matrix,
     or per working set with gram_bytes=0) gives the rho_i of the scipy active-set path, with a
     certificate as tight."""
     V = spherical(n, d, n + d)
@@ -171,7 +171,7 @@ def test_bad_solver_name():
 
 @pytest.mark.parametrize("n, d, factor", [(300, 8, 1.0), (200, 300, 1.0), (250, 16, 3e5), (250, 16, 1e-5)])
 def test_float32_screening_matches_the_float64_reference(n, d, factor):
-    """issue 17.4: float32 screening of the n_V^2 distances and checks (used by default for large
+    """Float32 screening of the n_V^2 distances and checks (used by default for large
     tables) with the exact float64 re-check gives the reference rho_i, also with an interior
     value, a near-duplicate pair and far-from-one scales (float32 runs on the rescaled table)."""
     V = spherical(n, d, n + d)
@@ -201,7 +201,7 @@ def test_initial_working_sets_of_long_rows():
 
 @pytest.mark.parametrize("n, d, factor", [(300, 8, 1.0), (260, 40, 1e-4)])
 def test_screened_path_with_a_pool_too_small_matches_the_reference(monkeypatch, n, d, factor):
-    """issue 17.4: the screened path's column generation runs inside a pool of likely columns and
+    """The screened path's column generation runs inside a pool of likely columns and
     its final float32-screened check adds any violator from outside the pool. With a pool of a few
     columns (so the outside violators are the rule) it still gives the reference rho_i and a tight
     certificate, with an interior value and a near-duplicate pair."""
@@ -220,7 +220,7 @@ def test_screened_path_with_a_pool_too_small_matches_the_reference(monkeypatch, 
 
 
 def test_screened_workers_match_one_process():
-    """issue 17.4: the screened path split over two forked processes gives the one-process
+    """The screened path split over two forked processes gives the one-process
     result (the per-value problems are independent); workers < 1 is rejected."""
     V = spherical(700, 12, 11)
     one = decodability(V, screen=True, chunk=128)
@@ -233,7 +233,7 @@ def test_screened_workers_match_one_process():
 
 
 def test_decodability_is_exported_from_the_package():
-    """Issue 14.11: the documented entry point is the function, not a submodule of the same name."""
+    """The documented entry point is the function, not a submodule of the same name."""
     import numpy as np
 
     from theory.fact_mlp import decodability as exported
@@ -247,7 +247,7 @@ def test_decodability_is_exported_from_the_package():
 
 @pytest.mark.parametrize("n, d, factor", [(700, 10, 1.0), (600, 24, 2e3)])
 def test_screened_column_blocks_and_strided_sample_match_the_reference(monkeypatch, n, d, factor):
-    """issue 17: the screened passes run in column blocks (the last one partial) with the pool
+    """The screened passes run in column blocks (the last one partial) with the pool
     threshold read from a strided sample of columns; with small blocks, a sample of every 4th
     column and a small pool they still give the reference rho_i, with an interior value and a
     near-duplicate pair."""

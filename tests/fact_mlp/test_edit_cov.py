@@ -1,4 +1,4 @@
-"""Tests of the covariance-aware edits (ROME, MEMIT) and the full-map fine-tuning (issue 14.5)."""
+"""Tests of the covariance-aware edits (ROME, MEMIT) and the full-map fine-tuning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""fact_mlp constructions and bounds (spec §4-§6): exact storage, parameter counts, bad input."""
+"""fact_mlp constructions and bounds (docs/fact_mlp.md): exact storage, parameter counts, bad input."""
 
 import math
 

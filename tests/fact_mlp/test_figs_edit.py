@@ -1,4 +1,4 @@
-"""The editing figure of fact_mlp (issue 14 item 5) draws from small fake stored records."""
+"""The editing figure of fact_mlp draws from small fake stored records."""
 
 import matplotlib
 

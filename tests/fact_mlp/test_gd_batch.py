@@ -76,3 +76,32 @@ def test_equal_widths_give_the_single_draw_weights_exactly():
         assert a.info["epochs"] == b.info["epochs"]
         for k in a.gated:
             np.testing.assert_array_equal(a.gated[k], b.gated[k])
+
+
+@pytest.mark.parametrize(
+    "seeds, widths, F, d, epochs",
+    [
+        ([100, 101, 102], [16, 2, 8], 8, 8, 400),  # padding, draws stopping at different epochs
+        ([3, 4], [6, 6], 32, 8, 300),
+        ([5], [3], 16, 4, 0),
+    ],
+)
+def test_manual_batch_epoch_is_bitwise_the_autograd_epoch(seeds, widths, F, d, epochs):
+    facts = [gd_facts(F, d, F, s) for s in seeds]
+    a = train_gated_mlp_batch(facts, widths, seeds, epochs=epochs, manual_gradient=False)
+    b = train_gated_mlp_batch(facts, widths, seeds, epochs=epochs, manual_gradient=True)
+    for x, y in zip(a, b):
+        assert x.info == y.info  # epochs run and final loss, exactly
+        for k in x.gated:
+            np.testing.assert_array_equal(x.gated[k], y.gated[k])
+
+
+@pytest.mark.parametrize("biases", [True, False])
+def test_manual_single_draw_epoch_is_bitwise_the_autograd_epoch(biases):
+    for F, d, m, epochs in ((8, 8, 8, 400), (24, 6, 5, 300), (8, 4, 3, 0)):
+        f = gd_facts(F, d, F, 100)
+        a = train_gated_mlp(f, m, 100, epochs=epochs, biases=biases, manual_gradient=False)
+        b = train_gated_mlp(f, m, 100, epochs=epochs, biases=biases, manual_gradient=True)
+        assert a.info == b.info and a.params_standard == b.params_standard
+        for k in a.gated:
+            np.testing.assert_array_equal(a.gated[k], b.gated[k])

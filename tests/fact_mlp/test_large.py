@@ -1,4 +1,4 @@
-"""The bucketed fact-MLP builder (constructions.fact_mlp.large; issue 17 item 1)."""
+"""The bucketed fact-MLP builder (constructions.fact_mlp.large)."""
 
 import numpy as np
 import pytest
@@ -104,8 +104,8 @@ def test_bad_input():
 
 
 def test_build_large_reexported_from_fact_mlp():
-    """issue 17.1: the documented entry point constructions.fact_mlp.build_large (also constructions.fact_mlp.facts.build_large), importable
-    whichever module is imported first."""
+    """The documented entry point constructions.fact_mlp.build_large (also
+    constructions.fact_mlp.facts.build_large), importable whichever module is imported first."""
     import subprocess
     import sys
 

@@ -1,4 +1,4 @@
-"""Tests of the minimal-parameter search (verify.fact_mlp.minimal, issue 14 item 1)."""
+"""Tests of the minimal-parameter search (verify.fact_mlp.minimal)."""
 
 from __future__ import annotations
 

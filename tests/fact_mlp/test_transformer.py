@@ -1,4 +1,4 @@
-"""Tests of the fact-MLP Transformer and the editing methods (fact_mlp spec §4, §7)."""
+"""Tests of the fact-MLP Transformer and the editing methods (docs/fact_mlp.md#experimental-settings)."""
 
 from __future__ import annotations
 

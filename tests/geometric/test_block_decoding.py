@@ -1,4 +1,4 @@
-"""model_decoding's exact shortcuts (issue 17, item 4): reading only the unembedding's nonzero columns
+"""model_decoding's exact shortcuts: reading only the unembedding's nonzero columns
 and decoding each distinct (hidden state, target) pair once gives decode()'s counts, minimum margin and
 tie tolerance on the full-width hidden states of every fact."""
 

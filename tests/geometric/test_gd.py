@@ -1,5 +1,5 @@
-"""Geometric GD: the trained model of spec §5.5 (determinism, freezing, fit on a tiny task), the probes
-on exact superpositions, the threshold sweep point through the shared sweep runner, bad input."""
+"""Geometric GD: the trained model of docs/geometric.md (determinism, freezing, fit on a tiny task), the
+probes on exact superpositions, the threshold sweep point through the shared sweep runner, bad input."""
 
 import numpy as np
 import pytest

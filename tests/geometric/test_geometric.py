@@ -40,7 +40,7 @@ def test_sufficient_dim_gives_accuracy_one_and_predicted_margin(data, extra, cod
     data=bijections(n=st.integers(2, 80), r=st.integers(1, 4)), d0=st.integers(1, 6), chunk=st.integers(1, 40)
 )
 def test_model_decoding_in_chunks_equals_one_pass(data, d0, chunk):
-    """Issue 17.4: the chunked decoding (memory bound at full scale) gives the counts of decoding
+    """The chunked decoding (memory bound at full scale) gives the counts of decoding
     every fact at once, and its minimum margin and tie tolerance up to float64 rounding (a chunk of
     one row runs a matrix-vector product, whose last bit may differ from the matrix product's;
     chunks of 4096 rows gave identical records at N = 10^4, R = 8)."""
@@ -56,7 +56,7 @@ def test_model_decoding_in_chunks_equals_one_pass(data, d0, chunk):
     )
     np.testing.assert_allclose(parts.min_margin, whole.min_margin, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(parts.tie_tolerance, whole.tie_tolerance, rtol=1e-12, atol=0)
-    # one chunk: since model_decoding reads only the unembedding's nonzero columns (issue 17 item 4),
+    # one chunk: since model_decoding reads only the unembedding's nonzero columns,
     # its GEMM has a different shape, so equal to the last bit is no longer guaranteed
     np.testing.assert_allclose(model_decoding(model).min_margin, whole.min_margin, rtol=1e-12, atol=1e-15)
 
@@ -195,9 +195,9 @@ def test_rotation_variant_crosstalk_shrinks_with_dim():
     assert accs[0] < accs[1]
 
 
-# --- formerly claims (issue 13 item 11: a formula against its own constant is a unit test) -----------
+# --- formerly claims (a formula against its own constant is a unit test) ---------------------------
 def test_info_bits_reference_values_and_sympy():
-    """Was geometric.single_hop.info_bound: B1 = R log2(N!) against the spec's reference values."""
+    """Was geometric.single_hop.info_bound: B1 = R log2(N!) against recorded reference values."""
     import sympy as sp
 
     for n, r, ref in ((256, 4, 6736.0), (1000, 4, 34117.6), (10000, 8, 947665.1)):

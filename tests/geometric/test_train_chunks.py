@@ -1,5 +1,5 @@
-"""The §5.5 trainer in chunks of facts (issue 17.4): the chunked loss, gradient, records, accuracy and
-predictions agree with the one-chunk (unchunked) path on small float64 instances."""
+"""The trainer of constructions.geometric.train in chunks of facts: the chunked loss, gradient, records,
+accuracy and predictions agree with the one-chunk (unchunked) path on small float64 instances."""
 
 import numpy as np
 import pytest

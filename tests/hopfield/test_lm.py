@@ -1,4 +1,4 @@
-"""The hopfield language-model probe (spec hopfield.md §7.1) on a tiny random Llama: pipeline,
+"""The hopfield language-model probe (docs/hopfield.md) on a tiny random Llama: pipeline,
 metric identities, the probe-lm command on a locally saved model, and the skip without weights."""
 
 import json

@@ -1,4 +1,4 @@
-"""The fine-tuning dynamics figure (issue 13 item 16) draws the recorded trajectories: one line per
+"""The fine-tuning dynamics figure draws the recorded trajectories: one line per
 seed of finetune.solves and the pretrained-MLP run, for each of the four tracked quantities."""
 
 import matplotlib

@@ -1,4 +1,4 @@
-"""IC-recall: generators, memories, patterns, model and bad input (spec icrecall.md)."""
+"""IC-recall: generators, memories, patterns, model and bad input (docs/icrecall.md)."""
 
 import dataclasses
 import math
@@ -37,7 +37,7 @@ def world(S=30, R=3, D=4, d=64, rho=RHO, seed=0):
 
 @given(S=st.integers(2, 30), R=st.integers(1, 4), d=st.integers(2, 12), seed=seeds, rows=st.integers(1, 40))
 def test_direct_recall_in_blocks_equals_one_pass(S, R, d, seed, rows):
-    """Issue 17.4: the blocked accuracy (memory bound at full scale) equals the one-pass accuracy,
+    """The blocked accuracy (memory bound at full scale) equals the one-pass accuracy,
     also below the guarantee dimension where some facts are lost."""
     w = make_world(S, R, 4, d, RHO, np.random.default_rng(seed))
     mlp = triplet_mlp(w)

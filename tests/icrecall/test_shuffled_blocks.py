@@ -1,4 +1,4 @@
-"""The blocked scoring of direct_recall's shuffled-table control (issue 17.4) gives the accuracy of
+"""The blocked scoring of direct_recall's shuffled-table control gives the accuracy of
 the one-shot formula it replaced, whatever the block size."""
 
 import numpy as np

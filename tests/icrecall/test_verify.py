@@ -132,7 +132,7 @@ def test_max_off_diagonal_inner_is_blocked_and_equals_the_full_gram(max_elements
 
 @pytest.mark.parametrize("rows", [1, 13, 10_000])
 def test_pattern_accuracy_in_blocks_equals_one_block(rows):
-    """Issue 17.4: the hand-set pattern accuracy, computed in blocks of prompts (memory bound at full
+    """The hand-set pattern accuracy, computed in blocks of prompts (memory bound at full
     scale), counts the same correct prompts as one block, on a world where some prompts fail."""
     w = make_world(40, 3, 5, 24, RHO, np.random.default_rng(2))
     mlp = triplet_mlp(w)

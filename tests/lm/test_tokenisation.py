@@ -1,4 +1,4 @@
-"""Answer tokens for every tokenizer family (issue 16 item 3): a SentencePiece-style tokenizer
+"""Answer tokens for every tokenizer family: a SentencePiece-style tokenizer
 (Llama-2 layout: prepend "▁", spaces to "▁", no pre-tokenizer) and a byte-level BPE, both
 trained locally with the ``tokenizers`` library; the facts file shipped with the package."""
 

@@ -1,4 +1,4 @@
-"""Capacity atlas (issue 19): the chapters family, the routed memory layer of Mixture of Chapters
+"""Capacity atlas (docs/atlas.md): the chapters family, the routed memory layer of Mixture of Chapters
 trained alone on a fact lookup (task, training and search in :mod:`verify.atlas.chapters_bank_setup`).
 
 The chapters area's toy transformer is too expensive for a smallest-storing-size search at quick
@@ -49,7 +49,7 @@ CLAIM_ID = "atlas.chapters_bank.smallest_bank"
 
 @claim(
     CLAIM_ID,
-    source=f"capacity atlas (issue 19) over the routed memory layer of {paper('chapters')}",
+    source=f"capacity atlas (docs/atlas.md) over the routed memory layer of {paper('chapters')}",
     provenance="derived",
     statement=(
         "the routed memory layer of Mixture of Chapters alone (d = 16, T = 4 slots per chapter, "
@@ -95,7 +95,7 @@ def check_chapters_within_constant(p, ctx):
 
 claim(
     "atlas.chapters_bank.within_constant",
-    source=f"capacity atlas (issue 19) over {CLAIM_ID}",
+    source=f"capacity atlas (docs/atlas.md) over {CLAIM_ID}",
     provenance="derived",
     statement=(
         "the smallest storing routed memory layer (all trained parameters: bank, router, attention) "

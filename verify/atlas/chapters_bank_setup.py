@@ -1,4 +1,4 @@
-"""Set-up of the chapters bank family of the capacity atlas (issue 19): the routed memory layer of
+"""Set-up of the chapters bank family of the capacity atlas (docs/atlas.md): the routed memory layer of
 Mixture of Chapters (``constructions.chapters.layer.MemoryLayer``: router, selected-chapter
 gather, memory attention) trained alone on a fact lookup, and the smallest-storing-bank search.
 Shared by the two claims of :mod:`verify.atlas.chapters_bank`; registers no claim.
@@ -99,10 +99,14 @@ def train_accuracy(n_facts: int, n_chapters: int, p: dict, seed: int, draw: int,
     pass that step s + 1 trains on (the same weights), so stopping costs no extra pass."""
     import torch
 
+    from constructions.chapters.flat_adam import FlatAdam
+
     keys, values, targets = task(n_facts, p, seed, draw)
     layer, bank = build(n_chapters, p, seed, draw, n_facts)
     x = keys[:, None, :]
-    opt = torch.optim.Adam([*layer.parameters(), bank], lr=p["lr"])
+    # torch.optim.Adam's numbers (defaults: betas (0.9, 0.999), eps 1e-8, no decay) over one flat
+    # buffer: every parameter gets a gradient at every step here
+    opt = FlatAdam([{"params": [*layer.parameters(), bank], "lr": p["lr"]}])
     for step in range(steps + 1):
         with torch.set_grad_enabled(step < steps):
             read, _ = layer(x, x, bank)

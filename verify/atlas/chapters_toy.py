@@ -1,5 +1,5 @@
-"""Capacity atlas (issue 19): the chapters_toy family, the Mixture-of-Chapters TOY TRANSFORMER of
-spec §5.6 searched for its smallest storing bank (task, training, search and parameter count in
+"""Capacity atlas (docs/atlas.md): the chapters_toy family, the Mixture-of-Chapters TOY TRANSFORMER
+(docs/chapters.md) searched for its smallest storing bank (task, training, search and parameter count in
 :mod:`verify.atlas.chapters_toy_setup`).
 
 ``atlas.chapters_toy.smallest_bank`` measures, at each F and per draw, the smallest number of
@@ -52,10 +52,10 @@ from verify.claims import Control, claim
 
 @claim(
     CLAIM_ID,
-    source=f"capacity atlas (issue 19) over the toy transformer of {paper('chapters')} (spec 5.6)",
+    source=f"capacity atlas (docs/atlas.md) over the toy transformer of {paper('chapters')}",
     provenance="derived",
     statement=(
-        "the Mixture-of-Chapters toy transformer (spec 5.6: 2 layers, d = 64, memory layer at index 1, "
+        "the Mixture-of-Chapters toy transformer (2 layers, d = 64, memory layer at index 1, "
         "1 shared + top-4 routed chapters of T = 4 slots; F random facts [BOS, KEY, SEP] -> one of "
         "n_V = 16 values), trained by the toy's recipe (AdamW, batch 64, warm-up then cosine) and "
         "stopped at the first evaluation with accuracy 1.0 on all F facts, stores within the step "
@@ -117,7 +117,7 @@ def check_toy_within_constant(p, ctx):
 
 claim(
     "atlas.chapters_toy.within_constant",
-    source=f"capacity atlas (issue 19) over {CLAIM_ID}",
+    source=f"capacity atlas (docs/atlas.md) over {CLAIM_ID}",
     provenance="derived",
     statement=(
         "the smallest storing MoC toy transformer (every trained parameter: backbone, embedding, memory "

@@ -1,5 +1,5 @@
-"""Set-up of the chapters_toy family of the capacity atlas (issue 19): the Mixture-of-Chapters TOY
-TRANSFORMER of spec §5.6 (``constructions.chapters.train``: 2 layers, d = 64, a memory layer at
+"""Set-up of the chapters_toy family of the capacity atlas (docs/atlas.md): the Mixture-of-Chapters TOY
+TRANSFORMER (``constructions.chapters.train``: 2 layers, d = 64, a memory layer at
 index 1, 1 shared + top-4 routed chapters, s = 2.5) trained by the toy's own recipe on F random
 facts, and the smallest-storing-bank search. Shared by the claims of
 :mod:`verify.atlas.chapters_toy`; registers no claim.
@@ -79,8 +79,8 @@ def chapters_grid(n_facts: int, grid, floor: int) -> list[int]:
 
 
 def config(n_facts: int, n_chapters: int, p: dict) -> dict:
-    """The toy configuration (spec §5.6) with the vocabulary of F keys and n_V values and a bank of
-    C chapters of T slots (1 shared, top-4 as the toy)."""
+    """The toy configuration (theory.chapters.flops.TOY_CONFIG) with the vocabulary of F keys and n_V values
+    and a bank of C chapters of T slots (1 shared, top-4 as the toy)."""
     from constructions.chapters.train import toy_configs
 
     cfg, _ = toy_configs(n_facts, p["n_values"], 0)
@@ -205,7 +205,7 @@ FAMILY_FIELDS = dict(
     bound_tag="derived",
     searched=True,
     note="smallest number of chapters (T = 4 slots, 1 shared + top-4, from the floor of 5) at which the "
-    "MoC toy transformer (spec 5.6: 2 layers, d = 64), trained by its own recipe, stores all F facts; "
+    "MoC toy transformer (2 layers, d = 64), trained by its own recipe, stores all F facts; "
     "P = every trained parameter (backbone, embedding, memory attention, router, bank)",
     optional=True,
 )

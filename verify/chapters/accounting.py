@@ -1,4 +1,4 @@
-"""Claims of Mixture of Chapters (2603.21096), spec/chapters.md §7: FLOP and parameter accounting.
+"""Claims of Mixture of Chapters (2603.21096), docs/chapters.md: FLOP and parameter accounting.
 The router arithmetic is in :mod:`verify.chapters.router_arith`, the toy training claims in
 :mod:`verify.chapters.toy`, the bench row in :mod:`verify.chapters.bench`.
 """
@@ -39,7 +39,7 @@ PAPER_SUBTOTALS = {
     },
 }
 INDEPENDENCE_FLOPS = (
-    "one side sums this toolkit's per-item sympy formulas (spec §6 rules) at the "
+    "one side sums this toolkit's per-item sympy formulas (the appendix table's rules) at the "
     "paper's configuration; the other is the numbers printed in the paper's "
     "appendix FLOP table, computed by the authors: an error in any formula or "
     "configuration value changes one side only"
@@ -110,7 +110,7 @@ def check_flops_memory(params, ctx):
     moc = 12 * std + 4 * (std + extra) + head
     rows = _subtotal_rows(table, "memory_layer_extra")
     passed = moc == PAPER["moc"] and all(r["equal"] for r in rows)
-    # Criterion changed at issue 15 item 7 (the old one compared a list's sum with the same list
+    # Criterion changed (the old one compared a list's sum with the same list
     # summed through sympy, a computation compared with itself); its result is kept here.
     old = extra == flops_memory_layer_extra(cfg) and moc == PAPER["moc"]
     return Outcome(
@@ -271,7 +271,7 @@ def _torch_memory_flops(cfg, n_sel):
     source=f"{SOURCE}, Table 5 (re-derived)",
     provenance="paper",
     statement="the torch model instantiated on the meta device at the paper's configuration has "
-    "exactly the parameter counts of spec §5.5 (backbone 147,874,560; 24-layer "
+    "exactly the parameter counts of Table 5 (backbone 147,874,560; 24-layer "
     "dense 202,937,088; bank 201,375,744; memory layers 22,042,628; "
     "MoC 371,292,932), as does the analytic count",
     quick={"config": "paper"},

@@ -1,4 +1,4 @@
-"""The routing-leak experiment of Mixture of Chapters (2603.21096), spec §5.7 [derived]: per-sequence
+"""The routing-leak experiment of Mixture of Chapters (2603.21096) [derived], docs/chapters.md: per-sequence
 routing pools every position, so under teacher-forced causal language modelling the chapter choice
 can carry later tokens to earlier positions. On the copy task [BOS, x_1..x_n, x_1..x_n] the first
 half x_2..x_n is unpredictable to any causal model (loss floor ln v); a model that beats the floor
@@ -21,9 +21,9 @@ from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
 
 SOURCE = paper("chapters")
-#: Quick scale: the spec's task (v = 16, n = 6, 300 steps) at batch 32 and one seed, chosen on a
+#: Quick scale: the task of docs/chapters.md (v = 16, n = 6, 300 steps) at batch 32 and one seed, chosen on a
 #: pilot seed that is not judged (seed 100: 2.404 nats at step 300, prefix-only 3.142): one run
-#: costs about 13 CPU-seconds, and each control is another run. Full scale: the spec's batch 64,
+#: costs about 13 CPU-seconds, and each control is another run. Full scale: its batch 64,
 #: 3 seeds, and every variant (the prefix-routed one costs about 3.5x a sequence-routed run).
 LEAK = {
     "n_symbols": 16,
@@ -52,7 +52,7 @@ LEAK_FULL = dict(LEAK, batch=64, seeds=3, variants=["prefix", "first", "none", "
 #: as the paper's weighted routing at this scale (mean 2.368 vs 2.394); every leaking model is
 #: worse than chance when evaluated prefix-only; the causal prefix router stays at the floor.
 RUN_KEYS = ("n_symbols", "half", "steps", "batch", "eval_size", "eval_every")
-MARGIN = 0.30  # (a) must beat the causal floor ln v by this much (spec §5.7)
+MARGIN = 0.30  # (a) must beat the causal floor ln v by this much [derived]
 CAUSAL_SLACK = 0.01  # causal variants may sit this far below ln v (evaluation noise)
 
 
@@ -148,7 +148,7 @@ def _variant_of(p) -> str:
 
 @claim(
     "chapters.leak.router_leak",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     provenance="derived",
     statement="on the copy task (v = 16, n = 6; causal floor ln v = 2.7726 nats on x_2..x_n), a "
     "model trained with the paper's all-position routing reaches a mean first-half "
@@ -209,7 +209,7 @@ def check_router_leak(p, ctx):
 
 @claim(
     "chapters.leak.inference",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     provenance="derived",
     statement="the model trained with all-position routing (the router_leak run), evaluated "
     "prefix-only as at inference (position t sees tokens 0..t only), has first-half "
@@ -256,7 +256,7 @@ SELECTION_FULL = {**_RUN_FULL, "seeds": LEAK_FULL["seeds"], "variant": "selectio
 
 @claim(
     "chapters.leak.selection_only",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     provenance="derived",
     statement="on the copy task (v = 16, n = 6; causal floor ln v = 2.7726 nats), a model trained "
     "with all-position routing and constant chapter weights (the selection kept, no LM "
@@ -315,7 +315,7 @@ CAUSAL_FULL = {**_RUN_FULL, "stop": LEAK_FULL["steps"], "seeds": LEAK_FULL["seed
 
 @claim(
     "chapters.leak.causal_prefix",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     provenance="derived",
     statement="on the copy task (v = 16, n = 6), a model trained with per-position causal routing "
     "(position t routed from the running mean of positions 0..t) keeps its first-half loss "

@@ -1,4 +1,4 @@
-"""Claims on the memory layer's construction (Mixture of Chapters, 2603.21096, spec §5.1-5.2, §5.7):
+"""Claims on the memory layer's construction (Mixture of Chapters, 2603.21096, docs/chapters.md):
 zero-initialised W_O makes a fresh memory layer the identity; the chapter weighting is the router's
 only gradient path; per-sequence routing lets the last token influence earlier positions.
 """
@@ -63,7 +63,7 @@ WO_ZERO = Control(
 
 @claim(
     "chapters.memory.zero_init_identity",
-    source=f"{SOURCE}, §3; authors' config wo_init_zero",
+    source=f"{SOURCE}, docs/chapters.md#setting; authors' config wo_init_zero",
     provenance="reference",
     statement="with W_O = 0 the toy MoC model's logits equal those of the same backbone with the "
     "memory layers removed: max abs diff <= 1e-6 (float32)",
@@ -169,7 +169,7 @@ def _last_token_effect(params, ctx, routing, wo_init="normal"):
 
 @claim(
     "chapters.leak.causality",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     provenance="derived",
     statement="with W_O ~ N(0, 0.02^2), changing only the last input token changes earlier "
     "positions' logits by > 1e-4 under per-sequence (all-position) routing and by "

@@ -1,4 +1,4 @@
-"""Claims of Mixture of Chapters (2603.21096), spec/chapters.md §7: router arithmetic (the
+"""Claims of Mixture of Chapters (2603.21096), docs/chapters.md: router arithmetic (the
 mixing weights, the auxiliary losses at uniform routing and zero logits), the capacity of the
 routing selection and the paper's Table 2 deltas. Registered right after
 :mod:`verify.chapters.accounting` (see ``verify/chapters/__init__.py``).
@@ -166,7 +166,7 @@ def check_table2(params, ctx):
 
 @claim(
     "chapters.leak.capacity",
-    source=f"{SOURCE}; this project's analysis (spec §5.7)",
+    source=f"{SOURCE}; this project's analysis of the routing leak (docs/chapters.md)",
     bounds=("chapters.leak_capacity_bits",),
     provenance="derived",
     statement="one router's top-k selection can carry at most log2 C(4096, 64) = 471.29 +- 0.01 "

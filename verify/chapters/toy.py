@@ -1,4 +1,4 @@
-"""Toy synthetic experiments of Mixture of Chapters (2603.21096), spec §5.6 [derived]: fact storage
+"""Toy synthetic experiments of Mixture of Chapters (2603.21096) [derived], docs/chapters.md: fact storage
 against the iso-FLOP dense model, retention after a phase-2 task and frozen-bank parity (router
 utilisation and the top-k sweep are in ``verify/chapters/toy_routing.py``).
 
@@ -34,10 +34,10 @@ record(
         "gave 0.643). MoC starts phase 2 at 0.99-1.00 phase-1 accuracy and learns the new "
         "facts to 0.91-0.93; the dense model starts at 0.52 and reaches 0.48-0.49. With a "
         "75-step phase 2: 0.383 vs 0.307. Full scale (1024 facts, 300/150 steps, 3 seeds) was "
-        "not run here: issue 15 reports that it passes on a GPU (3 seeds, step 250, drop 0.099), "
+        "not run here: a GPU run reported earlier passes it (3 seeds, step 250, drop 0.099), "
         "so this entry holds at quick scale only and the full scale is judged normally.",
-        tried="the spec's recipe (AdamW, lr 3e-3 backbone / 6e-3 memory, fresh optimiser in phase 2, "
-        "bank at 1/10 lr); phase 2 of 75 and 100 steps; the spec's own pilot (1024 facts, 600/320 "
+        tried="the recipe of docs/chapters.md (AdamW, lr 3e-3 backbone / 6e-3 memory, fresh optimiser in "
+        "phase 2, bank at 1/10 lr); phase 2 of 75 and 100 steps; the recipe's own pilot (1024 facts, 600/320 "
         "steps) also failed: MoC 0.74 vs dense 0.57.",
         reason="suspected: at toy scale phase 2 is learnt through the same backbone and memory-layer "
         "weights that hold phase 1 (only the bank's lr is reduced), and MoC learns the new "
@@ -57,8 +57,8 @@ record(
     statement="on synthetic facts, the MoC toy's mean value accuracy over the seeds at the "
     "comparison step is >= the iso-FLOP dense model's (rule depth) - 0.02, a "
     "speed-of-storage comparison with the same optimiser for both. Quick scale is "
-    "weaker than the spec: 512 facts, step 100 of 150, 2 seeds (the dense model is "
-    "near 0.28 there); full scale is the spec's 1024 facts, step 250 of 300, 3 seeds",
+    "weaker than the setting of docs/chapters.md: 512 facts, step 100 of 150, 2 seeds (the dense "
+    "model is near 0.28 there); full scale is its 1024 facts, step 250 of 300, 3 seeds",
     quick=BASE,
     full=FULL,
     needs=("torch",),
@@ -99,7 +99,7 @@ def check_fact_storage(p, ctx):
             "curves_dense": [h["acc"][0] for h in runs["dense"]],
             "final_moc": [h["acc"][0][-1] for h in runs["moc"]],
             "final_dense": [h["acc"][0][-1] for h in runs["dense"]],
-            "note": "both models use the spec's optimiser (backbone lr 3e-3); the "
+            "note": "both models use the recipe's optimiser (backbone lr 3e-3); the "
             "21-layer dense model trains slowly at that lr, so this "
             "compares the recipe, not tuned models; the tuned "
             "comparison is chapters.toy.fact_storage_tuned",
@@ -167,7 +167,7 @@ def check_retention(p, ctx):
     provenance="derived",
     statement="freezing the bank in phase 2 costs nothing against updating it at 1/10 lr: in every "
     "seed the phase-2 accuracy differs by <= 0.01 or the phase-2 loss by <= 0.01 nats. "
-    "Quick scale is weaker than the spec's 150-300 phase-2 steps: 100 steps on 512 "
+    "Quick scale is weaker than the 150-300 phase-2 steps of docs/chapters.md: 100 steps on 512 "
     "facts, 2 seeds (at 75 steps it failed on seed 1: gap 0.021, 0.018 nats)",
     quick=BASE,
     full=FULL,

@@ -65,9 +65,11 @@ def _usage_rows(p, ctx, lb_coef, steps):
     rows = []
     for i, s in enumerate(ctx.seeds(p["usage_seeds"])):
         # The first `seeds` seeds reuse the full phase-1 runs; the others train the first epoch
-        # only (same schedule, so the first epoch is the same as in a full run).
+        # only (same schedule, so the first epoch is the same as in a full run). Usage reads the
+        # routing frequencies alone, so a run no other claim shares is not evaluated.
         run_steps = steps if i < p["seeds"] else window
-        hist = phase1(p, ctx, s, "moc", steps=run_steps, lb_coef=lb_coef)[0]
+        shared = run_steps == p["steps1"] and lb_coef == 0.01  # the recipe run of the toy claims
+        hist = phase1(p, ctx, s, "moc", steps=run_steps, lb_coef=lb_coef, evaluate=shared)[0]
         ends = list(range(window, len(hist["f"]) + 1, window))
         rows.append(
             {
@@ -193,8 +195,8 @@ def check_topk(p, ctx):
             hist = (
                 phase1(base, ctx, seed, "moc")[0]
                 if shared
-                else phase1(base, ctx, seed, "moc", top_k=k, steps=hi)[0]
-            )
+                else phase1(base, ctx, seed, "moc", top_k=k, steps=hi, evaluate=False)[0]
+            )  # the sweep reads the training loss only: its own runs are not evaluated
             losses[k] = float(np.mean(hist["loss"][lo:hi]))
         sweep = [losses[k] for k in p["top_ks"]]
         if p.get("control") == "k_reversed":

@@ -77,8 +77,13 @@ def _configs(p, top_k=4):
     return toy_configs(p["n_facts"], p["n_values"], p["n_phase2"], top_k=top_k)
 
 
-def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01):
-    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict)."""
+def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01, evaluate=True):
+    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict).
+
+    ``evaluate=False``: no accuracy on A is measured (the history's ``acc`` and ``eval_loss`` stay
+    empty, ``eval_steps`` is []), for the runs whose readers use only the training loss and the
+    routing frequencies (top-k sweep, router usage); training is the same, since evaluation draws
+    nothing and changes no weight."""
     steps = p["steps1"] if steps is None else steps
 
     def compute():
@@ -95,27 +100,38 @@ def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01):
             lr=p["lr"],
             lr_memory=p["lr_memory"],
             lb_coef=lb_coef,
-            eval_sets=[a],
+            eval_sets=[a] if evaluate else [],
             eval_every=p["eval_every"],
             schedule_steps=p["steps1"],
             device=ctx.device,
         )
         return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    return ctx.shared(("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef), compute)
+    key = ("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef) + (() if evaluate else ("no_eval",))
+    return ctx.shared(key, compute)
 
 
 def phase2(p, ctx, seed, kind, bank="slow"):
     """Phase 2 on the disjoint fact set B from the phase-1 weights, fresh optimiser; the bank at
-    bank_lr_factor * lr ("slow") or frozen ("frozen"). Evaluates A and B."""
+    bank_lr_factor * lr ("slow") or frozen ("frozen"). Evaluates A and B every ``eval_every``
+    steps ("slow", whose curves chapters.toy.retention reports) or at the start and the end only
+    ("frozen": chapters.toy.frozen_bank_parity reads nothing else).
+
+    The start is not evaluated again: A's accuracy and loss there are phase 1's last evaluation
+    (the same weights), and B's is measured once on the phase-1 weights and shared by both arms."""
 
     def compute():
-        from constructions.chapters.train import build, make_mixed_batches, train
+        from constructions.chapters.train import build, evaluate, make_mixed_batches, train
 
         moc, dense = _configs(p)
         model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-        model.load_state_dict(phase1(p, ctx, seed, kind)[1])
+        first, weights = phase1(p, ctx, seed, kind)
+        model.load_state_dict(weights)
         a, b = _data(p, seed)
+        start_a = (first["acc"][0][-1], first["eval_loss"][0][-1])
+        start_b = ctx.shared(
+            ("chapters.phase1_end_B", _key(p), seed, kind), lambda: evaluate(model, b, ctx.device)
+        )
         batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), 13))
         lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
         return train(
@@ -126,8 +142,9 @@ def phase2(p, ctx, seed, kind, bank="slow"):
             lr_memory=p["lr_memory"],
             lr_bank=lr_bank,
             eval_sets=[a, b],
-            eval_every=p["eval_every"],
+            eval_every=p["steps2"] if bank == "frozen" else p["eval_every"],
             device=ctx.device,
+            initial_eval=[start_a, start_b],
         )
 
     return ctx.shared(("chapters.phase2", _key(p), seed, kind, bank), compute)

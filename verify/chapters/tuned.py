@@ -55,10 +55,11 @@ def _rates(p, lr):
 def grid_run(p, ctx, seed, kind, lr, stop):
     """Phase-1 history of ``kind`` at backbone rate ``lr`` on the recipe's schedule, stopped at
     step ``stop``; the recipe's own rate reuses the recipe claim's full run (same numbers up to
-    ``stop``: same batches and schedule)."""
+    ``stop``: same batches and schedule). A run of its own is evaluated at steps 0 and ``stop``
+    only, the two steps the tuning and the comparison read (evaluation changes no weight)."""
     if lr == p["lr"] and p["memory_lr_ratio"] * lr == p["lr_memory"]:
         return phase1(p, ctx, seed, kind)[0]
-    return phase1(_rates(p, lr), ctx, seed, kind, steps=stop)[0]
+    return phase1(dict(_rates(p, lr), eval_every=int(stop)), ctx, seed, kind, steps=stop)[0]
 
 
 def _row(p, lr, acc, loss):

@@ -3,7 +3,7 @@
 The decodability row times :func:`theory.fact_mlp.rho.decodability` (exact NNLS-LDP
 with column generation and a primal-dual certificate) against a batched ADMM on the same
 max-min problem run for a fixed 300 iterations, the way the public reference code computes it
-(spec §5.1; the baseline is written here, inside the benchmark only, and is not a library
+(the baseline is written here, inside the benchmark only, and is not a library
 function). Both solve, for every value i, the minimum-norm point of conv{w_ij : j != i}.
 """
 
@@ -166,7 +166,7 @@ def bench_fact_mlp_build(
     (VmHWM, inputs included), parameters, parameters per fact against the joint construction's
     (formula :func:`theory.fact_mlp.bounds.construction_params_unique` at m_c = d), bits per parameter
     F log2 n_V / P, accuracy and minimum margin. CPU only (numpy); the 10^6 row is marked slow.
-    Targets (issue 17): F = 10^5 under 2 min, 10^6 under 15 min, peak under 8 GB."""
+    Targets: F = 10^5 under 2 min, 10^6 under 15 min, peak under 8 GB."""
     import json as _json
     import subprocess
     import sys
@@ -225,7 +225,7 @@ print(json.dumps({"wall_s": w1 - w0, "user_s": r1.ru_utime - r0.ru_utime, "sys_s
 def bench_decodability_scale(
     device: str = "cpu", sizes=((100_000, 64), (10_000, 1024)), workers: int = 2
 ) -> dict:
-    """Issue 17.4: exact decodability (certificate in float64) at the full-scale sizes, each in a
+    """Exact decodability (certificate in float64) at the full-scale sizes, each in a
     fresh process (spherical values, seed 0): wall, user and system seconds, peak resident memory
     (VmHWM, inputs included), rho and the certificate gap, with the machine's load average and the
     BLAS threads it ran with. Targets: n_V = 10^5, d = 64 under 120 s; 10^4, d = 1024 under 60 s

@@ -19,10 +19,16 @@ def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):
     from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.rho import decodability
 
-    def compute():
+    def draw():
         rng = ctx.rng(11, n_facts, n_values, d, salt)
         facts = fact_set(n_facts, n_values, d, rng)
-        res = decodability(facts.values)
+        return facts, decodability(facts.values), rng.bit_generator.state
+
+    def compute():
+        # the fact set and its decodability do not depend on m_c or H: one draw per run
+        facts, res, state = ctx.shared(("fact_mlp.encoder.facts", n_facts, n_values, d, salt, ctx.seed), draw)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state  # the stream where the fact set left it
         mlps = encoder_decoder_family(facts, list(code_dims), rng, n_gates, res)
         return facts, res, mlps
 

@@ -1,5 +1,5 @@
 """Claims of the fact_mlp area, part 2b: the construction against the baselines and gradient
-descent, each at its smallest storing size (spec §5.3-§5.5, B5; issue 14 items 1-4).
+descent, each at its smallest storing size (B5, docs/fact_mlp.md#experimental-settings).
 
 Every family is searched on a grid of sizes with the same ratio between steps (2^(1/4)), with
 several independent draws; a size "stores" when accuracy is 1 with a positive margin. A family
@@ -66,7 +66,7 @@ def ratio_draw(facts, res, seed, draw, baseline):
     "fact_mlp.capacity.beats_baseline",
     source=SRC + ", B5 (abstract: 10-104x, setting unknown)",
     provenance="derived",
-    statement="at F/d^2 = 1/8 (quick d=64, F=512; full d=128, F=2048 as in the spec), n_V=256, "
+    statement="at F/d^2 = 1/8 (quick d=64, F=512; full d=128, F=2048 as in docs/fact_mlp.md), n_V=256, "
     "the NTK baseline needs at least twice the construction's parameters: on every "
     "one of 5 draws both store at some size of their 2^(1/4)-ratio grids and the "
     "lower end of the grid-resolution interval of P_ntk / P_std is >= 2 (a baseline "
@@ -85,10 +85,10 @@ def ratio_draw(facts, res, seed, draw, baseline):
     bounds=("fact_mlp.baseline_ratio",),
 )
 def check_beats_baseline(p, ctx):
-    """Changed (issue 14 items 2-3): one draw on a doubling NTK grid against a 1.33x grid, with a
+    """Changed: one draw on a doubling NTK grid against a 1.33x grid, with a
     fallback 'implied lower bound >= 2' that could not fail (it was always >= 16), is replaced by
     matching grids, 5 draws and no fallback. Quick scale moved to d=64, F=512 (same F/d^2 as the
-    spec's d=128, F=2048, now the full scale) to afford 5 draws."""
+    construction setting's d=128, F=2048, now the full scale) to afford 5 draws."""
     from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.rho import decodability
     from verify.measure import bootstrap_interval
@@ -290,7 +290,7 @@ def grid_rows(ctx, p, baseline):
     ],
 )
 def check_capacity_grid(p, ctx):
-    """Changed presentation (issue 14 item 2): a baseline that stores at no grid size was shown
+    """Changed presentation: a baseline that stores at no grid size was shown
     as 'ratio > x'; it is now 'does not store up to width W'. The criterion is unchanged."""
     baseline = "hebbian_whitened" if p.get("control") == "whitened_baseline" else "ntk"
     rows, ok = grid_rows(ctx, p, baseline)
@@ -309,7 +309,7 @@ def check_capacity_grid(p, ctx):
 
 @claim(
     "fact_mlp.capacity.whitened_ties",
-    source=SRC + " (reference: whitened readout); issue 14 item 4",
+    source=SRC + " (reference: whitened readout)",
     provenance="derived",
     statement="on the capacity grid the whitened Hebbian readout (a baseline) stores every fact "
     "set with at most twice the construction's parameters, P_whitened / P_std <= 2 "
@@ -326,7 +326,7 @@ def check_capacity_grid(p, ctx):
     ],
 )
 def check_whitened_ties(p, ctx):
-    """The threshold 2 was set from the range reported in issue 14 (0.75-1.6 at seed 0)."""
+    """The threshold 2 was set from the range measured earlier (0.75-1.6 at seed 0)."""
     name = "ntk" if p.get("control") == "ntk_baseline" else "hebbian_whitened"
     rows, _ = grid_rows(ctx, p, name)
     ratios = [r[f"ratio_{name}"] for r in rows]

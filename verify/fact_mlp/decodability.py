@@ -1,6 +1,6 @@
 """Claims of the fact_mlp area, part 1: information bound and decodability rho.
 
-fact_mlp spec §5.1, §6-§7. Claim ids read fact_mlp.<topic>.<spec name>; the decoder claims (B2) are in
+docs/fact_mlp.md. Claim ids read fact_mlp.<topic>.<name>; the decoder claims (B2) are in
 verify.fact_mlp.decoder.
 """
 
@@ -92,7 +92,7 @@ def active_set_rho(W: np.ndarray, max_active: int) -> float:
 
 @claim(
     "fact_mlp.decodability.rho_solver",
-    source=SRC + ", §5.1",
+    source=SRC + ", decodability (docs/fact_mlp.md)",
     provenance="derived",
     statement="the NNLS rho_i equals the exact active-set enumeration of max_u min_j <u, w_ij> "
     "(every subset of <= d = 3 directions) to 1e-3 for every i, never lies below the "
@@ -137,7 +137,7 @@ def check_rho_solver(p, ctx):
 
 @claim(
     "fact_mlp.decodability.rho_range",
-    source=SRC + ", §5.1",
+    source=SRC + ", decodability (docs/fact_mlp.md)",
     provenance="derived",
     statement="for spherical values 0 < rho <= 1 and rho >= sqrt((1 - mu)/2) (reference d=32, "
     "n_V=256: 0.551 >= 0.436); certificate gap < 1e-6",
@@ -241,7 +241,7 @@ def check_rho_interior(p, ctx):
 
 @claim(
     "fact_mlp.decodability.rho_invariance",
-    source=SRC + ", §5.1",
+    source=SRC + ", decodability (docs/fact_mlp.md)",
     provenance="derived",
     statement="rho_i is invariant under V -> cV and V -> VQ (Q orthogonal): max abs diff < 1e-8",
     quick={"n_values": 64, "d": 16, "scale": 3.7},
@@ -275,7 +275,7 @@ def check_rho_invariance(p, ctx):
 
 @claim(
     "fact_mlp.decodability.rho_anisotropy",
-    source=SRC + ", §5.1 (geometry penalty)",
+    source=SRC + ", decodability (geometry penalty)",
     provenance="reference",
     statement="spiking lowers rho: rho(beta=3) < rho(1.5) < rho(0) at d=32, n_V=256 "
     "(reference 0.432 < 0.513 < 0.551), on each of 3 value draws",

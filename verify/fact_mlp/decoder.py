@@ -1,8 +1,8 @@
 """Claims of the fact_mlp area, part 1b: the random-projection decoder and its bound B2.
 
-fact_mlp spec §5.2 (decoder), §6 B2 (theory.fact_mlp.bounds.jl_code_dim, with the proof of its
-constant in theory.fact_mlp.bounds.pair_failure_bound), §7 jl_decoder, jl_too_small, mc_log_scaling,
-geometry_penalty, and the 1/rho^2 dependence at fixed n_V (issue 14 item 7).
+docs/fact_mlp.md: the decoder, B2 (theory.fact_mlp.bounds.jl_code_dim, with the proof of its
+constant in theory.fact_mlp.bounds.pair_failure_bound), the experiments jl_decoder, jl_too_small,
+mc_log_scaling, geometry_penalty, and the 1/rho^2 dependence at fixed n_V.
 """
 
 from __future__ import annotations
@@ -379,8 +379,8 @@ record(
         "draws of Rp): seed 0: 40, 32, 32 (rho 0.670, 0.667, 0.650); seed 1: 40, 32, 40 "
         "(holds); seed 2: 40, 40, 32 (fails); the verdict flips with the seed, so it is "
         "judged on every seed of three",
-        tried="the spec's setting (d=256, n_V=256, beta in {0, 3}); binary search over the m_c grid "
-        "2..256 with 10 draws per m_c and the 9/10 criterion; exact rho with certificate",
+        tried="the setting of docs/fact_mlp.md (d=256, n_V=256, beta in {0, 3}); binary search over "
+        "the m_c grid 2..256 with 10 draws per m_c and the 9/10 criterion; exact rho with certificate",
         reason="at d=256 one spike of strength 3 lowers rho by only 3 % (0.670 -> 0.650), far less "
         "than at d=32 (0.551 -> 0.431, rho_anisotropy); that change is below the resolution "
         "of m_c* estimated from 10 draws, which moves by a grid step between draws, so the "

@@ -1,6 +1,6 @@
 """Claims of the fact_mlp area, part 5: editing facts in the one-layer Transformer.
 
-Spec fact_mlp.md §7 mlp_swap_edit and edit_score. Methods and metrics are in
+The editing experiments of docs/fact_mlp.md#experimental-settings. Methods and metrics are in
 :mod:`constructions.fact_mlp.edit`; the trained models are shared with
 :mod:`verify.fact_mlp.transformer` (the encoder-decoder model of the MLP-first schedule and the
 attention-first model holding a GD-trained MLP).
@@ -198,17 +198,17 @@ def check_swap(p, ctx):
     "GD-trained MLP (width 16; the encoder-decoder has width H m_c = 576), the swap's "
     "Score is >= 0.9 at every k; at the largest k it beats fine-tuning the MLP on "
     "both and the sequential rank-one edit on the GD MLP; on the constructed MLP the "
-    "rank-one edit stays within 0.05 of the swap at every k (spec §7: a rank-one "
+    "rank-one edit stays within 0.05 of the swap at every k (our expectation: a rank-one "
     "output edit keeps the other facts on the constructed MLP)",
     quick=EDIT,
     full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]),
     controls=[STALE],
 )
 def check_by_k(p, ctx):
-    """Criterion restored over every k (issue 14 item 6): it had been narrowed to k <= F/4 after
+    """Criterion restored over every k: it had been narrowed to k <= F/4 after
     the full scale failed at k = F/2; the narrowed check's result is kept in the details.
     Known: at full scale (d=128, F=256) the restored criterion fails at k = F/2 (rank-one Score
-    0.924 vs swap 0.997, reported in issue 14, not re-run here): the ledger holds that failure at
+    0.924 vs swap 0.997, measured earlier, not re-run here): the ledger holds that failure at
     full scale only, so the quick scale is still judged."""
     rows = edit_table(ctx, p, sorted(set(p["ks"]) | {p["n_edits"]}))
     rows = [r for r in rows if r["k"] in p["ks"]]
@@ -275,9 +275,9 @@ record(
         "before it was restored): at k = F/2 = 128 the rank-one edit's Score on the constructed MLP is "
         "0.924 against the swap's 0.997, outside the 0.05 band; quick scale (F=64, k <= 32) passes",
         tried="the criterion had been narrowed to k <= F/4 after that failure; it is restored over every k "
-        "(issue 14 item 6) and the full-scale failure is recorded here",
+        "and the full-scale failure is recorded here",
         reason="a rank-one output edit per fact accumulates interference on the shared decoder once a large "
-        "share of the facts is edited; the spec's 'keeps the other facts' holds only for few edits",
+        "share of the facts is edited; our expected 'keeps the other facts' holds only for few edits",
         scales=("full",),
     )
 )

@@ -1,10 +1,9 @@
-"""Claims of the fact_mlp area, part 5b: editing at equal width and equal information (issue 14
-item 5).
+"""Claims of the fact_mlp area, part 5b: editing at equal width and equal information.
 
 Two MLPs of the SAME hidden width in the one-layer recall Transformer of transformer.recall
 (d=64, F=64): the [derived] encoder-decoder (H = 12 gates x m_c = 48, width H m_c = 576,
-MLP-first schedule) and a gated MLP trained by gradient descent with 576 hidden units (§5.4
-protocol, inserted into the attention-first model). Six edit methods (attention never changes):
+MLP-first schedule) and a gated MLP trained by gradient descent with 576 hidden units (the
+baseline protocol, inserted into the attention-first model). Six edit methods (attention never changes):
 
 * ``swap``: rebuild the encoder-decoder for the full edited map (construction only: a GD "swap"
   is a retraining, which ``finetune_full`` covers from the current weights);
@@ -220,7 +219,7 @@ UNEDITED = Control(
     source=SRC + " (abstract: modular editing); " + ROME,
     provenance="derived",
     statement="at EQUAL hidden width 576 (the encoder-decoder's H m_c = 12 x 48 against a GD "
-    "gated MLP with 576 hidden units, §5.4 protocol) in the recall Transformer (d=64, "
+    "gated MLP with 576 hidden units, baseline protocol) in the recall Transformer (d=64, "
     "F=64), the covariance-aware edits, ROME (rank-one with C^-1 k*) and MEMIT "
     "(batched least squares, the unedited keys' covariance as regulariser), reach mean "
     "efficacy >= 0.95 and mean retention (specificity) >= 0.95 over 3 draws of the "
@@ -257,7 +256,7 @@ def check_equal_width(p, ctx):
 
 @claim(
     "fact_mlp.edit.rank_one_equal_width",
-    source=SRC + "; " + ROME + "; issue 14 item 5",
+    source=SRC + "; " + ROME,
     provenance="derived",
     statement="at equal hidden width 576 (encoder-decoder H m_c = 12 x 48; GD gated MLP with "
     "576 hidden units) the identity-covariance rank-one edit of 32 of 64 facts "

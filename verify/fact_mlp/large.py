@@ -20,14 +20,30 @@ from verify.measure import seeds_verdict
 SRC = paper("fact_mlp")
 
 
-def large_point(n_facts, n_values, d, bucket, seed):
-    """Build the bucketed MLP on a spherical fact set drawn from ``seed``; decode every fact."""
+def large_point(n_facts, n_values, d, bucket, seed, ctx=None):
+    """Build the bucketed MLP on a spherical fact set drawn from ``seed``; decode every fact.
+    With ``ctx`` the fact set and its decodability are computed once per run (the claim and its
+    bucket controls share them)."""
     from constructions.fact_mlp.facts import decode_numpy, fact_set
     from constructions.fact_mlp.large import build_large
+    from theory.fact_mlp.rho import decodability
 
-    facts = fact_set(n_facts, n_values, d, rng_for(seed, 17))
+    def draw():
+        facts = fact_set(n_facts, n_values, d, rng_for(seed, 17))
+        return facts, decodability(facts.values)
+
+    if ctx is None:
+        facts, rho = fact_set(n_facts, n_values, d, rng_for(seed, 17)), None
+    else:
+        facts, rho = ctx.shared(("fact_mlp.large.facts", n_facts, n_values, d, seed), draw)
     mlp = build_large(
-        facts.keys, facts.values, facts.fact_map, seed=seed, bucket=bucket, allow_overfull=bucket > d
+        facts.keys,
+        facts.values,
+        facts.fact_map,
+        seed=seed,
+        bucket=bucket,
+        allow_overfull=bucket > d,
+        decodability=rho,
     )
     acc, margin = decode_numpy(mlp.forward(facts.keys), facts.values, facts.fact_map)
     code_err = float(np.max(np.abs(mlp.code(facts.keys) - mlp.info["value_codes"][facts.fact_map])))
@@ -75,8 +91,11 @@ def joint_params_per_fact(n_facts, n_values, d, seed):
 def check_bucketed_exact(p, ctx):
     d, n_v, rows, passes = p["d"], p["n_values"], [], []
     for s in ctx.seeds(p["seeds"]):
-        mlp, acc, margin, code_err = large_point(p["n_facts"], n_v, d, p["bucket"], s)
-        joint_ppf, joint_std_ppf, joint_acc = joint_params_per_fact(p["joint_facts"], n_v, d, s)
+        mlp, acc, margin, code_err = large_point(p["n_facts"], n_v, d, p["bucket"], s, ctx)
+        joint_ppf, joint_std_ppf, joint_acc = ctx.shared(  # the bucket controls do not change it
+            ("fact_mlp.large.joint", p["joint_facts"], n_v, d, s),
+            lambda s=s: joint_params_per_fact(p["joint_facts"], n_v, d, s),
+        )
         ratio = (mlp.n_params / p["n_facts"]) / joint_ppf
         ok = acc == 1.0 and margin > 0 and code_err < 1e-8 and ratio <= 2.0
         passes.append(ok)

@@ -1,4 +1,4 @@
-"""Full-scale ledger entries of the fact_mlp claims (DESIGN.md: criterion kept, numbers here), from
+"""Full-scale ledger entries of the fact_mlp claims (criterion kept, numbers here: verify/ledger.py), from
 the partial full-scale run of 2026-12-01 on the shared 2-core CPU (results/full/README.md). The
 quick-scale entries stay beside their claims. Registers no claim.
 """

@@ -1,7 +1,7 @@
-"""Claims of the fact_mlp area, part 2c: the minimal-parameter comparison (issue 14 item 1).
+"""Claims of the fact_mlp area, part 2c: the minimal-parameter comparison.
 
 For each family -- the [derived] encoder-decoder construction, a gated MLP trained by gradient
-descent (§5.4), the NTK baseline (§5.3), the Hebbian and whitened Hebbian readouts (§5.5) -- the
+descent, the NTK baseline, the Hebbian and whitened Hebbian readouts -- the
 smallest size storing every fact (accuracy 1 with a positive margin), found by binary search on
 grids with the same ratio between steps (about 2^(1/4)), and its parameter count (standard
 gated-MLP count, biases included for GD), over several draws per (d, F) point.
@@ -28,7 +28,7 @@ def minimal_sizes(F, d, n_values, seed, epochs, device="cpu", families=None) -> 
     """Smallest storing size and its parameter count, per family, on one fact set (n_V values,
     the fact set of verify.fact_mlp.usability_setup.gd_facts at ``seed``): construction
     (H = ceil(F/d), m_c on SMALL_CODE_DIMS), GD gated MLP (with biases, width on
-    verify.fact_mlp.usability.GD_GRID, ``epochs`` of the §5.4 protocol), NTK, Hebbian and
+    verify.fact_mlp.usability.GD_GRID, ``epochs`` of the baseline protocol), NTK, Hebbian and
     whitened Hebbian (width on WIDTHS; whitened up to 1024)."""
     from constructions.fact_mlp.baselines import hebbian_readout, ntk_memory, smallest_size, train_gated_mlp
     from constructions.fact_mlp.encoder import build_encoder_decoder
@@ -155,10 +155,10 @@ def geometric_interval(values, seed: int) -> list | None:
 
 @claim(
     "fact_mlp.capacity.gd_vs_construction",
-    source=SRC + " (abstract: GD asymptotics; issue 14 item 1)",
+    source=SRC + " (abstract: GD asymptotics)",
     provenance="derived",
     statement="at equal (d, F, n_V) (n_V = F where a point does not give it) gradient "
-    "descent (gated MLP with biases, §5.4 protocol, <= 2000 epochs at quick scale) "
+    "descent (gated MLP with biases, baseline protocol, <= 2000 epochs at quick scale) "
     "stores every fact with fewer parameters than the construction: P_construction "
     "/ P_gd > 1 at the smallest storing size of each (grids with ratio about "
     "2^(1/4)), draw j of both on the same fact set (seed + j), at every point and "
@@ -202,7 +202,7 @@ def geometric_interval(values, seed: int) -> list | None:
     ],
 )
 def check_gd_vs_construction(p, ctx):
-    """Changed scope twice (issue 14 item 1): judged at (d, F) = (16, 64) only, then at every
+    """Changed scope twice: judged at (d, F) = (16, 64) only, then at every
     point with one GD draw at quick scale, now at every point and every one of 3 paired draws
     (the GD draws trained as one batched model). The criterion per pair is unchanged; the
     verdicts of both earlier rules are kept in details["previous_criterion"]."""

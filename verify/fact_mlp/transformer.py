@@ -1,6 +1,7 @@
 """Claims of the fact_mlp area, part 4: fact-storing MLPs inside a one-layer Transformer.
 
-Spec fact_mlp.md §4 (the Transformer task), §5.5 (capacity vs usability), §7 transformer_recall.
+The Transformer task, capacity against usability and transformer_recall of
+docs/fact_mlp.md#experimental-settings.
 The model and schedules are in :mod:`constructions.fact_mlp.transformer`; the MLPs are the ones of
 :mod:`constructions.fact_mlp.encoder` and :mod:`constructions.fact_mlp.baselines`. Trained models
 and the zoo of inserted MLPs are shared between claims (and with :mod:`verify.fact_mlp.edit`)
@@ -28,7 +29,7 @@ from verify.fact_mlp.transformer_setup import (
 
 @claim(
     "fact_mlp.transformer.recall",
-    source=SRC + ", spec §7 transformer_recall",
+    source=SRC + ", transformer_recall (docs/fact_mlp.md)",
     provenance="abstract",
     statement="the [derived] encoder-decoder MLP (H=12, m_c=48) inserted in the constrained "
     "1-layer 1-head Transformer (tied frozen embeddings, frozen RMSNorm, identity "

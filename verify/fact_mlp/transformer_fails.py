@@ -77,7 +77,7 @@ def check_foreign(p, ctx):
 
 @claim(
     "fact_mlp.transformer.attention_separability_fails",
-    source=SRC + ", spec §7 transformer_recall (pilot: at d=16 attention cannot separate 64 keys from junk)",
+    source=SRC + ", transformer_recall (pilot: at d=16 attention cannot separate 64 keys from junk)",
     provenance="derived",
     demonstrates_failure=True,
     statement="must fail: at d=16 (F=64, 17 other tokens) no single query direction ranks every "

@@ -10,7 +10,7 @@ from theory.papers import paper
 from verify.claims import Control, Outcome
 
 SRC = paper("fact_mlp")
-#: spec §7 transformer_recall quick scale: F=64, L=8, AdamW on attention, <= 2000 steps, with two
+#: transformer_recall quick scale (docs/fact_mlp.md): F=64, L=8, AdamW on attention, <= 2000 steps, with two
 #: recorded pilot changes (the 0.95 criterion is unchanged):
 #: * d=64 instead of 32. At d=32 the attention-only ceiling (copy accuracy with the identity MLP)
 #:   was 0.95-1.0 over 5 embedding draws and recall with the encoder-decoder 0.83-0.98 over seeds
@@ -220,7 +220,7 @@ def inserted(ctx, p, mlp):
 
 def zoo(ctx, p):
     """Every family x size of GRIDS built on the task's fact set: standalone accuracy, parameters,
-    scale-free Lipschitz constant (spec §7 definition) and recall inside the attention-first model."""
+    scale-free Lipschitz constant (docs/fact_mlp.md) and recall inside the attention-first model."""
     from constructions.fact_mlp.baselines import hebbian_readout, ntk_memory
     from verify.fact_mlp.usability_setup import lipschitz
 

@@ -1,7 +1,7 @@
-"""The spec's own quick setting of fact_mlp transformer_recall (d=32, lr 3e-3), kept as written.
+"""The quick setting of transformer_recall as first written (d=32, lr 3e-3; docs/fact_mlp.md), kept.
 
 fact_mlp.transformer.recall runs at d=64, lr 1e-2 (see verify.fact_mlp.transformer.BASE for why);
-this module keeps the spec's setting as its own claim so its outcome is measured, and records in
+this module keeps that setting as its own claim so its outcome is measured, and records in
 the ledger that it does not reproduce here.
 """
 
@@ -10,24 +10,24 @@ from __future__ import annotations
 from verify.claims import Outcome, claim
 from verify.fact_mlp.transformer_setup import BASE, INIT, SRC, recall_outcome
 
-#: the spec's own quick setting for transformer_recall, kept as written (d=32, lr 3e-3)
+#: the quick setting of transformer_recall as first written (d=32, lr 3e-3)
 SPEC_QUICK = dict(BASE, d_model=32, lr=3e-3, seeds=1)
 
 
 @claim(
     "fact_mlp.transformer.recall_spec_scale",
-    source=SRC + ", spec §7 transformer_recall",
+    source=SRC + ", transformer_recall (docs/fact_mlp.md)",
     provenance="abstract",
-    statement="at the spec's quick setting (d=32, F=64, L=8, AdamW lr 3e-3 on attention, <= 2000 "
-    "steps, encoder-decoder H=12, m_c=48) recall >= 0.95 under both schedules on "
-    "every seed run (quick: 1 seed, full: 5; the spec's pilot: >= 0.98 in 5/5 runs)",
+    statement="at the quick setting of docs/fact_mlp.md (d=32, F=64, L=8, AdamW lr 3e-3 on attention, "
+    "<= 2000 steps, encoder-decoder H=12, m_c=48) recall >= 0.95 under both schedules on "
+    "every seed run (quick: 1 seed, full: 5; its pilot: >= 0.98 in 5/5 runs)",
     quick=SPEC_QUICK,
     full=dict(SPEC_QUICK, seeds=5),
     controls=[INIT],
     seed_rule="every seed of seed..seed+seeds-1 (quick 1, full 5), both schedules",
 )
 def check_recall_spec_scale(p, ctx):
-    """The spec's setting, unchanged: fact_mlp.transformer.recall runs at d=64 (see BASE); this
+    """The setting as first written, unchanged: fact_mlp.transformer.recall runs at d=64 (see BASE); this
     claim keeps the d=32 criterion visible so that its outcome is measured, not assumed."""
     from dataclasses import replace
 
@@ -51,13 +51,13 @@ record(
         claim_id="fact_mlp.transformer.recall_spec_scale",
         measured="d=32, lr 3e-3, 2000 steps, seeds 0/1/2: attention-first recall 0.984/0.984/0.918, "
         "MLP-first 0.941/0.941/0.828 (criterion >= 0.95 on both schedules, every seed)",
-        tried="the spec's quick setting as written; attention-only copy ceiling 0.95-1.0 over 5 "
+        tried="the quick setting as first written; attention-only copy ceiling 0.95-1.0 over 5 "
         "embedding draws; lr 1e-2 (MLP-first still 0.947 at lr 3e-3 after 2000 steps); d=64, "
         "where every schedule reaches >= 0.95 (claim fact_mlp.transformer.recall)",
         reason="at d=32 one query direction must rank all 64 keys above the 17 other tokens of a "
         "context; 81 points in R^32 admit such a split for only ~4% of labelings (Cover's "
         "counting), so attention itself misses keys, and the MLP-first schedule trains "
-        "attention through the MLP's non-smooth map more slowly; the spec's pilot (>= 0.98 "
+        "attention through the MLP's non-smooth map more slowly; the setting's pilot (>= 0.98 "
         "in 5/5) used an implementation we do not have",
     )
 )

@@ -21,7 +21,7 @@ SRC = paper("fact_mlp")
 
 @claim(
     "fact_mlp.gd.gd_fits",
-    source=SRC + ", §5.4 protocol",
+    source=SRC + ", gated MLP baseline protocol",
     provenance="reference",
     statement="a gated MLP (d=16, m=16) trained by full-batch Adam (<= 3000 epochs) stores "
     "F=64 untied facts (n_V=64) with accuracy 1 on >= 4 of 5 seeds",

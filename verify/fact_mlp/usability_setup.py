@@ -47,7 +47,7 @@ def gd_capacities(F, d, n_values, epochs, seeds, device, ctx=None) -> list:
 
 def lipschitz(mlp, keys, rng, pairs=200, radius=0.05) -> float:
     """max over random pairs of ||M(x) - M(x')|| / ||x - x'|| with ||x - x'|| = radius, x a key,
-    divided by the mean output norm on the keys (scale-free, spec §7 lipschitz_tradeoff)."""
+    divided by the mean output norm on the keys (scale-free; docs/fact_mlp.md#experimental-settings)."""
     idx = rng.integers(0, len(keys), pairs)
     X = keys[idx]
     D = rng.standard_normal(X.shape)

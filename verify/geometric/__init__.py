@@ -13,6 +13,6 @@ from verify.geometric.single_hop_setup import code_threshold  # noqa: F401
 
 #: Registration order of the claim modules: the order in which they registered when depth,
 #: gd_threshold and scaling imported multihop, scaling and single_hop (before their shared parts
-#: moved to *_setup modules, issue 18.4); kept so that claim ids keep their order.
+#: moved to *_setup modules); kept so that claim ids keep their order.
 for _name in ("multihop", "depth", "gd", "scaling", "gd_threshold", "gd_transfer"):
     importlib.import_module(f"{__name__}.{_name}")

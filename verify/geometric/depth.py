@@ -160,7 +160,14 @@ def trained_depth(p, ctx):
                     "k": k,
                     "d_star": d_star,
                     "bound_p32": M.khop_dim_lower_bound(n, r, k, 32),
-                    "construction_dim": M.dim_nocot(r, k, construction_block_dim(perms, k, seed)),
+                    "construction_dim": M.dim_nocot(
+                        r,
+                        k,
+                        ctx.shared(  # the same for the claim and its controls
+                            ("geometric.multihop.construction_block_dim", n, r, k, seed),
+                            lambda k=k: construction_block_dim(perms, k, seed),
+                        ),
+                    ),
                 }
             )
         ds = [row["d_star"] for row in per_k]

@@ -1,6 +1,7 @@
-"""Gradient-descent claims of *Geometric Factual Recall in Transformers* (spec geometric.md §5.5, §7).
+"""Gradient-descent claims of *Geometric Factual Recall in Transformers*
+(docs/geometric.md#the-trained-model).
 
-One trained model per seed (constructions.geometric.train, spec §5.5) is shared by gd.fit,
+One trained model per seed (constructions.geometric.train) is shared by gd.fit,
 gd.superposition, gd.relation_selective (this module), gd.transfer and gd.intervention
 (verify.geometric.gd_transfer) through ctx.shared; each claim reads the models of the seeds
 ctx.seeds(p["seeds"]) and records every per-seed value. That GD memorises the bijections, finds the
@@ -11,11 +12,11 @@ Every empirical claim here has the control "init": the same model at initialisat
 snapshot of the same run, or the init weights redrawn from the same generator), on which the same
 criterion must fail.
 
-Quick sizes (pilot, recorded as spec §7 asks): 200 Adam steps instead of the spec's 1000, in float32
+Quick sizes (pilot, recorded here): 200 Adam steps instead of the formalisation's 1000, in float32
 (param ``train_dtype``; training is not an exact theory check, and float64 costs ~3.5x the CPU
 time): in the pilot (400 steps, seed 0) the model reached 100% train accuracy by step 50 and the
-probe R^2 went 0.67 (step 50) -> 0.69 (step 400). Deviations from the spec's criteria are stated in
-each claim (gd.relation_selective: the spec's statistic passes at initialisation, issue 12).
+probe R^2 went 0.67 (step 50) -> 0.69 (step 400). Deviations from the first-written criteria are stated in
+each claim (gd.relation_selective: the first statistic passes at initialisation).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from verify.measure import seeds_verdict
     provenance="abstract",
     controls=[INIT],
     seed_rule="k of n: accuracy 1 on at least 4 of 5 seeds",
-    statement="full-batch Adam on the one-layer model of spec §5.5 reaches train accuracy 1 on all N*R "
-    "facts on at least 4 of 5 seeds (spec §7)",
+    statement="full-batch Adam on the one-layer model of docs/geometric.md reaches train accuracy 1 on "
+    "all N*R facts on at least 4 of 5 seeds",
     quick=GD_QUICK,
     full=GD_FULL,
     needs=("torch",),
@@ -57,7 +58,7 @@ def gd_fit(p, ctx):
         hist = model.history
         first.append(next((s for s, a in zip(hist["step"], hist.get("accuracy", [])) if a == 1.0), None))
         loss.append(hist["loss"][-1] if "loss" in hist else None)
-    need = max(1, (4 * len(seeds) + 4) // 5)  # 4 of 5 (spec §7), scaled if the seed count changes
+    need = max(1, (4 * len(seeds) + 4) // 5)  # 4 of 5, scaled if the seed count changes
     return Outcome(
         predicted={"accuracy": 1.0, "seeds_needed": f"{need} of {len(seeds)}"},
         measured={"accuracy_per_seed": accs, "seeds_at_1": int(sum(a == 1.0 for a in accs))},
@@ -121,7 +122,8 @@ def gate_relation_share(preact: np.ndarray) -> np.ndarray:
 
 
 def old_selectivity(preact: np.ndarray) -> float:
-    """The spec's statistic: median over live units of max_r A / sum_r A, A[r, j] = mean_s ReLU(pre)."""
+    """The first-written statistic: median over live units of max_r A / sum_r A, A[r, j] = mean_s
+    ReLU(pre)."""
     act = np.maximum(np.asarray(preact, dtype=np.float64), 0.0).mean(axis=1)
     total = act.sum(0)
     live = total > 1e-6 * max(float(total.max()), 1e-300)
@@ -137,13 +139,13 @@ def old_selectivity(preact: np.ndarray) -> float:
     statement="training makes the hidden units' ReLU gates relation-conditioned: the median over "
     "units of eta2_j (share of unit j's on/off variance over (r, s) explained by r) rises "
     "by >= 0.05 over the same model at initialisation, on every seed (derived criterion; "
-    "the spec's max_r A / sum_r A >= 1.5/R already passes at initialisation)",
+    "the first-written max_r A / sum_r A >= 1.5/R already passes at initialisation)",
     quick=GD_QUICK,
     full=GD_FULL,
     needs=("torch",),
 )
 def gd_relation_selective(p, ctx):
-    """Criterion changed (issue 12, not because it failed): the spec's statistic, median of
+    """Criterion changed (not because it failed): the first-written statistic, median of
     max_r A / sum_r A >= 1.5/R, is 0.49-0.52 at initialisation (pilot seeds 20-22) and 0.45-0.48
     trained, so it cannot tell a trained model from an untrained one; its result is kept in
     details["previous_criterion"]. The new statistic was piloted on seeds 20-22 (not judged):

@@ -58,9 +58,9 @@ def model_perms(p, ctx, seed):
 
 
 def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
-    """The §5.5 model for parameters p and ``seed`` (default ctx.seed), trained once per run and
-    shared through ctx.shared. With ``p["control"] == "init"`` the model at initialisation: the same
-    generator's init weights, no step (what the "init" controls measure)."""
+    """The trained model (docs/geometric.md#the-trained-model) for parameters p and ``seed`` (default
+    ctx.seed), trained once per run and shared through ctx.shared. With ``p["control"] == "init"`` the model
+    at initialisation: the same generator's init weights, no step (what the "init" controls measure)."""
     seed = ctx.seed if seed is None else int(seed)
     dim = p["dim"] if dim is None else dim
     init = p.get("control") == "init"

@@ -149,7 +149,11 @@ def gd_threshold_scaling(p, ctx):
                 "trained_d_star": table[n],
                 "mean": float(np.mean(table[n])),
                 "sd": float(np.std(table[n])),
-                "construction_d": p["n_relations"] * code_threshold(n, 0.25, ctx.seed, range(2, 121))[0],
+                "construction_d": p["n_relations"]
+                * ctx.shared(
+                    ("geometric.code_threshold", n, 0.25, ctx.seed, 2, 121),
+                    lambda n=n: code_threshold(n, 0.25, ctx.seed, range(2, 121))[0],
+                ),
             }
         )
     fit = linear_fit([math.log(r["N"]) for r in rows], [r["mean"] for r in rows])

@@ -1,9 +1,9 @@
-"""Transfer, intervention and frozen-embedding claims on the trained model of spec geometric.md §5.5.
+"""Transfer, intervention and frozen-embedding claims on the trained model of docs/geometric.md.
 
 The models are those of verify.geometric.gd (one per seed, shared through ctx.shared). Transfer of
 the MLP to new bijections is the paper's [abstract]; the least-squares re-initialisation, the
 intervention probe and the frozen-embedding comparison are this project's [derived] experiments
-(spec §7), with every numeric threshold ours.
+(docs/geometric.md#the-trained-model), with every numeric threshold ours.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def intervention_point(p, ctx, seed) -> dict:
 
 @claim(
     "geometric.gd.intervention",
-    source=f"{SRC}, derived probe of the superposition (spec §7)",
+    source=f"{SRC}, derived probe of the superposition",
     provenance="derived",
     controls=[INIT],
     seed_rule="every seed of ctx.seeds(5)",
@@ -155,7 +155,7 @@ def gd_intervention(p, ctx):
 
 @claim(
     "geometric.gd.frozen_embed_control",
-    source=f"{SRC}, derived frozen-embedding experiment (spec §7)",
+    source=f"{SRC}, derived frozen-embedding experiment",
     provenance="derived",
     seed_rule="every seed of ctx.seeds(5)",
     controls=[
@@ -163,7 +163,7 @@ def gd_intervention(p, ctx):
             "roomy_dim",
             {"dim": 32, "seeds": 1},
             "at d = 32 a trainable unembedding and MLP "
-            "store all facts even with E_subj frozen (spec §7), so the gap must vanish",
+            "store all facts even with E_subj frozen, so the gap must vanish",
         )
     ],
     statement="with E_subj frozen at its random init the same model (d = 8, tight) stores fewer facts: "

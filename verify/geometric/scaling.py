@@ -85,12 +85,17 @@ def log_scaling(p, ctx):
     ratios = [r["mean"] / math.log(r["N"]) for r in rows]
     spread = max(ratios) / min(ratios)
     n0, d_star = ns[0], int(round(rows[0]["d0_star"][0]))
-    at = model_decoding(
-        build_block_model(
-            make_bijections(n0, 2, ctx.rng(9)),
-            codes=attribute_codes(n0, d_star, "spherical", _rng(ctx.seed, 2, n0, d_star, 0)),
-        )
-    ).min_margin
+    at = ctx.shared(  # the same model for the claim and every control
+        ("geometric.log_scaling.margin_at", n0, d_star, ctx.seed),
+        lambda: (
+            model_decoding(
+                build_block_model(
+                    make_bijections(n0, 2, ctx.rng(9)),
+                    codes=attribute_codes(n0, d_star, "spherical", _rng(ctx.seed, 2, n0, d_star, 0)),
+                )
+            ).min_margin
+        ),
+    )
     old = fit["slope"] > 0 and fit["r2"] >= 0.9 and spread < 2
     growth_ok = interval[0] > 1 and interval[1] < min(competitors.values()) * (1 - 1e-9)  # ulp-safe
     return Outcome(

@@ -45,15 +45,19 @@ def threshold_bisect(n, margin, seed, d0_max, salt=0) -> tuple[int, dict]:
     """A crossing d0* of the code gap through ``margin``: gap(d0*) >= margin > gap(d0* - 1).
 
     Bisection between lo = ceil(d0_nec(N, margin)) - 1, where no code reaches the margin (bound B3,
-    so gap(lo) < margin is a theorem), and hi = d0_max (checked to reach it). Each d0 has its own
-    code draw, so the gap is monotone only on average: d0* is a crossing point, not necessarily the
-    first one; the probed gaps are returned."""
+    so gap(lo) < margin is a theorem), and hi = d0_max, checked to reach it when the bisection ends
+    there (a crossing below d0_max is checked by its own probe; d0_max is the costliest probe, so it
+    is made only when the answer depends on it). Each d0 has its own code draw, so the gap is
+    monotone only on average: d0* is a crossing point, not necessarily the first one; the probed
+    gaps are returned."""
     lo, hi = max(1, math.ceil(B.d0_necessary(n, margin)) - 1), int(d0_max)
-    probed = {hi: code_gap(n, hi, seed, salt)}
-    if probed[hi] < margin:
-        raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
+    probed = {}
     while hi - lo > 1:
         mid = (lo + hi) // 2
         probed[mid] = code_gap(n, mid, seed, salt)
         lo, hi = (lo, mid) if probed[mid] >= margin else (mid, hi)
+    if hi == int(d0_max):
+        probed[hi] = code_gap(n, hi, seed, salt)
+        if probed[hi] < margin:
+            raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
     return hi, probed

@@ -1,7 +1,7 @@
-"""Single-hop claims of *Geometric Factual Recall in Transformers* (spec geometric.md §7).
+"""Single-hop claims of *Geometric Factual Recall in Transformers* (docs/geometric.md).
 
 Every check builds the explicit weights of constructions.geometric.single_hop and measures accuracy and
-margin with the chunked kernel of verify.measure. Provenance follows the spec: the structure
+margin with the chunked kernel of verify.measure. Provenance follows docs/geometric.md: the structure
 ("log dimension suffices", the transfer) is the paper's [abstract]; every constant and every
 bound is this project's [derived] formalisation. Every empirical claim has a control (the same
 criterion where it must fail); every must-fail demonstration is bracketed by a control just across
@@ -45,7 +45,7 @@ def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
 # ---------------------------------------------------------------------------------------------
 @claim(
     "geometric.single_hop.selector_exact",
-    source=f"{SRC}, selector MLP (§5.1 exactness lemma)",
+    source=f"{SRC}, selector MLP (exactness lemma of the block construction)",
     provenance="derived",
     controls=[
         Control(
@@ -77,7 +77,7 @@ def selector_exact(p, ctx):
     sel = build_selector(p["n_relations"], p["block_dim"], beta)
     ans0 = model.transformer.embed.shape[1] - model.block_dim
     standalone = in_transformer = 0.0
-    step = 1 << 15  # (s, r) pairs per chunk: at full scale all 1.6M at once held > 14 GB (issue 17.4)
+    step = 1 << 15  # (s, r) pairs per chunk: at full scale all 1.6M at once held > 14 GB
     for at in range(0, len(subj), step):
         s_, r_, t_ = subj[at : at + step], rel[at : at + step], target[at : at + step]
         out = np.maximum(model.subject_embeddings[s_] @ sel.w_in.T + sel.gate_bias[r_], 0.0) @ sel.w_out.T
@@ -99,7 +99,7 @@ def selector_exact(p, ctx):
 
 @claim(
     "geometric.single_hop.block_accuracy",
-    source=f"{SRC}, block construction §5.1 (margin = 1 - code coherence)",
+    source=f"{SRC}, block construction (margin = 1 - code coherence)",
     provenance="derived",
     controls=[
         Control(
@@ -120,10 +120,10 @@ def selector_exact(p, ctx):
     full={"n_subjects": 100000, "n_relations": 16, "block_dims": [3, 35], "seeds": 5},
 )
 def block_accuracy(p, ctx):
-    """Retagged [derived] (issue 13 item 11): it passed at d0 = 3, as it must, since accuracy 1 needs
-    only distinct codes (spec §5.1, margin note). In exact arithmetic the boundary is d0 = 1 | 2; in
-    float64 the d0 = 2 margin of N = 1000 random points on the circle is 1e-16..1e-10 (seed 1: -1.1e-16,
-    a rounding tie), so the criterion is tested at d0 = 3 and d0 = 2 is recorded in details."""
+    """Retagged [derived]: it passed at d0 = 3, as it must, since accuracy 1 needs only distinct codes
+    (docs/geometric.md#setting, the margin). In exact arithmetic the boundary is d0 = 1 | 2; in float64 the d0
+    = 2 margin of N = 1000 random points on the circle is 1e-16..1e-10 (seed 1: -1.1e-16, a rounding tie), so
+    the criterion is tested at d0 = 3 and d0 = 2 is recorded in details."""
     n, r = p["n_subjects"], p["n_relations"]
     rows, ok = [], []
     at_two = []
@@ -228,7 +228,7 @@ def margin_suff(p, ctx):
     full={"n_subjects": 1000, "margin": 0.5, "block_dim": 60, "seeds": 20},
 )
 def margin_nec(p, ctx):
-    """Moved (issue 13 item 10): the demonstration sat at d0 = 6, far below where random codes start
+    """Moved: the demonstration sat at d0 = 6, far below where random codes start
     reaching gamma (they still missed it at d0 = 30). The bracket is now at the random-code boundary,
     piloted on seeds 100-104 (not judged): max gap 0.477 at d0 <= 64, >= 0.50 at d0 = 84-88. The
     symbolic B3 check (d0 < d0_nec) is a unit test of theory.geometric.single_hop."""
@@ -272,7 +272,7 @@ def margin_nec(p, ctx):
     full={"n_subjects": 1000, "n_relations": 4, "block_dim": 9, "seeds": 5},
 )
 def pigeonhole_fail(p, ctx):
-    """Codes changed (issue 13 item 10): i.i.d. Rademacher signs also collide at d0 = 10-20 (birthday),
+    """Codes changed: i.i.d. Rademacher signs also collide at d0 = 10-20 (birthday),
     so that demonstration was not at B4's boundary; distinct patterns put the boundary at log2 N. The
     i.i.d. draw's accuracy is kept in details."""
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
@@ -298,7 +298,7 @@ def pigeonhole_fail(p, ctx):
 
 @claim(
     "geometric.single_hop.rotation_variant",
-    source=f"{SRC}, shared-space variant §5.2",
+    source=f"{SRC}, shared-space variant of the block construction",
     provenance="derived",
     controls=[
         Control(

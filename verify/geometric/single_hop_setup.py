@@ -26,12 +26,12 @@ def _rng(seed, *salt):
 def model_decoding(model, ctx=None, chunk=1 << 15):
     """Accuracy and min margin of a block model over all N*R facts, through the transformer.
 
-    The hidden states are computed ``chunk`` facts at a time (issue 17.4: at N = 10^5, R = 16 the
+    The hidden states are computed ``chunk`` facts at a time (at N = 10^5, R = 16 the
     1.6M facts at once would hold the (F, 2, R d0) token embeddings, about 14 GB in float64). The
-    decoding is then exact but cheaper than decoding the full-width states (issue 17, item 4):
+    decoding is then exact but cheaper than decoding the full-width states:
 
     - the logits U h only read the columns where the unembedding U is nonzero (found from U itself:
-      the d0 answer channels of the §5.1 layout), so h and U are restricted to those columns; the
+      the d0 answer channels of the block layout), so h and U are restricted to those columns; the
       dropped terms are exact zeros (finite h is checked), and a float64 GEMM adds them as +0;
     - a fact's margin depends only on (its restricted h, its target), so each distinct pair is
       decoded once and its margin handed to every fact that shares it (at full scale the R

@@ -1,4 +1,4 @@
-"""The hopfield language-model probe (spec hopfield.md §7.1): ``python -m verify probe-lm`` and lm claims.
+"""The hopfield language-model probe (docs/hopfield.md): ``python -m verify probe-lm`` and lm claims.
 
 hopfield.lm.probe_pipeline (the tiny random Llama's metric identities) lives in
 verify/hopfield/lm_pipeline.py and registers before these. hopfield.lm.first_order, .margin and
@@ -30,6 +30,7 @@ from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
     RANDOM,
     _transformers_missing,
     load_shared,
+    prepared_encoder,
     real_model_spec,
 )
 from verify.ledger import LedgerEntry, record
@@ -59,7 +60,7 @@ def run_real_probe(
     (which facts the model knows, on the probed facts). The random-weights control uses one model
     seeded with ``seed``.
     """
-    from constructions.hopfield.lm import TextEncoder, probe, read_facts, relational_prompts, summarise
+    from constructions.hopfield.lm import probe, read_facts, relational_prompts, summarise
 
     relations, templates = read_facts(pairs_path)
     model, tokenizer, info = load_shared(model_spec, device, ctx, seed if random_weights else None)
@@ -70,8 +71,7 @@ def run_real_probe(
             target.setdefault(key, []).extend(list(v) if isinstance(v, list) else [v])
 
     for k, (rel, pairs) in enumerate(sorted(relations.items())):
-        encoder = TextEncoder(tokenizer, templates[rel])
-        kept, report = encoder.prepare(pairs)
+        encoder, kept, report = prepared_encoder(tokenizer, templates[rel], pairs, ctx, model_spec)
         tokenisation[rel] = report
         if len({a for _, a in kept}) < 2:
             continue
@@ -117,7 +117,7 @@ def _collapse(rows):
 
 
 def criteria(summary) -> dict:
-    """The acceptance of the three lm_* claims (spec §7 table; thresholds are ours)."""
+    """The acceptance of the three lm_* claims (thresholds are ours)."""
     return {
         "first_order": summary["median_r"] >= 0.3 and summary["agreement"] >= 0.6,
         "margin": summary["margin_up_rate"] >= 0.7 and summary["mass_up_rate"] >= 0.8,
@@ -337,7 +337,7 @@ record(
         "closer to a random network's behaviour than to the trained model's: in a random "
         "network the context shifts the last position's logits almost independently of the "
         "query, in the trained model the context's effect depends on the query. The criterion "
-        "tests additivity, not recall, and needs a new statement; kept as issue 16 asks, with the "
+        "tests additivity, not recall, and needs a new statement; kept as specified, with the "
         "random-weights control recorded as passing at some seeds",
         known_vacuous=("random_weights",),
     )
@@ -357,7 +357,7 @@ record(
         "recalls it over V (gap +0.02 on average, within the prompt-sampling noise of 108 "
         "prompts), so the verdict flips with the seed: not a pass. The criterion also holds "
         "for random weights (accf_V = 0), so it needs a non-triviality condition; the criterion "
-        "is kept as issue 16 asks and the control stays, recorded as passing",
+        "is kept as specified and the control stays, recorded as passing",
         flips_with_seed=True,
         known_vacuous=("random_weights",),
     )

@@ -20,7 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.hopfield.lm_setup import RANDOM, _transformers_missing, load_shared, real_model_spec
+from verify.hopfield.lm_setup import (
+    RANDOM,
+    _transformers_missing,
+    load_shared,
+    prepared_encoder,
+    real_model_spec,
+)
 from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")
@@ -47,15 +53,12 @@ def _setup(ctx, random_weights):
     return (spec, model, tok, info, relations, templates), None
 
 
-def _attribute_table(tok, relations, templates):
-    from constructions.hopfield.lm import TextEncoder
-
+def _attribute_table(tok, relations, templates, ctx=None, spec=None):
     token_of, kept = {}, {}
     for rel in ATTRIBUTES:
         if rel not in relations:
             raise ValueError(f"the superposition probe needs the relation {rel!r} in the facts file")
-        enc = TextEncoder(tok, templates[rel])
-        pairs, _ = enc.prepare(relations[rel])
+        enc, pairs, _ = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
         token_of[rel] = dict(enc.tokens)
         kept[rel] = dict(pairs)
     subjects = [s for s in kept["capital"] if all(s in kept[r] for r in ATTRIBUTES)]
@@ -92,7 +95,7 @@ def superposition_ridge(params, ctx):
     if reason:
         return Outcome(predicted="R^2 >= 0.1", measured=None, passed=False, skipped=reason)
     spec, model, tok, info, relations, templates = setup
-    table, token_of = _attribute_table(tok, relations, templates)
+    table, token_of = _attribute_table(tok, relations, templates, ctx, spec)
     states = ctx.shared(
         ("lm.subject_states", spec, control == "random_weights", ctx.seed),
         lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
@@ -171,7 +174,6 @@ def superposition_ridge(params, ctx):
     ],
 )
 def context_override(params, ctx):
-    from constructions.hopfield.lm import TextEncoder
     from constructions.lm.probes import known_facts, override_probe, override_summary, zero_shot_known
 
     control = params.get("control")
@@ -182,8 +184,7 @@ def context_override(params, ctx):
         )
     spec, model, tok, info, relations, templates = setup
     rel = params["relation"]
-    enc = TextEncoder(tok, templates[rel])
-    pairs, tokenisation = enc.prepare(relations[rel])
+    enc, pairs, tokenisation = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
     # the facts the REAL model knows; the random-weights control is probed on the same facts
     knows = ctx.shared(
         ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)

@@ -41,6 +41,23 @@ def load_shared(spec, device, ctx=None, random_seed=None):
     return ctx.shared(("lm.random", spec, int(random_seed)), rand) if ctx is not None else rand()
 
 
+def prepared_encoder(tokenizer, template, pairs, ctx=None, model=None):
+    """(encoder, kept pairs, tokenisation report) of ``TextEncoder(tokenizer, template).prepare(pairs)``,
+    shared through ``ctx`` (keyed by the model name ``model``, whose tokenizer it is, the template
+    and the facts) by every lm claim and control that reads the same relation; without ``ctx``,
+    built here. Tokenisation is deterministic: a shared encoder holds the tokens a fresh one would."""
+    from constructions.lm.text import TextEncoder
+
+    def build():
+        encoder = TextEncoder(tokenizer, template)
+        kept, report = encoder.prepare(pairs)
+        return encoder, kept, report
+
+    if ctx is None:
+        return build()
+    return ctx.shared(("lm.encoder", model, template, tuple(map(tuple, pairs))), build)
+
+
 def real_model_spec() -> tuple[str | None, str]:
     """(model spec, facts path): RECALL_LM_MODEL else ``smollm2`` when installed; RECALL_LM_PAIRS
     else the facts file shipped with the package."""

@@ -1,19 +1,19 @@
-"""Claims of IC-recall on fine-tuned models (spec icrecall.md §7, second half).
+"""Claims of IC-recall on fine-tuned models (docs/icrecall.md#the-fine-tuned-model).
 
 The main model is P-full: a fully trained W_KQ in R^{d x d} (init 4 I) with slot embeddings in
 the attention scores, the triplet MLP frozen, W_OV = (2/rho) I. Two calibrations of ours
 [derived], both recorded in every claim's parameters:
 - the slot embeddings enter queries and keys but not the values fed to the frozen memory
-  (``slot_values=False``): with them in the values (spec §5.3 literally) a pilot at S=200,
+  (``slot_values=False``): with them in the values (the formalisation read literally) a pilot at S=200,
   d=128 reached 0.92 at N_train=1024 against 0.97 without, and at lr 0.05 training collapsed to
   subject-only attention (accuracy 0.15); the memory was built on position-free inputs;
-- Adam lr 0.005 for P-full (the spec's 0.05 is kept for P-struct): sign-like Adam steps of 0.05
+- Adam lr 0.005 for P-full (the formalisation's 0.05 is kept for P-struct): sign-like Adam steps of 0.05
   on all d^2 entries move x^T W x by about 0.05 * 2d/pi per step.
-Quick scale shrinks sizes (D = 10 answers per relation; d = ceil(32 ln N_f), the spec's
-heuristic memory dimension); the model class is unchanged. Every training claim runs 3 seeds
-(seed..seed+2) with the rule in its ``seed_rule``; the runs are shared through ``ctx.shared``, so
-the claims on the same runs (solves, pattern_emerges, unseen_facts) train each seed once. The
-pretrained-MLP variant is in :mod:`verify.icrecall.pretrained`, the ledger in
+Quick scale shrinks sizes (D = 10 answers per relation; d = ceil(32 ln N_f), the heuristic memory dimension of
+docs/icrecall.md); the model class is unchanged. Every training claim runs 3 seeds (seed..seed+2) with the
+rule in its ``seed_rule``; the runs are shared through ``ctx.shared``, so the claims on the same runs (solves,
+pattern_emerges, unseen_facts) train each seed once. The pretrained-MLP variant is in
+:mod:`verify.icrecall.pretrained`, the ledger in
 :mod:`verify.icrecall.ledger`, N* against the number of subjects with and without slot
 embeddings in :mod:`verify.icrecall.subjects`.
 """
@@ -42,7 +42,7 @@ TRAJECTORY_EVERY = 40
 
 def seed_runs(p, ctx, **kw):
     """One :func:`train_run` per seed of seed..seed+n_seeds-1, recording the trajectory every
-    TRAJECTORY_EVERY steps (issue 13 item 16: the dynamics, not only the endpoints)."""
+    TRAJECTORY_EVERY steps (the dynamics, not only the endpoints)."""
     kw.setdefault("record_every", TRAJECTORY_EVERY)
     return [train_run(p, ctx, seed=s, **kw) for s in ctx.seeds(p["n_seeds"])]
 
@@ -138,7 +138,7 @@ def _pattern(p, ctx):
         Control(
             "no_slots",
             {"slots": False, "n_seeds": 1},
-            "P-full without slot embeddings learns per query subject (spec §5.3 "
+            "P-full without slot embeddings learns per query subject (our "
             "pilot): unseen query subjects stay near their init accuracy",
         )
     ],
@@ -167,7 +167,7 @@ NOSLOT = dict(PFULL, n_ans_per_rel=20, dim=128, slots=False, n_train=64, subject
 
 @claim(
     "icrecall.finetune.no_slots_per_subject",
-    source=SOURCE + ", spec §5.3 pilot finding",
+    source=SOURCE + ", our pilot finding (docs/icrecall.md)",
     provenance="derived",
     demonstrates_failure=True,
     statement="MUST FAIL to generalise: P-full without slot embeddings learns per query subject. "
@@ -233,7 +233,7 @@ def _noslot(p, ctx):
 
 @claim(
     "icrecall.finetune.mixed_context_uninformative",
-    source=SOURCE + ", spec §6",
+    source=SOURCE + ", relation chance (docs/icrecall.md)",
     bounds=("icrecall.relation_chance",),
     provenance="derived",
     demonstrates_failure=True,

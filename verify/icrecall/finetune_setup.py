@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from constructions.icrecall.model import ICAttention, TripletMemory, finetune
+from constructions.icrecall.model import ICAttention, TripletMemory, evaluate, finetune
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from verify.claims import Control, rng_for
 
@@ -39,6 +39,9 @@ INIT = Control(
 )
 
 
+WORLD_KEYS = ("n_subj", "n_rel", "n_ans_per_rel", "dim", "theta", "logit_scale", "n_pairs", "n_test")
+
+
 def _setup(p, seed, mode="single"):
     world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, 71))
     memory = TripletMemory(triplet_mlp(world, p["theta"]), p["logit_scale"])
@@ -46,11 +49,46 @@ def _setup(p, seed, mode="single"):
     return world, memory, test
 
 
+def _bench_key(p, seed, mode) -> tuple:
+    """What the world, the frozen memory and the test set of a run depend on (:func:`_setup`)."""
+    return ("icrecall.bench", tuple(p[k] for k in WORLD_KEYS), mode, seed)
+
+
+def _bench(p, ctx, seed, mode):
+    """(world, memory, test) of :func:`_setup`, built once per run of the registry and shared by
+    every fine-tuning run on them (the grid points of a sample-need scan, the claims and controls
+    on the same seed): they are drawn from their own streams, whatever the run trains."""
+    return ctx.shared(_bench_key(p, seed, mode), lambda: _setup(p, seed, mode))
+
+
+def _init_model(p, ctx, seed, mode, param, slots):
+    """(model at initialisation, embedded test set, its evaluation on them): the init model
+    depends on the world and the parametrisation only, not on the training set, the learning
+    rate or the number of steps, so its init evaluation is shared through ctx by every run from
+    that model; each run trains its own fresh copy. The embedded test set (tens of MB at quick
+    scale) is held for the latest model only, so that a scan's runs embed it once while memory
+    stays bounded; it is the same tensors whoever embeds it."""
+    world, memory, test = _bench(p, ctx, seed, mode)
+
+    def build():
+        return ICAttention(world, memory, param, slots=slots, slot_values=p["slot_values"])
+
+    key = _bench_key(p, seed, mode) + ("init", param, slots, p["slot_values"])
+    held = ctx.shared(("icrecall.embedded_test",), dict)  # one slot: the latest embedded test set
+    if held.get("key") != key:
+        held.clear()
+        held.update(key=key, embedded=build().embed_prompts(test))
+    embedded = held["embedded"]
+    init = ctx.shared(key, lambda: evaluate(build(), embedded))
+    return build(), embedded, init
+
+
 def train_run(
     p, ctx, param="full", slots=None, n_train=None, lr=None, mode="single", seed=None, record_every=None
 ):
     """One fine-tuning run, shared through ctx: returns a JSON-able dict of what it measured
-    (with ``record_every``, also the trajectory against the step)."""
+    (with ``record_every``, also the trajectory against the step). The world, the test set and
+    the init evaluation come from :func:`_init_model` (the same numbers as built per run)."""
     seed = ctx.seed if seed is None else seed
     slots = p["slots"] if slots is None else slots
     n_train = p["n_train"] if n_train is None else n_train
@@ -58,12 +96,12 @@ def train_run(
     key = ("icrecall.train", repr(sorted(p.items())), param, slots, n_train, lr, mode, seed, record_every)
 
     def compute():
-        world, memory, test = _setup(p, seed, mode)
+        world = _bench(p, ctx, seed, mode)[0]
+        model, test, init = _init_model(p, ctx, seed, mode, param, slots)
         train = sample_icrecall(world, p["n_pairs"], n_train, rng_for(seed, 73, n_train), relation_mode=mode)
-        model = ICAttention(world, memory, param, slots=slots, slot_values=p["slot_values"])
-        res = finetune(model, train, test, steps=p["steps"], lr=lr, record_every=record_every)
+        res = finetune(model, train, test, steps=p["steps"], lr=lr, record_every=record_every, init=init)
         init_ok, ok = res.extra["correct_init"], res.extra["correct"]
-        unseen = ~np.isin(test.query, train.query)
+        unseen = ~np.isin(test.prompts.query, train.query)
         return {
             "acc_init": res.acc_init,
             "acc": res.acc,

@@ -17,6 +17,7 @@ from constructions.icrecall.patterns import (
     handset_pattern,
     mixed_input,
     pattern_accuracy,
+    token_embeddings,
 )
 from constructions.icrecall.world import sample_icrecall, triplet_mlp
 from theory.icrecall import (
@@ -45,19 +46,43 @@ WORLD_KEYS = (
 
 def handset_accuracies(p, ctx, rho=None, mode="single", n_pairs=None, patterns=PATTERNS):
     """Per-seed accuracy of each hand-set pattern (omega = 2 / rho of the default rho), with the
-    mean per pattern; ``rho`` overrides the world's alignment only (omega unchanged)."""
+    mean per pattern; ``rho`` overrides the world's alignment only (omega unchanged).
+
+    Each (seed, pattern) accuracy is shared through ctx on its own (a claim asking for one pattern
+    reuses it from a claim that asked for all five), and the patterns still to compute on a seed
+    share its world, prompts and token embeddings: the same numbers as one evaluation each."""
     n = p["n_pairs"] if n_pairs is None else n_pairs
-    key = ("icrecall.handset", tuple(p[k] for k in WORLD_KEYS), rho, mode, n, tuple(patterns), ctx.seed)
+    world_key = (tuple(p[k] for k in WORLD_KEYS), rho, mode, n)
+    key = ("icrecall.handset", *world_key, tuple(patterns), ctx.seed)
 
     def compute():
         out = {name: [] for name in patterns}
         for seed in ctx.seeds(p["n_seeds"]):
-            world = _world(p, seed, rho)
-            mlp = triplet_mlp(world, p["theta"])
-            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode=mode)
+            inputs = {}  # world, memory, prompts and embeddings of this seed, built on first need
+
+            def accuracy(name, seed=seed, inputs=inputs):
+                if not inputs:
+                    world = _world(p, seed, rho)
+                    prompts = sample_icrecall(
+                        world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode=mode
+                    )
+                    inputs.update(
+                        mlp=triplet_mlp(world, p["theta"]),
+                        prompts=prompts,
+                        X=token_embeddings(world, prompts),
+                    )
+                return pattern_accuracy(
+                    inputs["mlp"],
+                    inputs["prompts"],
+                    handset_pattern(name, n),
+                    2.0 / p["rho"],
+                    p["logit_scale"],
+                    X=inputs["X"],
+                )
+
             for name in patterns:
                 out[name].append(
-                    pattern_accuracy(mlp, prompts, handset_pattern(name, n), 2.0 / p["rho"], p["logit_scale"])
+                    ctx.shared(("icrecall.handset.pattern", *world_key, name, seed), lambda: accuracy(name))
                 )
         return {name: float(np.mean(v)) for name, v in out.items()} | {"per_seed": out}
 
@@ -253,16 +278,21 @@ def context_sweep(p, ctx):
 
     def compute():
         rows = []
+        # one world and memory per seed for every n (each n draws its own prompts), and per
+        # (n, seed) one embedding and one mixed input for the accuracy, the firing and the
+        # pre-activation: the same numbers as built for each of them
+        worlds = {seed: _world(p, seed) for seed in ctx.seeds(p["n_seeds"])}
+        mlps = {seed: triplet_mlp(world, p["theta"]) for seed, world in worlds.items()}
         for n in p["n_list"]:
             acc, fire, pre = [], [], []
             for seed in ctx.seeds(p["n_seeds"]):
-                world = _world(p, seed)
-                mlp = triplet_mlp(world, p["theta"])
+                world, mlp = worlds[seed], mlps[seed]
                 prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n))
                 alpha, omega = handset_pattern("pairwise", n), 2.0 / p["rho"]
-                acc.append(pattern_accuracy(mlp, prompts, alpha, omega, p["logit_scale"]))
-                fire.append(context_neuron_firing(mlp, prompts, alpha, omega))
-                z = mixed_input(mlp, prompts, alpha, omega)
+                X = token_embeddings(world, prompts)
+                acc.append(pattern_accuracy(mlp, prompts, alpha, omega, p["logit_scale"], X=X))
+                z = mixed_input(mlp, prompts, alpha, omega, X=X)
+                fire.append(context_neuron_firing(mlp, prompts, alpha, omega, z=z))
                 pre.append(
                     float(
                         np.mean(

@@ -1,4 +1,4 @@
-"""Ledger of the IC-recall claims that did not reproduce (DESIGN.md: criterion kept, numbers here).
+"""Ledger of the IC-recall claims that did not reproduce (criterion kept, numbers here: verify/ledger.py).
 
 Numbers are quick scale; "seeds a..b" are the base seeds of ``verify run --seed S`` (each claim
 runs seeds S..S+2). Calibration seeds 100-104 were used only to look for a setting that passes.
@@ -45,7 +45,7 @@ record(
         "from the answers (rho e_r) and the query's own subject from the residual, while "
         "attention on a context subject only raises the wrong neuron (s_i, r). Gradient descent "
         "therefore learns an answers-plus-query pattern, even over pairs but not balanced within "
-        "pairs; the paper's pairwise pattern likely needs its own construction (spec §9: its "
+        "pairs; the paper's pairwise pattern likely needs its own construction (its "
         "definition and the model are unknown)",
     )
 )
@@ -58,7 +58,7 @@ record(
         "0.75-0.76; drop 0.35-0.47), within-pair imbalance 0.828, 0.864, 0.874, 0.872, 0.894, "
         "0.907, 0.914 (init 0.26-0.27; > 0.4 fails at every seed), answer share 0.55-0.66 "
         "against subject share 0.04-0.05 (seeds 0-2); H_p 0.99 (0.98 at init)",
-        tried="the same pattern rule as finetune.pattern_emerges (issue 13 item 14: one rule for both); "
+        tried="the same pattern rule as finetune.pattern_emerges (one rule for both); "
         "before, this variant was judged on H_p >= 0.9 alone, which the untrained model meets",
         reason="as for finetune.pattern_emerges: the relation is read from the answers, context subjects "
         "only feed wrong neurons, so fine-tuning moves the query's attention to the answers. "
@@ -78,7 +78,7 @@ record(
         "[4, 4, 16], [4, 16, 16], 0.80 [0.13, 1.47]): no interval excludes 0.5, and N* sits on the grid "
         "floor at seeds 0 and 3. Accuracy against N_train is not monotone (seed 0, S = 63: 0.79 "
         "at N_train = 1, 0.34 at 2, 0.47 at 4). P-struct ablation: N* = 1 at every size and "
-        "seed. Full scale, base seed 0 (the spec's range N_f = 10^3, 3160, 10^4 at d = 295, "
+        "seed. Full scale, base seed 0 (the range of docs/icrecall.md, N_f = 10^3, 3160, 10^4 at d = 295, "
         "D = 20, grid 1..4096, 5 seeds; 722 s on the loaded 2-core machine): N* = [16, 32, 16], "
         "[8, 16, 32], [8, 16, 16], [8, 16, 64], [16, 16, 32]; pooled exponent 0.42, 95% "
         "interval [0.17, 0.67]: not below 0.5 either (the old seed-0 rule, N*(10^4) <= "
@@ -109,9 +109,9 @@ record(
         "the slotted N* grew at every seed (32 -> >32, 16 -> >16, 32 -> >32); at d = 176, "
         "S = 12 -> 48, full slotted curves 4 -> 8, 8 -> 32, 16 -> 8",
         tried="d = 64 and 96 (colleague's calibration, slotted N* 32/64/128, 16/16/128, 8/16/128 for "
-        "S = 12/24/48) on calibration seeds only; the judged setting fixes d at the spec's memory "
-        "heuristic for the larger world so the frozen memory is not the bottleneck",
-        reason="the no-slot model's N* grows with S as the spec's pilot predicts (it must see the query "
+        "S = 12/24/48) on calibration seeds only; the judged setting fixes d at the memory "
+        "heuristic of docs/icrecall.md for the larger world so the frozen memory is not the bottleneck",
+        reason="the no-slot model's N* grows with S as our pilot predicts (it must see the query "
         "subjects), but the slotted model's N* is not S-independent either: where N*(S_min) is "
         "on the first grid points (2 sequences), 2 sequences do not suffice at S = 24 (accuracy "
         "0.29-0.53), and at 8 sequences S = 24 reaches 0.89 < 0.9. With 2-16 training sequences "

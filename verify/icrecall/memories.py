@@ -1,12 +1,12 @@
-"""Claims of IC-recall on constructed memories (spec icrecall.md §7, first part).
+"""Claims of IC-recall on constructed memories (docs/icrecall.md).
 
 Incoherence, linear-memory capacity and the triplet MLP. Hand-set attention patterns are in
 :mod:`verify.icrecall.handset`, fine-tuning in :mod:`verify.icrecall.finetune`, sample
 complexity in :mod:`verify.icrecall.sample`. Source: Huang, Nichani, Lee, Ge, arXiv 2605.27774;
 [reference] Nichani, Lee & Bietti 2024.
 
-Every claim states its verdict rule over seeds and records every per-seed value; every claim has
-a control on which the same criterion fails (DESIGN.md, "Every claim can fail"). The parameter
+Every claim states its verdict rule over seeds and records every per-seed value; every claim has a control on
+which the same criterion fails (README.md#kinds-of-claim-controls-and-verdicts-over-seeds). The parameter
 count of the triplet MLP is a formula checked against array sizes: it is a unit test
 (tests/icrecall/test_icrecall.py), not a claim.
 """
@@ -182,7 +182,7 @@ def _shuffled_table(world, rng):
 def _accuracy_against(world, mlp, subj, rel, max_elements=1 << 24):
     """Fraction of queries (s, r) whose argmax_a u_a^T F(e_s + e_r) is the true a*(s, r) of
     ``world`` (``mlp`` may store another table), over blocks of queries whose hidden layer holds
-    at most ``max_elements`` entries, as in direct_recall_accuracy (issue 17.4: all 2 10^4
+    at most ``max_elements`` entries, as in direct_recall_accuracy (all 2 10^4
     queries at once needed 14.9 GiB at full scale); one block at quick scale."""
     rows = max(1, max_elements // max(mlp.width, 1))
     correct = 0
@@ -195,7 +195,7 @@ def _accuracy_against(world, mlp, subj, rel, max_elements=1 << 24):
 
 @claim(
     "icrecall.mlp.direct_recall",
-    source=SOURCE + ", spec §5.2 triplet MLP",
+    source=SOURCE + ", our triplet MLP (docs/icrecall.md)",
     provenance="derived",
     bounds=("icrecall.mlp_sufficient_dim",),
     statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K=5 seeds "

@@ -1,7 +1,7 @@
-"""IC-recall with a pretrained MLP (spec icrecall.md §5.4).
+"""IC-recall with a pretrained MLP (docs/icrecall.md).
 
 The pretrained variant is judged by the same pairwise-pattern rule as the constructed one
-(:func:`verify.icrecall.finetune.pattern_verdict`), as issue 13 item 14 asks: one rule for both.
+(:func:`verify.icrecall.finetune.pattern_verdict`): one rule for both.
 """
 
 from __future__ import annotations

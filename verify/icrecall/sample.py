@@ -1,16 +1,16 @@
-"""Sample complexity of IC-recall fine-tuning (spec icrecall.md §6-§7, claim sample_complexity).
+"""Sample complexity of IC-recall fine-tuning (docs/icrecall.md, claim sample_complexity).
 
 N*(eps) is the smallest N_train on a factor-2 grid whose held-out accuracy is >= 1 - eps
 [derived proxy for the abstract's polylog(#triplets) statement], found by scanning the grid
 upwards (no monotonicity assumed; the whole scanned curve is recorded). Worlds grow in S at fixed
-R and fixed d (d = ceil(32 ln max N_f), the spec's heuristic memory dimension for the largest
+R and fixed d (d = ceil(32 ln max N_f), the heuristic memory dimension of docs/icrecall.md for the largest
 world), so that only N_f varies. Quick scale spans N_f = 10^2 -> 10^3 at two sizes (CPU budget);
-the spec's range
-10^3 -> 10^4 (S = 200 -> 2000, d = 295) is the full scale, too slow for quick CI.
+the range of
+docs/icrecall.md, 10^3 -> 10^4 (S = 200 -> 2000, d = 295) is the full scale, too slow for quick CI.
 
 The verdict pools every (N_f, N*) of every seed into one least-squares fit of log N* against
 log N_f and requires the 95% confidence interval of the power-law exponent to lie below 0.5 (a
-power law with exponent >= 0.5 rejected) [derived rule, issue 13 item 13].
+power law with exponent >= 0.5 rejected) [derived rule].
 """
 
 from __future__ import annotations

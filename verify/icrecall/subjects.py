@@ -1,8 +1,8 @@
-"""N* against the number of subjects, with and without slot embeddings (issue 13 item 15, last part).
+"""N* against the number of subjects, with and without slot embeddings.
 
-Spec icrecall.md §5.3: P-full without slot embeddings learns per query subject (dL/dW_KQ lives in
-the rows of the training queries' subject embeddings), so its sample need should grow with S; with
-slot embeddings W_KQ can learn slot-level attention shared by all subjects, so it should not.
+Our pilot (docs/icrecall.md#the-fine-tuned-model): P-full without slot embeddings learns per query subject
+(dL/dW_KQ lives in the rows of the training queries' subject embeddings), so its sample need should grow with
+S; with slot embeddings W_KQ can learn slot-level attention shared by all subjects, so it should not.
 
 N*(eps) is, as in :mod:`verify.icrecall.sample`, the first point of a factor-2 grid, scanned
 upwards, whose held-out accuracy is >= 1 - eps [derived]. Two sizes S_min < S_max at the same d,
@@ -12,7 +12,7 @@ R, D and n. The criterion (fixed before any judged seed, from the issue's wordin
 Only the grid points <= N*(S_min) are scanned at S_max: they decide both halves (a larger
 N*(S_max) is recorded as censored, "> N*(S_min)"), which keeps quick scale within budget.
 
-d is fixed at ceil(32 ln N_f(S_max)), the spec's heuristic memory dimension (§5.2) for the larger
+d is fixed at ceil(32 ln N_f(S_max)), the heuristic memory dimension of docs/icrecall.md for the larger
 world, as in :mod:`verify.icrecall.sample`: the frozen memory is then clean at both sizes and only
 the attention's sample need is compared. Calibration on never-judged seeds 100-102 (before this
 criterion was run on any judged seed): at d = 64 (below the heuristic 176 for S = 48, R = 5) the
@@ -91,7 +91,7 @@ RULE = (
 
 @claim(
     "icrecall.finetune.n_star_vs_subjects",
-    source=SOURCE + ", spec §5.3 pilot finding",
+    source=SOURCE + ", our pilot finding (docs/icrecall.md)",
     provenance="derived",
     statement="at fixed d, the fine-tuning sample need N*(eps=0.1) of P-full (factor-2 grid) "
     "grows with the number of subjects S without slot embeddings and does not with "
