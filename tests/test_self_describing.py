@@ -40,27 +40,7 @@ PATTERNS = {
 
 #: Files that still hold such pointers because other engineers are editing them; each is cleaned
 #: and removed from this list when that work lands (the test fails for an entry that is clean).
-ALLOWLIST = {
-    "constructions/chapters/layer.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/chapters/train.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/fact_mlp/baselines.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/fact_mlp/gd_batch.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/geometric/multihop.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/geometric/train.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/icrecall/model.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/icrecall/patterns.py": "still to be cleaned (its area was reworked in parallel)",
-    "constructions/icrecall/world.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/chapters/toy_routing.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/chapters/toy_setup.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/chapters/tuned.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/fact_mlp/capacity.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/fact_mlp/large.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/geometric/depth.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/geometric/gd_threshold.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/geometric/multihop.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/geometric/scaling.py": "still to be cleaned (its area was reworked in parallel)",
-    "verify/icrecall/handset.py": "still to be cleaned (its area was reworked in parallel)",
-}
+ALLOWLIST: dict[str, str] = {}
 
 #: Paths the docs name that exist only once a command has written them.
 OUTPUTS = {"figures/": "written by `python -m paper_figs` (its default --out); git-ignored"}

@@ -4,9 +4,9 @@ decoder-only model that places memory layers at given indices and shares one ban
 * :func:`rms_normalise`, :class:`RMSNorm` - RMS normalisation (eps 1e-6) [reference].
 * :class:`ChapterRouter` and the auxiliary losses live in :mod:`constructions.chapters.router`
   (re-exported here).
-* :class:`MemoryAttention` - spec §5.1: memory cross-attention, zero-initialised W_O [paper].
+* :class:`MemoryAttention` - memory cross-attention, zero-initialised W_O [paper] (docs/chapters.md#setting).
 * :class:`MemoryLayer` - router + selected-memory preprocessing + memory attention.
-* :class:`Block` (Variant A, §5.4) and :class:`MoCModel` [paper].
+* :class:`Block` (Variant A) and :class:`MoCModel` [paper].
 
 All randomness comes from an explicit ``torch.Generator``; the device is passed in.
 """
@@ -53,7 +53,7 @@ class RMSNorm(nn.Module):
 
 class MemoryAttention(nn.Module):
     """MemRead = softmax(Q K^T / sqrt(d_h)) V W_O with Q = RMSNorm(H) W_Q, K = M~ W_K, V = M~ W_V
-    (spec §5.1) [paper]; no mask over memory; no biases; W_O zero-initialised [reference]."""
+    (docs/chapters.md#setting) [paper]; no mask over memory; no biases; W_O zero-initialised [reference]."""
 
     def __init__(self, d_model, n_heads, device=None, dtype=None):
         super().__init__()
@@ -312,7 +312,7 @@ def _causal_mask(n: int, device) -> torch.Tensor:
 
 
 class Block(nn.Module):
-    """Variant A block (spec §5.4) [paper]: x += SelfAttn(RMSNorm(x)); on a memory layer
+    """Variant A block [paper]: x += SelfAttn(RMSNorm(x)); on a memory layer
     x += MemRead(RMSNorm(x), M~); x += SwiGLU(RMSNorm(x)). Causal GQA self-attention with RoPE."""
 
     def __init__(self, cfg, memory: bool, device=None, dtype=None):
@@ -422,7 +422,7 @@ class MoCModel(nn.Module):
                 normal(p)
 
     def memory_parameters(self):
-        """Bank and memory layers (spec §5.6: they get their own learning rate)."""
+        """Bank and memory layers (they get their own learning rate, docs/chapters.md)."""
         return [p for n, p in self.named_parameters() if n == "bank" or ".memory." in n]
 
     def forward(self, tokens, last_only=False):

@@ -1,5 +1,6 @@
-"""Toy synthetic experiments of Mixture of Chapters (spec §4, §5.6) [derived]: fact data, the
-toy configurations (MoC and its iso-FLOP dense comparator) and the two-phase training loop.
+"""Toy synthetic experiments of Mixture of Chapters [derived]: fact data, the toy configurations
+(MoC and its iso-FLOP dense comparator) and the two-phase training loop
+(docs/chapters.md#the-toy-model-its-recipe-and-the-copy-task).
 
 Sequences are ``[BOS, KEY, SEP]``; the VALUE is predicted at SEP and never enters the input, so
 it cannot reach the router's pool. Token ids: 0..3 BOS/SEP/PAD/UNK, then phase-1 keys, then
@@ -46,7 +47,7 @@ def make_fact_dataset(
     key_start: int = N_SPECIAL,
     value_start: int | None = None,
 ) -> FactSet:
-    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys (spec §4) [derived]."""
+    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys [derived]."""
     if n_keys < 1 or n_values < 1:
         raise ValueError(f"n_keys={n_keys} and n_values={n_values} must be >= 1")
     value_start = key_start + n_keys if value_start is None else value_start
@@ -58,13 +59,13 @@ def make_phase2_dataset(
     n_pairs: int, gen: np.random.Generator, key_start: int, value_start: int, n_values: int
 ) -> FactSet:
     """A disjoint task on fresh key tokens ``key_start..key_start+n_pairs-1`` (a new random map
-    to the same value range); phase 2 never shows phase-1 keys (spec §4) [derived]."""
+    to the same value range); phase 2 never shows phase-1 keys [derived]."""
     return make_fact_dataset(n_pairs, n_values, gen, key_start=key_start, value_start=value_start)
 
 
 def make_mixed_batches(datasets, batch: int, gen: np.random.Generator):
     """Endless (inputs, targets) batches; each example from a uniformly drawn dataset, then a
-    uniformly drawn fact (spec §4). Sequences share one length, so nothing is padded."""
+    uniformly drawn fact. Sequences share one length, so nothing is padded."""
     inputs = [d.inputs() for d in datasets]
     while True:
         which = gen.integers(len(datasets), size=batch)
@@ -75,8 +76,8 @@ def make_mixed_batches(datasets, batch: int, gen: np.random.Generator):
 
 
 def toy_configs(n_facts=1024, n_values=256, n_phase2=1024, top_k=4):
-    """(MoC config, iso-FLOP dense config) of spec §5.6 [derived]. The dense depth is the smallest
-    integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes)."""
+    """(MoC config, iso-FLOP dense config) of the toy of docs/chapters.md [derived]. The dense depth is
+    the smallest integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes)."""
     moc = dict(TOY_CONFIG, vocab=N_SPECIAL + n_facts + n_phase2 + n_values, top_k=top_k)
     depth = iso_flop_depth(moc)
     dense = dict(moc, n_layers=depth, mem_layers=[])
@@ -161,7 +162,7 @@ def _adamw(groups: list[dict]) -> FlatAdam | torch.optim.AdamW:
 
 
 def lr_factor(step: int, steps: int, warmup: int) -> float:
-    """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.1 (spec §5.6)."""
+    """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.1 (docs/chapters.md)."""
     if step < warmup:
         return (step + 1) / warmup
     t = (step - warmup) / max(1, steps - warmup)
@@ -202,7 +203,7 @@ def train(
     stop_accuracy=None,
     initial_eval: Sequence[tuple[float, float]] | None = None,
 ):
-    """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (spec §5.6).
+    """AdamW (wd 0.1, betas (0.9, 0.95), clip 1.0), warm-up then cosine (docs/chapters.md).
 
     Memory layers get ``lr_memory``; the bank gets ``lr_bank`` (default ``lr_memory``; 0 freezes
     it). ``schedule_steps`` (default ``steps``) sets the cosine horizon, so a run may stop early on
@@ -277,7 +278,7 @@ def train(
         total.backward()
         opt.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
+        hist["loss"].append(loss.detach())  # on the device: read once at the end
     if eval_sets and hist["stopped_at"] is None:
         record_eval(steps)
         if reached():
@@ -301,10 +302,10 @@ def build(cfg, seed, device="cpu", dtype=torch.float32):
     return MoCModel(cfg, generator=gen, device=device, dtype=dtype)
 
 
-# -- the routing-leak copy task (spec §5.7) [derived] ----------------------------------------------
+# -- the routing-leak copy task [derived] ----------------------------------------------------------
 def make_copy_batch(n_symbols: int, half: int, batch: int, gen: np.random.Generator) -> torch.Tensor:
     """``batch`` sequences [BOS, x_1..x_n, x_1..x_n], x_i i.i.d. uniform over ``n_symbols`` tokens
-    (ids N_SPECIAL..N_SPECIAL + v - 1), n = ``half`` (spec §5.7). Under causal prediction the
+    (ids N_SPECIAL..N_SPECIAL + v - 1), n = ``half``. Under causal prediction the
     first-half tokens x_2..x_n are unpredictable: their loss floor is ln v."""
     if n_symbols < 2 or half < 2:
         raise ValueError(
@@ -318,7 +319,7 @@ def make_copy_batch(n_symbols: int, half: int, batch: int, gen: np.random.Genera
 def copy_config(
     n_symbols: int, routing: str = "sequence", memory: bool = True, weighting: bool = True
 ) -> dict:
-    """The §5.6 toy model on the copy task's vocabulary; ``memory=False`` removes the memory layer
+    """The toy model on the copy task's vocabulary; ``memory=False`` removes the memory layer
     (variant (c)); ``weighting=False`` gives constant chapter weights (selection-only leak)."""
     cfg = dict(TOY_CONFIG, vocab=N_SPECIAL + n_symbols, routing=routing, weighting=weighting)
     return cfg if memory else dict(cfg, mem_layers=[])
@@ -368,7 +369,7 @@ def train_copy(
     device="cpu",
     schedule_steps=None,
 ) -> dict:
-    """Teacher-forced causal LM training on fresh copy sequences every step (spec §5.7): AdamW as
+    """Teacher-forced causal LM training on fresh copy sequences every step (docs/chapters.md): AdamW as
     :func:`train` (wd 0.1, betas (0.9, 0.95), clip 1.0, warm-up then cosine), loss over every
     next-token prediction plus the router's auxiliary losses. Records the full-sequence
     first-half loss on ``eval_seqs`` every ``eval_every`` steps and at the end.
@@ -408,6 +409,6 @@ def train_copy(
         total.backward()
         opt.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        hist["loss"].append(loss.detach())  # on the device: read once at the end (issue 17.4)
+        hist["loss"].append(loss.detach())  # on the device: read once at the end
     hist["loss"] = torch.stack(hist["loss"]).tolist() if hist["loss"] else []
     return hist

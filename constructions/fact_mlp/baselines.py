@@ -1,4 +1,4 @@
-"""The constructions the encoder-decoder is compared with (fact_mlp spec §5.3-§5.5).
+"""The constructions the encoder-decoder is compared with (docs/fact_mlp.md#experimental-settings).
 
 Each returns a :class:`constructions.fact_mlp.facts.FactMLP` (forward in value space, parameter
 counts, the fact set, the gated form where one exists).
@@ -40,7 +40,7 @@ def hermite(z: np.ndarray, degree: int) -> np.ndarray:
 
 
 def ntk_memory(facts: FactSet, hidden: int, rng: np.random.Generator, degree: int = 1) -> FactMLP:
-    """Spec §5.3 prior-work ("NTK") associative MLP [reference; Nichani, Lee & Bietti 2025]:
+    """Prior-work ("NTK") associative MLP [reference; Nichani, Lee & Bietti 2025]:
     G (m, d) N(0,1); D (d, m) Gaussian with unit-norm columns;
     U = (1/m) sum_i [h_p(G k_i) * (D^T v_{f(i)})] k_i^T; M(x) = D[(U x) * ReLU(G x)]. 3dm params."""
     check_generator(rng)
@@ -72,7 +72,7 @@ def ntk_memory(facts: FactSet, hidden: int, rng: np.random.Generator, degree: in
 def hebbian_readout(
     facts: FactSet, hidden: int, rng: np.random.Generator, whitened: bool, ridge: float = 1e-6
 ) -> FactMLP:
-    """Spec §5.5 [reference]: phi(x) = (A0 x) * (A1 x) / sqrt(m); unwhitened W = V_f^T Phi / F,
+    """Hebbian readout [reference]: phi(x) = (A0 x) * (A1 x) / sqrt(m); unwhitened W = V_f^T Phi / F,
     whitened W = V_f^T Phi (Phi^T Phi + lambda I)^-1 (lambda = 1e-6). M(x) = W phi(x).
     3dm parameters (A0, A1, W); a gated MLP without the ReLU (W_gate = A0 acts linearly)."""
     check_generator(rng)
@@ -115,7 +115,7 @@ def train_gated_mlp(
     biases: bool = True,
     manual_gradient: bool = True,
 ) -> FactMLP:
-    """Spec §5.4 [reference protocol]: y = W_down[(W_up x + b_up) * ReLU(W_gate x + b_gate)]
+    """Gradient-descent baseline [reference protocol]: y = W_down[(W_up x + b_up) * ReLU(W_gate x + b_gate)]
     + b_down, cross-entropy on logits M(k) V^T in float32, Adam lr 1e-3 with cosine decay to
     1e-6, full batch, stop when loss < 1e-7 (or when every fact is decoded with margin, which
     cannot change the accuracy-1 verdict). 3dm + 2m + d params with biases.

@@ -1,6 +1,6 @@
-"""Several GD-trained gated MLPs as one batched model (issue 14 item 1: several GD draws per size).
+"""Several GD-trained gated MLPs as one batched model (several GD draws per size).
 
-:func:`train_gated_mlp_batch` trains B independent draws of the §5.4 protocol of
+:func:`train_gated_mlp_batch` trains B independent draws of the baseline protocol of
 :func:`constructions.fact_mlp.baselines.train_gated_mlp` at once: the weights of the draws are
 stacked along a leading draw dimension (hidden widths padded with masked units to the largest one)
 and every product is a batched one (``torch.bmm``). Each draw has its own fact set, its own

@@ -1,4 +1,4 @@
-"""Multi-hop recall with and without chain of thought (spec geometric.md §4, §5.3, §5.4).
+"""Multi-hop recall with and without chain of thought (B5, docs/geometric.md#statements-and-proof-sketches).
 
 The existence of both constructions and the capacity-depth tradeoff are the paper's [abstract];
 the R^k-block layout, the per-position gate embeddings and the greedy CoT loop are this project's
@@ -47,7 +47,7 @@ def check_chains(chains, n_relations: int) -> np.ndarray:
 
 
 def compose(perms, chains, start) -> np.ndarray:
-    """pi_rho(x) = pi_{r_k} o ... o pi_{r_1}(x) for every (x, rho) pair (spec §4)."""
+    """pi_rho(x) = pi_{r_k} o ... o pi_{r_1}(x) for every (x, rho) pair."""
     perms = check_bijections(perms)
     chains = check_chains(chains, perms.shape[0])
     y = np.asarray(start, dtype=np.int64).copy()
@@ -61,7 +61,7 @@ def compose(perms, chains, start) -> np.ndarray:
 
 
 def multi_hop_queries(perms, n_hops: int, n_queries: int, rng: np.random.Generator):
-    """Random k-hop queries (spec §4): start x uniform on [N], chain uniform on [R]^k.
+    """Random k-hop queries: start x uniform on [N], chain uniform on [R]^k.
 
     Returns (start (Q,), chains (Q, k), target (Q,)) with target = pi_rho(x).
     """
@@ -96,7 +96,7 @@ def all_multi_hop_queries(perms, n_hops: int):
 
 
 def cot_trace(x: int, chain, perms) -> list[int]:
-    """The intermediate entities y_1..y_k with y_j = pi_{r_j}(y_{j-1}), y_0 = x (spec §4)."""
+    """The intermediate entities y_1..y_k with y_j = pi_{r_j}(y_{j-1}), y_0 = x."""
     perms = check_bijections(perms)
     chain = check_chains(chain, perms.shape[0])[0]
     if not 0 <= int(x) < perms.shape[1]:
@@ -119,10 +119,10 @@ def chain_index(chains, n_relations: int) -> np.ndarray:
 
 @dataclass
 class NoCoTModel:
-    """One-pass k-hop model of spec §5.3 [derived]: the block construction with one block per chain.
+    """One-pass k-hop model [derived]: the block construction with one block per chain.
 
     composite[rho] = pi_rho is the composite bijection of chain rho; e_x holds block rho equal to
-    u_{pi_rho(x)} (d = R^k d0). The selector is §5.1's with R^k gate groups, but its gate bias is
+    u_{pi_rho(x)} (d = R^k d0). The selector is the single-hop one with R^k gate groups, but its gate bias is
     written by the chain tokens as a sum of per-position relation embeddings:
     gate[j, r] (2d,) is -beta on group rho when rho_j != r and 0 otherwise, so chain (r_1..r_k)
     puts bias -beta * #{j: r_j != rho_j} on group rho: 0 on its own group, <= -beta elsewhere.
@@ -216,7 +216,7 @@ def build_nocot_model(
     gate_bias: float = 10.0,
     dim_budget: int | None = None,
 ) -> NoCoTModel:
-    """Build the R^k-block one-pass model of spec §5.3 [derived].
+    """Build the R^k-block one-pass model [derived].
 
     ``dim_budget`` d: refuse (ValueError naming B5) when R^k d0 > d, i.e. k > k_max(d).
     """
@@ -276,7 +276,7 @@ class CoTResult:
 
 @torch.no_grad()
 def run_cot(model: BlockModel, start, chains) -> CoTResult:
-    """CoT with the single-hop model of §5.1 [derived, spec §5.4]: at step j feed (y_{j-1}, r_j),
+    """CoT with the single-hop block model [derived]: at step j feed (y_{j-1}, r_j),
     take the greedy argmax y_j over the N attributes and feed it back as the next subject token
     (A = S). Dimension and width do not depend on k; the cost is k forward passes. A tie at any step
     gives margin <= 0 there, which the caller counts as an error."""

@@ -1,9 +1,9 @@
-"""The trained one-layer model of spec geometric.md §5.5 [derived architecture].
+"""The trained one-layer model of docs/geometric.md#the-trained-model [derived architecture].
 
 That gradient descent finds the geometric solution (subject embeddings that superpose attribute
 vectors, a relation-gated MLP that transfers to new bijections) is the paper's [abstract]. The
 architecture below, its initialisation and the optimiser settings are this project's choices
-[derived]; the paper's are unknown (spec §9).
+[derived]; the paper's are unknown.
 
 Model: learned tables E_subj (N, d), E_rel (R, d), unembedding U (N, d); with a 2-token input the
 attention is a fixed mix, h0 = E_subj[s] + E_rel[r]; MLP h = h0 + W2 ReLU(W1 h0 + b1) with
@@ -22,7 +22,7 @@ import torch
 from constructions.tasks import check_bijections, single_hop_dataset
 
 PARAM_NAMES = ("subject", "relation", "unembed", "w1", "b1", "w2")
-#: Logit entries one chunk of facts may hold (issue 17.4): 2^24, 64 MiB in float32. At quick scale
+#: Logit entries one chunk of facts may hold: 2^24, 64 MiB in float32. At quick scale
 #: (N*R = 2048 facts, N = 512: 2^20 entries) the whole batch is one chunk, the unchunked path; at
 #: N = 10^4, R = 8 the 8*10^8 logits (3.2 GB) become 48 chunks of 1677 facts.
 LOGIT_CHUNK_ENTRIES = 1 << 24
@@ -38,7 +38,7 @@ def fact_chunk_rows(n_facts: int, n_candidates: int, max_entries: int | None = N
 
 @dataclass
 class TrainedModel:
-    """Weights of the §5.5 model (torch tensors, detached) and its training history."""
+    """Weights of the trained model (torch tensors, detached) and its training history."""
 
     perms: np.ndarray
     params: dict
@@ -99,7 +99,7 @@ def _hidden(e_subj, p, subj, rel):
 
 def loss_backward(p, subj, rel, target, rows: int) -> torch.Tensor:
     """Mean cross-entropy over all facts and its gradient (accumulated into ``.grad``), ``rows`` facts
-    at a time (issue 17.4: no step holds the full (N*R) x N logits). With one chunk this is the plain
+    at a time (no step holds the full (N*R) x N logits). With one chunk this is the plain
     ``cross_entropy(logits, target)`` (mean) and its backward; with several, each chunk's summed loss
     divided by the number of facts is backpropagated in turn, so the gradient is the same sum of
     per-fact terms, grouped by chunk (equal up to rounding; tests/geometric/test_train_chunks.py
@@ -139,7 +139,7 @@ def _loss_and_accuracy(p, subj, rel, target, rows: int) -> tuple[float, float]:
 def init_params(
     n_subjects, n_relations, dim, mlp_width, generator, dtype=torch.float64, device="cpu"
 ) -> dict:
-    """N(0, 1/fan_in) for every matrix, b1 = 0 (spec §5.5), drawn from ``generator`` on CPU."""
+    """N(0, 1/fan_in) for every matrix, b1 = 0, drawn from ``generator`` on CPU."""
     for name, value, low in (
         ("n_subjects", n_subjects, 2),
         ("n_relations", n_relations, 1),
@@ -183,7 +183,7 @@ def train_model(
     chunk_entries: int | None = None,
     manual_gradient: bool = True,
 ) -> TrainedModel:
-    """Train the §5.5 model on all N*R facts, full batch, Adam (spec quick: lr 1e-2, 1000 steps).
+    """Train the model on all N*R facts, full batch, Adam (defaults: lr 1e-2, 1000 steps).
 
     freeze_subject: keep E_subj at its random init (the frozen-embedding control).
     record_every: every that many steps (and at the end) record loss and train accuracy, and keep
@@ -239,8 +239,8 @@ def train_model(
 
     if record_every:
         record(0)
-    # losses stay on the device and are checked once per record and at the end (issue 17.4: no
-    # host synchronisation per step); a non-finite loss raises naming its first step
+    # losses stay on the device and are checked once per record and at the end (no host
+    # synchronisation per step); a non-finite loss raises naming its first step
     losses = torch.zeros(int(steps), dtype=dtype, device=device)
 
     def check_finite(upto):

@@ -1,4 +1,5 @@
-"""The one-layer attention model of IC-recall in torch, and its fine-tuning (spec §5.3-§5.4).
+"""The one-layer attention model of IC-recall in torch, and its fine-tuning
+(docs/icrecall.md#the-fine-tuned-model).
 
 [derived] formalisation: scores s_j = x_T^T W_KQ x_j over the T = 2n + 1 positions (the query
 attends to itself), alpha = softmax(s), z = x_T + omega sum_j alpha_j x_j, logits
@@ -31,7 +32,7 @@ PARAMETRISATIONS = ("full", "struct")
 
 
 class TripletMemory:
-    """The constructed triplet MLP in torch, frozen (spec §5.2) [derived].
+    """The constructed triplet MLP in torch, frozen (docs/icrecall.md#setting) [derived].
 
     logits(z) = gamma U F(z) = gamma c(z) G with c_a(z) = sum_{f: a*(f) = a} ReLU(<e_s, z> +
     <e_r, z> - theta) and G = U U^T: the same function as the explicit m-neuron MLP, in
@@ -58,7 +59,7 @@ class TripletMemory:
 
 
 class TrainedMemory(torch.nn.Module):
-    """A ReLU MLP F(z) = W2 ReLU(W1 z + b1) with logits gamma u_a^T F(z) (spec §5.4) [derived]."""
+    """A ReLU MLP F(z) = W2 ReLU(W1 z + b1) with logits gamma u_a^T F(z) [derived]."""
 
     def __init__(
         self,
@@ -100,7 +101,7 @@ def pretrain_memory(
     device="cpu",
     dtype=torch.float64,
 ):
-    """Train F on direct recall e_s + e_r -> a*(s, r) (spec §5.4) [derived]: Adam at ``lr``,
+    """Train F on direct recall e_s + e_r -> a*(s, r) [derived]: Adam at ``lr``,
     batches of ``batch`` from :func:`sample_direct`, until the accuracy over all S R facts is
     >= target_acc (checked every 50 steps) or ``max_steps``. Returns (memory, steps, accuracy)."""
     mem = TrainedMemory(world, width, logit_scale, gen, device, dtype)
@@ -139,7 +140,8 @@ def strict_accuracy(logits: torch.Tensor, target: torch.Tensor) -> float:
 
 
 class ICAttention(torch.nn.Module):
-    """One-layer attention over the prompt with a frozen memory (spec §5.3) [derived]."""
+    """One-layer attention over the prompt with a frozen memory (docs/icrecall.md#the-fine-tuned-model)
+    [derived]."""
 
     def __init__(
         self,
@@ -459,7 +461,7 @@ def finetune(
     init: tuple | None = None,
 ) -> FinetuneResult:
     """Full-batch Adam (betas 0.9, 0.999, no weight decay) on the cross-entropy of the training
-    prompts, the memory frozen (spec §5.3) [derived]; accuracy and metrics on ``test``.
+    prompts, the memory frozen (docs/icrecall.md) [derived]; accuracy and metrics on ``test``.
 
     With ``record_every`` the trajectory (test accuracy, query share, pair uniformity, imbalance,
     training loss) is recorded at step 0, every ``record_every`` steps and at the end, in
@@ -486,8 +488,8 @@ def finetune(
     y = torch.as_tensor(train.target, device=X.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = _optimiser(params, lr)
-    # the losses stay on the device, read once per checkpoint and at the end (issue 17.4: no
-    # host synchronisation per step); a non-finite loss raises at the next read
+    # the losses stay on the device, read once per checkpoint and at the end (no host
+    # synchronisation per step); a non-finite loss raises at the next read
     losses = []
     manual = _FullStep.build(model, X, V, y) if isinstance(opt, CpuAdam) else None
     # without autograd (the manual step) the whole loop runs with gradients off

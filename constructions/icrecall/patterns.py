@@ -1,4 +1,4 @@
-"""Hand-set attention patterns and the pairwise-pattern metrics (spec §5.3, §5.5) [derived].
+"""Hand-set attention patterns and the pairwise-pattern metrics (docs/icrecall.md) [derived].
 
 Positions of a prompt [s_1, a_1, ..., s_n, a_n, s_q]: 2i is subject i, 2i + 1 its answer,
 T - 1 = 2n the query. Everything is numpy; the trained models in
@@ -17,9 +17,9 @@ PATTERNS = ("pairwise", "query_only", "subjects_only", "answers_only", "uniform"
 
 
 def handset_pattern(name: str, n_pairs: int) -> np.ndarray:
-    """alpha (T,) of a hand-set pattern (spec §5.3) [derived]: pairwise = 1/(2n) on every context
-    token and 0 on the query; query_only; subjects_only = 1/n on each s_i; answers_only = 1/n on
-    each a_i; uniform = 1/T."""
+    """alpha (T,) of a hand-set pattern (docs/icrecall.md#setting) [derived]: pairwise = 1/(2n) on every
+    context token and 0 on the query; query_only; subjects_only = 1/n on each s_i; answers_only = 1/n
+    on each a_i; uniform = 1/T."""
     if int(n_pairs) != n_pairs or n_pairs < 1:
         raise ValueError(f"n_pairs={n_pairs} violates the hypothesis n_pairs >= 1")
     n = int(n_pairs)
@@ -73,7 +73,7 @@ def pattern_accuracy(
     max_elements: int = 1 << 24,
     X: np.ndarray | None = None,
 ) -> float:
-    """Accuracy of the one-layer model with a fixed pattern (spec §5.3) [derived]:
+    """Accuracy of the one-layer model with a fixed pattern (docs/icrecall.md#the-fine-tuned-model) [derived]:
     z = x_T + omega sum_j alpha_j x_j, prediction argmax_a gamma u_a^T F(z) (ties are errors).
     ``X``: :func:`token_embeddings` of ``prompts`` (without slots) when the caller holds it, so
     that several patterns on the same prompts embed them once."""
@@ -86,7 +86,7 @@ def pattern_accuracy(
     X = token_embeddings(mlp.world, prompts) if X is None else X
     mix = np.einsum("t,ktd->kd", alpha, X) if alpha.ndim == 1 else np.einsum("kt,ktd->kd", alpha, X)
     z = X[:, -1] + omega * mix
-    # prompts in blocks of at most 2^24 hidden entries (issue 17.4: the (K, N R) hidden layer is
+    # prompts in blocks of at most 2^24 hidden entries (the (K, N R) hidden layer is
     # 1.6 GB per copy at N = 2 10^4, R = 5, K = 2000); one block at quick scale
     if not len(z):
         raise ValueError("pattern accuracy needs at least one prompt")
@@ -128,7 +128,7 @@ def context_neuron_firing(
 
 
 def pattern_metrics(alpha) -> dict:
-    """Pairwise-pattern metrics of attention alpha (K, T) or (T,) (spec §5.5) [derived].
+    """Pairwise-pattern metrics of attention alpha (K, T) or (T,) [derived].
 
     imbalance: mean over sequences and pairs of |alpha_{s_i} - alpha_{a_i}| / (alpha_{s_i} +
     alpha_{a_i}); pair_uniformity H_p: entropy of the normalised pair masses divided by log n

@@ -1,7 +1,7 @@
 """In-context factual recall (IC-recall): world, prompt generators and the two memories.
 
-Spec: shared/spec/icrecall.md (Huang, Nichani, Lee, Ge, *Fine-Tuning Dynamics of In-Context
-Factual Recall in Transformers*, arXiv 2605.27774). Everything here except the linear memory is
+Paper: Huang, Nichani, Lee, Ge, *Fine-Tuning Dynamics of In-Context Factual Recall in
+Transformers*, arXiv 2605.27774 (docs/icrecall.md). Everything here except the linear memory is
 this project's formalisation [derived]: the paper's construction could not be read.
 
 Randomness only through an explicit ``numpy.random.Generator`` passed by the caller.
@@ -28,7 +28,7 @@ def _unit_rows(rng: np.random.Generator, rows: int, dim: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class World:
-    """A world of S subjects, R relations and R*D answers (spec §3-§4) [derived].
+    """A world of S subjects, R relations and R*D answers (docs/icrecall.md#setting) [derived].
 
     subj (S, d) e_s; rel (R, d) e_r; ans_noise (V, d) the ẽ_a; ans (V, d) the answer embeddings
     e_a = sqrt(1 - rho^2) ẽ_a + rho e_{r(a)} (not renormalised); unemb (V, d) the u_a; slot (3, d)
@@ -74,7 +74,7 @@ class World:
 def make_world(
     n_subj: int, n_rel: int, n_ans_per_rel: int, dim: int, rho: float, gen: np.random.Generator
 ) -> World:
-    """Draw a world (spec §3-§4) [derived].
+    """Draw a world (docs/icrecall.md#setting) [derived].
 
     Draw order (so that a seed fixes everything): e_s, e_r, ẽ_a, u_a, the answer table, then the
     slot embeddings p. Hypotheses: S >= 2, R >= 1, D >= 1 (every relation has answers), d >= 2,
@@ -131,7 +131,7 @@ class Prompts:
 def sample_icrecall(
     world: World, n_pairs: int, n_seq: int, gen: np.random.Generator, relation_mode: str = "single"
 ) -> Prompts:
-    """K IC-recall prompts [s_1, a_1, ..., s_n, a_n, s_q] -> a*(s_q, r) (spec §4) [derived].
+    """K IC-recall prompts [s_1, a_1, ..., s_n, a_n, s_q] -> a*(s_q, r) [derived].
 
     Per sequence: r ~ U[R]; s_q ~ U[S]; n distinct context subjects from [S] minus {s_q};
     a_i = a*(s_i, r) ("single"), or a*(s_i, r_i) with r_i ~ U[R] independent ("mixed").
@@ -174,7 +174,7 @@ def sample_icrecall(
 
 
 def sample_direct(world: World, n_samples: int, gen: np.random.Generator):
-    """(s, r) -> a*(s, r) pairs for MLP pretraining (spec §4) [derived]: s ~ U[S], r ~ U[R]."""
+    """(s, r) -> a*(s, r) pairs for MLP pretraining [derived]: s ~ U[S], r ~ U[R]."""
     check_generator(gen)
     if int(n_samples) != n_samples or n_samples < 1:
         raise ValueError(f"n_samples={n_samples} violates the hypothesis n_samples >= 1")
@@ -189,7 +189,7 @@ def sample_direct(world: World, n_samples: int, gen: np.random.Generator):
 
 @dataclass(frozen=True)
 class TripletMLP:
-    """The constructed triplet MLP (spec §5.2) [derived]: one neuron per fact f = (s, r),
+    """The constructed triplet MLP (docs/icrecall.md#setting) [derived]: one neuron per fact f = (s, r),
     first-layer row w_f = e_s + e_r, bias -theta, ReLU, second-layer column u_{a*(s,r)}.
 
     F(z) = sum_f u_{a*(f)} ReLU(w_f^T z - theta). Because w_f = e_s + e_r, the pre-activation
@@ -246,7 +246,7 @@ class TripletMLP:
 def triplet_mlp(
     world: World, theta: float = 1.5, require_guarantee: bool = False, fail_prob: float = 1e-3
 ) -> TripletMLP:
-    """Build the triplet MLP (spec §5.2) [derived]. Hypotheses: 1 < theta < 2 (the correct
+    """Build the triplet MLP [derived]. Hypotheses: 1 < theta < 2 (the correct
     neuron at 2 passes, the neurons sharing s or r at 1 do not); with ``require_guarantee`` also
     theta = 1.5 and d >= 72 ln((S + R)^2 / delta) (theory ``icrecall.mlp_guarantee_dim``: every
     fact recalled with probability >= 1 - delta)."""
@@ -271,7 +271,7 @@ def direct_recall_accuracy(
 ) -> float:
     """Accuracy of argmax_a u_a^T F(e_s + e_r) against a*(s, r) [derived], over the queries in
     blocks whose hidden layer holds at most ``max_elements`` entries (at least one query): the
-    hidden layer is (queries, N R), 16 GB at N = 2 10^4, R = 5, 2 10^4 queries (issue 17.4)."""
+    hidden layer is (queries, N R), 16 GB at N = 2 10^4, R = 5, 2 10^4 queries."""
     w = mlp.world
     subj, rel = np.asarray(subj), np.asarray(rel)
     rows = max(1, max_elements // max(mlp.width, 1))
@@ -294,7 +294,7 @@ def _strict_argmax(logits: np.ndarray) -> np.ndarray:
 
 
 def linear_memory(keys: np.ndarray, values: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Linear associative memory W = sum_i u_{y_i} e_{x_i}^T (spec §5.1) [reference: Nichani,
+    """Linear associative memory W = sum_i u_{y_i} e_{x_i}^T [reference: Nichani,
     Lee & Bietti 2024]. keys (N, d) the e_{x_i}; values (V, d) the u_y; targets (N,) the y_i."""
     keys, values = np.asarray(keys, float), np.asarray(values, float)
     targets = np.asarray(targets)

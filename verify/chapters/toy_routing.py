@@ -1,4 +1,4 @@
-"""Toy routing experiments of Mixture of Chapters (2603.21096), spec §5.6 [derived]: router
+"""Toy routing experiments of Mixture of Chapters (2603.21096) [derived], docs/chapters.md: router
 utilisation with and without the load-balance loss, and the top-k sweep (split from
 ``verify/chapters/toy.py``, which keeps fact storage, retention and frozen-bank parity; the name
 sorts right after it, so the registration order is unchanged).
@@ -24,9 +24,9 @@ record(
         "chapters, below the 0.9 threshold, so 'every seed of 5' fails at base seeds 0, 1 and 2. "
         "The entropy criterion (>= 0.8) holds in every seed measured; without L_lb the entropy "
         "is 0.535-0.636.",
-        tried="the spec's measurement point (one epoch of the facts) with 2 seeds (passed at base seeds "
+        tried="the planned measurement point (one epoch of the facts) with 2 seeds (passed at base seeds "
         "0 and 1, failed at base seed 2 through seed 3); the claim now uses 5 seeds because a "
-        "first epoch costs a fraction of a second (issue 12: >= 3 seeds where a seed is cheap).",
+        "first epoch costs a fraction of a second (>= 3 seeds where a seed is cheap).",
         reason="2048 top-4 picks over 63 chapters in one epoch leave a few chapters unpicked by "
         "chance when the router is not yet balanced; the 0.9 fraction threshold (a [derived] "
         "pilot value) sits inside the seed-to-seed spread. The load-balance effect itself is "
@@ -48,9 +48,9 @@ record(
         "3.9737, 3.9656, 3.9678 (-0.0081, +0.0022). k = 2 -> 4 always lowers the loss; "
         "4 -> 8 raises it in seeds 1, 3 and 4, so 'every seed of 3' fails at base seeds 0, 1, 2.",
         tried="the old criterion (one seed, +0.02 tolerance per step) passed every seed but also "
-        "passed the reversed curve (a rising law), so it could not fail (issue 12, issue 15 item "
-        "10); with tolerance 0 one seed flips with the seed (pass at 0 and 2, fail at 1, 3, 4), "
-        "so the rule is every seed of 3.",
+        "passed the reversed curve (a rising law), so it could not fail; with tolerance 0 one "
+        "seed flips with the seed (pass at 0 and 2, fail at 1, 3, 4), so the rule is every seed "
+        "of 3.",
         reason="at quick scale (the first 100 steps, loss still ~4 nats of ln 256 = 5.5) the effect of "
         "k between 4 and 8 is below the seed-to-seed noise of a 75-step window; the full-scale "
         "setting (steps 50-150 of 300) was not run here.",
@@ -211,7 +211,7 @@ def check_topk(p, ctx):
                 "reported": {str(k): losses[k] for k in p["report_ks"]},
             }
         )
-    # Criterion changed at issue 15 item 10: the old tolerance (+0.02 per step, one seed) accepted
+    # Criterion changed: the old tolerance (+0.02 per step, one seed) accepted
     # a flat or slightly rising curve while the effect is ~0.005 nats; its result is kept here.
     first = rows[0]
     return Outcome(

@@ -8,12 +8,12 @@ from theory.papers import paper
 from verify.claims import rng_for
 
 SOURCE = paper("chapters")
-#: Quick scale: 512 facts (the spec's 256-512-fact option) and 2 seeds (3 at full scale), so that
-#: every toy claim together fits the 2-core budget (3 seeds took 134 s of CPU); the comparison
-#: step lies before the MoC ceiling (pilot: 0.92 at step 100).
-#: Phase 2 is shorter than the spec's 150-300 steps. Disclosure: with a 75-step phase 2 (tried for
-#: the budget) frozen_bank_parity failed on seed 1 (accuracy gap 0.021, loss gap 0.018 nats, phase 2
-#: still mid-training at ~1.4 nats); at 100 steps (the first choice) it passes.
+#: Quick scale: 512 facts (the top of the planned 256-512-fact range) and 2 seeds (3 at full scale),
+#: so that every toy claim together fits the 2-core budget (3 seeds took 134 s of CPU); the
+#: comparison step lies before the MoC ceiling (pilot: 0.92 at step 100).
+#: Phase 2 is shorter than the 150-300 steps of docs/chapters.md. Disclosure: with a 75-step phase 2
+#: (tried for the budget) frozen_bank_parity failed on seed 1 (accuracy gap 0.021, loss gap 0.018
+#: nats, phase 2 still mid-training at ~1.4 nats); at 100 steps (the first choice) it passes.
 BASE = {
     "n_facts": 512,
     "n_values": 256,
@@ -30,7 +30,7 @@ BASE = {
 }
 FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_step=250, seeds=3)
 #: Router usage is measured over the first epoch, which costs a fraction of a second per seed,
-#: so its claims use 5 seeds (issue 12: >= 3 seeds where a seed is cheap); the first ``seeds``
+#: so its claims use 5 seeds (>= 3 seeds where a seed is cheap); the first ``seeds``
 #: of them reuse the full phase-1 runs (end-of-training usage is reported for those).
 USAGE = {"usage_seeds": 5}
 

@@ -1,5 +1,5 @@
 """Fact storage of Mixture of Chapters (2603.21096) against the iso-FLOP dense model with each
-model's learning rate tuned (issue 15 item 11) [derived].
+model's learning rate tuned [derived].
 
 ``chapters.toy.fact_storage_vs_isoflop`` trains both models with one shared recipe (backbone lr
 3e-3, memory and bank 6e-3), so it compares recipes as much as architectures. Here each model gets

@@ -1,6 +1,6 @@
 """Claims of the fact_mlp area, part 2: the encoder-decoder construction, its exact fit and its
-cost in parameters (spec §5.2, B3). The comparison with the baselines and with gradient descent
-is in :mod:`verify.fact_mlp.compare`.
+cost in parameters (B3, docs/fact_mlp.md#statements-and-proof-sketches). The comparison with the
+baselines and with gradient descent is in :mod:`verify.fact_mlp.compare`.
 """
 
 from __future__ import annotations
@@ -81,11 +81,11 @@ def _exact_fit(ctx, p) -> dict:
 
 @claim(
     "fact_mlp.encoder.encoder_exact",
-    source=SRC + ", §5.2",
+    source=SRC + ", encoder-decoder construction (docs/fact_mlp.md)",
     provenance="derived",
     statement="the gated encoder with exactly H = ceil(F/d) gates (no gate added by the "
     "builder) interpolates exactly: rank(Phi) = F, max fit error < 1e-8, accuracy 1 "
-    "(spec setting d=128, F=2048, H=16, n_V=256, m_c=48)",
+    "(construction setting d=128, F=2048, H=16, n_V=256, m_c=48)",
     quick={"n_facts": 2048, "n_values": 256, "d": 128, "code_dim": 48, "n_gates": 0},
     controls=[
         Control(
@@ -96,8 +96,8 @@ def _exact_fit(ctx, p) -> dict:
     ],
 )
 def check_encoder_exact(p, ctx):
-    """Quick scale is now the spec's setting (it was d=64, F=1024 'to stay under 20 s'; the
-    spec's setting runs in about 1.5 s). n_gates 0 means ceil(F/d)."""
+    """Quick scale is now the construction setting of docs/fact_mlp.md (it was d=64, F=1024 'to stay
+    under 20 s'; that setting runs in about 1.5 s). n_gates 0 means ceil(F/d)."""
     from theory.fact_mlp.bounds import n_gates
 
     want = p["n_gates"] or n_gates(p["n_facts"], p["d"])
@@ -119,7 +119,7 @@ def check_encoder_exact(p, ctx):
 
 @claim(
     "fact_mlp.encoder.encoder_underparam",
-    source=SRC + ", §5.2",
+    source=SRC + ", encoder-decoder construction (docs/fact_mlp.md)",
     provenance="derived",
     statement="must fail: one gate below the boundary, H = ceil(F/d) - 1 (H d = F - d < F), "
     "the encoder cannot interpolate: rank(Phi) < F and max fit error > 1e-6 (d=128, "
@@ -137,7 +137,7 @@ def check_encoder_exact(p, ctx):
     ],
 )
 def check_encoder_underparam(p, ctx):
-    """Changed (issue 14 item 9): the demonstration was 'accuracy < 1 at H = 4 (H d = F/4)', far
+    """Changed: the demonstration was 'accuracy < 1 at H = 4 (H d = F/4)', far
     from the boundary; it now sits one gate below it and demonstrates the broken guarantee (exact
     interpolation). The old criterion's result is kept in the details."""
     r = exact_fit(ctx, p)
@@ -162,7 +162,7 @@ def check_encoder_underparam(p, ctx):
 
 @claim(
     "fact_mlp.capacity.param_count",
-    source=SRC + ", §5.2/§5.4",
+    source=SRC + ", construction and gated-MLP parameter counts (docs/fact_mlp.md)",
     provenance="derived",
     bounds=(
         "fact_mlp.gated_mlp_params",
@@ -171,13 +171,13 @@ def check_encoder_underparam(p, ctx):
     ),
     statement="gated MLP d=64, m=256 has 49 728 parameters with biases and 49 152 without; "
     "the construction at d=128, F=2048, m_c=48 has P_std = 294 912 and P_unique = "
-    "106 496 (spec §5.2), counted from its weights",
+    "106 496 (docs/fact_mlp.md), counted from its weights",
     quick={"d": 64, "hidden": 256, "n_facts": 2048, "n_values": 256, "d_construction": 128, "code_dim": 48},
     kind="identity",
     independence="the counts are the sizes of the weight arrays of built models (a torch-"
     "trained gated MLP, the construction's W_gate/W_up/W_down and its unique "
     "gates/encoder/projection), the predictions the closed forms of "
-    "theory.fact_mlp.bounds, and the spec's typed numbers a third side",
+    "theory.fact_mlp.bounds, and the numbers typed from docs/fact_mlp.md a third side",
 )
 def check_param_count(p, ctx):
     from constructions.fact_mlp.baselines import train_gated_mlp
@@ -273,7 +273,7 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
     ],
 )
 def check_linear_cost(p, ctx):
-    """Changed (issue 12, 14 item 8): the slope was fitted to the formula P_std(F) at a fixed m_c
+    """Changed: the slope was fitted to the formula P_std(F) at a fixed m_c
     (stored slope 0.9999999999999999); it is now fitted to the measured smallest storing sizes."""
     from theory.fact_mlp.bounds import info_bits, n_gates
 

@@ -1,4 +1,4 @@
-"""Claim of the fact_mlp area: the bucketed builder (spec §5.2 scale requirement, issue 17 item 1).
+"""Claim of the fact_mlp area: the bucketed builder, for the large fact sets of the full-scale claims.
 
 :func:`constructions.fact_mlp.large.build_large` is checked for exactness (every fact decoded with
 margin > 0 by the argmax over the value table, codes equal to the targets) and for its parameter
@@ -64,7 +64,7 @@ def joint_params_per_fact(n_facts, n_values, d, seed):
 
 @claim(
     "fact_mlp.large.bucketed_exact",
-    source=SRC + ", §5.2 scale requirement",
+    source=SRC + ", scale requirement of the construction",
     provenance="derived",
     statement="the bucketed builder (one gate direction, slabs of <= d keys, trapezoid gates) "
     "decodes every fact (accuracy 1, min margin > 0, max |code - target| < 1e-8) with "

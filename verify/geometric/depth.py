@@ -1,15 +1,16 @@
-"""The capacity-depth tradeoff measured on trained one-pass models (issue 13 item 11).
+"""The capacity-depth tradeoff measured on trained one-pass models.
 
-One pass, no chain of thought: a k-hop query (x, r_1..r_k) is read by the §5.5 model with one
-learned token per chain rho in [R]^k (the composite relation pi_rho of spec §5.3; a learned
-per-chain embedding contains the per-position sums of §5.3 as a special case). The trained
-threshold d*(k) is the smallest embedding dimension at which full-batch Adam reaches train accuracy
-1 on all N*R^k queries. It is set beside the k-hop lower bound khop_dim_bound(N, R, k, p = 32)
-(theory.geometric.multihop; the trained model's MLP and unembedding are trained on the facts, so
-the bound's fact-independent-decoder hypothesis does not hold for it: the bound is reported, not
-implied) and beside the dimension R^k d0 at which the §5.3 construction with spherical codes answers
-every query. The tradeoff (depth costs dimension in one pass) is the paper's [abstract]; the model,
-the sweep and the criterion are [derived].
+One pass, no chain of thought: a k-hop query (x, r_1..r_k) is read by the trained model
+(docs/geometric.md#the-trained-model) with one learned token per chain rho in [R]^k (the composite
+relation pi_rho of the one-pass construction, B5; a learned per-chain embedding contains its
+per-position sums as a special case). The trained threshold d*(k) is the smallest embedding
+dimension at which full-batch Adam reaches train accuracy 1 on all N*R^k queries. It is set beside
+the k-hop lower bound khop_dim_bound(N, R, k, p = 32) (theory.geometric.multihop; the trained
+model's MLP and unembedding are trained on the facts, so the bound's fact-independent-decoder
+hypothesis does not hold for it: the bound is reported, not implied) and beside the dimension R^k d0
+at which the one-pass construction with spherical codes answers every query. The tradeoff (depth
+costs dimension in one pass) is the paper's [abstract]; the model, the sweep and the criterion are
+[derived].
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def composite_perms(perms, n_hops: int) -> np.ndarray:
 
 
 def reaches_one(table, dim, p, seed, init=False) -> bool:
-    """Does the §5.5 model on the fact table ``table`` (one relation per row) reach train accuracy 1
+    """Does the trained model on the fact table ``table`` (one relation per row) reach train accuracy 1
     at embedding dimension ``dim``? ``init``: the same model untrained (the control)."""
     import torch
 
@@ -72,7 +73,7 @@ def trained_depth_threshold(table, p, seed, init=False):
 
 
 def construction_block_dim(perms, k, seed, d0_max=64) -> int:
-    """Smallest d0 at which the §5.3 construction (spherical codes of this seed) answers all N*R^k
+    """Smallest d0 at which the one-pass construction (spherical codes of this seed) answers all N*R^k
     queries with margin > 0."""
     start, chains, target = all_multi_hop_queries(perms, k)
     for d0 in range(1, d0_max + 1):
@@ -103,9 +104,9 @@ def construction_block_dim(perms, k, seed, d0_max=64) -> int:
     ],
     seed_rule="every seed of ctx.seeds(3)",
     statement="one pass, no chain of thought: the smallest trained embedding dimension d*(k) at which the "
-    "§5.5 model (one learned token per chain) reaches train accuracy 1 on all N*R^k k-hop queries "
+    "trained model (one learned token per chain) reaches train accuracy 1 on all N*R^k k-hop queries "
     "grows strictly with k = 1, 2, 3, and lies between the k-hop lower bound R^k log2(N + 1 - I_k)/32 "
-    "and the dimension R^k d0 at which the §5.3 construction answers every query, on every seed. "
+    "and the dimension R^k d0 at which the one-pass construction answers every query, on every seed. "
     "Quick: N = 32, R = 2; full (not run in this session): N = 128, R = 3",
     quick={
         "n_subjects": 32,

@@ -1,12 +1,12 @@
-"""Multi-hop claims of *Geometric Factual Recall in Transformers* (spec geometric.md §5.3-§5.4, §6 B5, §7).
+"""Multi-hop claims of *Geometric Factual Recall in Transformers* (B5, docs/geometric.md).
 
 CoT reuses the single-hop block model of constructions.geometric.single_hop; the no-CoT model has one block
 per chain (constructions.geometric.multihop). The existence of both constructions and of the
 capacity-depth tradeoff is the paper's [abstract]; the dimensions, the lower bound and every
 constant are this project's [derived] formalisation (theory.geometric.multihop).
 
-Issue 13 item 11: depth_tradeoff (k_max against a typed-in list, and "refused at k_max + 1", the
-same inequality) and bound_ratio (a formula divided by a formula) were not claims; they are unit
+Two former claims, depth_tradeoff (k_max against a typed-in list, and "refused at k_max + 1", the
+same inequality) and bound_ratio (a formula divided by a formula), were not real claims; they are unit
 tests of theory.geometric.multihop now (tests/geometric/test_multihop.py). The tradeoff itself is
 tested as an impossibility by multihop.below_bound_fail (below the 1-bit k-hop bound the one-pass model
 misses queries, one bit per block above it the construction answers all) and on trained one-pass
@@ -39,7 +39,7 @@ from verify.measure import decode
 
 @claim(
     "geometric.multihop.cot_khop",
-    source=f"{SRC}, CoT construction (abstract); spec §5.4",
+    source=f"{SRC}, CoT construction (abstract); B5, docs/geometric.md",
     bounds=("geometric.d_cot",),
     provenance="abstract",
     controls=[
@@ -92,7 +92,7 @@ def cot_khop(p, ctx):
 
 @claim(
     "geometric.multihop.nocot_blocks",
-    source=f"{SRC}, multi-hop without CoT (abstract); spec §5.3",
+    source=f"{SRC}, multi-hop without CoT (abstract); B5, docs/geometric.md",
     bounds=("geometric.d_nocot",),
     provenance="abstract",
     controls=[
@@ -145,7 +145,7 @@ def nocot_blocks(p, ctx):
             "across_R2_blocks",
             {"control": "r2_blocks"},
             "the same d0 with R^2 blocks (one per "
-            "2-hop chain, d = R^2 d0, spec §5.3) answers every 2-hop query in one pass",
+            "2-hop chain, d = R^2 d0, the one-pass construction) answers every 2-hop query in one pass",
         )
     ],
     statement="single-hop embeddings (R blocks, d = R*d0) cannot answer 2-hop queries in one pass: with the "
@@ -156,7 +156,7 @@ def nocot_blocks(p, ctx):
     full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200]},
 )
 def nocot_single_fail(p, ctx):
-    """Bracketed (issue 13 item 10): the failure does not depend on d0 (it persists at d0 = 200), so its
+    """Bracketed: the failure does not depend on d0 (it persists at d0 = 200), so its
     boundary is the block count, R blocks against the R^2 of the one-pass construction; the control
     builds that construction at the same d0."""
     n, r = p["n_subjects"], p["n_relations"]
@@ -213,13 +213,13 @@ def nocot_single_fail(p, ctx):
     full={"n_subjects": 2000, "n_relations": 3, "hops": [1, 2, 3, 4], "block_dim": 10, "seeds": 5},
 )
 def below_bound_fail(p, ctx):
-    """Issue 13 item 11: the depth tradeoff as an impossibility. At p = 32 bits the bound
-    R^k log2(N + 1 - I_k)/32 lies below R^k (no block model can be built under it, and in exact
-    arithmetic any distinct real codes already succeed at d0 = 2, spec §5.1), so the bracket is placed
-    where the bound bites: one bit per coordinate. There the theorem of khop_bits says every
-    fact-independent decoder fails on some table below the bound, and the construction with distinct
-    sign codes matches it at d0 = ceil(log2 N). The demonstration runs the construction on random
-    tables; its failure is the pigeonhole tie the counting argument predicts (2^d0 < N codes)."""
+    """The depth tradeoff as an impossibility. At p = 32 bits the bound R^k log2(N + 1 - I_k)/32 lies below
+    R^k (no block model can be built under it, and in exact arithmetic any distinct real codes already
+    succeed at d0 = 2, docs/geometric.md#setting), so the bracket is placed where the bound bites: one bit
+    per coordinate. There the theorem of khop_bits says every fact-independent decoder fails on some table
+    below the bound, and the construction with distinct sign codes matches it at d0 = ceil(log2 N). The
+    demonstration runs the construction on random tables; its failure is the pigeonhole tie the counting
+    argument predicts (2^d0 < N codes)."""
     n, r = p["n_subjects"], p["n_relations"]
     d0 = math.ceil(math.log2(n)) if p.get("control") == "at_construction" else p["block_dim"]
     rows = []

@@ -1,8 +1,8 @@
-"""The single-hop threshold against ln N (spec geometric.md §7 log_scaling; issue 13 item 8).
+"""The single-hop threshold against ln N (docs/geometric.md#statements-and-proof-sketches).
 
 "An embedding dimension logarithmic in N suffices" is the paper's [abstract]; the threshold
 definition, the grid and the criterion are this project's [derived] choices. The criterion must
-tell ln N from the competing laws named in the issue (N^(1/4), N^(1/3), (ln N)^2) and from no
+tell ln N from the competing laws (N^(1/4), N^(1/3), (ln N)^2) and from no
 growth, so the grid spans two decades of N and the verdict uses the growth factor of the threshold
 between the smallest and the largest N, whose interval over seeds must exclude every competitor's
 factor. Each competitor is also a control: synthetic thresholds following that law (anchored at
@@ -62,7 +62,7 @@ def _measure(p, ctx):
     full={"n_values": [100, 1000, 10000, 100000], "margin": 0.25, "seeds": 5, "d0_max": 120},
 )
 def log_scaling(p, ctx):
-    """Criterion changed (issue 13 item 8, not because it failed): the old one (a > 0, R^2 >= 0.9,
+    """Criterion changed (not because it failed): the old one (a > 0, R^2 >= 0.9,
     ratio spread < 2 over N = 128..2048) also passed synthetic N^(1/4), N^(1/3) and (ln N)^2 data.
     The old criterion's result is kept in details["previous_criterion"]. The threshold is now found
     by bisection (cost) instead of a scan from d0 = 2; the growth-factor rule was fixed from the
@@ -143,8 +143,8 @@ def log_scaling(p, ctx):
     full={"n_values": [100, 1000, 10000, 100000], "margin": 0.25, "seeds": 5, "d0_max": 120},
 )
 def matching_bound(p, ctx):
-    """The real claim behind the former multihop.bound_ratio (issue 13 item 11, which divided a formula by
-    a formula): a measured threshold beside a lower bound as N grows. It shares log_scaling's measurement
+    """The real claim behind the former multihop.bound_ratio (which divided a formula by a
+    formula): a measured threshold beside a lower bound as N grows. It shares log_scaling's measurement
     (same parameters, same cache key). The lower bound B3 holds for every code, so the first half can
     only fail on a wrong bound or a wrong measurement; the second half is the "matching" statement: a
     constant factor, not a factor growing with N. The competing-law controls (synthetic thresholds

@@ -1,4 +1,4 @@
-"""Claims of IC-recall with hand-set attention patterns (spec icrecall.md §6-§7) [derived].
+"""Claims of IC-recall with hand-set attention patterns (docs/icrecall.md) [derived].
 
 The one-layer model with a fixed pattern alpha, omega = 2/rho_0 (rho_0 = 1/sqrt 2 the design
 alignment) and the triplet MLP. Each must-fail demonstration is bracketed: its control puts the
@@ -135,7 +135,7 @@ def _pairwise(p, ctx):
 
 @claim(
     "icrecall.handset.query_only_fails",
-    source=SOURCE + ", spec §6 failure modes",
+    source=SOURCE + ", failure modes (docs/icrecall.md)",
     provenance="derived",
     demonstrates_failure=True,
     statement="MUST FAIL without context: query-only attention leaves the relation "
@@ -165,7 +165,7 @@ def _query_only(p, ctx):
 
 @claim(
     "icrecall.handset.subject_only_fails",
-    source=SOURCE + ", spec §6 failure modes",
+    source=SOURCE + ", failure modes (docs/icrecall.md)",
     provenance="derived",
     demonstrates_failure=True,
     statement="MUST FAIL: attending to the context subjects only (no answers, no query) gives "
@@ -197,7 +197,7 @@ RHO_FAIL = dict(HANDSET, rho_tests=[0.0, 0.2])
 
 @claim(
     "icrecall.handset.rho_zero_fails",
-    source=SOURCE + ", spec §6 failure modes",
+    source=SOURCE + ", failure modes (docs/icrecall.md)",
     bounds=("icrecall.relation_signal_boundary",),
     provenance="derived",
     demonstrates_failure=True,
@@ -243,7 +243,7 @@ def _rho_zero(p, ctx):
 
 @claim(
     "icrecall.handset.mixed_relations_fail",
-    source=SOURCE + ", spec §6 failure modes",
+    source=SOURCE + ", failure modes (docs/icrecall.md)",
     provenance="derived",
     demonstrates_failure=True,
     statement="MUST FAIL when each context pair draws its own relation: the hand-set pairwise "
@@ -355,7 +355,7 @@ def between_bound(p, ctx) -> dict:
 
 @claim(
     "icrecall.context.length",
-    source=SOURCE + ", spec §6 pre-activations",
+    source=SOURCE + ", pairwise pattern margin (docs/icrecall.md)",
     provenance="derived",
     bounds=("icrecall.pairwise_margin", "icrecall.min_context_pairs", "icrecall.min_recall_pairs"),
     statement="the pairwise pattern's two thresholds in the number of pairs n (rho = 1/sqrt 2, "
