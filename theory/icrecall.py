@@ -31,6 +31,12 @@ def incoherence_bound(n_vectors, dim) -> float:
     Sketch: <e_t, e_t'> is sub-Gaussian with variance proxy about 1/d; a union bound over V^2
     pairs gives the max below sqrt(2 ln(V^2) / d) times a constant; the factor 2 absorbs the
     normalisation and the constant. Hypotheses: V >= 2, d >= 1.
+
+    Examples
+    --------
+    1000 directions in R^256 have pairwise inner products below about 0.46:
+    >>> round(incoherence_bound(1000, 256), 4)
+    0.4646
     """
     v = require_int("V", n_vectors, 2)
     dd = require_int("d", dim, 1)
@@ -49,6 +55,12 @@ def mlp_sufficient_dim(n_subjects, n_relations) -> float:
     pairs up to the constant. This is a Gaussian-maximum approximation, not a union-bound
     guarantee (at small S R its failure probability is of order one); the rigorous
     version is :func:`mlp_guarantee_dim`. Hypotheses: S >= 2, R >= 1.
+
+    Examples
+    --------
+    50 subjects and 4 relations (200 facts) call for d >= 32 ln 200:
+    >>> round(mlp_sufficient_dim(50, 4), 2)
+    169.55
     """
     s = require_int("S", n_subjects, 2)
     r = require_int("R", n_relations, 1)
@@ -67,6 +79,12 @@ def mlp_guarantee_dim(n_subjects, n_relations, fail_prob) -> float:
     vectors P(|<e, e'>| > t) <= 2 exp(-d t^2 / 2); a union bound over fewer than (S + R)^2 / 2
     pairs gives failure probability <= (S + R)^2 exp(-d / 72) <= delta.
     Hypotheses: S >= 2, R >= 1, 0 < delta < 1.
+
+    Examples
+    --------
+    The guarantee for those 200 facts with probability >= 0.99 needs d >= 906:
+    >>> round(mlp_guarantee_dim(50, 4, 0.01), 1)
+    906.0
     """
     s = require_int("S", n_subjects, 2)
     r = require_int("R", n_relations, 1)
@@ -76,7 +94,14 @@ def mlp_guarantee_dim(n_subjects, n_relations, fail_prob) -> float:
 
 def mlp_params(n_subjects, n_relations, dim) -> int:
     """[derived] The triplet MLP has m = S R neurons and 2 m d + m parameters (m x d first layer,
-    m biases, d x m second layer)."""
+    m biases, d x m second layer).
+
+    Examples
+    --------
+    200 neurons on d = 64:
+    >>> mlp_params(50, 4, 64)
+    25800
+    """
     m = require_int("S", n_subjects, 2) * require_int("R", n_relations, 1)
     return 2 * m * require_int("d", dim, 1) + m
 
@@ -84,7 +109,14 @@ def mlp_params(n_subjects, n_relations, dim) -> int:
 def linear_capacity(dim, n_outputs, const) -> float:
     """[reference] A linear memory W = sum_i u_{y_i} e_{x_i}^T stores N <= c d^2 / ln V pairs
     (V outputs); the constant c is not known and is a parameter here. Hypotheses: d >= 1,
-    V >= 2, c > 0."""
+    V >= 2, c > 0.
+
+    Examples
+    --------
+    With c = 1, a 64-dimensional linear memory over 1000 outputs stores about 593 pairs:
+    >>> round(linear_capacity(64, 1000, 1.0), 1)
+    593.0
+    """
     dd = require_int("d", dim, 1)
     v = require_int("V", n_outputs, 2)
     cc = require_real("c", const, 0, low_open=True)
@@ -121,7 +153,14 @@ def pairwise_margin(n_pairs, rho, theta=1.5) -> float:
     2 - theta, so the argmax stays correct unless several context subjects share one wrong answer
     (:func:`min_recall_pairs`). At theta = 1.5, rho = 1/sqrt 2 the margin is 1/2 - 1/(n rho):
     negative at n = 2 (-0.21) although the pattern recalls there. Hypotheses: n >= 1,
-    0 < rho <= 1, 1 < theta < 2."""
+    0 < rho <= 1, 1 < theta < 2.
+
+    Examples
+    --------
+    At rho = 1/sqrt 2 the margin is positive at n = 4 and negative at n = 2:
+    >>> round(pairwise_margin(4, 2**-0.5), 4), round(pairwise_margin(2, 2**-0.5), 4)
+    (0.1464, -0.2071)
+    """
     th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
     pre = pairwise_preactivations(n_pairs, rho)
     return min(pre["correct"] - th, th - pre["context_subject"])
@@ -129,7 +168,14 @@ def pairwise_margin(n_pairs, rho, theta=1.5) -> float:
 
 def min_context_pairs(rho, theta=1.5) -> int:
     """[derived] The least n with pairwise_margin(n, rho, theta) > 0, i.e. n > 1/(rho (theta-1)):
-    floor(1/(rho (theta-1))) + 1. From this n on no wrong neuron fires (noise-free)."""
+    floor(1/(rho (theta-1))) + 1. From this n on no wrong neuron fires (noise-free).
+
+    Examples
+    --------
+    At rho = 1/sqrt 2 and theta = 1.5 no wrong neuron fires from 3 context pairs on:
+    >>> min_context_pairs(2**-0.5)
+    3
+    """
     rr = require_real("rho", rho, 0, 1, low_open=True)
     th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
     return int(math.floor(1.0 / (rr * (th - 1.0)))) + 1
@@ -141,7 +187,14 @@ def min_recall_pairs(rho) -> int:
     floor(1/rho) + 1 (2 at rho = 1/sqrt 2). Below it (n = 1 at rho = 1/sqrt 2) the context
     subject's own fact a*(s_1, r) wins. Sketch: both neurons carry the relation coefficient 1; the
     query contributes 1 to (s_q, r), the subject s_i contributes omega/(2n) = 1/(n rho) to
-    (s_i, r). Hypothesis: 0 < rho <= 1."""
+    (s_i, r). Hypothesis: 0 < rho <= 1.
+
+    Examples
+    --------
+    At rho = 1/sqrt 2 the pattern recalls from 2 context pairs on:
+    >>> min_recall_pairs(2**-0.5)
+    2
+    """
     rr = require_real("rho", rho, 0, 1, low_open=True)
     return int(math.floor(1.0 / rr)) + 1
 
@@ -150,7 +203,14 @@ def relation_signal_boundary(rho_design, theta=1.5) -> float:
     """[derived] With omega fixed at 2/rho_design and the pairwise pattern, a world whose answers
     carry the relation with alignment rho puts rho/rho_design on e_r; the correct neuron
     1 + rho/rho_design passes theta iff rho > (theta - 1) rho_design (0.354 at the defaults).
-    Hypotheses: 0 < rho_design <= 1, 1 < theta < 2."""
+    Hypotheses: 0 < rho_design <= 1, 1 < theta < 2.
+
+    Examples
+    --------
+    At the defaults (rho_design = 1/sqrt 2, theta = 1.5) the boundary is 0.354:
+    >>> round(relation_signal_boundary(2**-0.5), 3)
+    0.354
+    """
     rr = require_real("rho", rho_design, 0, 1, low_open=True)
     th = require_real("theta", theta, 1, 2, low_open=True, high_open=True)
     return (th - 1.0) * rr
@@ -163,7 +223,14 @@ def relation_chance_ceiling(n_relations, n_test, sigmas=3.0, slack=0.01) -> floa
     Rationale: if the context holds no information about the target relation r (mixed contexts),
     any predictor of a*(s_q, r) is right with probability at most 1/R (it can at best guess r
     and know a*(s_q, r') for all r'); the count of successes over K independent test sequences is
-    then dominated by Binomial(K, 1/R). Hypotheses: R >= 1, K >= 1, sigmas >= 0."""
+    then dominated by Binomial(K, 1/R). Hypotheses: R >= 1, K >= 1, sigmas >= 0.
+
+    Examples
+    --------
+    At chance 1/4 on 200 test sequences an accuracy up to 0.352 counts as chance:
+    >>> round(relation_chance_ceiling(4, 200), 4)
+    0.3519
+    """
     r = require_int("R", n_relations, 1)
     k = require_int("K", n_test, 1)
     sg = require_real("sigmas", sigmas, 0)

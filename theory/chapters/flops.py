@@ -342,7 +342,14 @@ def parameter_counts(cfg: Mapping) -> dict:
 
 def leak_capacity_bits(n_chapters: int, n_shared: int, top_k: int) -> float:
     """log2 C(C - C_sh, k): the bits one top-k selection can carry per sequence (routing leak)
-    [derived]: the router picks one of C(C - C_sh, k) subsets, so it transmits at most its log."""
+    [derived]: the router picks one of C(C - C_sh, k) subsets, so it transmits at most its log.
+
+    Examples
+    --------
+    Top-2 among the 15 routed chapters of 16 (one shared) carries at most log2 105 bits:
+    >>> round(leak_capacity_bits(16, 1, 2), 3)
+    6.714
+    """
     n_routed = require_int("n_chapters", n_chapters, 1) - require_int("n_shared", n_shared, 0)
     top_k = require_int("top_k", top_k, 1)
     if top_k > n_routed:

@@ -21,7 +21,14 @@ def shared_weight(n_shared: int, routed_scale: float) -> float:
     """Total weight of the shared chapters after chapter weighting, C_sh / (C_sh + s) [reference].
 
     Shared chapters get weight 1 each and routed chapter i gets s * p~_i with sum_i p~_i = 1, so
-    after dividing by the sum (C_sh + s) the shared total is C_sh / (C_sh + s)."""
+    after dividing by the sum (C_sh + s) the shared total is C_sh / (C_sh + s).
+
+    Examples
+    --------
+    One shared chapter against a routed scale of 2 keeps a third of the weight:
+    >>> round(shared_weight(1, 2.0), 4)
+    0.3333
+    """
     n_shared = require_int("n_shared", n_shared, minimum=1)
     routed_scale = require_real("routed_scale", routed_scale, low=0, low_open=True)
     return n_shared / (n_shared + routed_scale)
@@ -31,12 +38,26 @@ def load_balance_uniform(top_k: int) -> float:
     """L_lb = C * sum_i f_i P_i at uniform router probabilities [reference: Switch Transformer].
 
     With P_i = 1/C' over the C' chapters that can be chosen and sum_i f_i = k (each sequence picks k
-    chapters), L_lb = C' * k / C' = k; for top-1 this is the Switch value 1."""
+    chapters), L_lb = C' * k / C' = k; for top-1 this is the Switch value 1.
+
+    Examples
+    --------
+    Top-2 routing at uniform probabilities:
+    >>> load_balance_uniform(2)
+    2.0
+    """
     return float(require_int("top_k", top_k, minimum=1))
 
 
 def zloss_zero_logits(n_chapters: int) -> float:
-    """ST-MoE z-loss mean_b (logsumexp_i l_bi)^2 at zero logits: (log C)^2 [reference]."""
+    """ST-MoE z-loss mean_b (logsumexp_i l_bi)^2 at zero logits: (log C)^2 [reference].
+
+    Examples
+    --------
+    16 chapters at zero logits: (ln 16)^2:
+    >>> round(zloss_zero_logits(16), 4)
+    7.6872
+    """
     return math.log(require_int("n_chapters", n_chapters, minimum=1)) ** 2
 
 
@@ -99,6 +120,11 @@ def moc_forward_flops(seq_len: int, top_k: int) -> float:
     """MoC forward FLOPs (batch 1) at the paper's configuration with sequence length ``seq_len``
     and ``top_k`` routed chapters [paper, App. A.2 FLOP table]; see docs/chapters.md.
 
+    Examples
+    --------
+    About 3.7e11 FLOPs at L = 1024 with two routed chapters, more than with one:
+    >>> f"{moc_forward_flops(1024, 2):.4e}"
+    '3.7037e+11'
     >>> moc_forward_flops(1024, 2) > moc_forward_flops(1024, 1)
     True
     """

@@ -37,14 +37,28 @@ def internal_nodes(n_relations, n_hops) -> int:
 # B5: dimensions of the two constructions and the depth a single pass supports
 def dim_nocot(n_relations, n_hops, block_dim) -> int:
     """B5 [derived]: the no-CoT construction treats each chain in [R]^k as a composite
-    relation and uses R^k blocks: d_noCoT(k) = R^k * d0 (selector width 2 R^k d0)."""
+    relation and uses R^k blocks: d_noCoT(k) = R^k * d0 (selector width 2 R^k d0).
+
+    Examples
+    --------
+    Two hops over 3 relations with blocks of 16: 3^2 * 16 dimensions:
+    >>> dim_nocot(3, 2, 16)
+    144
+    """
     r = require_int("R", n_relations, 1)
     kk = require_int("k", n_hops, 1)
     return r**kk * require_int("d0", block_dim, 1)
 
 
 def dim_cot(n_relations, block_dim) -> int:
-    """B5 [derived]: CoT reuses the single-hop model, d_CoT = R * d0 for every k."""
+    """B5 [derived]: CoT reuses the single-hop model, d_CoT = R * d0 for every k.
+
+    Examples
+    --------
+    With CoT the same 3 relations take 3 * 16 dimensions at any depth:
+    >>> dim_cot(3, 16)
+    48
+    """
     return require_int("R", n_relations, 1) * require_int("d0", block_dim, 1)
 
 
@@ -52,6 +66,12 @@ def k_max(dim, block_dim, n_relations) -> int:
     """B5 [derived]: the largest k with R^k d0 <= d, i.e. floor(log_R(d / d0)), in exact integers.
 
     Hypotheses: R >= 2 (with R = 1 every depth fits), d >= d0 >= 1 (else not even k = 1 fits: 0).
+
+    Examples
+    --------
+    d = 512 holds chains of up to 3 hops over 3 relations at d0 = 16 (3^3 * 16 = 432 <= 512):
+    >>> k_max(512, 16, 3)
+    3
     """
     dd = require_int("d", dim, 1)
     b = require_int("d0", block_dim, 1)
@@ -96,6 +116,12 @@ def khop_bits(n_subjects, n_relations, n_hops) -> float:
     (3) For R >= 2, I_k = (R^k - 1)/(R - 1) <= R^k - 1, so N + 1 - I_k >= N + 2 - R^k.
     Monotone in N always; in k and R wherever N >= 2 R^{k+1} (then M = N + 1 - I_{k+1} >= R^k and
     M^R >= M + R^k, i.e. R^{k+1} log M >= R^k log(M + R^k)).
+
+    Examples
+    --------
+    Two hops over 3 relations among 1000 entities: I_2 = 4, so 9 log2(997) bits per subject:
+    >>> round(khop_bits(1000, 3, 2), 2)
+    89.65
     """
     n = require_int("N", n_subjects, 2)
     r = require_int("R", n_relations, 1)
@@ -112,7 +138,14 @@ def khop_bits(n_subjects, n_relations, n_hops) -> float:
 
 
 def khop_dim_lower_bound(n_subjects, n_relations, n_hops, bits_per_param=32) -> float:
-    """The theorem of :func:`khop_bits` in dimension [derived]: d >= R^k log2(N + 1 - I_k) / p."""
+    """The theorem of :func:`khop_bits` in dimension [derived]: d >= R^k log2(N + 1 - I_k) / p.
+
+    Examples
+    --------
+    The same at 32 bits per coordinate: the subject embedding needs d >= 2.8:
+    >>> round(khop_dim_lower_bound(1000, 3, 2), 3)
+    2.802
+    """
     bits = require_real("p", bits_per_param, 0, low_open=True)
     return khop_bits(n_subjects, n_relations, n_hops) / bits
 
@@ -131,6 +164,12 @@ def khop_table_bits(n_subjects, n_relations, n_hops) -> float:
     one-pass decoder cannot compose bijections and each subject must carry its composite answers.
     A model whose decoder is trained on the facts (the trained one-pass family) does not satisfy the
     hypothesis, so for it the number is a reference scale, not a lower bound.
+
+    Examples
+    --------
+    Summed over the 1000 subjects:
+    >>> round(khop_table_bits(1000, 3, 2), 1)
+    89653.0
     """
     n = require_int("N", n_subjects, 2)
     return n * khop_bits(n, n_relations, n_hops)

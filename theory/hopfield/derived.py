@@ -154,6 +154,9 @@ def ungated_error_bound(beta, n_patterns, norm_bound, separation, radius) -> flo
     """D1 [derived]: ||f(xi) - x_i|| <= 2 M min(1, (N-1) exp(-beta (Delta - 2 M r))), the
     uniform-gap form of :func:`epsilon_ungated` (every competitor at separation Delta).
 
+    Examples
+    --------
+    16 patterns, beta = 2, M = 1, separation 3, query on the pattern (r = 0):
     >>> round(ungated_error_bound(2, 16, 1, 3.0, 0), 6)
     0.074363
     """
@@ -165,6 +168,9 @@ def gated_error_bound(beta, n_eff, norm_bound, separation, radius, kappa) -> flo
     """D2 [derived]: ||f_g(xi) - x_i|| <= 2 M min(1, (N_eff-1) exp(-kappa) exp(-beta (Delta - 2 M r))),
     :func:`gated_epsilon_scalar` through :func:`error_bound`.
 
+    Examples
+    --------
+    The same point with gates at log-odds kappa = 2: the ungated bound times exp(-2):
     >>> round(gated_error_bound(2, 16, 1, 3.0, 0, 2), 6)
     0.010064
     """
@@ -182,6 +188,12 @@ def capacity_shift(beta, n_patterns, n_eff, kappa) -> float:
     Delta >= 2Mr + beta^{-1} log((N-1)/eta); the gated one (N_eff-1) e^{-kappa} exp(-beta (Delta-2Mr))
     <= eta needs Delta >= 2Mr + beta^{-1} [log((N_eff-1)/eta) - kappa]. The difference is the shift.
     Hypotheses: beta > 0, 2 <= N_eff <= N, kappa >= 0.
+
+    Examples
+    --------
+    Gating 64 memories down to 8 at kappa = 2 and beta = 2 saves (ln 9 + 2)/2 of separation:
+    >>> round(capacity_shift(2, 64, 8, 2), 4)
+    2.0986
     """
     b = require_real("beta", beta, 0, low_open=True)
     n = require_int("N", n_patterns, 2)
@@ -250,6 +262,12 @@ def contraction_bound(lam, norm, beta=0.0, query_feedback=False) -> float:
     So lambda M^2 < 1 makes G a contraction on R^d: Banach gives a unique fixed point and Picard
     iteration converges at rate lambda M^2. With the state also fed back as the query the
     Jacobian gains X Sigma_p beta X^T and the bound is (beta + lambda) M^2.
+
+    Examples
+    --------
+    lambda = 0.5 with unit-norm memories contracts; feeding the state back at beta = 0.25 adds beta M^2:
+    >>> contraction_bound(0.5, 1.0), contraction_bound(0.5, 1.0, beta=0.25, query_feedback=True)
+    (0.5, 0.75)
     """
     lam_ = require_real("lambda", lam, 0)
     m = require_real("M", norm, 0, low_open=True)
@@ -272,6 +290,12 @@ def pr_bound(n_eff) -> float:
 
     Proof sketch: p_g has at most N_eff non-zero entries; by Cauchy-Schwarz
     1 = (sum_{mu in A} p_mu)^2 <= N_eff sum p_mu^2, so 1/sum p_mu^2 <= N_eff.
+
+    Examples
+    --------
+    With 8 memories open the participation ratio is at most 8:
+    >>> pr_bound(8)
+    8.0
     """
     return float(require_int("N_eff", n_eff, 1))
 

@@ -42,6 +42,12 @@ def well_separated_threshold(beta, n_patterns, norm_bound) -> float:
     f(xi) = X softmax(beta X^T xi) is a contraction on the sphere
     S_i = {xi : ||xi - x_i|| <= 1/(beta N M)} and converges to a fixed point x_i* in S_i.
     Hypotheses: beta > 0, N >= 2, M > 0.
+
+    Examples
+    --------
+    16 patterns of norm at most 1 at beta = 1 need a separation of 6.3:
+    >>> round(well_separated_threshold(1, 16, 1), 4)
+    6.2988
     """
     b, n, m = _common(beta, n_patterns, norm_bound)
     return 2.0 / (b * n) + math.log(2.0 * (n - 1) * n * b * m * m) / b
@@ -72,6 +78,12 @@ def jacobian_norm_bound(beta, n_patterns, norm_bound, separation, radius) -> flo
 
     Then ||f(xi) - x_i*|| <= ||J^m|| * ||xi - x_i*|| (one update retrieves up to this factor).
     r = max{||xi - x_i||, ||x_i* - x_i||}. Hypotheses: beta > 0, N >= 2, M > 0, r >= 0.
+
+    Examples
+    --------
+    16 patterns, beta = 2, M = 1, separation 3, query on the pattern (r = 0):
+    >>> round(jacobian_norm_bound(2, 16, 1, 3.0, 0), 4)
+    2.3796
     """
     b, n, m, eps = _exponent_epsilon(beta, n_patterns, norm_bound, separation, radius)
     return 2.0 * b * n * m * m * eps
@@ -80,6 +92,12 @@ def jacobian_norm_bound(beta, n_patterns, norm_bound, separation, radius) -> flo
 def retrieval_error_bound(beta, n_patterns, norm_bound, separation, radius) -> float:
     """R3 [reference, Ramsauer Thm 5]: ||f(xi) - x_i|| <= 2 eps M,
     eps = (N-1) exp(-beta (Delta_i - 2 M max{||xi - x_i||, ||x_i* - x_i||})).
+
+    Examples
+    --------
+    The same point: one update lands within 0.074 of the pattern:
+    >>> round(retrieval_error_bound(2, 16, 1, 3.0, 0), 6)
+    0.074363
     """
     _, _, m, eps = _exponent_epsilon(beta, n_patterns, norm_bound, separation, radius)
     return 2.0 * eps * m
@@ -122,6 +140,12 @@ def capacity(beta, radius_scale, dim, fail_prob) -> float:
 
     Hypothesis checked: c >= (2/sqrt p)^{4/(d-1)}; otherwise the theorem says nothing and a
     ValueError names the two values.
+
+    Examples
+    --------
+    At beta = 1, K = 3, d = 20 and p = 0.001 at least 7.4 patterns are storable:
+    >>> round(capacity(1, 3, 20, 0.001), 3)
+    7.413
     """
     const = capacity_constants(beta, radius_scale, dim, fail_prob)
     d = int(dim)
@@ -136,6 +160,9 @@ def capacity(beta, radius_scale, dim, fail_prob) -> float:
 def capacity_c(beta, radius_scale, dim, fail_prob) -> float:
     """R4's constant c = b / W0(exp(a + ln b)) alone [reference]: the "c" of :func:`capacity_constants`.
 
+    Examples
+    --------
+    At beta = 1, K = 3, d = 20 and p = 0.001 (the point of the :func:`capacity` example):
     >>> round(capacity_c(1, 3, 20, 0.001), 5)
     3.15461
     """

@@ -76,6 +76,12 @@ def nc_pred(vocab_size: int, d_model: int, seq_len: int) -> float:
     (token, wrong label) pairs needs SNR^2 >= 2 ln V^2 = 4 ln V after the population crosstalk has
     eaten the fraction sqrt(2 ln V / d) of the signal (``population_margin``); solving for N gives
     the formula. Claims compare only its exponents with measured ones (``scaling.fit``).
+
+    Examples
+    --------
+    V = 256, d = 64, L = 8 predicts a threshold near 2083 samples; at d = 8 <= 2 ln 256, none:
+    >>> round(nc_pred(256, 64, 8), 1), nc_pred(256, 8, 8)
+    (2083.1, inf)
     """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)
@@ -104,6 +110,12 @@ def coupon_floor(vocab_size: int, delta: float) -> float:
     2009). The necessary side is ``retrieval.all_seen_upper``: P(all seen) <= 1/(V (1 - 1/V)^N).
     Every token seen is necessary for exact recall, not sufficient: ties from noise tokens push
     the practical orthogonal threshold to a few times V ln V.
+
+    Examples
+    --------
+    2009 samples see all 256 tokens with probability >= 0.9:
+    >>> round(coupon_floor(256, 0.1), 1)
+    2009.0
     """
     V = require_int("vocab_size", vocab_size, 2)
     delta = require_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -125,6 +137,12 @@ def orth_scale(vocab_size: int, d_model: int) -> float:
     exact noise-token collisions, whose count does not involve d. The threshold is therefore a
     constant times V ln V, with at most a weak dependence on L through the collision counts.
     Returns the scale V ln V; requires d >= V (orthogonal embeddings of V tokens need V dims).
+
+    Examples
+    --------
+    The orthogonal scale V ln V at V = 256:
+    >>> round(orth_scale(256, 256), 1)
+    1419.6
     """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)
@@ -150,6 +168,12 @@ def param_floor(vocab_size: int, bits: float) -> float:
     The value matrix W_v (V x d) stored at b bits per entry holds at most V d b bits; the label
     map pi is one of V! bijections, so log2(V!) bits must be stored: V d b >= log2(V!). Weak
     (it only asks d >= log2(V)/b roughly), included for completeness. V=1024, b=32 gives 0.268.
+
+    Examples
+    --------
+    V = 1024 at 32 bits per entry needs d >= 0.268:
+    >>> round(param_floor(1024, 32), 3)
+    0.268
     """
     V = require_int("vocab_size", vocab_size, 2)
     b = require_real("bits", bits, 0.0, low_open=True)
@@ -170,6 +194,12 @@ def v_max(n_samples: float, d_model: int, seq_len: int) -> float:
     the margin decreases), equals 0 at V = 1 and tends to +inf as V -> exp(d/2) where the
     population margin vanishes. So for every N > 0 there is exactly one root; it is found by
     brentq in t = ln V on (0, d/2), on the logarithm of the equation for numerical range.
+
+    Examples
+    --------
+    10^5 samples at d = 64, L = 8 support a vocabulary of about 5401 tokens:
+    >>> round(v_max(1e5, 64, 8))
+    5401
     """
     N = require_real("n_samples", n_samples, 0.0, low_open=True)
     d = require_int("d_model", d_model, 1)

@@ -88,7 +88,14 @@ def fano_exact_upper(
 
 def fano_n_lower(vocab_size: int, d_model: int, seq_len: int, p: float = 0.5, spread: float = 1.0) -> float:
     """(A): N_lb = 2 (L-1) (p ln V! - ln 2) / (d S_E); for N < N_lb every estimator recovers pi
-    exactly with probability < p [derived]. 0 when p ln V! <= ln 2 (Fano says nothing)."""
+    exactly with probability < p [derived]. 0 when p ln V! <= ln 2 (Fano says nothing).
+
+    Examples
+    --------
+    Below about 128 samples (V = 256, d = 64, L = 8) no estimator recovers pi with probability 1/2:
+    >>> round(fano_n_lower(256, 64, 8), 1)
+    127.5
+    """
     V = require_int("vocab_size", vocab_size, 2)
     p = require_real("p", p, 0.0, 1.0, low_open=True)
     S = require_real("spread", spread, 0.0, low_open=True)

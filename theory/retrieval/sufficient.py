@@ -37,7 +37,14 @@ N_EVENTS = 6  # delta is split equally over the six events of the proof sketch
 
 def plateau_accuracy(vocab_size: int, d_model: int) -> float:
     """Expected oracle accuracy of the one-step memory as N -> infinity: E[Phi(chi_d)^(V-1)]
-    (Gaussian embeddings; module docstring) [derived]. One-dimensional quadrature over chi_d."""
+    (Gaussian embeddings; module docstring) [derived]. One-dimensional quadrature over chi_d.
+
+    Examples
+    --------
+    V = 256 tokens in d = 16 plateau at an expected accuracy of 0.919:
+    >>> round(plateau_accuracy(256, 16), 3)
+    0.919
+    """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)
     from scipy import integrate, special, stats
@@ -147,6 +154,12 @@ def n_sufficient(
     |z_x| = |g_x|/||g|| bounded by events (6) and (1) applied to the trigger's Gaussian g.
     The bound is conservative (union bounds, worst-case constants): claims report its ratio to the
     measured threshold; it is finite only once d is several times 4 ln V.
+
+    Examples
+    --------
+    V = 64, d = 256, L = 8: about 10^5 samples guarantee exact recall with probability >= 0.9:
+    >>> f"{n_sufficient(64, 256, 8):.3g}"
+    '1.02e+05'
     """
     V = require_int("vocab_size", vocab_size, 2)
     d = require_int("d_model", d_model, 1)
@@ -185,7 +198,14 @@ def n_sufficient_orthogonal(vocab_size: int, seq_len: int, delta: float = 0.1) -
 def all_seen_upper(vocab_size: int, n_samples: float) -> float:
     """Necessary side of the coupon floor [derived]: P(every token at the informative position at
     least once) <= 1/mu, mu = V (1 - 1/V)^N the expected number of unseen tokens (second moment:
-    the unseen indicators are negatively correlated, so Var X <= E X and P(X = 0) <= 1/E X)."""
+    the unseen indicators are negatively correlated, so Var X <= E X and P(X = 0) <= 1/E X).
+
+    Examples
+    --------
+    1000 samples see all 256 tokens with probability at most 0.196:
+    >>> round(all_seen_upper(256, 1000), 4)
+    0.1957
+    """
     V = require_int("vocab_size", vocab_size, 2)
     N = require_real("n_samples", n_samples, 0.0)
     mu = V * math.exp(N * math.log1p(-1.0 / V))

@@ -16,7 +16,6 @@ zero_shot_discriminates the zero-shot query of another fact (``shuffled_query``)
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -125,6 +124,26 @@ def criteria(summary) -> dict:
     }
 
 
+#: the keys of the probe's result that ``python -m verify probe-lm --json`` prints
+JSON_KEYS = ("summary", "criteria", "per_relation", "model", "tokenisation")
+
+
+def probe_json(result: dict, full: bool = False) -> str:
+    """The probe's ``result`` as strict JSON: all of it (``full``, the text of hopfield_lm_probe.json)
+    or its JSON_KEYS (what ``--json`` prints). A non-finite number (a correlation over constant
+    values, a rate over no prompt) becomes null with a sibling ``<key>_nonfinite`` naming it
+    (:func:`theory.cli_support.dumps`, the helper of every command line), never NaN or Infinity.
+
+    Examples
+    --------
+    >>> probe_json({"summary": {"median_r": float("nan")}, "criteria": {}}, full=True)
+    '{"summary": {"median_r": null, "median_r_nonfinite": "NaN"}, "criteria": {}}'
+    """
+    from theory.cli_support import dumps
+
+    return dumps(result if full else {key: result[key] for key in JSON_KEYS})
+
+
 def main(args) -> int:
     """``python -m verify probe-lm [--model smollm2|FILE.gguf|FOLDER] [--pairs FILE] [--device] [--out] [--json]``."""
     from constructions.device import resolve_device
@@ -145,19 +164,9 @@ def main(args) -> int:
     result["criteria"] = criteria(result["summary"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "hopfield_lm_probe.json").write_text(json.dumps(result))
+    (out / "hopfield_lm_probe.json").write_text(probe_json(result, full=True))
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "summary": result["summary"],
-                    "criteria": result["criteria"],
-                    "per_relation": result["per_relation"],
-                    "model": result["model"],
-                    "tokenisation": result["tokenisation"],
-                }
-            )
-        )
+        print(probe_json(result))
     else:
         print(f"{'model':>24}: {result['model']['model']}")
         for key, value in result["summary"].items():
