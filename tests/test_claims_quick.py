@@ -1,7 +1,8 @@
 """Every registered claim runs at quick scale as a test, with its controls, once per session
 (``quick_record`` in tests/conftest.py: tests that draw from a claim's record reuse this run).
 
-A claim in the ledger must still fail in the recorded way; every other claim must pass. Every
+A claim in the ledger must still fail in the recorded way; every other claim must pass, or be
+inconclusive where its criterion object (verify.criteria) says what budget would decide it. Every
 control must fail the claim's criterion (otherwise the claim is vacuous), and every empirical or
 must_fail claim must have a control. Skipped claims (e.g. language-model probes without weights)
 are reported as pytest skips.
@@ -34,6 +35,13 @@ def test_claim_quick(claim_id, quick_record):
             f"{claim_id} is in the ledger but now passes: update verify/ledger.py "
             f"(measured {record['measured']})"
         )
+    elif record["status"] == "inconclusive":
+        # only a criterion object (verify.criteria) can say its interval straddles the rule, and
+        # it must say what would decide it
+        assert record.get("resolution"), f"{claim_id}: inconclusive without a criterion object's resolution"
+        assert "would decide" in record["inconclusive"] or "not told apart" in record["inconclusive"], record[
+            "inconclusive"
+        ]
     else:
         assert record["status"] == "pass", (
             f"{claim_id}: predicted {record['predicted']}, measured {record['measured']}"

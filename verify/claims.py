@@ -52,6 +52,10 @@ class Outcome:
     dtype: the dtype the measurement actually ran in, when it is not the run's (e.g. a
       pretrained language model loaded in float32 during a float64 run); the record's ``dtype``
       is then this one and ``context_dtype`` keeps the run's.
+    inconclusive: when the measurement's interval straddles the criterion, why and the budget
+      that would decide it (``passed`` is then False and the runner reports "inconclusive").
+    resolution: what a pass rules out (:mod:`verify.criteria`): the rule, a number, whether it
+      is coarse, a text.
     """
 
     predicted: Any
@@ -60,6 +64,36 @@ class Outcome:
     details: Mapping[str, Any] = field(default_factory=dict)
     skipped: str | None = None
     dtype: str | None = None
+    inconclusive: str | None = None
+    resolution: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        if self.inconclusive is not None and self.passed:
+            raise ValueError("an inconclusive outcome cannot also be passed")
+
+    @classmethod
+    def judged(cls, judgement, details: Mapping[str, Any] | None = None, **extra) -> "Outcome":
+        """The outcome of a criterion object's :class:`verify.criteria.Judgement`: its predicted
+        text, measurement, verdict, resolution and (when inconclusive) the deciding budget.
+        ``extra`` adds fields (``dtype``).
+
+        >>> from verify.criteria import Threshold
+        >>> out = Outcome.judged(Threshold("accuracy", 0.9, ">=", "convention").judge([0.85, 0.95], seeds=3))
+        >>> out.passed, out.inconclusive.startswith("accuracy >= 0.9")
+        (False, True)
+        """
+        return cls(
+            predicted=dict(judgement.predicted),
+            measured=dict(judgement.measured),
+            passed=judgement.passed,
+            details=dict(details or {}),
+            inconclusive=judgement.inconclusive,
+            resolution={
+                **dict(judgement.resolution),
+                **({"budget": judgement.budget} if judgement.budget else {}),
+            },
+            **extra,
+        )
 
 
 KINDS = ("empirical", "identity", "must_fail")
@@ -113,6 +147,9 @@ class Claim:
     seed_rule: str = ""  # how the verdict is reached over seeds ("" = one deterministic run)
     independence: str = ""  # identity claims: why the two computations share no code
     bounds: tuple[str, ...] = ()  # ids of the theory bounds this claim checks ("geometric.d0_suff")
+    #: True when ``statement`` names its numbers as {parameter} fields, filled from the parameters
+    #: at the running scale (:meth:`statement_at`), so the statement cannot drift from the check
+    templated: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -133,6 +170,28 @@ class Claim:
             raise ValueError(f"claim {self.id}: provenance {self.provenance!r} not in {PROVENANCES}")
         if self.id.count(".") != 2:
             raise ValueError(f"claim id {self.id!r} must read <area>.<topic>.<property>")
+        if self.templated:
+            for scale in ("quick", "full"):
+                self.statement_at(scale)  # a field that names no parameter fails here, at import
+
+    def statement_at(self, scale: str) -> str:
+        """The statement with the numbers of ``scale``'s parameters (a templated statement), else
+        the statement as written.
+
+        >>> c = Claim("a.b.c", "src", "derived", "n = {n}", {"n": 3}, {"n": 30}, lambda p, ctx: None,
+        ...           kind="identity", independence="x", templated=True)
+        >>> c.statement_at("full")
+        'n = 30'
+        """
+        if not self.templated:
+            return self.statement
+        params = self.params(scale)
+        try:
+            return self.statement.format_map(params)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(
+                f"claim {self.id}: statement field {exc} is not one of {sorted(params)}"
+            ) from None
 
     @property
     def area(self) -> str:
@@ -166,6 +225,7 @@ def claim(
     seed_rule: str = "",
     independence: str = "",
     bounds=(),
+    templated: bool = False,
 ):
     """Decorator form of :func:`register`: ``@claim("area.topic.prop", ...) def check(p, ctx)``.
 
@@ -191,6 +251,7 @@ def claim(
                 seed_rule=seed_rule,
                 independence=independence,
                 bounds=tuple(bounds),
+                templated=templated,
             )
         )
         return fn

@@ -21,6 +21,7 @@ def cmd_falsify(args) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, missing_controls, select
     from verify.ledger import entry_for
+    from verify.results import results_root
     from verify.runner import run_controls
 
     claims = select(args.ids)
@@ -32,8 +33,9 @@ def cmd_falsify(args) -> int:
         scale=args.scale,
         progress=sys.stderr.isatty(),
     )
-    bad, known_defects = 0, 0
+    bad, known_defects, coarse = 0, 0, 0
     stream = sys.stderr if args.json else sys.stdout
+    stored = _latest_records(ctx.scale, [str(results_root())])
     for c in claims:
         missing = missing_controls(c)
         rows = [] if missing else run_controls(c, ctx)
@@ -55,6 +57,15 @@ def cmd_falsify(args) -> int:
             if r["status"] in ("passes", "error")
         ]
         bad += bool(problems)
+        resolution = resolution_of(c, stored.get(c.id))
+        undecided = [r["name"] for r in rows if r["status"] == "inconclusive"]
+        if undecided:
+            resolution = {
+                **resolution,
+                "coarse": True,
+                "text": resolution.get("text", "") + "; controls not told apart: " + ", ".join(undecided),
+            }
+        coarse += bool(resolution.get("coarse"))
         if args.json:
             print(
                 _dumps(
@@ -63,6 +74,7 @@ def cmd_falsify(args) -> int:
                         "kind": c.kind,
                         "ok": not problems,
                         "problems": problems,
+                        "resolution": resolution,
                         "controls": rows,
                         "seed": ctx.seed,
                         "scale": ctx.scale,
@@ -77,6 +89,8 @@ def cmd_falsify(args) -> int:
         print(f"{c.id:<60} {c.kind:<10} {verdict:<10} {names}", file=stream)
         for p in problems:
             print(f"    {p}", file=stream)
+        if resolution.get("coarse"):
+            print(f"    coarse: {resolution.get('text', '')}", file=stream)
         for r in rows:
             if "known" in r:
                 print(
@@ -84,11 +98,30 @@ def cmd_falsify(args) -> int:
                     file=stream,
                 )
     print(
-        f"\n{len(claims)} claims, {bad} without a failing control"
+        f"\n{len(claims)} claims, {bad} without a failing control, {coarse} coarse (resolution below the rule's)"
         + (f"; {known_defects} control(s) known to pass, recorded in the ledger" if known_defects else ""),
         file=stream,
     )
     return 1 if bad else 0
+
+
+def resolution_of(claim, record: dict | None) -> dict:
+    """A claim's resolution: from its newest stored record when that record has one (the
+    criterion objects of verify.criteria write it); a claim whose criterion is not an object yet
+    gets a coarse resolution that says so.
+
+    >>> resolution_of(None, {"resolution": {"rule": "bracket", "value": 1.5, "coarse": False}})["rule"]
+    'bracket'
+    >>> resolution_of(None, None)["rule"]
+    'not computed'
+    """
+    if record is not None and record.get("resolution"):
+        return {**record["resolution"], "from": "stored record"}
+    if record is not None:
+        text = "the criterion is not written as a criterion object yet: no resolution computed"
+    else:
+        text = "no stored record at this scale: run the claim to compute its resolution"
+    return {"rule": "not computed", "value": None, "coarse": True, "text": text}
 
 
 def _print_table(records, stream=sys.stdout):
@@ -96,7 +129,7 @@ def _print_table(records, stream=sys.stdout):
     print(f"{'claim':<{width}}  {'status':<17} {'seconds':>7}  predicted | measured", file=stream)
     for r in records:
         pred, meas = _short(r.get("predicted")), _short(r.get("measured"))
-        extra = r.get("error") or r.get("skipped") or r.get("ledger") or ""
+        extra = r.get("error") or r.get("skipped") or r.get("ledger") or r.get("inconclusive") or ""
         print(
             f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
             + (f"  [{extra}]" if extra else ""),

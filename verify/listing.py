@@ -77,7 +77,9 @@ def claims_markdown(claims) -> str:
         "|---|---|---|---|---|---|",
     ]
     for c in claims:
-        statement = c.statement.replace("|", "\\|")
+        statement = c.statement_at("quick").replace("|", "\\|")
+        if c.templated:
+            statement += " *(numbers at quick scale; the full-scale record states its own)*"
         if c.seed_rule:
             statement += f" *Over seeds: {c.seed_rule}.*".replace("|", "\\|")
         controls = ", ".join(f"`{k.name}`" for k in c.controls) or "-"
@@ -93,7 +95,8 @@ def claims_json(claims, where: bool = False) -> str:
             "source": c.source,
             "provenance": c.provenance,
             "kind": c.kind,
-            "statement": c.statement,
+            "statement": c.statement_at("quick"),
+            "statement_full": c.statement_at("full"),
             "seed_rule": c.seed_rule,
             "controls": [{"name": k.name, "why": k.why} for k in c.controls],
             "independence": c.independence,
@@ -114,7 +117,7 @@ def claims_json(claims, where: bool = False) -> str:
 def claims_text(claims, where: bool = False) -> str:
     out = []
     for c in claims:
-        out.append(f"{c.id}  [{c.kind}, {c.provenance}]  {c.source}\n    {c.statement}")
+        out.append(f"{c.id}  [{c.kind}, {c.provenance}]  {c.source}\n    {c.statement_at('quick')}")
         if where:
             out.append(f"    at {location(c.check)}")
             out.append("    bounds: " + (", ".join(bound_text(r) for r in bound_rows(c)) or "-"))

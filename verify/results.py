@@ -223,6 +223,8 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
             status += f" ({r['error']})"
         if r.get("skipped"):
             status += f" ({r['skipped']})"
+        if r.get("inconclusive"):
+            status += f" ({r['inconclusive']})"
         controls = (
             "; ".join(
                 f"{c['name']}: {c['status']} ({_fmt(c.get('measured'))})" for c in r.get("controls") or []
@@ -234,6 +236,10 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
             f"{_fmt(r.get('measured'))} | {controls.replace('|', '/')} | {status} | "
             f"{r.get('seconds', 0):.1f} |"
         )
+    undecided = [r for r in records if r["status"] == "inconclusive"]
+    if undecided:
+        lines += ["", "## Inconclusive: this budget cannot decide", ""]
+        lines += [f"- `{r['id']}`: {r.get('inconclusive', '')}" for r in undecided]
     if records:
         r0 = records[0]
         lines += [

@@ -11,7 +11,16 @@ from verify.claims import Claim, Context, Outcome
 from verify.ledger import entry_for
 from verify.results import ResultStore, git_revision, jsonable, versions
 
-STATUSES = ("pass", "fail", "not reproduced", "ledger now passes", "vacuous", "skipped", "error")
+STATUSES = (
+    "pass",
+    "fail",
+    "inconclusive",
+    "not reproduced",
+    "ledger now passes",
+    "vacuous",
+    "skipped",
+    "error",
+)
 
 
 def status_of(
@@ -35,6 +44,10 @@ def status_of(
         if entry.flips_with_seed:
             return "not reproduced"  # a verdict that flips with the seed is not a pass
         return "ledger now passes" if outcome.passed else "not reproduced"
+    if outcome.inconclusive is not None:
+        return "inconclusive"
+    if outcome.passed and controls and any(c["status"] == "inconclusive" for c in controls):
+        return "inconclusive"  # a control the measurement cannot tell apart is not ruled out
     return "pass" if outcome.passed else "fail"
 
 
@@ -62,6 +75,8 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
         )
         if out.skipped:
             row["status"], row["skipped"] = "skipped", out.skipped
+        elif out.inconclusive is not None:
+            row["status"], row["inconclusive"] = "inconclusive", out.inconclusive
         else:
             row["status"] = "passes" if out.passed else "fails as required"
     except Exception as exc:  # noqa: BLE001 - a control that cannot run is an error
@@ -115,7 +130,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "params": jsonable(params),
         "provenance": claim.provenance,
         "source": claim.source,
-        "statement": claim.statement,
+        "statement": claim.statement_at(ctx.scale),
         "kind": claim.kind,
         "seed_rule": claim.seed_rule,
         "predicted": predicted,
@@ -162,6 +177,14 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
                 + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
                 for c in bad
             )
+    if outcome is not None and outcome.resolution is not None:
+        record["resolution"] = jsonable(outcome.resolution)
+    if outcome is not None and outcome.inconclusive is not None:
+        record["inconclusive"] = outcome.inconclusive
+    if control_rows and status == "inconclusive" and outcome.inconclusive is None:
+        record["inconclusive"] = "controls not told apart at this budget: " + ", ".join(
+            f"{c['name']} ({c['inconclusive']})" for c in control_rows if c["status"] == "inconclusive"
+        )
     if outcome is not None and outcome.skipped:
         record["skipped"] = outcome.skipped
     if error:

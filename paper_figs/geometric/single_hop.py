@@ -34,7 +34,8 @@ def fig_threshold(records):
         color="C0",
         label=f"measured d0* (mean ± sd, {len(rows[0]['d0_star'])} seeds)",
     )
-    a, b = rec["measured"]["slope"], rec["measured"]["intercept"]
+    fit = det.get("fit") or rec["measured"]  # records before the criterion object kept it in measured
+    a, b = fit["slope"], fit["intercept"]
     xs = np.linspace(x.min() - 0.2, x.max() + 0.2, 50)
     ax.plot(
         xs,
@@ -42,7 +43,7 @@ def fig_threshold(records):
         "-",
         color="C0",
         alpha=0.6,
-        label=f"fit d0* = {a:.2f} ln N {b:+.2f} (R² = {rec['measured']['r2']:.2f})",
+        label=f"fit d0* = {a:.2f} ln N {b:+.2f} (R² = {fit['r2']:.2f}; verdict: {rec['status']})",
     )
     n_grid = np.exp(xs)
     ax.plot(

@@ -1,0 +1,157 @@
+"""Criteria as objects (verify.criteria) and the third verdict, inconclusive, through the runner."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from verify.claims import Claim, Context, Control, Outcome
+from verify.criteria import (
+    Bracket,
+    IntervalTest,
+    Threshold,
+    all_of,
+    growth_exponent,
+    growth_law_judgement,
+    seeds_to_decide,
+)
+from verify.runner import is_failure, run_claim
+
+NS = [100.0, 316.0, 1000.0, 3162.0, 10000.0, 31623.0, 100000.0]
+
+
+def _seeds(law, n_seeds, noise, seed=0):
+    rng = np.random.default_rng(seed)
+    return [[law(n) + noise * rng.standard_normal() for n in NS] for _ in range(n_seeds)]
+
+
+def test_threshold_three_verdicts_and_errors():
+    t = Threshold("accuracy", 0.9, ">=", "convention")
+    assert t.judge([0.91, 0.99]).verdict == "pass"
+    assert t.judge([0.5, 0.89]).verdict == "fail"
+    j = t.judge([0.8, 0.95], seeds=4)
+    assert j.verdict == "inconclusive" and j.budget.startswith("about") and not j.passed
+    assert Threshold("error", 0.1, "<=").judge([0.01, 0.05]).verdict == "pass"
+    with pytest.raises(ValueError, match="NaN"):
+        t.judge([float("nan"), 1.0])
+    with pytest.raises(ValueError, match="lower end"):
+        t.judge([1.0, 0.5])
+    with pytest.raises(ValueError, match="source"):
+        Threshold("x", 1.0, ">=", "hunch")
+
+
+def test_interval_test_names_nearest_rejected_on_each_side():
+    law = IntervalTest("q", 1.0, {"a": 0.5, "b": 1.5, "c": 2.0})
+    j = law.judge([0.8, 1.2])
+    assert j.verdict == "pass" and j.resolution["rejected"] == ["a", "b"] and not j.resolution["coarse"]
+    j = law.judge([0.8, 1.6], seeds=5)
+    assert j.verdict == "inconclusive" and j.resolution["not_rejected"] == ["b"]
+    assert "about" in j.budget
+    assert law.judge([1.3, 1.7]).verdict == "fail"
+
+
+def test_bracket_resolution_is_the_factor_to_the_boundary():
+    assert Bracket("d", 10, 6, 14).factor == pytest.approx(10 / 6) and not Bracket("d", 10, 6, 14).coarse
+    wide = Bracket("d", 6.29, 60, 110)  # both points on one side: does not straddle
+    assert wide.coarse and "does not straddle" in wide.judge(True, True).resolution["text"]
+    assert Bracket("d", 10, 4, 14).coarse  # 2.5x below the boundary
+    with pytest.raises(ValueError):
+        Bracket("d", 10, 14, 6)
+
+
+def test_all_of_fail_beats_inconclusive_beats_pass():
+    p, i, f = (
+        Threshold("x", 1).judge(2.0),
+        Threshold("x", 1).judge([0, 2], seeds=3),
+        Threshold("x", 1).judge(0.0),
+    )
+    assert all_of(a=p, b=i).verdict == "inconclusive"
+    assert all_of(a=i, b=f).verdict == "fail"
+    assert all_of(a=p, b=p).verdict == "pass"
+
+
+def test_seeds_to_decide_scales_as_the_square_of_the_width_ratio():
+    assert seeds_to_decide(0.4, 0.1, 5) == 80
+    with pytest.raises(ValueError):
+        seeds_to_decide(0.4, 0.0, 5)
+
+
+def test_growth_law_tells_ln_n_from_its_competitors():
+    """ln N data passes and names its nearest rejected competitors; N^(1/5) and (ln N)^2 data
+    fail; the same ln N data with large noise over 3 seeds is inconclusive with a seed budget."""
+    ln = growth_law_judgement(NS, _seeds(lambda n: 3 + 4 * math.log(n), 8, 0.05))
+    assert ln.verdict == "pass", ln.resolution["text"]
+    for law in (lambda n: 2 * n**0.2, lambda n: 0.5 * math.log(n) ** 2):
+        assert growth_law_judgement(NS, _seeds(law, 8, 0.05)).verdict == "fail"
+    # the same law with large noise over 3 seeds: mostly undecided, rarely (about the 5% the
+    # interval allows) a false fail; every inconclusive verdict names a seed budget
+    noisy = [
+        growth_law_judgement(NS, _seeds(lambda n: 3 + 4 * math.log(n), 3, 3.0, seed=s)) for s in range(20)
+    ]
+    verdicts = [j.verdict for j in noisy]
+    assert verdicts.count("inconclusive") >= 12 and verdicts.count("fail") <= 3, verdicts
+    assert all("seeds" in j.budget for j in noisy if j.verdict == "inconclusive")
+
+
+def test_growth_exponent_rejects_bad_shapes_and_nan():
+    with pytest.raises(ValueError, match="seeds x"):
+        growth_exponent(NS, [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        growth_exponent(NS[:3], [[1.0, float("nan"), 2.0], [1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="2 seeds"):
+        growth_exponent(NS[:3], [[1.0, 2.0, 3.0]])
+
+
+def _claim(check, controls=()):
+    return Claim(
+        "geometric.test.inconclusive",
+        "test",
+        "derived",
+        "x >= {threshold}",
+        {"threshold": 1.0, "width": 0.5},
+        {"threshold": 1.0, "width": 0.5},
+        check,
+        controls=tuple(controls),
+        templated=True,
+    )
+
+
+def _check(p, ctx):
+    centre = 1.2 if p["width"] < 1 else 0.0
+    return Outcome.judged(
+        Threshold("x", p["threshold"], ">=", "theory").judge(
+            [centre - p["width"], centre + p["width"]], seeds=3
+        )
+    )
+
+
+def test_runner_records_inconclusive_apart_and_it_is_not_a_failure():
+    rec = run_claim(_claim(_check), Context(), controls=False)
+    assert rec["status"] == "inconclusive" and not rec["passed"] and not is_failure(rec)
+    assert "would decide" in rec["inconclusive"] and rec["resolution"]["rule"] == "threshold"
+    assert rec["statement"] == "x >= 1.0"
+
+
+def test_a_control_the_measurement_cannot_reject_makes_a_pass_inconclusive():
+    def check(p, ctx):
+        j = Threshold("x", p["threshold"], ">=", "theory").judge(
+            [1.1, 1.3] if p["width"] < 1 else [0.9, 1.3], seeds=3
+        )
+        return Outcome.judged(j)
+
+    claim = _claim(check, [Control("wide", {"width": 2.0}, "a wider interval straddles the threshold")])
+    rec = run_claim(claim, Context())
+    assert rec["controls"][0]["status"] == "inconclusive"
+    assert rec["status"] == "inconclusive" and "not told apart" in rec["inconclusive"]
+
+
+def test_an_inconclusive_outcome_cannot_be_passed():
+    with pytest.raises(ValueError, match="inconclusive"):
+        Outcome(predicted=1, measured=1, passed=True, inconclusive="straddles")
+
+
+def test_templated_statement_with_an_unknown_field_fails_at_registration():
+    with pytest.raises(ValueError, match="statement field"):
+        Claim("a.b.c", "s", "derived", "n = {missing}", {"n": 1}, {"n": 1}, _check, templated=True)
