@@ -19,12 +19,9 @@ import numpy as np
 from constructions.geometric.single_hop import attribute_codes, build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import single_hop as B
-from verify.claims import Control, Outcome, claim
+from verify.claims import Outcome, claim
 from verify.criteria import Threshold, all_of, growth_exponent, growth_law_judgement, t_interval
-from verify.geometric.scaling_setup import (
-    LAWS,
-    threshold_bisect,
-)
+from verify.geometric.scaling_setup import BAND_CONTROLS, LAWS, SCALING_CONTROLS, law_table, threshold_bisect
 from verify.geometric.single_hop_setup import SRC, _rng, code_threshold, model_decoding
 from verify.measure import bootstrap_interval, linear_fit
 
@@ -45,52 +42,6 @@ def _measure(p, ctx):
 
     key = ("geometric.log_scaling", tuple(p["n_values"]), p["margin"], p["seeds"], p["d0_max"], ctx.seed)
     return ctx.shared(key, compute)
-
-
-#: synthetic competitors of the ln N law (controls): the measured noise around each seed's own
-#: ln N fit, added to the competitor's curve through that seed's smallest-N threshold
-SCALING_LAWS = {
-    "N^(1/8)": lambda n: n ** (1 / 8),
-    "N^(1/5)": lambda n: n**0.2,
-    "N^(1/4)": lambda n: n**0.25,
-    "N^(1/3)": lambda n: n ** (1 / 3),
-    "(ln N)^(3/2)": lambda n: math.log(n) ** 1.5,
-    "(ln N)^2": lambda n: math.log(n) ** 2,
-    "constant": lambda n: 1.0,
-}
-
-SCALING_CONTROLS = [
-    Control(
-        f"law {name}",
-        {"law": name},
-        f"synthetic thresholds growing like {name} with the measured seed-to-seed noise: the fitted "
-        "exponent's interval must exclude ln N's there (a competitor the data cannot reject is not ruled out)",
-    )
-    for name in SCALING_LAWS
-]
-#: the competitors the matching band can reject over two decades (it cannot reject N^(1/5) or slower
-#: power laws: their ratio to ln N varies by less than 1.5x there; log_scaling judges the law)
-BAND_CONTROLS = [
-    c for c in SCALING_CONTROLS if c.name in ("law N^(1/4)", "law N^(1/3)", "law (ln N)^2", "law constant")
-]
-
-
-def law_table(table: dict, ns: list, law: str) -> dict:
-    """The thresholds per N and seed: the measured ones (``law="measured"``), or a competitor's
-    curve through each seed's smallest-N threshold plus that seed's residuals around its own
-    affine fit in ln N (the measurement's noise, kept)."""
-    if law == "measured":
-        return table
-    if law not in SCALING_LAWS:
-        raise ValueError(f"law {law!r} is not 'measured' or one of {sorted(SCALING_LAWS)}")
-    f, logs = SCALING_LAWS[law], np.log(ns)
-    out = {n: [] for n in ns}
-    for s in range(len(table[ns[0]])):
-        y = np.array([table[n][s] for n in ns], dtype=float)
-        residual = y - np.polyval(np.polyfit(logs, y, 1), logs)
-        for i, n in enumerate(ns):
-            out[n].append(float(y[0] * f(n) / f(ns[0]) + residual[i]))
-    return out
 
 
 @claim(
