@@ -303,8 +303,14 @@ def test_within_constant_on_fake_hopfield_record(results_dir):
     p = {"family": "hopfield", "results": str(results_dir), "constant": 2.0, "max_exponent": 1.25}
     out = check_within_constant(p, Context(seed=0, scale="quick"))
     # d*/log2 N = 6.5/4, 9.5/6, 12.5/8: ratios of P to N log2 N / 32 within 2x, exponent near 1
-    assert out.passed and out.measured["spread"] == pytest.approx((6.5 / 4) / (12.5 / 8))
-    assert not check_within_constant({**p, "control": "faster_than_bound"}, Context()).passed
+    assert out.measured["spread"]["size/bound spread"] == pytest.approx((6.5 / 4) / (12.5 / 8))
+    assert out.details["previous_criterion"]["passed"]  # the one-sided rule passed these
+    # the two-sided rule: the exponent's interval [0.93, 1.05] holds 1 and excludes 0.8 and 1.2,
+    # over bounds spanning 32x (>= one decade)
+    assert out.passed and out.resolution["parts"]["exponent"]["rejected"] == ["bound^0.8", "bound^1.2"]
+    for control in ("faster_than_bound", "slower_than_bound"):
+        ctl = check_within_constant({**p, "control": control}, Context())
+        assert not ctl.passed and ctl.inconclusive is None, control
 
 
 def test_hopfield_atlas_claims_share_the_search_and_read_it_like_the_record(claim_cache):
@@ -458,3 +464,19 @@ def test_an_optional_family_with_a_non_storing_draw_is_reported_missing_not_draw
     (results_dir / "full" / "claims.jsonl").write_text(json.dumps(bad) + "\n")
     with pytest.raises(ValueError, match="fact_mlp.capacity.linear_cost"):
         atlas.atlas_from_results(results_dir)
+
+
+def test_two_sided_rule_needs_a_decade_and_rejects_both_neighbours():
+    """Sizes proportional to the bound pass over a decade and are inconclusive over 4x; sizes
+    growing like bound^1.2 or bound^0.8 fail (their exponents exclude 1)."""
+    from verify.atlas.verdict import within_constant_judgement
+
+    def judge(span, power, scale="quick"):
+        bounds = [[b] * 3 for b in np.geomspace(10, 10 * span, 4)]
+        sizes = [[3 * b[0] ** power * e for e in (0.97, 1.0, 1.03)] for b in bounds]  # draws' spread
+        return within_constant_judgement(within_constant_verdict(sizes, bounds), 2.0, scale)
+
+    assert judge(20, 1.0).verdict == "pass"
+    assert judge(20, 1.0, "full").verdict == "inconclusive"  # two decades at full scale
+    assert judge(4, 1.0).verdict == "inconclusive" and "10x" in judge(4, 1.0).budget
+    assert judge(100, 1.2).verdict == "fail" and judge(100, 0.8).verdict == "fail"

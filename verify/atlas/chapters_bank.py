@@ -35,8 +35,9 @@ from theory.papers import paper
 from verify.atlas.chapters_bank_setup import FULL, QUICK, shared_search
 from verify.atlas.sources import family, family_points
 from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
     CONSTANT,
-    FASTER_THAN_BOUND,
+    EXPONENT_RULE,
     MAX_EXPONENT,
     not_storing_outcome,
     smallest_bank_outcome,
@@ -90,7 +91,7 @@ def check_chapters_within_constant(p, ctx):
     bounds = [[b / 32.0 for b in pt["info_bits"]] for pt in points]
     source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
     before = [{"c_star_per_draw": r["c_star"]} for r in found["rows"]]
-    return within_constant_outcome(fam, p, points, sizes, bounds, source, before=before)
+    return within_constant_outcome(fam, p, points, sizes, bounds, source, before=before, scale=ctx.scale)
 
 
 claim(
@@ -102,11 +103,11 @@ claim(
         "at F = 32, 64, 128 (3 draws, the search of atlas.chapters_bank.smallest_bank) stays within a "
         "constant of its information lower bound I/32, I = F log2 n_V: every draw stores, the ratios "
         f"of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P against I/32 "
-        f"is <= {MAX_EXPONENT}"
+        f"{EXPONENT_RULE}"
     ),
     quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     kind="empirical",
-    controls=[FASTER_THAN_BOUND],
+    controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-F median and the fit",
 )(check_chapters_within_constant)

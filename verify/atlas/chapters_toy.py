@@ -40,8 +40,9 @@ from theory.papers import paper
 from verify.atlas.chapters_toy_setup import CLAIM_ID, FULL, QUICK, n_params, shared_search
 from verify.atlas.sources import family, family_points
 from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
     CONSTANT,
-    FASTER_THAN_BOUND,
+    EXPONENT_RULE,
     MAX_EXPONENT,
     not_storing_outcome,
     smallest_bank_outcome,
@@ -112,7 +113,9 @@ def check_toy_within_constant(p, ctx):
                 "backbone_alone_stored_at": r.get("backbone_alone_stored_at"),
             }
         )
-    return within_constant_outcome(fam, p, points, sizes, bounds, src, before=before, after=after)
+    return within_constant_outcome(
+        fam, p, points, sizes, bounds, src, before=before, after=after, scale=ctx.scale
+    )
 
 
 claim(
@@ -124,13 +127,13 @@ claim(
         "attention, router, bank; the search of atlas.chapters_toy.smallest_bank) stays within a "
         "constant of its information lower bound I/32, I = F log2 n_V: every draw stores, the ratios "
         f"of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P against I/32 "
-        f"is <= {MAX_EXPONENT} (quick: F = 16, 32, 64; full, in practice the meaningful claim: "
+        f"{EXPONENT_RULE} (quick: F = 16, 32, 64; full, in practice the meaningful claim: "
         "F = 128 to 2048, 5 draws)"
     ),
     quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     kind="empirical",
     needs=("torch",),
-    controls=[FASTER_THAN_BOUND],
+    controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw's P enters the per-F median and the fit",
 )(check_toy_within_constant)

@@ -28,7 +28,13 @@ from pathlib import Path
 
 from verify.atlas.core import load_records, record_of
 from verify.atlas.sources import family, family_points
-from verify.atlas.verdict import CONSTANT, FASTER_THAN_BOUND, MAX_EXPONENT, within_constant_outcome
+from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
+    CONSTANT,
+    EXPONENT_RULE,
+    MAX_EXPONENT,
+    within_constant_outcome,
+)
 from verify.claims import claim
 
 
@@ -59,7 +65,7 @@ def check_within_constant(p, ctx):
         "status": rec.get("status"),
         "scale": ctx.scale,
     }
-    return within_constant_outcome(fam, p, points, sizes, bounds, source)
+    return within_constant_outcome(fam, p, points, sizes, bounds, source, scale=ctx.scale)
 
 
 CLAIMED = (
@@ -85,12 +91,12 @@ for _name in CLAIMED:
             f"{_fam.note}: across the stored sizes, the smallest storing {_fam.resource} stays "
             f"within a constant of its information lower bound ({_fam.bound}, at 32 bits per "
             f"parameter): the size/bound ratios vary by at most {CONSTANT}x and the log-log "
-            f"exponent of size against bound is <= {MAX_EXPONENT}; read from the stored record "
+            f"exponent of size against bound {EXPONENT_RULE}; read from the stored record "
             f"of {_fam.claim_id} (results/claims.jsonl), nothing re-measured"
         ),
         quick={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
         full={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
         kind="empirical",
-        controls=[FASTER_THAN_BOUND],
+        controls=list(ATLAS_CONTROLS),
         seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",
     )(check_within_constant)

@@ -26,8 +26,9 @@ import numpy as np
 
 from verify.atlas.sources import family, family_points
 from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
     CONSTANT,
-    FASTER_THAN_BOUND,
+    EXPONENT_RULE,
     MAX_EXPONENT,
     not_storing_outcome,
     within_constant_outcome,
@@ -52,7 +53,9 @@ def check_hopfield_trained_within_constant(p, ctx):
     after = [{"median_P_over_I": float(np.median(pt["params"])) / pt["info_bits"][0]} for pt in points]
     source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
     before = [{"d_star_per_draw": pt["dims"]} for pt in points]
-    return within_constant_outcome(fam, p, points, sizes, bounds, source, before=before, after=after)
+    return within_constant_outcome(
+        fam, p, points, sizes, bounds, source, before=before, after=after, scale=ctx.scale
+    )
 
 
 claim(
@@ -64,11 +67,11 @@ claim(
         "N = 16, 32, 64 (3 draws; full: N = 16..256; the search of hopfield.trained_dim.stores_by_r4) stays within a "
         "constant of its information lower bound I/32, I = log2(N!) (the bijection of N cues to N "
         f"memories): every draw stores, the ratios of median P to I/32 vary by at most {CONSTANT}x "
-        f"and the log-log exponent of P against I/32 is <= {MAX_EXPONENT}"
+        f"and the log-log exponent of P against I/32 {EXPONENT_RULE}"
     ),
     quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
     kind="empirical",
-    controls=[FASTER_THAN_BOUND],
+    controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-N median and the fit",
 )(check_hopfield_trained_within_constant)

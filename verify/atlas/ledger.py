@@ -88,3 +88,78 @@ record(
         scales=("full",),
     )
 )
+
+# Failures of the two-sided exponent rule (the criterion object of verify.atlas.verdict: the 95%
+# interval of the log-log exponent must contain 1 and exclude 0.8 and 1.2). Measured at base seeds
+# 0, 1, 2 when the rule replaced the one-sided one (spread <= 2, exponent <= 1.25), which every one
+# of these passed; its verdict stays in each record's details["previous_criterion"].
+
+record(
+    LedgerEntry(
+        claim_id="atlas.hopfield.within_constant",
+        measured="quick scale (N = 16, 64, 256, 1024, 3 draws): exponent of P against I/32 (I = N log2 N) "
+        "0.9998 [0.983, 1.017] at seed 0 (pass), [0.938, 0.979] at seed 1 (fail), [0.953, 1.015] at seed 2 "
+        "(pass); spreads 1.0, 1.25, 1.22. Controls bound^1.5 and bound^0.5 fail at every seed",
+        tried="the rule as fixed before the run; no parameter was changed",
+        reason="the smallest storing dimension moves in integer steps at N = 16..1024, so P / (N log2 N) "
+        "drifts by up to 25% between draws and the exponent's interval (narrow: the draws nearly agree) "
+        "sits on either side of 1 depending on the draw; the band itself (spread <= 2) holds everywhere",
+        flips_with_seed=True,
+        scales=("quick",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="atlas.hopfield_gated.within_constant",
+        measured="quick scale (N = 16, 64, 256, 1024, 3 draws): exponent of P against I/32 (I = N log2 N) "
+        "[0.948, 0.979] at seed 0, [0.908, 0.980] at seed 1, [0.929, 0.986] at seed 2; spreads 1.2, 1.35, "
+        "1.25 (ratios 48, 42.7, 40, 41.6 at seed 0). Controls bound^1.5 and bound^0.5 fail",
+        tried="the rule as fixed before the run; no parameter was changed",
+        reason="suspected: the gated construction's d* grows a little more slowly than log2 N over this "
+        "range (a fixed overhead at N = 16: the ratio falls from 48 to 40 and then levels off), so a "
+        "straight log-log fit gives an exponent just below 1 with a narrow interval; the factor-2 band "
+        "holds; whether the exponent tends to 1 at larger N was not tried",
+        scales=("quick",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="atlas.hopfield_trained.within_constant",
+        measured="quick scale (N = 16, 64, 256, 3 draws, trained): exponent of P against I/32 "
+        "[0.854, 0.960] at seed 0 (fail), [0.816, 1.021] at seed 1 (inconclusive), [0.813, 0.935] at "
+        "seed 2 (fail); spread 1.19 at every seed (ratios 57.9, 52.2, 48.4 at seed 0)",
+        tried="the rule as fixed before the run; no parameter was changed",
+        reason="suspected: as for the gated construction, the ratio P / (I/32) falls with N (57.9 -> 48.4) "
+        "over only three sizes, so the fitted exponent sits below 1; the factor-2 band holds",
+        scales=("quick",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="atlas.geometric_multihop_gd.within_constant",
+        measured="quick scale, from the stored record of geometric.multihop.gd (every base seed reads the "
+        "same record): trained one-pass dimensions 3, 4, 6 at the three (N, k) points against bounds with "
+        "ratios 9.6, 6.5, 5.1: exponent 0.52 [0.47, 0.57], spread 1.88",
+        tried="the rule as fixed before the run; no parameter was changed",
+        reason="the trained model's smallest dimension grows about as the square root of the information "
+        "bound at these sizes: far above the bound (5-10x) and closing in on it, as the trained single-hop "
+        "threshold barely moves with N (argmax accuracy with a trainable unembedding needs no margin); "
+        "'proportional to the bound' does not describe it",
+        scales=("quick",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="atlas.icrecall_linear_memory.within_constant",
+        measured="quick scale, from the stored record of icrecall.linear_memory.capacity: P = d^2 = 1024, "
+        "4096, 16384, ratios P / (I/32) = 189, 237, 146: exponent 0.85 [0.71, 0.998], spread 1.62",
+        tried="the rule as fixed before the run; no parameter was changed",
+        reason="as at full scale: with V = N99 values the information per fact, log2 N99, grows with d, "
+        "so I ~ d^2 log d against P = d^2 and the exponent sits below 1 by that log factor",
+        scales=("quick",),
+    )
+)

@@ -26,7 +26,13 @@ from constructions.geometric.single_hop import attribute_codes
 from constructions.tasks import make_bijections
 from verify.atlas.multihop_setup import CONSTRUCTION_CLAIM, CONSTRUCTION_FIELDS, khop_dim_bound, nocot_params
 from verify.atlas.sources import family
-from verify.atlas.verdict import CONSTANT, FASTER_THAN_BOUND, MAX_EXPONENT, within_constant_outcome
+from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
+    CONSTANT,
+    EXPONENT_RULE,
+    MAX_EXPONENT,
+    within_constant_outcome,
+)
 from verify.claims import claim, rng_for
 from verify.geometric.multihop_setup import SRC, _nocot_accuracy
 from verify.geometric.scaling_setup import threshold_bisect
@@ -98,7 +104,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         "d = R^k d0*, stays within a constant of the k-hop lower bound d >= R^k log2(N + 1 - I_k)/32 "
         f"across k (quick: N = 500, R = 2, k = 1..4, 3 draws; full: N = 1000, R = 2, k = 1..5, 5 "
         f"draws): every confirmation holds, the ratios of the per-k median d to the bound vary by at "
-        f"most {CONSTANT}x and the log-log exponent of d against the bound is <= {MAX_EXPONENT}"
+        f"most {CONSTANT}x and the log-log exponent of d against the bound {EXPONENT_RULE}"
     ),
     quick={
         "n_subjects": 500,
@@ -121,7 +127,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         "max_exponent": MAX_EXPONENT,
     },
     kind="empirical",
-    controls=[FASTER_THAN_BOUND],
+    controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seeds(1)[0] fixes the draws (seed, k, j), j < draws: every draw's d enters the "
     "per-k median and the fit, and every draw's confirmation must hold",
 )
@@ -154,11 +160,13 @@ def multihop_construction_within_constant(p, ctx):
         sizes,
         bounds,
         {"claim": CONSTRUCTION_CLAIM, "seed": ctx.seed, "scale": ctx.scale},
+        scale=ctx.scale,
     )
     confirmed = all(row["confirmed"] for row in rows)
     return replace(
         out,
         measured={**out.measured, "confirmed": confirmed},
         passed=bool(out.passed and confirmed),
+        inconclusive=out.inconclusive if confirmed else None,  # an unconfirmed size fails outright
         details={**out.details, "rows": rows},
     )

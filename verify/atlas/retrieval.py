@@ -20,10 +20,13 @@ from __future__ import annotations
 
 from theory.retrieval import bounds as ret_theory
 from verify.atlas.verdict import (
+    ATLAS_CONTROLS,
     CONSTANT,
-    FASTER_THAN_BOUND,
+    EXPONENT_RULE,
     MAX_EXPONENT,
-    faster_family,
+    previous,
+    synthetic_sizes,
+    within_constant_judgement,
     within_constant_verdict,
 )
 from verify.claims import Outcome, claim
@@ -61,7 +64,7 @@ def smallest_storing_dims(
         "bijection, searched upwards from d = 2 for each draw at V in {64, 128, 256, 512}, stays "
         f"within a constant of the F4 bound d >= log2(V!)/(32 V): the ratios of the per-V median "
         f"d* to the bound vary by at most {CONSTANT}x and the log-log exponent of d* against the "
-        f"bound is <= {MAX_EXPONENT}"
+        f"bound {EXPONENT_RULE}"
     ),
     quick={
         "vocab_sizes": [64, 128, 256, 512],
@@ -82,7 +85,7 @@ def smallest_storing_dims(
         "max_exponent": MAX_EXPONENT,
     },
     kind="empirical",
-    controls=[FASTER_THAN_BOUND],
+    controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seeds(1)[0] fixes the draws: every draw's d* enters the per-V median and the fit",
 )
 def retrieval_within_constant(p, ctx):
@@ -103,17 +106,17 @@ def retrieval_within_constant(p, ctx):
         ],
     )
     bounds = [[ret_theory.param_floor(v, 32.0)] * len(ds) for v, ds in zip(p["vocab_sizes"], dims)]
-    sizes = faster_family(dims, bounds) if p.get("control") == "faster_than_bound" else dims
+    sizes = synthetic_sizes(p, dims, bounds)
     v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
     rows = [
         {"V": int(vs), "d_star": [int(x) for x in ds], "bound": b[0], "ratio": r}
         for vs, ds, b, r in zip(p["vocab_sizes"], dims, bounds, v["ratios"])
     ]
-    return Outcome(
-        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
-        measured={"spread": v["spread"], "exponent": v["exponent"]},
-        passed=v["passed"],
+    return Outcome.judged(
+        within_constant_judgement(v, p["constant"], ctx.scale),
         details={
+            "exponent": v["exponent"],
+            "previous_criterion": previous(v, p),
             "rows": rows,
             "seq_len": p["seq_len"],
             "n_samples": p["n_samples"],

@@ -1,16 +1,35 @@
 """The within-constant verdict of the atlas claims, shared by verify.atlas.claims and
-verify.atlas.retrieval: its constants and the faster-growing-family rule. Registers no claim."""
+verify.atlas.retrieval: its constants, the criterion object and the faster- and slower-growing
+family controls. Registers no claim.
+
+The criterion (verify.criteria): the size/bound ratios vary by at most CONSTANT (a convention),
+and the 95% interval of the log-log exponent of size against bound contains 1 (size proportional
+to the bound) and excludes the two nearest alternatives, bound^0.8 and bound^1.2. Over bounds
+spanning less than MIN_SPAN (one decade at quick scale, two at full) the exponent cannot be told
+from its alternatives and the verdict is inconclusive. The previous one-sided rule (spread <= 2
+and exponent <= 1.25) stays in each record as details["previous_criterion"]."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from verify.atlas.core import fit_exponent
 from verify.claims import Control
+from verify.criteria import IntervalTest, Judgement, Threshold, all_of
 
 CONSTANT = 2.0
-MAX_EXPONENT = 1.25
+MAX_EXPONENT = 1.25  # the previous rule's one-sided bound (kept in details["previous_criterion"])
 GROWTH = 1.5
+SLOWER = 0.5
+ALTERNATIVES = {"bound^0.8": 0.8, "bound^1.2": 1.2}
+MIN_SPAN = {"quick": 10.0, "full": 100.0}
+#: the exponent part of every atlas statement
+EXPONENT_RULE = (
+    "has a 95% interval that contains 1 and excludes 0.8 and 1.2 (over bounds spanning at least "
+    "10x at quick scale, 100x at full; narrower data, or an interval holding 0.8 or 1.2, are inconclusive)"
+)
 
 #: The control of every ``atlas.<family>.within_constant`` claim judged against a bound (the
 #: hopfield families, judged against a convention, word theirs differently).
@@ -18,8 +37,15 @@ FASTER_THAN_BOUND = Control(
     "faster_than_bound",
     {"control": "faster_than_bound"},
     f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster than the "
-    "bound: its exponent is 1.5 > 1.25, so the criterion must fail",
+    "bound: its exponent's interval excludes 1, so the criterion must fail",
 )
+SLOWER_THAN_BOUND = Control(
+    "slower_than_bound",
+    {"control": "slower_than_bound"},
+    f"a synthetic family at the same bounds whose size grows like bound^{SLOWER}, slower than the "
+    "bound: its exponent's interval excludes 1, so the criterion must fail",
+)
+ATLAS_CONTROLS = (FASTER_THAN_BOUND, SLOWER_THAN_BOUND)
 
 
 def within_constant_verdict(
@@ -33,31 +59,73 @@ def within_constant_verdict(
         raise ValueError(f"size/bound ratios must be finite and positive, got {ratios}")
     spread = max(ratios) / min(ratios)
     fit = fit_exponent([b for bs in bounds_per_point for b in bs], [s for ss in sizes_per_point for s in ss])
+    flat = [b for bs in bounds_per_point for b in bs]
     return {
         "ratios": ratios,
         "spread": spread,
         "exponent": fit["exponent"],
         "exponent_interval95": fit["interval95"],
+        "bound_span": max(flat) / min(flat),
         "passed": bool(spread <= constant and fit["exponent"] <= max_exponent),
     }
 
 
+def within_constant_judgement(v: dict, constant: float, scale: str) -> Judgement:
+    """The criterion object on :func:`within_constant_verdict`'s numbers (module doc)."""
+    if scale not in MIN_SPAN:
+        raise ValueError(f"scale must be one of {sorted(MIN_SPAN)}, got {scale!r}")
+    judgement = all_of(
+        spread=Threshold("size/bound spread", constant, "<=", "convention").judge(v["spread"]),
+        exponent=IntervalTest("log-log exponent of size against bound", 1.0, ALTERNATIVES, "the bound").judge(
+            v["exponent_interval95"]
+        ),
+    )
+    if v["bound_span"] < MIN_SPAN[scale] and judgement.verdict == "pass":
+        judgement = Judgement(
+            "inconclusive",
+            {**judgement.predicted, "bound_span": f">= {MIN_SPAN[scale]:g}"},
+            {**judgement.measured, "bound_span": v["bound_span"]},
+            {
+                **dict(judgement.resolution),
+                "coarse": True,
+                "text": f"the bounds span {v['bound_span']:.3g}x < {MIN_SPAN[scale]:g}x; "
+                + judgement.resolution["text"],
+            },
+            f"sizes whose bounds span at least {MIN_SPAN[scale]:g}x",
+        )
+    elif judgement.verdict == "inconclusive":
+        judgement = dataclasses.replace(
+            judgement, budget="a wider span of sizes (the interval's width falls as 1/log span)"
+        )
+    return judgement
+
+
+def synthetic_sizes(p, sizes_per_point, bounds_per_point):
+    """The sizes a control judges: the measured ones, or a family growing like bound^GROWTH
+    (``faster_than_bound``) or bound^SLOWER (``slower_than_bound``) through the first point."""
+    control = p.get("control")
+    if control == "faster_than_bound":
+        return faster_family(sizes_per_point, bounds_per_point, GROWTH)
+    if control == "slower_than_bound":
+        return faster_family(sizes_per_point, bounds_per_point, SLOWER)
+    return sizes_per_point
+
+
 def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
-    """The control: every draw's size set to size_first * (bound / bound_first)^growth."""
+    """A control's sizes: every draw's size set to size_first * (bound / bound_first)^growth."""
     s0, b0 = float(np.median(sizes_per_point[0])), float(np.median(bounds_per_point[0]))
     return [[s0 * (b / b0) ** growth for b in bs] for bs in bounds_per_point]
 
 
 def within_constant_outcome(
-    fam, p, points, sizes, bounds, source, *, bound_key="bound", before=None, after=None
+    fam, p, points, sizes, bounds, source, *, bound_key="bound", before=None, after=None, scale="quick"
 ):
-    """The Outcome of an ``atlas.<family>.within_constant`` claim: the control (a family growing like
-    bound^GROWTH) when ``p["control"] == "faster_than_bound"``, the verdict, and per-point details
+    """The Outcome of an ``atlas.<family>.within_constant`` claim: the controls' synthetic families
+    (:func:`synthetic_sizes`), the criterion object's verdict at ``scale``, and per-point details
     (``before``/``after``: per-point extra fields placed around size_per_draw, bound and ratio)."""
     from verify.claims import Outcome
 
-    if p.get("control") == "faster_than_bound":
-        sizes = faster_family(sizes, bounds)
+    sizes = synthetic_sizes(p, sizes, bounds)
     v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
     n = len(points)
     before, after = before or [{}] * n, after or [{}] * n
@@ -65,10 +133,8 @@ def within_constant_outcome(
         {"sizes": pt["sizes"], **pre, "size_per_draw": s, bound_key: float(np.median(b)), "ratio": r, **post}
         for pt, pre, s, b, r, post in zip(points, before, sizes, bounds, v["ratios"], after)
     ]
-    return Outcome(
-        predicted={"spread": f"<= {p['constant']}", "exponent": f"<= {p['max_exponent']}"},
-        measured={"spread": v["spread"], "exponent": v["exponent"]},
-        passed=v["passed"],
+    return Outcome.judged(
+        within_constant_judgement(v, p["constant"], scale),
         details={
             "family": fam.name,
             "resource": fam.resource,
@@ -76,9 +142,21 @@ def within_constant_outcome(
             "bound_tag": fam.bound_tag,
             "points": rows,
             "source": source,
+            "exponent": v["exponent"],
             "exponent_interval95": v["exponent_interval95"],
+            "previous_criterion": previous(v, p),
         },
     )
+
+
+def previous(v: dict, p) -> dict:
+    """The one-sided rule the criterion object replaced, with its numbers."""
+    return {
+        "rule": f"spread <= {p['constant']} and exponent <= {p['max_exponent']}",
+        "passed": v["passed"],
+        "spread": v["spread"],
+        "exponent": v["exponent"],
+    }
 
 
 def not_storing_outcome(family_name: str, rows: list, size_key: str, star_key: str):
