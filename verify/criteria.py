@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from verify.measure import t_interval
+
 VERDICTS = ("pass", "fail", "inconclusive")
 SOURCES = ("theory", "pilot", "convention")
 
@@ -353,23 +355,6 @@ def fit_growth(x: Sequence[float], y: Sequence[float], family: str = "boxcox") -
     return float(_best(grid, g, np.asarray(y, dtype=float)[None, :])[0])
 
 
-def t_interval(values: Sequence[float], level: float = 0.95) -> list[float]:
-    """Student-t interval of the mean of independent draws (seeds) at ``level``; at least 2.
-
-    >>> [round(v, 3) for v in t_interval([1.0, 2.0, 3.0])]
-    [-0.484, 4.484]
-    """
-    from scipy import stats
-
-    v = np.asarray(values, dtype=float)
-    if len(v) < 2:
-        raise ValueError("an interval over seeds needs at least 2 seeds")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("the values contain NaN or infinity")
-    half = float(stats.t.ppf(1 - (1 - level) / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
-    return [float(v.mean()) - half, float(v.mean()) + half]
-
-
 def growth_exponent(
     x: Sequence[float], y_by_seed: Sequence[Sequence[float]], family: str = "boxcox", level: float = 0.975
 ) -> dict:
@@ -398,7 +383,7 @@ def growth_exponent(
         "family": family,
         "exponent": float(_best(grid, g, ys.mean(0)[None, :])[0]),
         "per_seed": [float(v) for v in per_seed],
-        "interval": t_interval(per_seed, level),
+        "interval": list(t_interval(per_seed, level)),
         "seeds": len(ys),
         "level": level,
     }

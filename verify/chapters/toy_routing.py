@@ -13,8 +13,9 @@ import numpy as np
 
 from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1
 from verify.claims import Control, Outcome, claim
-from verify.criteria import Threshold, all_of, t_interval
+from verify.criteria import Threshold, all_of
 from verify.ledger import LedgerEntry, record
+from verify.measure import t_interval
 
 record(
     LedgerEntry(

@@ -20,10 +20,10 @@ from constructions.geometric.single_hop import attribute_codes, build_block_mode
 from constructions.tasks import make_bijections
 from theory.geometric import single_hop as B
 from verify.claims import Outcome, claim
-from verify.criteria import Threshold, all_of, growth_exponent, growth_law_judgement, t_interval
+from verify.criteria import Threshold, all_of, growth_exponent, growth_law_judgement
 from verify.geometric.scaling_setup import BAND_CONTROLS, LAWS, SCALING_CONTROLS, law_table, threshold_bisect
 from verify.geometric.single_hop_setup import SRC, _rng, code_threshold, model_decoding
-from verify.measure import bootstrap_interval, linear_fit
+from verify.measure import bootstrap_interval, linear_fit, t_interval
 
 
 def _measure(p, ctx):
@@ -189,7 +189,7 @@ def matching_bound(p, ctx):
         max(table[n][s] / bound[n] for n in ns) / min(table[n][s] / bound[n] for n in ns)
         for s in range(len(table[ns[0]]))
     ]
-    spread = t_interval(per_seed, 0.95)
+    spread = list(t_interval(per_seed, 0.95))
     judgement = all_of(
         b3=Threshold("seeds and N with d0* >= d0_nec (fraction)", 1.0, ">=", "theory").judge(float(above)),
         spread=Threshold("spread of d0*/d0_nec over N", p["max_spread"], "<=", "convention").judge(
