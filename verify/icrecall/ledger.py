@@ -69,34 +69,6 @@ record(
 
 record(
     LedgerEntry(
-        claim_id="icrecall.sample_complexity.polylog",
-        measured="quick scale (P-full with slots, d = 222 fixed, S = 20 and 200 so N_f = 100 and 1000, "
-        "grid 1, 2, ..., 128, eps = 0.1): N* [N_f=100, N_f=1000] by seed 0..6: [1, 16], "
-        "[4, 16], [4, 16], [1, 16], [2, 16], [8, 32], [4, 8]. Pooled exponent (95% interval) "
-        "by base seed 0..4: 0.80 [0.25, 1.36], 0.80 [0.25, 1.36], 0.90 [0.42, 1.39], 0.90 [0.12, 1.69], "
-        "0.60 [-0.08, 1.28] (a first run with S = 20, 63, 200 at seeds 0-2: N* [1, 32, 16], "
-        "[4, 4, 16], [4, 16, 16], 0.80 [0.13, 1.47]): no interval excludes 0.5, and N* sits on the grid "
-        "floor at seeds 0 and 3. Accuracy against N_train is not monotone (seed 0, S = 63: 0.79 "
-        "at N_train = 1, 0.34 at 2, 0.47 at 4). P-struct ablation: N* = 1 at every size and "
-        "seed. Full scale, base seed 0 (the range of docs/icrecall.md, N_f = 10^3, 3160, 10^4 at d = 295, "
-        "D = 20, grid 1..4096, 5 seeds; 722 s on the loaded 2-core machine): N* = [16, 32, 16], "
-        "[8, 16, 32], [8, 16, 16], [8, 16, 64], [16, 16, 32]; pooled exponent 0.42, 95% "
-        "interval [0.17, 0.67]: not below 0.5 either (the old seed-0 rule, N*(10^4) <= "
-        "2 N*(10^3), passes there); P-struct N* = 1 except 4 once",
-        tried="factor-4 grid with d growing with N_f (the old setting; N* [64, 16, 16] at seed 0, "
-        "[4, 16, 16] at seed 2); factor-2 grid at fixed d, 3 seeds, pooled interval",
-        reason="at these sizes fine-tuning needs only a handful of sequences (P-struct needs one), so N* "
-        "lives on the first grid points where the accuracy after 200 full-batch steps on 1-16 "
-        "sequences is dominated by which sequences were drawn; the interval is too wide to "
-        "reject an exponent of 0.5. The point estimates (0.6-0.9) lean towards growth, not polylog: at "
-        "fixed d the larger world's memory is noisier (P-full plateaus lower), so clearing 0.9 "
-        "takes more sequences. Even the full-scale range with 5 seeds leaves the interval too "
-        "wide; a decision needs many more seeds per size or a less noisy definition of N*",
-    )
-)
-
-record(
-    LedgerEntry(
         claim_id="icrecall.finetune.n_star_vs_subjects",
         measured="quick scale (P-full, R = 5, D = 10, n = 4, d = 154 = ceil(32 ln N_f(S_max)), S = 6 -> "
         "24, grid 2..128, eps = 0.1, N_test = 300), N*[S=6, S=24] by seed 0..4 (a censored "
