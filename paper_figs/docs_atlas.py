@@ -78,3 +78,40 @@ def atlas_table(path: Path | None = None) -> str:
     for m in atlas.get("missing", []):
         lines.append(f"\nMissing ({m['scale']}): {m['family']}: {m['why']}")
     return "\n".join(lines)
+
+
+def undecided_table(path: Path | None = None) -> str:
+    """The claims whose stored quick-scale record (results/claims.jsonl, the main job's) is
+    inconclusive: what the interval straddles and the budget that would decide it.
+
+    >>> undecided_table(Path("/nonexistent/claims.jsonl"))
+    'No stored quick run: run the main job.'
+    """
+    import json
+
+    path = path or ROOT / "results" / "claims.jsonl"
+    if not path.exists():
+        return "No stored quick run: run the main job."
+    latest: dict = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if r.get("scale") == "quick":
+                latest[r["id"]] = r
+    rows = [r for r in latest.values() if r.get("status") == "inconclusive"]
+    if not rows:
+        return "No stored quick-scale record is inconclusive."
+    lines = [
+        f"{len(rows)} claims of the stored quick run (seed {rows[0].get('seed')}) cannot be decided at "
+        "this budget: their measurement's interval straddles the criterion. They do not fail the run; "
+        "the last column says what would decide them.",
+        "",
+        "| claim | what the interval holds | would decide |",
+        "|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: r["id"]):
+        text = r.get("inconclusive", "")
+        what, _, budget = text.partition("; would decide: ")
+        cell = (what or text).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| `{r['id']}` | {cell} | {budget.replace('|', '/') or '-'} |")
+    return "\n".join(lines)

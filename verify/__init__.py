@@ -7,6 +7,9 @@ torch nor the claims:
 - measurement of a fact-storing model (a block model, a fact MLP, or any object with
   ``decode``/``accuracy``/``margins``, constructions/measure.py): ``accuracy``, ``margins``,
   ``smallest_storing_size``; and ``decodability``, the exact decodability rho of a value table;
+- criteria as objects (verify/criteria.py), each giving a verdict (pass, fail or inconclusive)
+  and what the verdict rules out: ``Threshold``, ``IntervalTest``, ``Bracket``, ``all_of``,
+  ``growth_exponent`` and ``growth_law_judgement``, returning a ``Judgement``;
 - ``PROJECT_ROOT`` (the folder that holds this package), ``shadowing_distributions`` and
   ``check_not_shadowed`` (another distribution's ``verify`` package on the path).
 
@@ -35,10 +38,24 @@ _EXPORTS = {
     "margins": "constructions.measure",
     "smallest_storing_size": "constructions.measure",
     "decodability": "theory.fact_mlp.rho",
+    "Judgement": "verify.criteria",
+    "Threshold": "verify.criteria",
+    "IntervalTest": "verify.criteria",
+    "Bracket": "verify.criteria",
+    "all_of": "verify.criteria",
+    "growth_exponent": "verify.criteria",
+    "growth_law_judgement": "verify.criteria",
 }
 
 __all__ = [
+    "Bracket",
+    "IntervalTest",
+    "Judgement",
     "PROJECT_ROOT",
+    "Threshold",
+    "all_of",
+    "growth_exponent",
+    "growth_law_judgement",
     "accuracy",
     "check_not_shadowed",
     "decodability",
