@@ -258,6 +258,37 @@ def test_fit_scaling_law_recovers_exponents():
         fit_scaling_law(grid, [math.inf] + n_c[1:])
 
 
+QUICK_GRID = [[V, d, L] for V in (128, 256, 512) for d in (32, 64) for L in (4, 16)]
+
+
+def _noisy(values, sd, seed=0):
+    rng = np.random.default_rng(seed)
+    return [v * math.exp(sd * rng.standard_normal()) for v in values]
+
+
+def test_f1_exponent_criterion_tells_f1_from_its_competitors():
+    """retrieval.scaling.fit's criterion: F1's own values (2% noise) pass and reject every named
+    alternative; the margin-free law 4 V L ln V / d, a law half as steep in L, and shuffled values
+    fail; NaN raises."""
+    from verify.retrieval.scaling import f1_exponents_judgement
+
+    f1 = [th.nc_pred(V, d, L) for V, d, L in QUICK_GRID]
+    j, _, coef, _ = f1_exponents_judgement(QUICK_GRID, _noisy(f1, 0.02), 0.9)
+    assert j.verdict == "pass", j.resolution["text"]
+    assert coef[2] == pytest.approx(1.0) and all(
+        not part["not_rejected"] for n, part in j.resolution["parts"].items() if n != "r2"
+    )
+    no_margin = [4 * V * L * math.log(V) / d for V, d, L in QUICK_GRID]
+    sqrt_l = [q / math.sqrt(L) for q, (V, d, L) in zip(f1, QUICK_GRID)]
+    for values in (no_margin, sqrt_l):
+        assert f1_exponents_judgement(QUICK_GRID, _noisy(values, 0.02), 0.9)[0].verdict == "fail"
+    shuffled = [f1[i] for i in np.random.default_rng(77).permutation(len(f1))]
+    j = f1_exponents_judgement(QUICK_GRID, shuffled, 0.9)[0]
+    assert j.verdict == "fail" and j.resolution["parts"]["r2"]["value"] == 0.0
+    with pytest.raises(ValueError, match="finite N_c"):
+        f1_exponents_judgement(QUICK_GRID, [math.nan] + f1[1:], 0.9)
+
+
 def test_critical_n_brackets_the_target():
     from verify.retrieval.capacity_setup import critical_n, mean_oracle_accuracy
 
