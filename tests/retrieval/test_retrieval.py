@@ -289,6 +289,26 @@ def test_f1_exponent_criterion_tells_f1_from_its_competitors():
         f1_exponents_judgement(QUICK_GRID, [math.nan] + f1[1:], 0.9)
 
 
+def test_slope_criterion_of_the_capacity_claims():
+    """nc_increases_v's criterion: F1's values over V (1% noise, 3 seeds) pass; V ln V, F3's
+    orthogonal scale, fails; an infinite N_c fails on its own rule; NaN raises."""
+    from verify.criteria import IntervalTest
+    from verify.retrieval.capacity import slope_judgement
+    from verify.retrieval.capacity_setup import loglog_slope
+
+    Vs, d, L = [128, 256, 512], 32, 8
+    f1 = [th.nc_pred(V, d, L) for V in Vs]
+    v_ln_v = [V * math.log(V) for V in Vs]
+    test = IntervalTest("slope", loglog_slope(Vs, f1), {"no growth": 0.0, "V ln V": loglog_slope(Vs, v_ln_v)})
+    j, slopes = slope_judgement(Vs, [_noisy(f1, 0.01, s) for s in range(3)], test)
+    assert j.verdict == "pass" and len(slopes) == 3, j.resolution["text"]
+    assert slope_judgement(Vs, [_noisy(v_ln_v, 0.01, s) for s in range(3)], test)[0].verdict == "fail"
+    j, slopes = slope_judgement(Vs, [f1, f1[:2] + [math.inf], f1], test)
+    assert j.verdict == "fail" and slopes is None and j.resolution["rule"] == "threshold"
+    with pytest.raises(ValueError, match="NaN"):
+        slope_judgement(Vs, [f1, f1[:2] + [math.nan], f1], test)
+
+
 def test_critical_n_brackets_the_target():
     from verify.retrieval.capacity_setup import critical_n, mean_oracle_accuracy
 
