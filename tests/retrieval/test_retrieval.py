@@ -258,6 +258,57 @@ def test_fit_scaling_law_recovers_exponents():
         fit_scaling_law(grid, [math.inf] + n_c[1:])
 
 
+QUICK_GRID = [[V, d, L] for V in (128, 256, 512) for d in (32, 64) for L in (4, 16)]
+
+
+def _noisy(values, sd, seed=0):
+    rng = np.random.default_rng(seed)
+    return [v * math.exp(sd * rng.standard_normal()) for v in values]
+
+
+def test_f1_exponent_criterion_tells_f1_from_its_competitors():
+    """retrieval.scaling.fit's criterion: F1's own values (2% noise) pass and reject every named
+    alternative; the margin-free law 4 V L ln V / d, a law half as steep in L, and shuffled values
+    fail; NaN raises."""
+    from verify.retrieval.scaling import f1_exponents_judgement
+
+    f1 = [th.nc_pred(V, d, L) for V, d, L in QUICK_GRID]
+    j, _, coef, _ = f1_exponents_judgement(QUICK_GRID, _noisy(f1, 0.02), 0.9)
+    assert j.verdict == "pass", j.resolution["text"]
+    assert coef[2] == pytest.approx(1.0) and all(
+        not part["not_rejected"] for n, part in j.resolution["parts"].items() if n != "r2"
+    )
+    no_margin = [4 * V * L * math.log(V) / d for V, d, L in QUICK_GRID]
+    sqrt_l = [q / math.sqrt(L) for q, (V, d, L) in zip(f1, QUICK_GRID)]
+    for values in (no_margin, sqrt_l):
+        assert f1_exponents_judgement(QUICK_GRID, _noisy(values, 0.02), 0.9)[0].verdict == "fail"
+    shuffled = [f1[i] for i in np.random.default_rng(77).permutation(len(f1))]
+    j = f1_exponents_judgement(QUICK_GRID, shuffled, 0.9)[0]
+    assert j.verdict == "fail" and j.resolution["parts"]["r2"]["value"] == 0.0
+    with pytest.raises(ValueError, match="finite N_c"):
+        f1_exponents_judgement(QUICK_GRID, [math.nan] + f1[1:], 0.9)
+
+
+def test_slope_criterion_of_the_capacity_claims():
+    """nc_increases_v's criterion: F1's values over V (1% noise, 3 seeds) pass; V ln V, F3's
+    orthogonal scale, fails; an infinite N_c fails on its own rule; NaN raises."""
+    from verify.criteria import IntervalTest
+    from verify.retrieval.capacity import slope_judgement
+    from verify.retrieval.capacity_setup import loglog_slope
+
+    Vs, d, L = [128, 256, 512], 32, 8
+    f1 = [th.nc_pred(V, d, L) for V in Vs]
+    v_ln_v = [V * math.log(V) for V in Vs]
+    test = IntervalTest("slope", loglog_slope(Vs, f1), {"no growth": 0.0, "V ln V": loglog_slope(Vs, v_ln_v)})
+    j, slopes = slope_judgement(Vs, [_noisy(f1, 0.01, s) for s in range(3)], test)
+    assert j.verdict == "pass" and len(slopes) == 3, j.resolution["text"]
+    assert slope_judgement(Vs, [_noisy(v_ln_v, 0.01, s) for s in range(3)], test)[0].verdict == "fail"
+    j, slopes = slope_judgement(Vs, [f1, f1[:2] + [math.inf], f1], test)
+    assert j.verdict == "fail" and slopes is None and j.resolution["rule"] == "threshold"
+    with pytest.raises(ValueError, match="NaN"):
+        slope_judgement(Vs, [f1, f1[:2] + [math.nan], f1], test)
+
+
 def test_critical_n_brackets_the_target():
     from verify.retrieval.capacity_setup import critical_n, mean_oracle_accuracy
 

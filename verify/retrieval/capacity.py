@@ -24,6 +24,8 @@ import numpy as np
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as th_suff
 from verify.claims import Control, Outcome, claim
+from verify.criteria import IntervalTest, Threshold, t_interval
+from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict
 from verify.retrieval.capacity_setup import (
     RATIO,
@@ -36,6 +38,10 @@ from verify.retrieval.capacity_setup import (
 )
 
 SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
+SEED_RULE_SLOPE = (
+    "95% Student-t interval over seeds seed..seed+2 of the per-seed log-log slope "
+    "(each N_c: mean accuracy of 3 draws)"
+)
 
 
 @claim(
@@ -96,61 +102,114 @@ def _per_seed(ctx, n_seeds, points, embedding="gaussian"):
     return [[shared_nc(ctx, V, d, L, embedding, seed=s) for (V, d, L) in points] for s in ctx.seeds(n_seeds)]
 
 
+def slope_judgement(xs, runs, test):
+    """The per-seed log-log slopes of N_c in x and ``test`` (a verify.criteria.IntervalTest) judged
+    on their 95% Student-t interval over seeds; an infinite N_c (the target missed up to 10^7
+    samples: no threshold, no slope) fails, NaN raises. Returns (judgement, slopes; None when an
+    N_c is infinite).
+
+    >>> from verify.criteria import IntervalTest
+    >>> law = IntervalTest("slope", 1.0, {"no growth": 0.0})
+    >>> slope_judgement([4, 16], [[10, 41], [10, 39], [10, 40]], law)[0].verdict
+    'pass'
+    """
+    values = [float(x) for ncs in runs for x in ncs]
+    if any(math.isnan(x) for x in values):
+        raise ValueError("an N_c is NaN")
+    finite = float(np.mean([math.isfinite(x) for x in values]))
+    if finite < 1:
+        return Threshold("fraction of N_c below 10^7", 1.0, ">=", "theory").judge(finite), None
+    slopes = [loglog_slope(xs, ncs) for ncs in runs]
+    return test.judge(t_interval(slopes, 0.95), seeds=len(slopes)), slopes
+
+
 @claim(
     "retrieval.capacity.nc_increases_v",
-    source=SOURCE + ", abstract (capacity formulas)",
+    source=SOURCE + ", abstract (capacity formulas); our F1 (docs/retrieval.md)",
     bounds=("retrieval.nc_pred",),
     provenance="abstract",
-    statement="N_c(0.9) is strictly increasing in V at d=32, L=8, with log-log slope in [0.8, 1.6], "
-    "on every one of 3 base seeds",
-    quick={"vocab_sizes": [128, 256, 512], "d_model": 32, "seq_len": 8, "slope": [0.8, 1.6], "n_seeds": 3},
-    full={
-        "vocab_sizes": [128, 256, 512, 1024, 2048, 4096, 8192],
-        "d_model": 32,
-        "seq_len": 8,
-        "slope": [0.8, 1.6],
-        "n_seeds": 3,
-    },
-    seed_rule=SEED_RULE3,
+    templated=True,
+    statement="N_c(0.9) grows in V at d={d_model}, L={seq_len} as F1 says: over V = {vocab_sizes}, the 95% "
+    "Student-t interval over {n_seeds} base seeds of the log-log slope of N_c in V contains F1's "
+    "slope over the same V and excludes no growth (0) and the slope of V ln V (the orthogonal "
+    "scale F3, i.e. F1 without its population-margin factor); an infinite N_c fails",
+    quick={"vocab_sizes": [128, 256, 512], "d_model": 32, "seq_len": 8, "n_seeds": 3},
+    full={"vocab_sizes": [128, 256, 512, 1024, 2048, 4096, 8192], "d_model": 32, "seq_len": 8, "n_seeds": 3},
+    seed_rule=SEED_RULE_SLOPE,
     controls=[
         Control(
-            "law_sqrt", {"control": "law_pow:0.5"}, "a competing law N_c ~ V^0.5 must fail the slope window"
+            "law_sqrt",
+            {"control": "law_pow:0.5"},
+            "a competing law N_c ~ V^0.5: its slope interval must exclude F1's",
         ),
         Control(
-            "law_square", {"control": "law_pow:2"}, "a competing law N_c ~ V^2 must fail the slope window"
+            "law_square",
+            {"control": "law_pow:2"},
+            "a competing law N_c ~ V^2: its slope interval must exclude F1's",
         ),
     ],
 )
 def nc_increases_v(p, ctx):
+    """Criterion (verify.criteria.IntervalTest) replaced the slope window [0.8, 1.6] on every seed,
+    which held F1's slope and the measured one alike and so told nothing about F1; its verdict stays
+    in details["previous_criterion"]."""
     Vs = p["vocab_sizes"]
     runs = [
         law(Vs, ncs, p.get("control"))
         for ncs in _per_seed(ctx, p["n_seeds"], [(V, p["d_model"], p["seq_len"]) for V in Vs])
     ]
-    lo, hi = p["slope"]
-    slopes, passes = [], []
-    for ncs in runs:
-        finite = all(math.isfinite(x) for x in ncs)
-        slope = loglog_slope(Vs, ncs) if finite else math.inf
-        slopes.append(slope)
-        passes.append(finite and all(np.diff(ncs) > 0) and lo <= slope <= hi)
     pred = [th.nc_pred(V, p["d_model"], p["seq_len"]) for V in Vs]
-    return Outcome(
-        predicted=f"increasing, slope in [{lo}, {hi}] (F1 heuristic slope {loglog_slope(Vs, pred):.2f})",
-        measured=f"slopes {[round(x, 2) for x in slopes]}",
-        passed=seeds_verdict(passes),
+    v_ln_v = loglog_slope(Vs, [V * math.log(V) for V in Vs])
+    test = IntervalTest(
+        "log-log slope of N_c in V",
+        loglog_slope(Vs, pred),
+        {"no growth": 0.0, "V ln V (F3; F1 without its margin factor)": v_ln_v},
+        theory_name="F1",
+    )
+    judgement, slopes = slope_judgement(Vs, runs, test)
+    old = [
+        bool(sl is not None and all(np.diff(ncs) > 0) and 0.8 <= sl <= 1.6)
+        for ncs, sl in zip(runs, slopes or [None] * len(runs))
+    ]
+    return Outcome.judged(
+        judgement,
         details={
             "vocab_sizes": Vs,
             "n_c_per_seed": runs,
             "n_c": runs[0],
             "slopes": slopes,
-            "slope": slopes[0],
-            "passes": passes,
+            "slope": slopes[0] if slopes else math.inf,
+            "f1_slope": test.theory,
+            "v_ln_v_slope": v_ln_v,
             "predicted": pred,
             "d_model": p["d_model"],
             "seq_len": p["seq_len"],
+            "previous_criterion": {
+                "rule": "strictly increasing and log-log slope in [0.8, 1.6] on every one of 3 base seeds",
+                "passed": all(old),
+                "per_seed": old,
+            },
         },
     )
+
+
+record(
+    LedgerEntry(
+        claim_id="retrieval.capacity.nc_increases_v",
+        measured="d = 32, L = 8, V in {128, 256, 512}, each N_c over 3 draws; per-seed log-log slopes "
+        "1.25, 1.32, 1.21 (seeds 0-2), 1.32, 1.21, 1.32 (1-3), 1.21, 1.32, 1.28 (2-4); 95% Student-t "
+        "intervals at base seeds 0, 1, 2: [1.11, 1.41] (excludes F1's 1.44: fail), [1.12, 1.45] "
+        "(holds F1's 1.44 and V ln V's 1.18: inconclusive, about 6 seeds would decide), [1.12, 1.42] "
+        "(fail); no growth (0) rejected at every seed. The window [0.8, 1.6] passed at every seed",
+        tried="F1's slope from F1's values on the same V (1.44, steeper than V ln V's 1.18 through its "
+        "population-margin factor at d = 32); the same mismatch in all three exponents of "
+        "retrieval.scaling.fit, and its pilot with equal label counts (see that claim's entry)",
+        reason="the L-independent requirement that F1 leaves out (label counts vary, and a wrong "
+        "label's crosstalk scales with its count) grows with V about like V ln V, so the measured "
+        "slope sits between V ln V's and F1's. Measured at quick scale only; the criterion is kept",
+        scales=("quick",),
+    )
+)
 
 
 @claim(
@@ -245,48 +304,86 @@ def nc_decreases_d(p, ctx):
 
 @claim(
     "retrieval.capacity.nc_increases_l",
-    source=SOURCE + ", abstract (capacity formulas)",
+    source=SOURCE + ", abstract (capacity formulas); our F1 (docs/retrieval.md)",
+    bounds=("retrieval.nc_pred",),
     provenance="abstract",
-    statement="N_c(0.9) is non-decreasing in L at V=256, d=32, with log-log slope in (0, 1.2], "
-    "on every one of 3 base seeds",
-    quick={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32], "slope": [0.0, 1.2], "n_seeds": 3},
-    full={
-        "vocab_size": 256,
-        "d_model": 32,
-        "seq_lens": [4, 8, 16, 32, 64, 128, 256],
-        "slope": [0.0, 1.2],
-        "n_seeds": 3,
-    },
-    seed_rule=SEED_RULE3,
+    templated=True,
+    statement="N_c(0.9) grows in L at V={vocab_size}, d={d_model} as F1 says: over L = {seq_lens}, the 95% "
+    "Student-t interval over {n_seeds} base seeds of the log-log slope of N_c in L contains F1's "
+    "slope over the same L (1: F1 is linear in L) and excludes no growth (0); an infinite N_c fails",
+    quick={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32], "n_seeds": 3},
+    full={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32, 64, 128, 256], "n_seeds": 3},
+    seed_rule=SEED_RULE_SLOPE,
     controls=[
-        Control("law_flat", {"control": "law_pow:0"}, "a competing law with no L dependence must fail"),
-        Control("law_steep", {"control": "law_pow:1.5"}, "a competing law N_c ~ L^1.5 must fail"),
+        Control(
+            "law_flat",
+            {"control": "law_pow:0"},
+            "a competing law with no L dependence: its slope interval must exclude F1's",
+        ),
+        Control(
+            "law_steep",
+            {"control": "law_pow:1.5"},
+            "a competing law N_c ~ L^1.5: its slope interval must exclude F1's",
+        ),
     ],
 )
 def nc_increases_l(p, ctx):
+    """Criterion (verify.criteria.IntervalTest) replaced the slope window (0, 1.2] on every seed,
+    which held F1's slope (1) and the measured one alike and so told nothing about F1; its verdict
+    stays in details["previous_criterion"]."""
     Ls = p["seq_lens"]
     runs = [
         law(Ls, ncs, p.get("control"))
         for ncs in _per_seed(ctx, p["n_seeds"], [(p["vocab_size"], p["d_model"], L) for L in Ls])
     ]
-    lo, hi = p["slope"]
-    slopes = [loglog_slope(Ls, ncs) for ncs in runs]
-    passes = [bool(all(np.diff(ncs) >= 0) and lo < sl <= hi) for ncs, sl in zip(runs, slopes)]
-    return Outcome(
-        predicted=f"non-decreasing, slope in ({lo}, {hi}] (F1 heuristic slope 1)",
-        measured=f"slopes {[round(x, 2) for x in slopes]}",
-        passed=seeds_verdict(passes),
+    pred = [th.nc_pred(p["vocab_size"], p["d_model"], L) for L in Ls]
+    test = IntervalTest(
+        "log-log slope of N_c in L", loglog_slope(Ls, pred), {"no growth": 0.0}, theory_name="F1"
+    )
+    judgement, slopes = slope_judgement(Ls, runs, test)
+    old = [
+        bool(sl is not None and all(np.diff(ncs) >= 0) and 0.0 < sl <= 1.2)
+        for ncs, sl in zip(runs, slopes or [None] * len(runs))
+    ]
+    return Outcome.judged(
+        judgement,
         details={
             "seq_lens": Ls,
             "n_c_per_seed": runs,
             "n_c": runs[0],
             "slopes": slopes,
-            "slope": slopes[0],
-            "passes": passes,
+            "slope": slopes[0] if slopes else math.inf,
+            "f1_slope": test.theory,
+            "predicted": pred,
             "vocab_size": p["vocab_size"],
             "d_model": p["d_model"],
+            "previous_criterion": {
+                "rule": "non-decreasing and log-log slope in (0, 1.2] on every one of 3 base seeds",
+                "passed": all(old),
+                "per_seed": old,
+            },
         },
     )
+
+
+record(
+    LedgerEntry(
+        claim_id="retrieval.capacity.nc_increases_l",
+        measured="V = 256, d = 32, L in {4, 8, 16, 32}, each N_c over 3 draws (seed 0: 5233, 6153, 9475, "
+        "16253); per-seed log-log slopes 0.55, 0.50, 0.59 (seeds 0-2), 0.50, 0.59, 0.54 (1-3), "
+        "0.59, 0.54, 0.51 (2-4); 95% Student-t intervals at base seeds 0, 1, 2: [0.43, 0.66], "
+        "[0.43, 0.66], [0.45, 0.65], each excluding F1's slope 1 and no growth (0). The window "
+        "(0, 1.2] passed at every seed",
+        tried="the same exponent from the fit of retrieval.scaling.fit (b = 0.47-0.49 over L in "
+        "{4, 16}); a pilot at seeds 100, 101, 102 with every label count set to N/V: the L exponent "
+        "between L = 4 and 16 rises from 0.51 to 1.21 at d = 32 (see that claim's entry)",
+        reason="F1 treats every label count as N/V; with multinomial counts a wrong label's "
+        "crosstalk scales with its count, an L-independent requirement, so N_c grows like "
+        "A + B L (slope about 0.5 over L = 4..32) rather than like L. Measured at quick scale only; "
+        "the criterion is kept",
+        scales=("quick",),
+    )
+)
 
 
 @claim(

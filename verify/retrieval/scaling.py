@@ -1,7 +1,7 @@
 """Fitted scaling law of the retrieval area (2603.15923): over a (V, d, L) grid,
-least squares log N_c = c + a log V + b log L + c' log d with 95% confidence intervals, compared
-with the same fit applied to the F1 prediction, and the multiplicative test b = -c'
-(``retrieval.capacity.multiplicative``, gated on the fit's interval).
+least squares log N_c = c + a log V + b log L + c' log d with t-intervals, each exponent judged
+against the same fit applied to the F1 prediction (verify.criteria.IntervalTest), and the
+multiplicative test b = -c' (``retrieval.capacity.multiplicative``, gated on the fit's interval).
 
 The grid's points not yet measured by other capacity claims of the run run through the shared
 sweep runner verify.sweep.run_grid (in this process, workers=1: the claim's own budget is small);
@@ -10,6 +10,7 @@ each N_c then enters ctx.shared under the same key the other capacity claims use
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from theory.retrieval import bounds as th
 from verify.claims import Control, Outcome, claim
+from verify.criteria import IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.measure import seeds_verdict
 from verify.retrieval.capacity_setup import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
@@ -109,14 +111,63 @@ def _noise_free_fit(points, values) -> list:
     return np.linalg.lstsq(X, np.log(values), rcond=None)[0].tolist()
 
 
+#: three exponents judged together: each interval at 1 - 0.05/3, 95% for the three (Bonferroni)
+LEVEL = 1 - 0.05 / 3
+#: the competing law named beside "no dependence": F1's signal-to-noise term alone, without the
+#: population-margin factor (its exponents on the grid come from the same noise-free fit)
+NO_MARGIN = "4 V L ln V / d (F1 without its margin factor)"
+
+
+def _exponent_test(name, theory, alternatives, interval, points):
+    """F1's exponent against the fitted one's interval; an undecided verdict's budget is in grid
+    points (the fit's interval narrows with the points, not with seeds)."""
+    j = IntervalTest(name, theory, alternatives, theory_name="F1").judge(interval, seeds=points)
+    if j.budget:
+        j = dataclasses.replace(j, budget=j.budget.replace("seeds", "grid points"))
+    return j
+
+
+def f1_exponents_judgement(grid, n_c, r2: float) -> tuple:
+    """The criterion of ``retrieval.scaling.fit``: each fitted exponent's t-interval (at
+    :data:`LEVEL`) against F1's exponent on the same grid (the same fit applied to F1's noise-free
+    values), with no dependence (0) and, for a and c', :data:`NO_MARGIN` as the alternatives, and
+    R^2 >= ``r2`` (a convention). Returns (judgement, the judged fit, F1's and the margin-free
+    law's coefficients (c, a, b, c')).
+
+    >>> grid = [[V, d, L] for V in (128, 256, 512) for d in (32, 64) for L in (4, 16)]
+    >>> f1_exponents_judgement(grid, [th.nc_pred(V, d, L) * (1 + 0.01 * (-1) ** i)
+    ...                               for i, (V, d, L) in enumerate(grid)], 0.9)[0].verdict
+    'pass'
+    """
+    judged = fit_scaling_law(grid, n_c, LEVEL)
+    f1 = _noise_free_fit(grid, [th.nc_pred(V, d, L) for V, d, L in grid])
+    no_margin = _noise_free_fit(grid, [4 * V * L * math.log(V) / d for V, d, L in grid])
+    ci, points = judged["ci"], len(grid)
+    judgement = all_of(
+        a=_exponent_test(
+            "a (exponent of V)", f1[1], {"no dependence on V": 0.0, NO_MARGIN: no_margin[1]}, ci[1], points
+        ),
+        b=_exponent_test("b (exponent of L)", f1[2], {"no dependence on L": 0.0}, ci[2], points),
+        c_prime=_exponent_test(
+            "c' (exponent of d)", f1[3], {"no dependence on d": 0.0, NO_MARGIN: no_margin[3]}, ci[3], points
+        ),
+        r2=Threshold("R^2 of the fit", r2, ">=", "convention").judge(judged["r2"]),
+    )
+    return judgement, judged, f1, no_margin
+
+
 @claim(
     "retrieval.scaling.fit",
     source=SOURCE + ", abstract (multiplicative N, d, L); our F1 (docs/retrieval.md)",
     bounds=("retrieval.nc_pred",),
     provenance="derived",
-    statement="over the (V, d, L) grid, the least-squares fit log N_c(0.9) = c + a log V + b log L + "
-    "c' log d has a > 0, b > 0, c' < 0 with 95% intervals excluding 0 and R^2 >= 0.9; "
-    "the distance b + c' from the multiplicative law (with its interval) is reported",
+    templated=True,
+    statement="over the grid V in {vocab_sizes}, d in {d_models}, L in {seq_lens}, the least-squares fit "
+    "log N_c(0.9) = c + a log V + b log L + c' log d has R^2 >= {r2} (a convention) and each "
+    "exponent's t-interval (98.3% each, 95% for the three) contains F1's exponent on the same grid "
+    "(the same fit applied to F1's noise-free values) and excludes no dependence (0) and, for a and "
+    "c', the law 4 V L ln V / d (F1 without its population-margin factor); the distance b + c' from "
+    "the multiplicative law (with its interval) is reported",
     quick={"vocab_sizes": [128, 256, 512], "d_models": [32, 64], "seq_lens": [4, 16], "r2": 0.9},
     full={
         "vocab_sizes": [128, 256, 512, 1024, 2048],
@@ -124,47 +175,83 @@ def _noise_free_fit(points, values) -> list:
         "seq_lens": [4, 8, 16, 32, 64],
         "r2": 0.9,
     },
-    seed_rule="one fit on the base seed's grid (each N_c: mean accuracy of 3 draws)",
+    seed_rule="one fit on the base seed's grid (each N_c: mean accuracy of 3 draws); OLS t-intervals "
+    "of the exponents at 98.3% each (Bonferroni over three)",
     controls=[
         Control(
             "shuffled",
             {"control": "shuffled"},
-            "N_c values permuted across the grid points (seeded): the fit must lose its signs or its R^2",
+            "N_c values permuted across the grid points (seeded): the fit must lose F1's exponents or its R^2",
         )
     ],
 )
 def scaling_fit(p, ctx):
+    """Criterion (verify.criteria.IntervalTest per exponent, and a Threshold on R^2) replaced the
+    sign-only rule (a > 0, b > 0, c' < 0 with 95% intervals, R^2 >= 0.9), which any increasing law
+    passed, F1 or not; its verdict stays in details["previous_criterion"] with its numbers."""
     grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
     n_c = grid_nc(ctx, grid)
     if p.get("control") == "shuffled":
         n_c = [n_c[i] for i in ctx.rng(77).permutation(len(n_c))]
     fit = fit_scaling_law(grid, n_c)
+    judgement, judged, pred_coef, no_margin = f1_exponents_judgement(grid, n_c, p["r2"])
     predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
-    pred_coef = _noise_free_fit(grid, predicted)
-    _, a, b, cp = fit["coef"]
-    ci = fit["ci"]
-    signs = ci[1][0] > 0 and ci[2][0] > 0 and ci[3][1] < 0
+    old = fit["ci"]
     lo, hi = fit["b_plus_cprime_ci"]
-    return Outcome(
-        predicted=f"a>0, b>0, c'<0; F1 gives a={pred_coef[1]:.2f}, b={pred_coef[2]:.2f}, c'={pred_coef[3]:.2f}",
-        measured=(
-            f"a={a:.2f} [{ci[1][0]:.2f}, {ci[1][1]:.2f}], b={b:.2f} [{ci[2][0]:.2f}, {ci[2][1]:.2f}], "
-            f"c'={cp:.2f} [{ci[3][0]:.2f}, {ci[3][1]:.2f}], b+c'={b + cp:.2f} [{lo:.2f}, {hi:.2f}], "
-            f"R2={fit['r2']:.3f}"
-        ),
-        passed=bool(signs and fit["r2"] >= p["r2"]),
+    return Outcome.judged(
+        judgement,
         details={
             "grid": grid,
             "n_c": n_c,
             "predicted": predicted,
             "fit": fit,
+            "judged_fit": {"level": LEVEL, "coef": judged["coef"], "ci": judged["ci"]},
             "names": list(NAMES),
             "predicted_coef": pred_coef,
+            "no_margin_coef": no_margin,
             "multiplicative_within_ci": bool(lo <= 0.0 <= hi),
+            "b_plus_cprime": fit["b_plus_cprime"],
+            "b_plus_cprime_ci": [lo, hi],
             "ratio": [m / q for m, q in zip(n_c, predicted)],
             "grid_runner": "verify.sweep.run_grid (workers=1)",
+            "previous_criterion": {
+                "rule": "signs only: 95% intervals with a > 0, b > 0, c' < 0, and R^2 >= 0.9",
+                "passed": bool(old[1][0] > 0 and old[2][0] > 0 and old[3][1] < 0 and fit["r2"] >= p["r2"]),
+                "a": [fit["coef"][1], *old[1]],
+                "b": [fit["coef"][2], *old[2]],
+                "c'": [fit["coef"][3], *old[3]],
+                "r2": fit["r2"],
+            },
         },
     )
+
+
+record(
+    LedgerEntry(
+        claim_id="retrieval.scaling.fit",
+        measured="quick grid V in {128, 256, 512}, d in {32, 64}, L in {4, 16} (12 points, each N_c over "
+        "3 draws), base seeds 0, 1, 2, intervals at 98.3% each: a = 1.17, 1.14, 1.15 with "
+        "[1.05, 1.28], [0.97, 1.31], [1.01, 1.29] against F1's 1.37; b = 0.47, 0.47, 0.49 with "
+        "[0.37, 0.56], [0.33, 0.61], [0.37, 0.60] against F1's 1.00; c' = -1.17, -1.14, -1.16 with "
+        "[-1.36, -0.98], [-1.42, -0.86], [-1.39, -0.92] against F1's -2.01; R^2 0.995, 0.988, 0.992. "
+        "Every interval excludes F1's exponent and 0; those of a and c' hold the exponents of "
+        "4 V L ln V / d (1.18, -1.00). The sign-only rule passed at every seed",
+        tried="the fit: applied to F1's noise-free values on the same grid it returns F1's exponents "
+        "(1.37, 1.00, -2.01), and retrieval.capacity.nc_increases_l finds the same L exponent over "
+        "L = 4..32 (per-seed slopes 0.50-0.59), so neither the fit nor the two-value L grid makes "
+        "b = 0.5; the bisection ratio 1.1 moves b by at most 0.07. A pilot at seeds 100, 101, 102 "
+        "(V = 256, d in {32, 64}, L in {4, 16}) with every label count set to N/V instead of the "
+        "multinomial draw: N_c at d = 32, L = 4 falls from 4217-5233 to 931 and the L exponent rises "
+        "from 0.43-0.51 to 1.21 (d = 32) and 0.78 (d = 64)",
+        reason="F1 treats every label count as N/V: with multinomial counts (relative spread sqrt(V/N), "
+        "about 0.2 here) a wrong label's population crosstalk scales with its own count, so the margin "
+        "must absorb count ratios, a requirement that does not grow with L; at these sizes N_c behaves "
+        "like A(V, d) + B(V, d) L rather than like L, with local exponents b near 0.5, a between "
+        "V ln V's 1.18 and F1's 1.37, c' between -1 and -2. Measured at quick scale only; the "
+        "criterion is kept",
+        scales=("quick",),
+    )
+)
 
 
 MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 in the 95% interval of b + c'"
