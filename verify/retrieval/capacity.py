@@ -24,9 +24,9 @@ import numpy as np
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as th_suff
 from verify.claims import Control, Outcome, claim
-from verify.criteria import IntervalTest, Threshold, t_interval
+from verify.criteria import IntervalTest, Threshold
 from verify.ledger import LedgerEntry, record
-from verify.measure import seeds_verdict
+from verify.measure import seeds_verdict, t_interval
 from verify.retrieval.capacity_setup import (
     RATIO,
     SOURCE,
@@ -120,7 +120,7 @@ def slope_judgement(xs, runs, test):
     if finite < 1:
         return Threshold("fraction of N_c below 10^7", 1.0, ">=", "theory").judge(finite), None
     slopes = [loglog_slope(xs, ncs) for ncs in runs]
-    return test.judge(t_interval(slopes, 0.95), seeds=len(slopes)), slopes
+    return test.judge(list(t_interval(slopes, 0.95)), seeds=len(slopes)), slopes
 
 
 @claim(
