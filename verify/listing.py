@@ -87,8 +87,18 @@ def claims_markdown(claims) -> str:
     return "\n".join(lines)
 
 
+def _stored_resolutions() -> dict:
+    """Resolution of each claim from the newest stored quick record in the results root."""
+    from verify.commands import _latest_records, resolution_of
+    from verify.results import results_root
+
+    stored = _latest_records("quick", [str(results_root())])
+    return {cid: (r.get("status"), resolution_of(None, r)) for cid, r in stored.items()}
+
+
 def claims_json(claims, where: bool = False) -> str:
     rows = []
+    resolutions = _stored_resolutions()
     for c in claims:
         row = {
             "id": c.id,
@@ -105,6 +115,9 @@ def claims_json(claims, where: bool = False) -> str:
             "demonstrates_failure": c.demonstrates_failure,
             "bounds": list(c.bounds),
         }
+        status, resolution = resolutions.get(c.id, (None, None))
+        row["stored_status"] = status
+        row["resolution"] = resolution or resolution_of_missing()
         if where:
             row["location"] = str(location(c.check))
             row["bounds"] = bound_rows(c)
@@ -114,10 +127,24 @@ def claims_json(claims, where: bool = False) -> str:
     return dumps(rows, indent=2)
 
 
+def resolution_of_missing() -> dict:
+    """The resolution of a claim with no stored quick record."""
+    from verify.commands import resolution_of
+
+    return resolution_of(None, None)
+
+
 def claims_text(claims, where: bool = False) -> str:
     out = []
+    resolutions = _stored_resolutions()
     for c in claims:
         out.append(f"{c.id}  [{c.kind}, {c.provenance}]  {c.source}\n    {c.statement_at('quick')}")
+        status, resolution = resolutions.get(c.id, (None, resolution_of_missing()))
+        out.append(
+            f"    stored quick verdict: {status or '-'}; resolution: "
+            + ("coarse: " if resolution.get("coarse") else "")
+            + str(resolution.get("text", ""))[:300]
+        )
         if where:
             out.append(f"    at {location(c.check)}")
             out.append("    bounds: " + (", ".join(bound_text(r) for r in bound_rows(c)) or "-"))

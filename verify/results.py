@@ -212,8 +212,8 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
         "Controls are the same check run where the claim must not hold; each must fail "
         '("fails as required"), otherwise the claim is vacuous.',
         "",
-        "| claim | kind | provenance | predicted | measured | controls | status | seconds |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | kind | provenance | predicted | measured | controls | status | resolution | seconds |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         status = r["status"]
@@ -234,7 +234,7 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
         lines.append(
             f"| `{r['id']}` | {r.get('kind', '')} | {r['provenance']} | {_fmt(r.get('predicted'))} | "
             f"{_fmt(r.get('measured'))} | {controls.replace('|', '/')} | {status} | "
-            f"{r.get('seconds', 0):.1f} |"
+            f"{_resolution_cell(r.get('resolution'))} | {r.get('seconds', 0):.1f} |"
         )
     undecided = [r for r in records if r["status"] == "inconclusive"]
     if undecided:
@@ -249,6 +249,14 @@ def write_report(records: list[dict], path: str | os.PathLike) -> Path:
         ]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def _resolution_cell(resolution) -> str:
+    """A record's resolution in one table cell ("-" where its criterion is not an object)."""
+    if not resolution:
+        return "- (not computed)"
+    text = str(resolution.get("text", "")).replace("|", "/").replace("\n", " ")
+    return ("coarse: " if resolution.get("coarse") else "") + text
 
 
 def _count(records):
