@@ -155,3 +155,22 @@ def test_an_inconclusive_outcome_cannot_be_passed():
 def test_templated_statement_with_an_unknown_field_fails_at_registration():
     with pytest.raises(ValueError, match="statement field"):
         Claim("a.b.c", "s", "derived", "n = {missing}", {"n": 1}, {"n": 1}, _check, templated=True)
+
+
+def test_falsify_json_gives_every_claim_a_resolution(tmp_path, capsys, monkeypatch):
+    """From the stored record when it has one; otherwise "not computed" and coarse."""
+    import json
+
+    from verify.cli import main
+    from verify.results import ResultStore
+
+    monkeypatch.setenv("RECALL_RESULTS", str(tmp_path))
+    claim = "hopfield.capacity.constants"
+    assert main(["falsify", claim, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert row["resolution"]["rule"] == "not computed" and row["resolution"]["coarse"]
+    stored = {"rule": "threshold", "value": 0.2, "coarse": False, "text": "x >= 1: measured 1.2"}
+    ResultStore(tmp_path).append({"id": claim, "scale": "quick", "status": "pass", "resolution": stored})
+    assert main(["falsify", claim, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert row["resolution"]["rule"] == "threshold" and row["resolution"]["from"] == "stored record"
