@@ -273,3 +273,20 @@ def test_random_projection_decoder_decodes_at_b2_dimension(seed, d, n_values):
     Rp = random_projection(m_c, d, rng)
     acc, margin = decode_numpy(res.separators @ Rp.T @ Rp, V, np.arange(n_values))
     assert acc == 1.0 and margin > 0
+
+
+def test_half_success_dim_is_below_b2_and_absent_for_random_codes():
+    """jl_too_small's measurement: the smallest m_c decoding every value in half the draws of Rp
+    lies at or below B2 for failure probability 1/2; random codes decode at no m_c up to 2x B2."""
+    from theory.fact_mlp.bounds import jl_code_dim_delta
+    from theory.fact_mlp.rho import decodability
+    from verify.fact_mlp.decoder import half_success_dim
+
+    rng = np.random.default_rng(5)
+    V = spherical(16, 8, rng)
+    res = decodability(V)
+    m_b2 = jl_code_dim_delta(16, res.rho, 0.5)
+    m = half_success_dim(V, res.separators, 20, np.random.default_rng(6), math.ceil(2 * m_b2))
+    assert m is not None and m <= m_b2
+    codes = spherical(16, 8, np.random.default_rng(7))
+    assert half_success_dim(V, codes, 20, np.random.default_rng(6), math.ceil(2 * m_b2)) is None
