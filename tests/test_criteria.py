@@ -61,6 +61,18 @@ def test_bracket_resolution_is_the_factor_to_the_boundary():
         Bracket("d", 10, 14, 6)
 
 
+def test_bracket_sides_a_claim_and_its_control_from_one_measurement():
+    b = Bracket("d", 10, 6, 14)
+    assert b.judge_side("below", True, False).verdict == "pass"  # breaks below, holds above
+    assert b.judge_side("above", True, False).verdict == "fail"  # the control fails as required
+    j = b.judge_side("below", True, True)  # breaks above too: the guarantee does not hold there
+    assert j.verdict == "fail" and "does not hold at 14" in j.resolution["text"]
+    assert b.judge_side("above", True, True).verdict == "pass"  # the control passes: vacuous
+    assert "does not break at 6" in b.judge(False, True).resolution["text"]
+    with pytest.raises(ValueError, match="side"):
+        b.judge_side("middle", True, False)
+
+
 def test_all_of_fail_beats_inconclusive_beats_pass():
     p, i, f = (
         Threshold("x", 1).judge(2.0),

@@ -27,8 +27,9 @@ def test_the_stored_run_is_found_only_for_its_scale_seed_and_parameters():
 
 
 def test_the_claim_record_reads_the_store_without_sweeping(monkeypatch):
-    """r4_tightness's record at seed 0 carries the stored misses of the replaced 200-target design;
-    the old 32768-pattern draw is not made (sphere_patterns is never asked for 32768 points)."""
+    """r4_tightness's record at seed 0 carries the stored misses of the replaced bracket (N = 16384
+    against 1024) and of the design before it (200 targets at N = 32768); neither draw is made
+    (sphere_patterns is never asked for 16384 or 32768 points)."""
     import verify.hopfield.capacity as cap
     from verify.claims import Context
 
@@ -37,5 +38,7 @@ def test_the_claim_record_reads_the_store_without_sweeping(monkeypatch):
     monkeypatch.setattr(cap, "sphere_patterns", lambda n, *a: sizes.append(n) or real(n, *a))
     c = load_all()["hopfield.capacity.r4_tightness"]
     out = c.check(c.params("quick"), Context(seed=0))
-    assert out.details["previous_criterion"]["missed"] == [0, 3, 6]
-    assert 32768 not in sizes
+    previous = out.details["previous_criterion"]
+    assert previous["missed"] == [19, 16, 14] and previous["near_R4_missed"] == [2, 0, 0]
+    assert previous["earlier"]["missed"] == [0, 3, 6] and "not recomputed" in previous["stored"]
+    assert sizes and 16384 not in sizes and 32768 not in sizes

@@ -277,6 +277,11 @@ class Bracket:
         )
         if not self.straddles:
             text += " (does not straddle the boundary)"
+        if verdict == "fail":
+            found = ([] if breaks_below else [f"does not break at {self.below:.4g}"]) + (
+                [] if holds_above else [f"does not hold at {self.above:.4g}"]
+            )
+            text += "; measured: it " + " and ".join(found)
         return Judgement(
             verdict,
             {
@@ -288,6 +293,29 @@ class Bracket:
             },
             {"breaks_below": bool(breaks_below), "holds_above": bool(holds_above)},
             {"rule": "bracket", "value": self.factor, "coarse": self.coarse, "text": text},
+        )
+
+    def judge_side(self, side: str, breaks_below: bool, breaks_above: bool) -> Judgement:
+        """A must-fail claim (``side="below"``) and its control (``side="above"``) from one
+        measurement of both points. Below: :meth:`judge`, the guarantee holding above where the
+        demonstration's criterion ("it breaks") does not. Above: that criterion read at the above
+        point, so the control fails as required exactly when the guarantee holds there.
+
+        >>> b = Bracket("d0", boundary=6.29, below=4, above=9)
+        >>> b.judge_side("below", True, False).verdict, b.judge_side("above", True, False).verdict
+        ('pass', 'fail')
+        """
+        if side == "below":
+            return self.judge(breaks_below, not breaks_above)
+        if side != "above":
+            raise ValueError(f"side must be 'below' or 'above', not {side!r}")
+        resolution = self.judge(breaks_below, not breaks_above).resolution
+        text = f"{self.quantity} = {self.above:.4g}, above the boundary {self.boundary:.4g}: "
+        return Judgement(
+            "pass" if breaks_above else "fail",
+            {"boundary": self.boundary, "above": self.above, "breaks_above": "must not (control)"},
+            {"breaks_above": bool(breaks_above)},
+            {**dict(resolution), "text": text + ("breaks" if breaks_above else "holds")},
         )
 
 

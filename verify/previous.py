@@ -31,8 +31,9 @@ def stored_previous(claim_id: str, scale: str, seed: int, params: Mapping[str, A
 
     >>> from verify.claims import load_all
     >>> c = load_all()["hopfield.capacity.r4_tightness"]
-    >>> stored_previous(c.id, "quick", 0, c.params("quick"))["missed"]
-    [0, 3, 6]
+    >>> stored = stored_previous(c.id, "quick", 0, c.params("quick"))
+    >>> stored["missed"], stored["earlier"]["missed"]
+    ([19, 16, 14], [0, 3, 6])
     >>> stored_previous(c.id, "quick", 7, c.params("quick"))["stored"] is None
     True
     """

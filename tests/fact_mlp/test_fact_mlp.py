@@ -273,3 +273,38 @@ def test_random_projection_decoder_decodes_at_b2_dimension(seed, d, n_values):
     Rp = random_projection(m_c, d, rng)
     acc, margin = decode_numpy(res.separators @ Rp.T @ Rp, V, np.arange(n_values))
     assert acc == 1.0 and margin > 0
+
+
+def test_half_success_dim_is_below_b2_and_absent_for_random_codes():
+    """jl_too_small's measurement: the smallest m_c decoding every value in half the draws of Rp
+    lies at or below B2 for failure probability 1/2; random codes decode at no m_c up to 2x B2."""
+    from theory.fact_mlp.bounds import jl_code_dim_delta
+    from theory.fact_mlp.rho import decodability
+    from verify.fact_mlp.decoder import half_success_dim
+
+    rng = np.random.default_rng(5)
+    V = spherical(16, 8, rng)
+    res = decodability(V)
+    m_b2 = jl_code_dim_delta(16, res.rho, 0.5)
+    m = half_success_dim(V, res.separators, 20, np.random.default_rng(6), math.ceil(2 * m_b2))
+    assert m is not None and m <= m_b2
+    codes = spherical(16, 8, np.random.default_rng(7))
+    assert half_success_dim(V, codes, 20, np.random.default_rng(6), math.ceil(2 * m_b2)) is None
+
+
+def test_cover_counting_and_the_separability_bracket():
+    """Cover's count C(n, d+1) = 2 sum_{k<=d} C(n-1, k) of affinely separable dichotomies; the
+    attention_separability_fails bracket straddles its boundary (n - 1)/2 within 1.5x."""
+    from theory.fact_mlp.bounds import separability_dim, separable_fraction
+    from verify.claims import load_all
+    from verify.fact_mlp.transformer_fails import separability_bracket
+
+    assert separable_fraction(3, 1) == 6 / 8  # 3 points on a line: not the middle one alone
+    assert separable_fraction(4, 2) == 14 / 16  # 4 points in the plane: not the two diagonals
+    assert separable_fraction(5, 1) == 10 / 32 and separable_fraction(5, 4) == 1.0
+    assert separable_fraction(81, 40) > 0.5 > separable_fraction(81, 39)
+    assert separability_dim(81) == 40.0
+    claim = load_all()["fact_mlp.transformer.attention_separability_fails"]
+    for scale in ("quick", "full"):
+        bracket = separability_bracket(claim.params(scale))
+        assert bracket.boundary == 40.0 and bracket.straddles and bracket.factor == 1.5

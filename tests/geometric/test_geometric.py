@@ -236,6 +236,17 @@ def test_volumetric_bound_is_below_the_demonstrations():
     assert 6 < B.d0_necessary(1000, 0.5) < 7
 
 
+def test_margin_nec_brackets_b3_within_a_factor_2():
+    """margin_nec's two points straddle d0_nec at both scales within 1.5x (the rule allows 2x)."""
+    from verify.claims import load_all
+    from verify.geometric.single_hop import margin_nec_bracket
+
+    claim = load_all()["geometric.single_hop.margin_nec"]
+    for scale in ("quick", "full"):
+        bracket = margin_nec_bracket(claim.params(scale))
+        assert bracket.straddles and bracket.factor < 1.6 and not bracket.coarse
+
+
 @given(d0=st.integers(1, 14), seed=seeds)
 def test_rademacher_distinct_codes_collide_only_when_forced(d0, seed):
     codes = attribute_codes(600, d0, "rademacher_distinct", rng_from(seed))

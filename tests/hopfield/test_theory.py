@@ -212,3 +212,26 @@ def test_context_competitors_is_the_exact_mean_over_contexts():
         u[[i, *others]] = 0.0
         vals.append(D.epsilon_gated(X, X[:, i], i, beta, u))
     assert np.mean(vals) == pytest.approx(D.context_competitors(n, ne, kappa) / (n - 1) * eps, rel=1e-12)
+
+
+@given(delta=st.floats(0.5, 50.0), n=st.integers(2, 256), m=st.floats(0.5, 5.0))
+def test_r1_beta_is_where_r1_starts_to_hold(delta, n, m):
+    """violated_fails reads each pattern's R1 boundary in beta: R1 holds there and above, not below."""
+    from verify.hopfield.separation import r1_beta
+
+    b = r1_beta(delta, n, m)
+    grid = np.geomspace(1e-3, 1e3, 200)
+    holds = [R.well_separated_threshold(x, n, m) <= delta for x in grid]
+    assert all(h for x, h in zip(grid, holds) if x > b * (1 + 1e-9))
+    if b > 0:
+        assert R.well_separated_threshold(b * (1 - 1e-6), n, m) > delta
+        assert R.well_separated_threshold(b * (1 + 1e-6), n, m) <= delta
+
+
+def test_measured_beta_is_the_last_entry_into_retrieval():
+    from verify.hopfield.separation import measured_beta
+
+    grid = np.array([0.5, 1.0, 2.0, 4.0])
+    assert measured_beta(grid, np.array([False, True, False, True])) == 4.0
+    assert measured_beta(grid, np.array([True, True, True, True])) == 0.5
+    assert measured_beta(grid, np.array([True, True, True, False])) is None

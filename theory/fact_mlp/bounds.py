@@ -175,6 +175,37 @@ def baseline_ratio(params_baseline: float, params_ours: float) -> float:
     return a / b
 
 
+def separable_fraction(n_points: int, dim: int) -> float:
+    """Cover's function counting [derived/standard]: of the 2^n dichotomies of n points in general
+    position in R^d, C(n, d + 1) = 2 sum_{k <= d} C(n - 1, k) are affinely separable, a fraction
+    P(Bin(n - 1, 1/2) <= d). The attention of the fact_mlp transformer ranks every key above every
+    other token only if its one query direction separates the two sets of embeddings.
+
+    Examples
+    --------
+    81 tokens (64 keys, 16 junk, the query) in d = 32: about 5% of the splits are separable:
+    >>> round(separable_fraction(81, 32), 3)
+    0.046
+    """
+    n = require_int("n_points", n_points, 1)
+    d = require_int("dim", dim, 1)
+    return min(1.0, sum(math.comb(n - 1, k) for k in range(min(d, n - 1) + 1)) / 2 ** (n - 1))
+
+
+def separability_dim(n_points: int) -> float:
+    """The dimension (n - 1)/2 at which half of the dichotomies of n points in general position are
+    affinely separable (:func:`separable_fraction`): Cover's capacity of a linear threshold unit,
+    2 d points per dimension [derived/standard].
+
+    Examples
+    --------
+    >>> separability_dim(81), round(separable_fraction(81, 40), 3)
+    (40.0, 0.544)
+    """
+    n = require_int("n_points", n_points, 2)
+    return (n - 1) / 2.0
+
+
 def _sym(*names):
     import sympy
 

@@ -79,42 +79,107 @@ def check_jl_decoder(p, ctx):
     )
 
 
+RANDOM_CODES = Control(
+    "random_codes",
+    {"control": "random_codes"},
+    "the code of value j is a random unit vector, not its separator u*_j (the "
+    "hypothesis of B2 dropped): no m_c in the grid decodes, so m_c* <= B2 fails",
+)
+
+
+def half_success_dim(V, separators, draws, rng, m_max) -> int | None:
+    """Smallest m_c in 1..m_max at which the decoder decodes every value in at least half of
+    ``draws`` draws of Rp (binary search, as :func:`smallest_code_dim`); None when none does."""
+    return smallest_code_dim(V, separators, draws, math.ceil(draws / 2), rng, list(range(1, m_max + 1)))
+
+
 @claim(
     "fact_mlp.decoder.jl_too_small",
     source=SRC + ", B2",
     provenance="derived",
     bounds=("fact_mlp.jl_code_dim",),
-    statement="must fail: at m_c = 4, far below ln(n_V)/rho^2, the decoder's mean accuracy is "
-    "< 0.5 (reference 0.10) and the 'accuracy = 1' check fails in every draw",
-    quick={"n_values": 256, "d": 32, "code_dim": 4, "draws": 10},
-    demonstrates_failure=True,
-    controls=[
-        Control(
-            "at_ln_over_rho2",
-            {"control": "at_ln_over_rho2"},
-            "at m_c = ceil(ln(n_V)/rho^2) (about 19, the scale where the guarantee "
-            "starts) the mean accuracy is above 0.5, so the demonstration must fail",
-        )
-    ],
+    templated=True,
+    statement="B2 is a sufficient condition, and loose: for n_V = {n_values} spherical values in d = {d} "
+    "(one value draw per seed, {seeds} seeds), the smallest m_c at which the random-projection decoder "
+    "decodes every value in at least half of {draws} draws of Rp (searched in 1..2 m_B2) lies at or "
+    "below B2's m_B2 = 2 ln(n_V (n_V - 1)) / ln(1/(1 - rho^2)) for failure probability 1/2; the "
+    "looseness factor m_B2 / measured m_c has a 95% Student-t interval over seeds at or above 1 "
+    "(inconclusive when it straddles 1), and is reported",
+    quick={"n_values": 256, "d": 32, "draws": 20, "seeds": 3},
+    full={"n_values": 256, "d": 32, "draws": 40, "seeds": 10},
+    seed_rule="one value draw per seed of seed..seed+seeds-1; 95% Student-t interval over seeds of the "
+    "looseness factor",
+    controls=[RANDOM_CODES],
 )
 def check_jl_too_small(p, ctx):
-    V, res = shared_rho(ctx, p["n_values"], p["d"])
-    code_dim = p["code_dim"]
-    if p.get("control") == "at_ln_over_rho2":
-        code_dim = math.ceil(math.log(p["n_values"]) / res.rho**2)
-    accs = draws_ok(V, res.separators, code_dim, p["draws"], ctx.rng(6))
-    mean = float(np.mean(accs))
-    return Outcome(
-        predicted="mean acc < 0.5; acc = 1 fails",
-        measured=mean,
-        passed=mean < 0.5 and all(a < 1 for a in accs),
-        details={
-            "accuracies": accs,
-            "inner_check_acc_eq_1": [a == 1 for a in accs],
-            "code_dim": code_dim,
-            "ln_nv_over_rho2": math.log(p["n_values"]) / res.rho**2,
-        },
+    """Was a must-fail demonstration (m_c = 4 breaks, ceil(ln n_V / rho^2) = 19 holds), but B2 is
+    only a sufficient condition: below it nothing is guaranteed to break, so the claim now measures
+    the true boundary and B2's looseness. The failure probability 1/2 makes the measured event
+    (every value decoded in half the draws) the one B2 bounds (jl_code_dim_delta); B2 as
+    registered (failure probability 1/(2 n_V^2), 8 ln n_V / rho^2) and its factor are in details.
+    Control RANDOM_CODES: no m_c decodes, so the factor falls below 1. The previous criterion is
+    recomputed on the base seed's value draw (details["previous_criterion"]). Sizes and draws were
+    tried on pilot seeds 100-102 (measured m_c 34-35 against m_B2 61-64: factors 1.75-1.87; random
+    codes decode at no m_c up to 2 m_B2), not on a judged seed."""
+    from dataclasses import replace
+
+    from theory.fact_mlp.bounds import jl_code_dim, jl_code_dim_delta
+    from verify.criteria import Threshold
+    from verify.measure import t_interval
+
+    n, d = p["n_values"], p["d"]
+    rows = []
+    for s in ctx.seeds(p["seeds"]):
+        V, res = shared_rho(replace(ctx, seed=s), n, d)
+        seps = _spherical(n, d, rng_for(s, 8, n)) if p.get("control") == "random_codes" else res.separators
+        m_b2 = jl_code_dim_delta(n, res.rho, 0.5)
+        m_max = math.ceil(2 * m_b2)
+        m = half_success_dim(V, seps, p["draws"], rng_for(s, 6), m_max)
+        rows.append(
+            {
+                "seed": s,
+                "rho": res.rho,
+                "m_b2_half": m_b2,
+                "measured_m_c": m,
+                # above the searched range: the factor is at most m_B2 / m_max
+                "factor": m_b2 / (m if m is not None else m_max),
+                "b2_factor": jl_code_dim(n, res.rho) / (m if m is not None else m_max),
+                "ln_nv_over_rho2": math.log(n) / res.rho**2,
+            }
+        )
+    factors = [r["factor"] for r in rows]
+    interval = t_interval(factors)
+    judgement = Threshold("looseness factor m_B2(1/2) / measured m_c", 1.0, ">=", "theory").judge(
+        list(interval), seeds=len(rows)
     )
+    details = {
+        "rows": rows,
+        "factor_interval95": list(interval),
+        "b2_factor_interval95": list(t_interval([r["b2_factor"] for r in rows])),
+        "codes": "random unit vectors" if p.get("control") == "random_codes" else "separators u*_j",
+    }
+    if p.get("control") is None:
+        V, res = shared_rho(ctx, n, d)
+        old = {}
+        for name, m_c in (("m_c_4", 4), ("m_c_ln", math.ceil(math.log(n) / res.rho**2))):
+            accs = draws_ok(V, res.separators, m_c, 10, ctx.rng(6))
+            old[name] = {
+                "code_dim": m_c,
+                "mean_accuracy": float(np.mean(accs)),
+                "all_fail": all(a < 1 for a in accs),
+            }
+        details["previous_criterion"] = {
+            "rule": "must fail: at m_c = 4 the mean accuracy over 10 draws is < 0.5 and every draw misses "
+            "a value; control at m_c = ceil(ln n_V / rho^2), where that must not hold",
+            "passed": bool(
+                old["m_c_4"]["mean_accuracy"] < 0.5
+                and old["m_c_4"]["all_fail"]
+                and not (old["m_c_ln"]["mean_accuracy"] < 0.5 and old["m_c_ln"]["all_fail"])
+            ),
+            **old,
+            "factor_to_b2": jl_code_dim(n, res.rho) / 4,
+        }
+    return Outcome.judged(judgement, details=details)
 
 
 MC_GRID = [2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256]
@@ -130,14 +195,6 @@ def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, control=None):
         seps = _spherical(len(V), d, ctx.rng(8, n_values))
     m = smallest_code_dim(V, seps, draws, need, ctx.rng(7, n_values, int(10 * beta)), MC_GRID)
     return (float("inf") if m is None else m), res.rho
-
-
-RANDOM_CODES = Control(
-    "random_codes",
-    {"control": "random_codes"},
-    "the code of value j is a random unit vector, not its separator u*_j (the "
-    "hypothesis of B2 dropped): no m_c in the grid decodes, so m_c* <= B2 fails",
-)
 
 
 @claim(
