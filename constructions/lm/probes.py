@@ -150,7 +150,7 @@ def _story(encoder, subject, alt, n):
     return STORY.replace("{q}", _lower_first(encoder.query_text(subject))).replace("{a}", alt) * int(n)
 
 
-def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu"):
+def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu", other_context=True):
     """Counterfactual contexts repeated n times (n in ``reps``) before a query the model knows.
 
     encoder: a prepared TextEncoder of the relation; known: [(subject, answer)] the model answers
@@ -158,7 +158,11 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
     answer a' != a is drawn. Per (prompt, n): follows = argmax_C l_f == a'; predicted =
     argmax_C (l0|_C + b) == a' with b the centred logits of the context followed by the
     placeholder query; predicted_other uses b of the NEXT prompt's context (control). n = 0 has
-    no context: l_f = l0, b = 0.
+    no context: l_f = l0, b = 0. At the largest n, ``follows_other_context`` and
+    ``predicted_other_context`` read the story of the next fact whose counterfactual differs from
+    this fact's answer, told before this fact's query (the other-subject control): whether the
+    model, and the first-order prediction, answer that story's counterfactual
+    (``other_context=False`` leaves these passes out).
     """
     if len(known) < 2:
         raise ValueError("the override probe needs at least 2 facts the model knows")
@@ -187,6 +191,33 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
             ],
             device,
         )
+    # control rows at the largest count: the story of another fact (its subject and its
+    # counterfactual, chosen != this fact's answer) before this fact's query
+    other_of, other_rows = {}, {}
+    if with_ctx and other_context:
+        top = max(with_ctx)
+        for i, (_, a, _) in enumerate(facts):
+            other_of[i] = next(
+                (j % len(facts) for j in range(i + 1, i + len(facts)) if facts[j % len(facts)][2] != a), None
+            )
+        pairs = [(i, j) for i, j in other_of.items() if j is not None]
+        if pairs:
+            LO, _ = batch_last(
+                model,
+                [
+                    encoder._ids(_story(encoder, facts[j][0], facts[j][2], top) + encoder.query_text(facts[i][0]))
+                    for i, j in pairs
+                ],
+                device,
+            )
+            jt = 2 * with_ctx.index(top)
+            for (i, j), row in zip(pairs, LO):
+                k_alt = cand_answers.index(facts[j][2])
+                b_j = G[j, jt + 1][cand] - G[j, jt + 1][cand].mean()
+                other_rows[i] = {
+                    "follows_other_context": bool(np.argmax(row[cand]) == k_alt),
+                    "predicted_other_context": bool(np.argmax(l0s[facts[i][0]] + b_j) == k_alt),
+                }
     rows = []
     for n in reps:
         if n == 0:
@@ -210,6 +241,7 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
                     "keeps_fact": bool(np.argmax(fulls[i]) == k_true),
                     "predicted": bool(np.argmax(l0s[s] + biases[i]) == k_alt),
                     "predicted_other": bool(np.argmax(l0s[s] + b_other) == k_alt),
+                    **(other_rows.get(i, {}) if with_ctx and n == max(with_ctx) else {}),
                 }
             )
     return rows

