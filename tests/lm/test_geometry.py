@@ -151,3 +151,30 @@ def test_command_exit_2_on_unknown_model(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
     assert not (tmp_path / "lm_geometry.json").exists()
 
+
+def test_figure_and_readme_table_from_the_stored_file(tmp_path):
+    from paper_figs.docs_lm import lm_geometry_table
+    from paper_figs.registry import load_all, pyplot
+
+    plt = pyplot()
+    spec = load_all()["lm.fig_answer_geometry"]
+    assert spec.files == ("lm_geometry.json",)
+    with pytest.raises(LookupError, match="lm-geometry"):
+        spec.draw({}, results=tmp_path)
+    g = table_geometry(np.eye(3)).as_dict()
+    r = table_geometry(random_table(3, 3, 0)).as_dict()
+    record = {
+        "seed": 0,
+        "git": "abc",
+        "models": [
+            {"spec": "/x/m.gguf", "relations": {"capital": {"real": g, "random": dict(r, seed=0)}}},
+        ],
+    }
+    (tmp_path / "lm_geometry.json").write_text(json.dumps(record))
+    fig = spec.draw({}, results=tmp_path)
+    assert len(fig.axes) == 3 and all(ax.get_ylabel() and ax.get_title() for ax in fig.axes)
+    assert "m (d = 3)" in fig.axes[0].get_title() and fig.axes[2].get_yscale() == "log"
+    plt.close(fig)
+    table = lm_geometry_table(tmp_path / "lm_geometry.json")
+    row = [line for line in table.splitlines() if line.startswith("| m | capital |")]
+    assert row and f"| {g['rho']:.3f} |" in row[0] and f"| {r['rho']:.3f} |" in row[0]
