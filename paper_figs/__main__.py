@@ -64,7 +64,7 @@ def main(argv=None) -> int:
             )
         for fid in ids:
             f = FIGURES[fid]
-            print(f"{f.id}: {f.title}\n    claims: {', '.join(f.claims)}")
+            print(f"{f.id}: {f.title}\n    claims: {', '.join(f.claims) or '-'}")
             if f.files:
                 print(f"    files: {', '.join(f.files)}")
         return 0
