@@ -64,7 +64,9 @@ def main(argv=None) -> int:
             )
         for fid in ids:
             f = FIGURES[fid]
-            print(f"{f.id}: {f.title}\n    claims: {', '.join(f.claims)}")
+            print(f"{f.id}: {f.title}\n    claims: {', '.join(f.claims) or '-'}")
+            if f.files:
+                print(f"    files: {', '.join(f.files)}")
         return 0
     unknown = [f for f in args.figs if f not in FIGURES]
     if unknown:
@@ -100,7 +102,7 @@ def main(argv=None) -> int:
     status = 0
     for fig_spec in chosen:
         try:
-            fig = fig_spec.draw(records)
+            fig = fig_spec.draw(records, results=results) if fig_spec.files else fig_spec.draw(records)
         except LookupError as exc:
             where = f"records read from {store.path}"
             if results != default_results_root():

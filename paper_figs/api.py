@@ -75,7 +75,8 @@ def draw_figure(
         close = difflib.get_close_matches(figure_id, list(figures), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown figure {figure_id!r}{hint} `python -m paper_figs --list` shows them")
-    return entry.draw(dict(records) if records is not None else stored_records(results))
+    recs = dict(records) if records is not None else stored_records(results)
+    return entry.draw(recs, results=Path(results)) if entry.files else entry.draw(recs)
 
 
 def save_figure(

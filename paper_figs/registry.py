@@ -2,7 +2,9 @@
 
 A drawing function takes ``records`` (claim id -> the newest stored result record, with its
 ``details``) and returns a matplotlib Figure. ``python -m paper_figs`` reads the records from the
-results file; with ``--recompute`` it first runs the claims the figure is fed by.
+results file; with ``--recompute`` it first runs the claims the figure is fed by. A figure fed by
+other stored files of the results folder (``files``, e.g. ``lm_geometry.json``) also takes the
+keyword ``results`` (the folder; None: the one results folder of :func:`verify.results.results_root`).
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ class Figure:
     claims: tuple[str, ...]
     title: str
     draw: Callable
+    files: tuple[str, ...] = ()
 
 
 FIGURES: Registry = Registry("figure")
 
 
-def figure(id: str, *, claims: tuple[str, ...], title: str):
+def figure(id: str, *, claims: tuple[str, ...], title: str, files: tuple[str, ...] = ()):
     def wrap(fn):
-        FIGURES.add(id, Figure(id=id, claims=tuple(claims), title=title, draw=fn))
+        FIGURES.add(id, Figure(id=id, claims=tuple(claims), title=title, draw=fn, files=tuple(files)))
         return fn
 
     return wrap

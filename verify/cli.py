@@ -14,6 +14,9 @@
     python -m verify bench [--json] [NAME ...]
     python -m verify atlas [--json] [--results DIR]
                                           the capacity atlas from stored records (DIR/atlas.json)
+    python -m verify lm-geometry [--model SPEC ...] [--pairs FILE] [--seed N] [--out DIR] [--json]
+                                          answer-table geometry of real language models beside
+                                          a random control (DIR/lm_geometry.json)
 
 Stored results live in one folder: --results/--out DIR, else the environment variable
 RECALL_RESULTS, else the checkout's results/ (found from the package, not the working directory).
@@ -133,6 +136,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.add_argument("--device", default=None)
     p_probe.add_argument("--out", default=None, help="default RECALL_RESULTS, else the checkout's results/")
     p_probe.add_argument("--json", action="store_true")
+    p_geom = sub.add_parser(
+        "lm-geometry", help="answer-table geometry (rho, B2, coherence) of real language models"
+    )
+    p_geom.add_argument(
+        "--model",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="SPEC",
+        help="aliases, .gguf files or local Hugging Face folders (repeatable); default every installed model",
+    )
+    p_geom.add_argument(
+        "--pairs", default=None, help="facts file (see probe-lm); default the shipped facts file"
+    )
+    p_geom.add_argument("--seed", type=int, default=0, help="seed of the random control tables")
+    p_geom.add_argument("--device", default=None, help="default cpu")
+    p_geom.add_argument(
+        "--out",
+        default=None,
+        help="folder of lm_geometry.json; default RECALL_RESULTS, else the checkout's results/",
+    )
+    p_geom.add_argument("--json", action="store_true", help="print the record as strict JSON")
     return parser
 
 
@@ -167,7 +192,7 @@ def main(argv=None) -> int:
             else:
                 print(listing.claims_text(claims))
             return 0
-        if getattr(args, "out", "unset") is None:  # run, probe-lm: the one results folder
+        if getattr(args, "out", "unset") is None:  # run, probe-lm, lm-geometry: the one results folder
             from verify.results import results_root
 
             args.out = str(results_root())
@@ -198,6 +223,10 @@ def main(argv=None) -> int:
             from verify.hopfield.lm import main as probe_main  # provided by the hopfield area
 
             return probe_main(args)
+        if args.cmd == "lm-geometry":
+            from verify.hopfield.lm_geometry import main as geometry_main
+
+            return geometry_main(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
