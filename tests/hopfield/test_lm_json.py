@@ -52,10 +52,24 @@ def test_the_command_writes_both_through_probe_json(tmp_path, capsys, monkeypatc
 
     monkeypatch.setattr(lm, "_transformers_missing", lambda: None)
     monkeypatch.setattr("constructions.lm.load.resolve_model", lambda spec: spec)
-    monkeypatch.setattr(lm, "run_real_probe", lambda spec, pairs, device: _result())
+    rows = {  # what the statements read, per prompt
+        "acc1_V": [0.0, 1.0, 0.0, 1.0],
+        "accf_V": [1.0, 1.0, 0.0, 1.0],
+        "acc0_V": [0.0, 0.0, 0.0, 1.0],
+        "acc0_C": [1.0, 1.0, 0.0, 1.0],
+        "chance3": [0.3] * 4,
+        "margin0": [0.0, 1.0, 0.0, 0.0],
+        "marginf": [1.0, 2.0, 1.0, 1.0],
+        "mass0": [0.1] * 4,
+        "massf": [0.5] * 4,
+    }
+    monkeypatch.setattr(lm, "run_real_probe", lambda spec, pairs, device, *a, **k: dict(_result(), rows=rows))
     args = types.SimpleNamespace(model="stub", pairs="pairs.tsv", device="cpu", out=str(tmp_path), json=True)
     assert lm.main(args) == 0
     printed = json.loads(capsys.readouterr().out, parse_constant=_no_constant)
     written = json.loads((tmp_path / "hopfield_lm_probe.json").read_text(), parse_constant=_no_constant)
     assert printed["summary"]["median_r_nonfinite"] == "NaN"
     assert written["prompts"] == [{"r": None, "r_nonfinite": "NaN"}]
+    # the statements judged on the stub's rows: margin rates 1.0 and 1.0 over 4 prompts pass
+    assert printed["criteria"]["margin"]["verdict"] == "pass"
+    assert printed["criteria"]["first_order"]["verdict"] in ("fail", "inconclusive")

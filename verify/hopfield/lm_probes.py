@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.hopfield.lm import SEED_RULE, per_model_outcome
+from verify.hopfield.lm import per_model_outcome
 from verify.hopfield.lm_setup import RANDOM, load_shared, prepared_encoder, real_model_spec
 from verify.ledger import LedgerEntry, record
 
@@ -261,7 +261,10 @@ OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4]
     "at most a quarter (<= 0.25): the override needs the query to meet the context",
     quick=OVERRIDE_QUICK,
     full=OVERRIDE_FULL,
-    seed_rule=SEED_RULE,
+    seed_rule="pooled over the draws S, S+1, S+2 (each draws n_prompts capitals the model knows and "
+    "their counterfactual answers; a fact may recur across draws): rates at 4 repetitions over "
+    "all drawn prompts, each with a paired bootstrap 95% interval over prompts; pass when every "
+    "lower end clears, fail when an upper end misses, inconclusive otherwise",
     controls=[
         Control("random_weights", {"control": "random_weights"}, RANDOM.why),
         Control(
@@ -309,29 +312,35 @@ record(
         measured="SmolLM2-135M, 54 countries with all four attributes kept: held-out R^2 after layer 15 "
         "= 0.088, 0.081, 0.0996, 0.094, 0.090 (fold draws 0..4; below 0.1 at every draw); "
         "smallest of three: 0.081 (--seed 0 and 1), 0.090 (--seed 2). R^2 grows with depth "
-        "to 0.125-0.133 at layer 30 (the last). Controls: shuffled attributes -0.069 to "
-        "-0.095, random weights -0.054 to -0.070",
+        "to 0.125-0.133 at layer 30 (the last). Gemma 3 270M, 67 countries, after layer 9 of 18: "
+        "smallest of three 0.097 (--seed 0 and 1), 0.105 (--seed 2: passes on Gemma); its R^2 "
+        "peaks at 0.25 after layer 16. Controls: shuffled attributes -0.069 to -0.095, random "
+        "weights -0.054 to -0.073 on both models",
         tried="5-fold kernel ridge with the penalty fixed at trace(K)/n before the run; features = "
-        "concatenated unembedding rows of the four answers' tokens; prompt 'Facts about {s}'",
+        "concatenated unembedding rows of the four answers' tokens; prompt 'Facts about {s}'; "
+        "the same statement on a second model family",
         reason="the attributes explain a real but small share (about 8-10%) of the residual stream's "
-        "variance across countries at the middle layer: far above the controls, below our "
-        "threshold 0.1; the residual stream at the subject token carries much else (the "
-        "subject's own token identity), so a tenth was too high a bar for a 135M model",
+        "variance across countries at the middle layer: far above the controls, at or below our "
+        "threshold 0.1 (Gemma's verdict flips with the fold draw); the residual stream at the "
+        "subject token carries much else (the subject's own token identity), so a tenth at the "
+        "middle layer was too high a bar for these small models; deeper layers carry more",
     )
 )
 record(
     LedgerEntry(
         "hopfield.lm.context_override",
-        measured="SmolLM2-135M, capitals it knows zero-shot, 8 facts x seeds 0,1,2: override rate at n = "
-        "0, 1, 2, 4 repetitions = 0, 0.79, 1.0, 1.0 (the model follows the context from 2 "
-        "repetitions on), first-order predicted rate <= 0.25 at every n, per-prompt agreement "
-        "0.125 (per seed 0.083, 0.167, 0.125; criterion 0.7). Controls: random weights "
-        "override 0.0; b of another prompt agreement 0.069",
+        measured="capitals each model knows zero-shot, 8 facts x seeds S..S+2. SmolLM2-135M: override "
+        "rate at n = 0, 1, 2, 4 repetitions = 0, 0.79, 1.0, 1.0, first-order predicted rate <= "
+        "0.21 at every n, per-prompt agreement 0.125 / 0.153 / 0.111 (--seed 0 / 1 / 2; criterion "
+        "0.7). Gemma 3 270M: override 0, 1.0, 1.0, 1.0 (the context wins from one repetition on), "
+        "first-order predicted rate 0 at every n, agreement 0.0 / 0.0 / 0.014. Controls: random "
+        "weights override 0.0-0.04; b of another prompt agreement 0.04-0.07 (SmolLM2), 0.0 (Gemma)",
         tried="context-only bias from the same counterfactual context followed by the placeholder "
-        "query 'The capital of ? is'; candidates = all capitals with a unique first token",
+        "query 'The capital of ? is'; candidates = all capitals with a unique first token; the "
+        "same statement on a second model family",
         reason="the counterfactual context barely moves the placeholder query's logits towards Y, yet "
         "the real query follows Y: the override needs the query subject to meet the context "
         "(a query-dependent, second-order retrieval->gate effect), which the first-order "
-        "prediction l0 + b leaves out",
+        "prediction l0 + b leaves out; hopfield.lm.override_second_order states that effect",
     )
 )
