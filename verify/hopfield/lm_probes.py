@@ -149,7 +149,9 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
                     rng_for(sd, 44),
                     params["n_prompts"],
                     ctx.device,
-                    other_context=not random_weights,  # no criterion reads them on random weights
+                    # the other-subject control reads the first draw only (no criterion reads
+                    # these rows on random weights): the passes run there only
+                    other_context=not random_weights and sd == ctx.seed,
                 )
             ],
         )
@@ -202,7 +204,7 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
             "b from another prompt's context (another country and counterfactual): it "
             "must not predict this prompt's override",
         ),
-        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+        Control("random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"),
     ],
 )
 def context_override(params, ctx):
@@ -264,14 +266,16 @@ OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4]
     seed_rule="pooled over the draws S, S+1, S+2 (each draws n_prompts capitals the model knows and "
     "their counterfactual answers; a fact may recur across draws): rates at 4 repetitions over "
     "all drawn prompts, each with a paired bootstrap 95% interval over prompts; pass when every "
-    "lower end clears, fail when an upper end misses, inconclusive otherwise",
+    "lower end clears, fail when an upper end misses, inconclusive otherwise; the controls read "
+    "the first draw only",
     controls=[
-        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+        Control("random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"),
         Control(
             "other_subject_context",
-            {"control": "other_subject_context"},
-            "the counterfactual story of another subject (its Y') before this fact's query: if "
-            "the model answers Y' as often, the override is copying, not the query meeting the context",
+            {"control": "other_subject_context", "seeds": 1},
+            "the counterfactual story of another subject (its Y') before this fact's query (first "
+            "draw only): if the model answers Y' as often, the override is copying, not the query "
+            "meeting the context",
         ),
     ],
 )
@@ -294,7 +298,9 @@ def override_second_order(params, ctx):
         details = {
             "model": got["info"],
             "summary": override_summary(got["rows"]),
-            "other_subject_context_rate": float(np.mean([r.get("follows_other_context", False) for r in at])),
+            "other_subject_context_rate": float(
+                np.mean([r["follows_other_context"] for r in at if "follows_other_context" in r])
+            ),
             **{k: got[k] for k in ("known_facts", "facts_tried", "zero_shot_known_rate")},
         }
         return judgement, details
