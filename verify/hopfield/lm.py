@@ -27,6 +27,8 @@ from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
 from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
     MODEL_ENV,
+    lm_models,
+    per_model_outcome,
     PAIRS_ENV,
     RANDOM,
     _transformers_missing,
@@ -248,30 +250,6 @@ def main(args) -> int:
     return 0
 
 
-def lm_models() -> tuple[list[str] | None, str | None]:
-    """(model specs, None) the lm claims run on, or (None, the reason they cannot run here).
-
-    By default every claim runs on both pretrained models (:data:`DEFAULT_MODELS`); a model that
-    is not installed makes the claim a skip that names the install command. ``RECALL_LM_MODEL``
-    (specs separated by commas) names other models instead.
-    """
-    from constructions.lm.load import ALIASES, model_specs
-
-    missing = _transformers_missing()
-    if missing:
-        return None, missing
-    specs, absent = model_specs()
-    if absent:
-        return None, (
-            "the lm claims run on both pretrained models; not installed: "
-            + "; ".join(f"{a} ({ALIASES[a].install})" for a in absent)
-            + f". Or set {MODEL_ENV} to the models to run on (an alias, a .gguf file or a local folder)"
-        )
-    if not specs:
-        return None, f"no model: {MODEL_ENV} names none"
-    return specs, None
-
-
 def shared_probe(spec, params, ctx, fmt, random_weights=False) -> dict:
     """:func:`run_real_probe` of one model, prompt format and (for the control) random weights,
     computed once per run through ``ctx.shared`` (every lm claim and control reads the same)."""
@@ -301,40 +279,6 @@ def shared_probe(spec, params, ctx, fmt, random_weights=False) -> dict:
             params["seeds"],
             fmt,
         ),
-    )
-
-
-def per_model_outcome(predicted: str, judge_one, judged_roles: tuple = ("exploration", "confirmation", "given")):
-    """Run ``judge_one(spec) -> (Judgement, details)`` on every lm model and combine: the claim is
-    judged on the models whose role is in ``judged_roles`` (all of them must pass) and every
-    model's verdict and numbers are kept in ``details["per_model"]``; a model not judged is marked
-    exploratory. Models named by the user (role "given") are judged whatever the roles."""
-    from constructions.lm.load import model_role
-    from verify.hopfield.lm_statements import across_models, verdict_of
-
-    specs, reason = lm_models()
-    if reason:
-        return Outcome(predicted=predicted, measured=None, passed=False, skipped=reason)
-    judged_on = [s for s in specs if model_role(s) in judged_roles or model_role(s) == "given"]
-    judged_on = judged_on or specs
-    per_model, records, dtype = {}, {}, None
-    for spec in specs:
-        judgement, details = judge_one(spec)
-        per_model[spec] = judgement
-        dtype = details.get("model", {}).get("dtype", dtype)
-        records[spec] = {
-            **verdict_of(judgement),
-            "role": model_role(spec),
-            "judged": spec in judged_on,
-            **({} if spec in judged_on else {"exploratory": True}),
-            **details,
-        }
-    overall = across_models(per_model, judged_on)
-    out = Outcome.judged(overall, details={"per_model": records, "judged_on": judged_on}, dtype=dtype)
-    return dataclasses.replace(
-        out,
-        predicted=f"{predicted} on {', '.join(judged_on)}",
-        measured={spec: {"verdict": j.verdict, **dict(j.measured)} for spec, j in per_model.items()},
     )
 
 

