@@ -56,6 +56,7 @@ def claim_group(claim_id: str) -> str:
     return area
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the group markers into node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         callspec = getattr(item, "callspec", None)

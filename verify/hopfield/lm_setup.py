@@ -79,9 +79,14 @@ RANDOM = Control(
 def lm_models() -> tuple[list[str] | None, str | None]:
     """(model specs, None) the lm claims run on, or (None, the reason they cannot run here).
 
-    By default every claim runs on both pretrained models (:data:`DEFAULT_MODELS`); a model that
-    is not installed makes the claim a skip that names the install command. ``RECALL_LM_MODEL``
-    (specs separated by commas) names other models instead.
+    By default every claim runs on both pretrained models
+    (:data:`constructions.lm.load.DEFAULT_MODELS`); a model that is not installed makes the claim
+    a skip that names the install command. ``RECALL_LM_MODEL`` (specs separated by commas) names
+    other models instead.
+
+    >>> specs, reason = lm_models()
+    >>> (specs is None) != (reason is None)
+    True
     """
     from constructions.lm.load import ALIASES, model_specs
 
@@ -100,11 +105,21 @@ def lm_models() -> tuple[list[str] | None, str | None]:
     return specs, None
 
 
-def per_model_outcome(predicted: str, judge_one, judged_roles: tuple = ("exploration", "confirmation", "given")):
+def per_model_outcome(
+    predicted: str, judge_one, judged_roles: tuple = ("exploration", "confirmation", "given")
+) -> Outcome:
     """Run ``judge_one(spec) -> (Judgement, details)`` on every lm model and combine: the claim is
     judged on the models whose role is in ``judged_roles`` (all of them must pass) and every
     model's verdict and numbers are kept in ``details["per_model"]``; a model not judged is marked
-    exploratory. Models named by the user (role "given") are judged whatever the roles."""
+    exploratory. Models named by the user (role "given") are judged whatever the roles.
+
+    >>> from verify.hopfield.lm_statements import Part, judge_parts
+    >>> os.environ[MODEL_ENV] = "my-model"
+    >>> out = per_model_outcome("acc >= 0.5", lambda spec: (judge_parts({Part("acc", 0.5): [1.0] * 9}, 0), {}))
+    >>> out.passed, out.details["judged_on"], out.measured["my-model"]["verdict"]
+    (True, ['my-model'], 'pass')
+    >>> del os.environ[MODEL_ENV]
+    """
     from constructions.lm.load import model_role
     from verify.hopfield.lm_statements import across_models, verdict_of
 
