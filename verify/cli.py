@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_docs = sub.add_parser("docs", help="moved: `python -m paper_figs docs [--write]`")
     p_docs.add_argument("--write", action="store_true")
     p_probe = sub.add_parser(
-        "probe-lm", help="the lm statements' numbers, intervals and verdicts on one causal LM (default smollm2)"
+        "probe-lm",
+        help="the lm statements' numbers, intervals and verdicts on one causal LM (default smollm2)",
     )
     p_probe.add_argument(
         "--model",

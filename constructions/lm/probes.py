@@ -150,7 +150,9 @@ def _story(encoder, subject, alt, n):
     return STORY.replace("{q}", _lower_first(encoder.query_text(subject))).replace("{a}", alt) * int(n)
 
 
-def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu", other_context=True):
+def override_probe(
+    model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu", other_context=True
+):
     """Counterfactual contexts repeated n times (n in ``reps``) before a query the model knows.
 
     encoder: a prepared TextEncoder of the relation; known: [(subject, answer)] the model answers
@@ -205,7 +207,9 @@ def override_probe(model, encoder, known, all_answers, reps, gen, n_prompts, dev
             LO, _ = batch_last(
                 model,
                 [
-                    encoder._ids(_story(encoder, facts[j][0], facts[j][2], top) + encoder.query_text(facts[i][0]))
+                    encoder._ids(
+                        _story(encoder, facts[j][0], facts[j][2], top) + encoder.query_text(facts[i][0])
+                    )
                     for i, j in pairs
                 ],
                 device,

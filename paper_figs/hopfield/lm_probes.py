@@ -57,7 +57,13 @@ def superposition(records):
             value = _control_value(rec, name, spec, "r2_middle")
             if value is not None:
                 ax.plot([d["middle_layer"]], [value], marker, ms=8, label=f"control {name}: {value:.3f}")
-        ax.axhline(threshold, color="k", ls="--", lw=0.8, label=f"criterion R^2 >= {threshold} at layer {d['middle_layer']}")
+        ax.axhline(
+            threshold,
+            color="k",
+            ls="--",
+            lw=0.8,
+            label=f"criterion R^2 >= {threshold} at layer {d['middle_layer']}",
+        )
         ax.axhline(0, color="grey", lw=0.5)
         ax.axvline(d["middle_layer"], color="grey", ls=":", lw=0.8)
         ax.set_xlabel("layer (0 = embeddings)")

@@ -119,7 +119,7 @@ def lm_probe(records):
     ]
     fig, axes = plt.subplots(1, len(models), figsize=(6.4 * len(models), 4.8), squeeze=False)
     x = np.arange(len(bars))
-    for ax, (spec, part) in zip(axes[0], models.items()):
+    for ax, part in zip(axes[0], models.values()):
         for k, (fmt, summary, hatch) in enumerate(
             (
                 ("relation-ambiguous (judged)", part["summary"], None),

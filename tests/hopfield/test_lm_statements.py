@@ -85,7 +85,13 @@ def test_statement_parts_read_the_named_columns():
     assert zs["acc0_C - 3/|C|"] == [-0.25, -0.25] and zs["acc0_C - accf_V"] == [-1.0, -1.0]
     override = [
         {"n": 0, "follows": False, "predicted": False},
-        {"n": 4, "follows": True, "predicted": False, "follows_other_context": False, "predicted_other_context": True},
+        {
+            "n": 4,
+            "follows": True,
+            "predicted": False,
+            "follows_other_context": False,
+            "predicted_other_context": True,
+        },
         {"n": 4, "follows": True, "predicted": True},
     ]
     parts = override_parts(override)

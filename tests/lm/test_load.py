@@ -134,7 +134,9 @@ def test_a_chunked_alias_is_assembled_once_into_the_cache(tmp_path, monkeypatch)
     )
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     monkeypatch.setenv(LL.CACHE_ENV, str(tmp_path / "cache"))
-    alias = LL.Alias("fake_chunked_gguf_for_recall_bounds", "m.gguf", "Q4_K_M", "confirmation", assembled=True)
+    alias = LL.Alias(
+        "fake_chunked_gguf_for_recall_bounds", "m.gguf", "Q4_K_M", "confirmation", assembled=True
+    )
     monkeypatch.setitem(LL.ALIASES, "gemma3-270m", alias)
     first = LL.alias_path("gemma3-270m")
     assert first == str(tmp_path / "cache" / "gguf-files" / "m.gguf")

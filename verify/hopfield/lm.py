@@ -20,7 +20,6 @@ fact (``shuffled_query``).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -28,15 +27,15 @@ import numpy as np
 
 from constructions.lm.text import DEFAULT_TEMPLATE
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, claim, rng_for
 from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
     MODEL_ENV,
-    lm_models,
-    per_model_outcome,
     PAIRS_ENV,
     RANDOM,
     _transformers_missing,
+    lm_models,
     load_shared,
+    per_model_outcome,
     prepared_encoder,
     real_model_spec,
 )
@@ -351,7 +350,9 @@ def _first_order(params, ctx):
     from verify.hopfield.lm_statements import first_order_parts, judge_parts
 
     control = params.get("control")
-    key = {"wrong_gate": "acc1_V_wrong_gate", "shuffled_query": "acc1_V_shuffled_query"}.get(control, "acc1_V")
+    key = {"wrong_gate": "acc1_V_wrong_gate", "shuffled_query": "acc1_V_shuffled_query"}.get(
+        control, "acc1_V"
+    )
 
     def one(spec):
         result = shared_probe(spec, params, ctx, "ambiguous", control == "random_weights")
@@ -385,7 +386,9 @@ def _zero_shot(params, ctx):
         }
         return judge_parts(zero_shot_parts(result["rows"], key), ctx.seed), details
 
-    return per_model_outcome("accf_V >= 0.5, acc0_C >= 3/|C|, acc0_C - accf_V >= -0.1 (ambiguous format)", one)
+    return per_model_outcome(
+        "accf_V >= 0.5, acc0_C >= 3/|C|, acc0_C - accf_V >= -0.1 (ambiguous format)", one
+    )
 
 
 def _margin(params, ctx):

@@ -11,7 +11,6 @@ formalisation), and the same numbers for a table of i.i.d. Gaussian unit rows dr
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path

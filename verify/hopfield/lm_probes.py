@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, claim, rng_for
 from verify.hopfield.lm_setup import RANDOM, load_shared, per_model_outcome, prepared_encoder, real_model_spec
 from verify.ledger import LedgerEntry, record
 
@@ -129,7 +129,9 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
     spec, model, tok, info, relations, templates = _setup(spec, ctx, False)
     rel = params["relation"]
     enc, pairs, tokenisation = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
-    knows = ctx.shared(("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device))
+    knows = ctx.shared(
+        ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)
+    )
     probe_model = load_shared(spec, ctx.device, ctx, ctx.seed)[0] if random_weights else model
     rows, known_n, tried_n = [], 0, 0
     for sd in ctx.seeds(params["seeds"]):
@@ -203,7 +205,9 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
             "b from another prompt's context (another country and counterfactual): it "
             "must not predict this prompt's override",
         ),
-        Control("random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"),
+        Control(
+            "random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
+        ),
     ],
 )
 def context_override(params, ctx):
@@ -268,7 +272,9 @@ OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4]
     "lower end clears, fail when an upper end misses, inconclusive otherwise; the controls read "
     "the first draw only",
     controls=[
-        Control("random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"),
+        Control(
+            "random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
+        ),
         Control(
             "other_subject_context",
             {"control": "other_subject_context", "seeds": 1},

@@ -155,7 +155,11 @@ def zero_shot_parts(rows: Mapping[str, Sequence[float]], acc0c_key: str = "acc0_
     ['accf_V', 'acc0_C - 3/|C|', 'acc0_C - accf_V']
     """
     c0, af, ch = (np.asarray(rows[k], float) for k in (acc0c_key, "accf_V", "chance3"))
-    return {Part("accf_V", 0.5): af, Part("acc0_C - 3/|C|", 0.0): c0 - ch, Part("acc0_C - accf_V", -0.1): c0 - af}
+    return {
+        Part("accf_V", 0.5): af,
+        Part("acc0_C - 3/|C|", 0.0): c0 - ch,
+        Part("acc0_C - accf_V", -0.1): c0 - af,
+    }
 
 
 def margin_parts(rows: Mapping[str, Sequence[float]]) -> dict:
@@ -167,7 +171,10 @@ def margin_parts(rows: Mapping[str, Sequence[float]]) -> dict:
     [('margin up rate', [1.0, 0.0]), ('mass up rate', [1.0, 1.0])]
     """
     m0, mf, s0, sf = (np.asarray(rows[k], float) for k in ("margin0", "marginf", "mass0", "massf"))
-    return {Part("margin up rate", 0.7): (mf > m0).astype(float), Part("mass up rate", 0.8): (sf > s0).astype(float)}
+    return {
+        Part("margin up rate", 0.7): (mf > m0).astype(float),
+        Part("mass up rate", 0.8): (sf > s0).astype(float),
+    }
 
 
 def override_parts(
@@ -186,7 +193,9 @@ def override_parts(
     top = max(r["n"] for r in rows)
     at = [r for r in rows if r["n"] == top and follows_key in r]
     if len(at) < 2:
-        raise ValueError(f"the override statement needs rows with {follows_key!r} at n = {top}; found {len(at)}")
+        raise ValueError(
+            f"the override statement needs rows with {follows_key!r} at n = {top}; found {len(at)}"
+        )
     return {
         Part("override rate", 0.5): np.array([float(r[follows_key]) for r in at]),
         Part("first-order predicted rate", 0.25, "<="): np.array([float(r[predicted_key]) for r in at]),
