@@ -9,6 +9,12 @@ from paper_figs.docs_lm import NAME, load_lm_geometry, model_label
 from paper_figs.registry import figure
 
 
+def _pair(ax, x, real, rand, key, real_label, rand_label) -> None:
+    """The real tables' ``key`` beside the random tables' on one axis (paired bars)."""
+    ax.bar(x - 0.2, [g[key] for g in real], 0.4, label=real_label)
+    ax.bar(x + 0.2, [g[key] for g in rand], 0.4, label=rand_label)
+
+
 @figure(
     "lm.fig_answer_geometry",
     claims=(),
@@ -35,9 +41,14 @@ def fig_answer_geometry(records, results=None):
         d = real[0]["width"] if real else None
         name = f"{model_label(m)} (d = {d})"
         ax = row[0]
-        ax.bar(x - 0.2, [g["rho"] for g in real], 0.4, label="model's answer table")
-        ax.bar(
-            x + 0.2, [g["rho"] for g in rand], 0.4, label=f"random Gaussian table (seed {rand[0]['seed']})"
+        _pair(
+            ax,
+            x,
+            real,
+            rand,
+            "rho",
+            "model's answer table",
+            f"random Gaussian table (seed {rand[0]['seed']})",
         )
         ax.plot(
             x - 0.2, [g["rho_lower_bound"] for g in real], "k_", ms=14, label="sqrt((1 - max cos)/2) <= rho"
@@ -46,14 +57,12 @@ def fig_answer_geometry(records, results=None):
         ax.set_ylim(0, 1.15)
         ax.set_title(f"{name}: rho", fontsize=9)
         ax = row[1]
-        ax.bar(x - 0.2, [g["coherence"] for g in real], 0.4, label="model: mu = max |cos|")
-        ax.bar(x + 0.2, [g["coherence"] for g in rand], 0.4, label="random: mu = max |cos|")
+        _pair(ax, x, real, rand, "coherence", "model: mu = max |cos|", "random: mu = max |cos|")
         ax.set_ylabel("coherence mu = max |cos|")
         ax.set_ylim(0, 1.15)
         ax.set_title(f"{name}: coherence (1 - max cos: smallest readout margin)", fontsize=9)
         ax = row[2]
-        ax.bar(x - 0.2, [g["b2_code_dim"] for g in real], 0.4, label="model: 8 ln n_V / rho^2")
-        ax.bar(x + 0.2, [g["b2_code_dim"] for g in rand], 0.4, label="random: 8 ln n_V / rho^2")
+        _pair(ax, x, real, rand, "b2_code_dim", "model: 8 ln n_V / rho^2", "random: 8 ln n_V / rho^2")
         if d:
             ax.axhline(d, color="k", ls="--", lw=1, label=f"model width d = {d}")
         ax.set_yscale("log")
