@@ -186,21 +186,21 @@ def probe_json(result: dict, full: bool = False) -> str:
 
 def judge_probe(result: dict, seed: int) -> dict:
     """Each lm statement judged on one probe result (one model, one format): statement -> its
-    verdict, numbers with their bootstrap intervals, resolution and budget. The first-order and
+    verdict, numbers (with their bootstrap intervals, except margin's point rates), resolution
+    and budget. The first-order and
     zero-shot statements are judged on any format here; the claims judge them on the ambiguous
     one (docs/hopfield.md).
 
     >>> rows = {"acc1_V": [1.0] * 4, "accf_V": [1.0] * 4, "acc0_V": [0.0] * 4, "acc0_C": [1.0] * 4,
     ...         "chance3": [0.3] * 4, "margin0": [0.0] * 4, "marginf": [1.0] * 4, "mass0": [0.1] * 4,
     ...         "massf": [0.5] * 4}
-    >>> res = {"rows": rows}
+    >>> res = {"rows": rows, "summary": {"margin_up_rate": 1.0, "mass_up_rate": 1.0}}
     >>> {k: v["verdict"] for k, v in judge_probe(res, 0).items()}
     {'first_order': 'pass', 'zero_shot_discriminates': 'pass', 'margin': 'pass'}
     """
     from verify.hopfield.lm_statements import (
         first_order_parts,
         judge_parts,
-        margin_parts,
         verdict_of,
         zero_shot_parts,
     )
@@ -208,7 +208,7 @@ def judge_probe(result: dict, seed: int) -> dict:
     return {
         "first_order": verdict_of(judge_parts(first_order_parts(result["rows"]), seed)),
         "zero_shot_discriminates": verdict_of(judge_parts(zero_shot_parts(result["rows"]), seed)),
-        "margin": verdict_of(judge_parts(margin_parts(result["rows"]), seed)),
+        "margin": verdict_of(margin_judgement(result["summary"])),
     }
 
 
@@ -391,29 +391,37 @@ def _zero_shot(params, ctx):
     )
 
 
-def _margin(params, ctx):
-    from verify.hopfield.lm_statements import judge_parts, margin_parts
+def margin_judgement(summary: dict):
+    """The margin statement on point estimates (as stated): margin up rate >= 0.7 and mass up
+    rate >= 0.8 over the pooled prompts.
 
+    >>> margin_judgement({"margin_up_rate": 0.75, "mass_up_rate": 0.9}).verdict
+    'pass'
+    """
+    from verify.criteria import Threshold, all_of
+
+    return all_of(
+        margin_up_rate=Threshold("margin_up_rate", 0.7, ">=", "convention").judge(summary["margin_up_rate"]),
+        mass_up_rate=Threshold("mass_up_rate", 0.8, ">=", "convention").judge(summary["mass_up_rate"]),
+    )
+
+
+def _margin(params, ctx):
     control = params.get("control")
 
     def one(spec):
         result = shared_probe(spec, params, ctx, "stated", control == "random_weights")
-        s = result["summary"]
         details = {
             "model": result["model"],
             "format": "stated",
-            "summary": s,
+            "summary": result["summary"],
             "per_relation": result["per_relation"],
             "per_seed": {str(k): v for k, v in result["per_seed"].items()},
             "tokenisation": result["tokenisation"],
-            "previous_criterion": {
-                "statement": "the same rates as point estimates (no interval)",
-                "holds": bool(criteria(s)["margin"]),
-            },
         }
-        return judge_parts(margin_parts(result["rows"]), ctx.seed), details
+        return margin_judgement(result["summary"]), details
 
-    return per_model_outcome("margin up rate >= 0.7 and mass up rate >= 0.8 (stated format)", one)
+    return per_model_outcome("margin_up_rate >= 0.7 and mass_up_rate >= 0.8 (stated format)", one)
 
 
 claim(
@@ -528,6 +536,24 @@ record(
         "below the full prompt's recall (Gemma: far above chance, 0.46-0.49 against 0.72-0.82; "
         "SmolLM2: at chance). The discrimination the statement describes holds, within its 0.1, "
         "only when the query itself states the relation",
+        scales=("quick",),
+    )
+)
+record(
+    LedgerEntry(
+        "hopfield.lm.margin",
+        measured="quick scale (72 prompts per model), relation-stated prompts, point rates at --seed "
+        "0 / 1 / 2: SmolLM2 margin up 0.819 / 0.847 / 0.875, mass up 0.944 / 0.958 / 0.986 "
+        "(holds); Gemma 3 270M margin up 0.736 / 0.681 / 0.639 (criterion 0.7), mass up 0.944 / "
+        "0.972 / 1.000. With 6 prompts per relation and draw, seed 0, Gemma's margin up rate was "
+        "0.685. Paired bootstrap 95% intervals of Gemma's rate: [0.625, 0.833], [0.569, 0.778], "
+        "[0.528, 0.750]. Control random weights: margin up 0.46-0.75, mass up 0.33-0.64 (fails)",
+        tried="the statement and its point criterion kept as they were, on a second model family",
+        reason="on Gemma the context raises the answer's margin over the other candidates in about "
+        "two thirds of the prompts, within the sampling noise of 72 prompts of the threshold 0.7, "
+        "so the verdict flips with the seed (and with the number of prompts): not a pass. The "
+        "candidate mass rises almost always on both models",
+        flips_with_seed=True,
         scales=("quick",),
     )
 )

@@ -162,21 +162,6 @@ def zero_shot_parts(rows: Mapping[str, Sequence[float]], acc0c_key: str = "acc0_
     }
 
 
-def margin_parts(rows: Mapping[str, Sequence[float]]) -> dict:
-    """The margin statement, judged with intervals: the full prompt raises the answer's margin
-    over the other candidates in >= 70% of prompts and the mass on C in >= 80%.
-
-    >>> rows = {"margin0": [0.0, 1.0], "marginf": [1.0, 0.5], "mass0": [0.1, 0.2], "massf": [0.3, 0.4]}
-    >>> [(p.quantity, v.tolist()) for p, v in margin_parts(rows).items()]
-    [('margin up rate', [1.0, 0.0]), ('mass up rate', [1.0, 1.0])]
-    """
-    m0, mf, s0, sf = (np.asarray(rows[k], float) for k in ("margin0", "marginf", "mass0", "massf"))
-    return {
-        Part("margin up rate", 0.7): (mf > m0).astype(float),
-        Part("mass up rate", 0.8): (sf > s0).astype(float),
-    }
-
-
 def override_parts(
     rows: Sequence[Mapping], follows_key: str = "follows", predicted_key: str = "predicted"
 ) -> dict:
