@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from constructions.hopfield.gate import gate_split, gated_token, log_softmax
 from constructions.lm.prefix import grouped_last
 from constructions.lm.text import DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts, read_pairs  # noqa: F401
 
@@ -227,48 +228,6 @@ def margin(values, answer_pos) -> float:
     """l[a] - max_{c in C, c != a} l[c] on candidate-restricted logits."""
     others = np.delete(values, answer_pos)
     return float(values[answer_pos] - others.max())
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """log softmax over the whole vector (float64).
-
-    >>> np.round(np.exp(log_softmax(np.array([0.0, np.log(3.0)]))), 6).tolist()
-    [0.25, 0.75]
-    """
-    z = np.asarray(logits, dtype=float) - np.max(logits)
-    return z - np.log(np.exp(z).sum())
-
-
-def gate_split(log_p: np.ndarray, cand: list) -> tuple[int, float, int, float]:
-    """(best token in C, its log p, best token outside C, its log p) of one log distribution: all
-    that the gated prediction argmax_V(log p + u) needs for any gate value m (:func:`gated_token`).
-
-    >>> gate_split(np.log(np.array([0.5, 0.3, 0.2])), [1, 2])[0::2]
-    (1, 0)
-    """
-    inside = np.asarray(cand)
-    k = int(inside[np.argmax(log_p[inside])])
-    masked = np.array(log_p, dtype=float)
-    masked[inside] = -np.inf
-    j = int(np.argmax(masked))
-    return k, float(log_p[k]), j, float(masked[j])
-
-
-def gated_token(split: tuple[int, float, int, float], m: float) -> int:
-    """argmax_V of l1 = log p0 + u, u = log m on C and log(1 - m) elsewhere (the first-order gate
-    of the context: m is the context-only pass's probability mass on C), from :func:`gate_split`.
-    [derived]: our formalisation of the hopfield paper's gates u acting on the query's evidence.
-
-    >>> split = (7, np.log(0.2), 3, np.log(0.5))
-    >>> gated_token(split, 0.9), gated_token(split, 0.1), gated_token(split, 1.0)
-    (7, 3, 7)
-    """
-    if not 0.0 <= m <= 1.0 or not math.isfinite(m):
-        raise ValueError(f"gate mass m = {m} must lie in [0, 1]")
-    k, in_val, j, out_val = split
-    with np.errstate(divide="ignore"):
-        a, b = in_val + np.log(m), out_val + np.log1p(-m)
-    return int(k if a >= b else j)
 
 
 def probe(model, encoder, prompts, answers, device="cpu", other_sets=None) -> dict:

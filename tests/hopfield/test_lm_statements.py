@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constructions.hopfield.lm import gate_split, gated_token, log_softmax
+from constructions.hopfield.gate import gate_split, gated_token, log_softmax
 from verify.hopfield.lm_statements import (
     Part,
     across_models,

@@ -74,7 +74,8 @@ def run_real_probe(
     (in sorted order): its candidate set C' and the context-only mass m_C' of that relation's
     prompt at the same position of the same draw.
     """
-    from constructions.hopfield.lm import gated_token, probe, read_facts, relational_prompts, summarise
+    from constructions.hopfield.gate import gated_token
+    from constructions.hopfield.lm import probe, read_facts, relational_prompts, summarise
 
     if fmt not in FORMATS:
         raise ValueError(f"prompt format {fmt!r} is not one of {FORMATS}")
