@@ -183,9 +183,13 @@ def test_lean_runtime_is_reentrant_and_restores_the_collector():
     assert gc.get_freeze_count() == 0
     with ct.lean_runtime():
         inner_frozen = gc.get_freeze_count()
+        assert inner_frozen > 0
+        # Frozen objects may still be freed (by this or another thread), so the count can only
+        # fall inside the block; a second freeze would add these new tracked objects to it.
+        fresh = [[] for _ in range(1000)]
         with ct.lean_runtime():
-            assert gc.get_freeze_count() == inner_frozen
-        assert gc.get_freeze_count() == inner_frozen
+            assert gc.get_freeze_count() <= inner_frozen
+        assert gc.get_freeze_count() <= inner_frozen and len(fresh) == 1000
         big = torch.ones(3 << 20)  # a block glibc would otherwise mmap
         assert math.isclose(float(big.sum()), 3 << 20)
     assert gc.get_freeze_count() == 0 and gc.isenabled()

@@ -299,13 +299,14 @@ def override_second_order(params, ctx):
         got = override_rows(spec, params, ctx, control == "random_weights")
         judgement = judge_parts(override_parts(got["rows"], *keys), ctx.seed)
         top = max(params["reps"])
-        at = [r for r in got["rows"] if r["n"] == top]
+        other = [
+            r["follows_other_context"] for r in got["rows"] if r["n"] == top and "follows_other_context" in r
+        ]
         details = {
             "model": got["info"],
             "summary": override_summary(got["rows"]),
-            "other_subject_context_rate": float(
-                np.mean([r["follows_other_context"] for r in at if "follows_other_context" in r])
-            ),
+            # None where no row at the top repetition count ran the other subject's story
+            "other_subject_context_rate": float(np.mean(other)) if other else None,
             **{k: got[k] for k in ("known_facts", "facts_tried", "zero_shot_known_rate")},
         }
         return judgement, details
