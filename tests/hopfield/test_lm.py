@@ -237,6 +237,32 @@ def test_probe_fast_path_matches_plain_passes():
         np.testing.assert_allclose(np.asarray(fast[key], float), np.asarray(value, float), rtol=0, atol=1e-10)
 
 
+def test_probe_passes_of_several_jobs_match_one_job_at_a_time():
+    """The passes of several prompt lists run together (other batches, other padding) give each
+    list the rows it gets alone, on the tiny Llama (float64), and an empty job list is refused."""
+    gen = np.random.default_rng(3)
+    pairs = list(
+        zip(
+            gen.choice(list(L.SUBJECT_IDS), 10, replace=False),
+            gen.choice(list(L.ANSWER_IDS), 10, replace=False),
+        )
+    )
+    answers = [a for _, a in pairs]
+    lists = [L.relational_prompts(pairs, k, np.random.default_rng(k), 3) for k in (2, 3, 4)]
+    model, enc = L.tiny_llama(5, "float64"), L.SyntheticEncoder()
+    joint = L.probe_passes(model, [(enc, p) for p in lists], chunk=4)
+    for prompts, passes in zip(lists, joint):
+        alone = L.probe(model, enc, prompts, answers)
+        together = L.probe(model, enc, prompts, answers, passes=passes)
+        assert together.keys() == alone.keys()
+        for key, value in alone.items():
+            np.testing.assert_allclose(
+                np.asarray(together[key], float), np.asarray(value, float), rtol=0, atol=1e-10
+            )
+    with pytest.raises(ValueError, match="at least one prompt"):
+        L.probe_passes(model, [])
+
+
 def test_common_prefix_needs_two_tokens():
     from constructions.lm.prefix import common_prefix
 
