@@ -86,7 +86,7 @@ def superposition_ridge(params, ctx):
             ("lm.subject_states", spec, control == "random_weights", ctx.seed),
             lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
         )
-        U = unembedding(model)
+        U = unembedding(model, [t for tokens in token_of.values() for t in tokens.values()])
         middle = (states.shape[1] - 1) // 2
         per_seed = {}
         for sd in ctx.seeds(params["seeds"]):
