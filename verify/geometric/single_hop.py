@@ -308,19 +308,12 @@ def pigeonhole_fail(p, ctx):
     }
     breaks = {d: not any(a == 1.0 for a in v) for d, v in accs.items()}  # 'accuracy = 1' fails on every seed
     judgement = bracket.judge_side(side, breaks[int(bracket.below)], breaks[int(bracket.above)])
-    distinct = [
-        int(
-            len(
-                np.unique(
-                    np.round(
-                        _block(n, r, d0, s, kind="rademacher_distinct", ctx=ctx).codes * math.sqrt(d0)
-                    ).astype(int),
-                    axis=0,
-                )
-            )
-        )
-        for s in seeds
-    ]
+
+    def distinct_codes(seed):
+        signs = np.round(_block(n, r, d0, seed, kind="rademacher_distinct", ctx=ctx).codes * math.sqrt(d0))
+        return int(len(np.unique(signs.astype(int), axis=0)))
+
+    distinct = [distinct_codes(s) for s in seeds]
     iid = [model_decoding(_block(n, r, d0, s, kind="rademacher", ctx=ctx)).accuracy for s in seeds]
     return Outcome.judged(
         judgement,
