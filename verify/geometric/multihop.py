@@ -208,7 +208,8 @@ def nocot_single_fail(p, ctx):
     "(+-1/sqrt(d0), a fact-independent decoder) and d = R^k d0 below khop_dim_bound(N, R, k, p=1) = "
     "R^k log2(N + 1 - I_k), the one-pass R^k-block model misses some of the N*R^k queries "
     "(accuracy < 1, ties counted as errors) for k = 1, 2, 3 on every seed; at d0 = ceil(log2 N), "
-    "above the bound by less than R^k coordinates, it answers all of them (bracket)",
+    "above the bound by less than R^k coordinates, it does not fail on every seed (a bracket per k, "
+    "both sides measured by the claim; resolution about 1.12 at N = 500)",
     quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 8, "seeds": 3},
     full={"n_subjects": 2000, "n_relations": 3, "hops": [1, 2, 3, 4], "block_dim": 10, "seeds": 5},
 )
@@ -220,18 +221,63 @@ def below_bound_fail(p, ctx):
     below the bound, and the construction with distinct sign codes matches it at d0 = ceil(log2 N). The
     demonstration runs the construction on random tables; its failure is the pigeonhole tie the counting
     argument predicts (2^d0 < N codes)."""
-    n, r = p["n_subjects"], p["n_relations"]
-    d0 = math.ceil(math.log2(n)) if p.get("control") == "at_construction" else p["block_dim"]
-    rows = []
-    for k in p["hops"]:
-        bound = M.khop_dim_lower_bound(n, r, k, bits_per_param=1)
-        dim = M.dim_nocot(r, k, d0)
-        if p.get("control") is None and not dim < bound:
+    from verify.criteria import Bracket, all_of
+
+    n, r, hops = p["n_subjects"], p["n_relations"], list(p["hops"])
+    side = "above" if p.get("control") == "at_construction" else "below"
+    below_d0, above_d0 = p["block_dim"], math.ceil(math.log2(n))
+    bounds = {k: M.khop_dim_lower_bound(n, r, k, bits_per_param=1) for k in hops}
+    for k in hops:
+        if side == "below" and not M.dim_nocot(r, k, below_d0) < bounds[k]:
             raise ValueError(
-                f"block_dim={d0} gives d = {dim} >= the 1-bit k-hop bound {bound:.2f} at k={k}: "
-                "the demonstration's hypothesis (d below the lower bound) is violated"
+                f"block_dim={below_d0} gives d = {M.dim_nocot(r, k, below_d0)} >= the 1-bit k-hop bound "
+                f"{bounds[k]:.2f} at k={k}: the demonstration's hypothesis (d below the lower bound) is violated"
             )
-        for seed in ctx.seeds(p["seeds"]):
+    rows = {
+        d0: ctx.shared(
+            ("geometric.multihop.below_bound", n, r, tuple(hops), d0, ctx.seed, p["seeds"]),
+            lambda d0=d0: _below_bound_rows(n, r, hops, d0, ctx.seeds(p["seeds"]), bounds),
+        )
+        for d0 in (below_d0, above_d0)
+    }
+
+    def breaks(d0, k):  # 'accuracy = 1' fails on every seed at this k
+        return not any(row["accuracy"] == 1.0 for row in rows[d0] if row["k"] == k)
+
+    judgement = all_of(
+        **{
+            f"k={k}": Bracket(
+                f"d at k={k}", bounds[k], M.dim_nocot(r, k, below_d0), M.dim_nocot(r, k, above_d0)
+            ).judge_side(side, breaks(below_d0, k), breaks(above_d0, k))
+            for k in hops
+        }
+    )
+    d0 = below_d0 if side == "below" else above_d0
+    return Outcome.judged(
+        judgement,
+        details={
+            "rows": rows[d0],
+            "block_dim": d0,
+            "rows_below": rows[below_d0],
+            "rows_above": rows[above_d0],
+            "block_dim_below": below_d0,
+            "block_dim_above": above_d0,
+            "bound_1bit": {str(k): v for k, v in bounds.items()},
+            "inner_check_accuracy_eq_1": ["PASS" if row["accuracy"] == 1.0 else "FAIL" for row in rows[d0]],
+            "previous_criterion": {
+                "rule": f"accuracy < 1 on every seed and k at block_dim = {d0} only",
+                "passed": all(breaks(d0, k) for k in hops),
+            },
+        },
+    )
+
+
+def _below_bound_rows(n, r, hops, d0, seeds, bounds) -> list[dict]:
+    """Accuracy of the one-pass R^k-block model with distinct sign codes of width d0 on every
+    k-hop query, per k and seed."""
+    rows = []
+    for k in hops:
+        for seed in seeds:
             perms = make_bijections(n, r, rng_for(seed, 1, n, r))
             model = build_nocot_model(
                 perms, k, d0, rng=rng_for(seed, 2, n, d0, k), code_kind="rademacher_distinct"
@@ -242,24 +288,11 @@ def below_bound_fail(p, ctx):
                 {
                     "k": k,
                     "seed": seed,
-                    "dim": dim,
-                    "bound_1bit": bound,
+                    "dim": M.dim_nocot(r, k, d0),
+                    "bound_1bit": bounds[k],
                     "accuracy": m["accuracy"],
                     "min_margin": m["min_margin"],
                     "n_queries": m["n_queries"],
                 }
             )
-    guarantee = [row["accuracy"] == 1.0 for row in rows]
-    return Outcome(
-        predicted={
-            "accuracy": "< 1 below the bound",
-            "bound_1bit": {k: M.khop_dim_lower_bound(n, r, k, bits_per_param=1) for k in p["hops"]},
-        },
-        measured={
-            "accuracy": [row["accuracy"] for row in rows],
-            "block_dim": d0,
-            "dims": [M.dim_nocot(r, k, d0) for k in p["hops"]],
-        },
-        passed=not any(guarantee),
-        details={"rows": rows, "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee]},
-    )
+    return rows
