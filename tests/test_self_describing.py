@@ -28,12 +28,12 @@ SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 #: What must not appear: a pointer to a design document, a specification section or an issue.
 PATTERNS = {
     "design document": r"DESIG[N]\.md",
-    "spec section (spec ... section sign)": r"\b[Ss]pec\b[\s\S]{0,20}\u00a7",
-    "spec file": r"\b[Ss]pec[a-z_]*\.md|\b[Ss]pec[/ ]\s*[a-z_]+\.md",
-    "the spec": r"\b[Tt]he spec('s)?\b",
-    "spec, section sign": r"\b[Ss]pec \u00a7",
-    "spec's": r"\b[Ss]pec's\b",
-    "spec section/setting/number": r"\b[Ss]pec (?:section|setting|\d)",
+    "specification, then a section sign": r"\b[Ss]pec\b[\s\S]{0,20}\u00a7",
+    "specification file": r"\b[Ss]pec[a-z_]*\.md|\b[Ss]pec[/ ]\s*[a-z_]+\.md",
+    "the specification (short form)": r"\b[Tt]he spec('s)?\b",
+    "specification and section sign": r"\b[Ss]pec \u00a7",
+    "specification (possessive, short form)": r"\b[Ss]pec's\b",
+    "specification and a section, setting or number": r"\b[Ss]pec (?:section|setting|\d)",
     "section sign with a number": r"\u00a7\s?\d",
     "issue number": r"\b[Ii]ssues? \d+",
 }
@@ -111,16 +111,16 @@ def test_allowlist_is_not_stale():
 
 def test_the_patterns_catch_what_they_are_for():
     # the examples are assembled from parts, so this file does not itself name what it forbids
-    sec, doc, iss = "\u00a7", "DESIGN" + ".md", "Iss" + "ue"
+    sec, doc, iss, sp = "\u00a7", "DESIGN" + ".md", "Iss" + "ue", "sp" + "ec"
     for text in (
         f"see {doc}",
-        f"spec {sec}5.6 [derived]",
-        f"spec hopfield.md {sec}7.1",
-        f"(spec\nhopfield.md {sec}7)",
-        "spec/retrieval.md",
-        "the spec's recipe",
-        "spec section 5.3",
-        "spec 5.6: 2 layers",
+        f"{sp} {sec}5.6 [derived]",
+        f"{sp} hopfield.md {sec}7.1",
+        f"({sp}\nhopfield.md {sec}7)",
+        f"{sp}/retrieval.md",
+        f"the {sp}'s recipe",
+        f"{sp} section 5.3",
+        f"{sp} 5.6: 2 layers",
         f"the trained model of {sec}5.5",
         f"{iss} 15, item 2: D3",
         f"({iss.lower()} 17.3)",
