@@ -302,18 +302,16 @@ def pigeonhole_fail(p, ctx):
         d0 if side == "above" else math.floor(log2n) + 1,
     )
     seeds = ctx.seeds(p["seeds"])
-    accs = {
-        d: [model_decoding(_block(n, r, d, s, kind="rademacher_distinct", ctx=ctx)).accuracy for s in seeds]
+    models = {
+        d: [_block(n, r, d, s, kind="rademacher_distinct", ctx=ctx) for s in seeds]
         for d in (int(bracket.below), int(bracket.above))
     }
+    accs = {d: [model_decoding(m).accuracy for m in ms] for d, ms in models.items()}
     breaks = {d: not any(a == 1.0 for a in v) for d, v in accs.items()}  # 'accuracy = 1' fails on every seed
     judgement = bracket.judge_side(side, breaks[int(bracket.below)], breaks[int(bracket.above)])
-
-    def distinct_codes(seed):
-        signs = np.round(_block(n, r, d0, seed, kind="rademacher_distinct", ctx=ctx).codes * math.sqrt(d0))
-        return int(len(np.unique(signs.astype(int), axis=0)))
-
-    distinct = [distinct_codes(s) for s in seeds]
+    distinct = [
+        int(len(np.unique(np.round(m.codes * math.sqrt(d0)).astype(int), axis=0))) for m in models[d0]
+    ]
     iid = [model_decoding(_block(n, r, d0, s, kind="rademacher", ctx=ctx)).accuracy for s in seeds]
     return Outcome.judged(
         judgement,
