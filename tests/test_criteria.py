@@ -9,10 +9,14 @@ import pytest
 
 from verify.claims import Claim, Context, Control, Outcome
 from verify.criteria import (
+    Agreement,
     Bracket,
+    EverySeed,
     IntervalTest,
+    KOfN,
     Threshold,
     all_of,
+    binomial_k,
     growth_exponent,
     growth_law_judgement,
     seeds_to_decide,
@@ -71,6 +75,34 @@ def test_bracket_sides_a_claim_and_its_control_from_one_measurement():
     assert "does not break at 6" in b.judge(False, True).resolution["text"]
     with pytest.raises(ValueError, match="side"):
         b.judge_side("middle", True, False)
+
+
+def test_rules_over_seeds_fail_on_one_missing_seed_and_name_it():
+    every = EverySeed("accuracy", 1.0, ">=", "theory")
+    ok = every.judge([1.0, 1.0, 1.0], seeds=[3, 4, 5])
+    assert ok.verdict == "pass" and ok.resolution["value"] == 0.0 and ok.resolution["missed"] == []
+    bad = every.judge([1.0, 0.999, 1.0], seeds=[3, 4, 5])
+    assert bad.verdict == "fail" and bad.resolution["missed"] == [4] and bad.resolution["worst_seed"] == 4
+    low = EverySeed("error", 1e-9, "<=", "convention").judge([1e-12, 2e-9])
+    assert low.verdict == "fail" and low.resolution["missed"] == [1]
+    k = KOfN("margin", 0.5, ">=", k=binomial_k(20, 0.01), source="theory")
+    assert k.judge([0.6] * 18 + [0.4] * 2).verdict == "pass"
+    assert k.judge([0.6] * 17 + [0.4] * 3).verdict == "fail"
+    for rule in (every, k):
+        with pytest.raises(ValueError, match="NaN"):
+            rule.judge([1.0] * 19 + [math.nan])
+    with pytest.raises(ValueError, match="seed labels"):
+        every.judge([1.0, 1.0], seeds=[0])
+    with pytest.raises(ValueError, match="only 2 were measured"):
+        KOfN("x", 0.0, k=3).judge([1.0, 1.0])
+
+
+def test_agreement_is_exact_at_zero_tolerance_and_rejects_nan():
+    assert Agreement("count difference", 0.0).judge(0).verdict == "pass"
+    assert Agreement("count difference", 0.0).judge(1).verdict == "fail"
+    assert Agreement("max error", 1e-9).judge(-5e-10).verdict == "pass"
+    with pytest.raises(ValueError, match="NaN"):
+        Agreement("max error", 1e-9).judge(math.nan)
 
 
 def test_all_of_fail_beats_inconclusive_beats_pass():

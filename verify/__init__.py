@@ -8,8 +8,9 @@ torch nor the claims:
   ``decode``/``accuracy``/``margins``, constructions/measure.py): ``accuracy``, ``margins``,
   ``smallest_storing_size``; and ``decodability``, the exact decodability rho of a value table;
 - criteria as objects (verify/criteria.py), each giving a verdict (pass, fail or inconclusive)
-  and what the verdict rules out: ``Threshold``, ``IntervalTest``, ``Bracket``, ``all_of``,
-  ``growth_exponent`` and ``growth_law_judgement``, returning a ``Judgement``;
+  and what the verdict rules out: ``Threshold``, ``IntervalTest``, ``Bracket``, ``EverySeed``,
+  ``KOfN`` (with ``binomial_k``), ``Agreement``, ``all_of``, ``growth_exponent`` and
+  ``growth_law_judgement``, returning a ``Judgement``;
 - ``PROJECT_ROOT`` (the folder that holds this package), ``shadowing_distributions`` and
   ``check_not_shadowed`` (another distribution's ``verify`` package on the path).
 
@@ -42,18 +43,26 @@ _EXPORTS = {
     "Threshold": "verify.criteria",
     "IntervalTest": "verify.criteria",
     "Bracket": "verify.criteria",
+    "EverySeed": "verify.criteria",
+    "KOfN": "verify.criteria",
+    "Agreement": "verify.criteria",
+    "binomial_k": "verify.criteria",
     "all_of": "verify.criteria",
     "growth_exponent": "verify.criteria",
     "growth_law_judgement": "verify.criteria",
 }
 
 __all__ = [
+    "Agreement",
     "Bracket",
+    "EverySeed",
+    "KOfN",
     "IntervalTest",
     "Judgement",
     "PROJECT_ROOT",
     "Threshold",
     "all_of",
+    "binomial_k",
     "growth_exponent",
     "growth_law_judgement",
     "accuracy",

@@ -18,7 +18,10 @@ The criteria here:
   alternatives on each side (the scaling-law rule: a fitted exponent against the theory's
   exponent and the nearest competing laws);
 * :class:`Bracket` - a must-fail demonstration at two points that straddle the theory's
-  boundary; its resolution is the larger of boundary/below and above/boundary, coarse above 2.
+  boundary; its resolution is the larger of boundary/below and above/boundary, coarse above 2;
+* :class:`EverySeed` and :class:`KOfN` - rules over seeds (every seed clears a threshold; at
+  least k of n do, k from :func:`binomial_k`), pass or fail;
+* :class:`Agreement` - an identity: two independent computations agree to a tolerance.
 
 Each produces its text from the numbers it is given, so the statement cannot drift from what is
 checked. :func:`growth_exponent` fits a growth law y = a + b g(x) over seeds, g in one of two
@@ -316,6 +319,180 @@ class Bracket:
             {"boundary": self.boundary, "above": self.above, "breaks_above": "must not (control)"},
             {"breaks_above": bool(breaks_above)},
             {**dict(resolution), "text": text + ("breaks" if breaks_above else "holds")},
+        )
+
+
+def _clears(value: float, threshold: float, side: str) -> bool:
+    return value >= threshold if side == ">=" else value <= threshold
+
+
+def _per_seed(values, seeds) -> tuple[list[float], list]:
+    vals = [float(v) for v in values]
+    if not vals:
+        raise ValueError("a rule over seeds needs at least one seed's value")
+    if any(math.isnan(v) for v in vals):
+        raise ValueError("a criterion was given NaN as a seed's measurement")
+    labels = list(seeds) if seeds is not None else list(range(len(vals)))
+    if len(labels) != len(vals):
+        raise ValueError(f"{len(vals)} values but {len(labels)} seed labels")
+    return vals, labels
+
+
+@dataclass(frozen=True)
+class EverySeed:
+    """``quantity`` must clear ``value`` (``side`` ">=" or "<=") on every seed; ``source`` says
+    where the threshold comes from. A rule over seeds, not an interval: one seed that misses is
+    a fail (a verdict that flips with the seed is not a pass), so there is no inconclusive
+    verdict. The resolution is the worst seed's clearance (0 for an exact rule such as
+    "accuracy = 1", written ``>= 1``).
+
+    >>> rule = EverySeed("accuracy", 0.98, ">=", "convention")
+    >>> j = rule.judge([1.0, 0.99, 0.985], seeds=[0, 1, 2])
+    >>> j.verdict, round(j.resolution["value"], 3), j.resolution["worst_seed"]
+    ('pass', 0.005, 2)
+    >>> rule.judge([1.0, 0.97]).verdict
+    'fail'
+    """
+
+    quantity: str
+    value: float
+    side: str = ">="
+    source: str = "theory"
+
+    def __post_init__(self):
+        if self.side not in (">=", "<="):
+            raise ValueError(f"side must be '>=' or '<=', not {self.side!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
+
+    @property
+    def text(self) -> str:
+        return f"{self.quantity} {self.side} {self.value:.4g} on every seed ({self.source})"
+
+    def judge(self, per_seed: Sequence[float], seeds: Sequence | None = None) -> Judgement:
+        vals, labels = _per_seed(per_seed, seeds)
+        sign = 1.0 if self.side == ">=" else -1.0
+        margins = [sign * (v - self.value) for v in vals]
+        worst = int(np.argmin(margins))
+        missed = [labels[i] for i, v in enumerate(vals) if not _clears(v, self.value, self.side)]
+        verdict = "pass" if not missed else "fail"
+        text = f"{self.text}: worst {vals[worst]:.4g} (seed {labels[worst]}) over {len(vals)} seeds"
+        if missed:
+            text += f"; missed on seeds {missed}"
+        return Judgement(
+            verdict,
+            {self.quantity: f"{self.side} {self.value:.4g} on every seed", "threshold_source": self.source},
+            {self.quantity: vals, "seeds": labels},
+            {
+                "rule": "every_seed",
+                "value": margins[worst],
+                "coarse": False,
+                "text": text,
+                "worst_seed": labels[worst],
+                "missed": missed,
+            },
+        )
+
+
+@dataclass(frozen=True)
+class KOfN:
+    """At least ``k`` of the seeds must clear ``value`` (``side`` ">=" or "<="); a binomial rule
+    over seeds (:func:`binomial_k` gives k from a per-seed failure rate). Pass or fail; the
+    resolution is the number of seeds to spare (clearing seeds minus k).
+
+    >>> rule = KOfN("margin", 0.5, ">=", k=18, source="theory")
+    >>> j = rule.judge([0.6] * 19 + [0.4])
+    >>> j.verdict, j.resolution["value"]
+    ('pass', 1)
+    >>> rule.judge([0.6] * 17 + [0.4] * 3).verdict
+    'fail'
+    """
+
+    quantity: str
+    value: float
+    side: str = ">="
+    k: int = 1
+    source: str = "theory"
+
+    def __post_init__(self):
+        if self.side not in (">=", "<="):
+            raise ValueError(f"side must be '>=' or '<=', not {self.side!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1, not {self.k}")
+
+    def judge(self, per_seed: Sequence[float], seeds: Sequence | None = None) -> Judgement:
+        vals, labels = _per_seed(per_seed, seeds)
+        if self.k > len(vals):
+            raise ValueError(f"k = {self.k} seeds must clear but only {len(vals)} were measured")
+        missed = [labels[i] for i, v in enumerate(vals) if not _clears(v, self.value, self.side)]
+        cleared = len(vals) - len(missed)
+        verdict = "pass" if cleared >= self.k else "fail"
+        rule = f"{self.quantity} {self.side} {self.value:.4g} on at least {self.k} of {len(vals)} seeds"
+        return Judgement(
+            verdict,
+            {
+                self.quantity: f"{self.side} {self.value:.4g} on at least {self.k} of {len(vals)} seeds",
+                "threshold_source": self.source,
+            },
+            {self.quantity: vals, "seeds": labels, "cleared": cleared},
+            {
+                "rule": "k_of_n",
+                "value": cleared - self.k,
+                "coarse": False,
+                "text": f"{rule} ({self.source}): {cleared} cleared"
+                + (f"; missed on seeds {missed}" if missed else ""),
+                "missed": missed,
+            },
+        )
+
+
+def binomial_k(n: int, rate: float, level: float = 0.99) -> int:
+    """The k of a :class:`KOfN` rule that allows as many failing seeds as the ``level`` quantile
+    of Binomial(n, rate) (:func:`verify.measure.binomial_tolerance`): the rule of a guarantee
+    that holds with probability at least 1 - rate per seed.
+
+    >>> binomial_k(20, 0.01), binomial_k(100, 0.01)
+    (18, 96)
+    """
+    from verify.measure import binomial_tolerance
+
+    return int(n) - binomial_tolerance(n, rate, level)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """An identity: two computations that share no code agree to ``tol`` (the largest absolute
+    difference; ``source`` says where the tolerance comes from, usually float64 round-off, a
+    convention). Pass or fail; the resolution is the measured difference and the tolerance.
+
+    >>> Agreement("max |formula - count|", 1e-9).judge(2e-16).verdict
+    'pass'
+    >>> Agreement("max |formula - count|", 0.0).judge(1.0).resolution["text"]
+    'max |formula - count| = 1 <= 0 (exact): measured 1'
+    """
+
+    quantity: str
+    tol: float
+    source: str = "convention"
+
+    def judge(self, difference: float) -> Judgement:
+        diff = float(difference)
+        if math.isnan(diff):
+            raise ValueError(f"{self.quantity}: the measured difference is NaN")
+        verdict = "pass" if abs(diff) <= self.tol else "fail"
+        bound = "exact" if self.tol == 0 else self.source
+        return Judgement(
+            verdict,
+            {self.quantity: f"<= {self.tol:.3g}", "tolerance_source": bound},
+            {self.quantity: diff},
+            {
+                "rule": "agreement",
+                "value": abs(diff),
+                "coarse": False,
+                "text": f"{self.quantity} = {abs(diff):.3g} <= {self.tol:.3g} ({bound}): measured {diff:.3g}",
+            },
         )
 
 

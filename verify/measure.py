@@ -31,7 +31,7 @@ def min_pairwise_gap(codes) -> float:
 
 def binomial_tolerance(n_trials: int, fail_prob: float, level: float = 0.99) -> int:
     """Largest number of failures a claim "fails with probability <= q" tolerates over K seeds:
-    the ``level`` quantile of Binomial(K, q) (for q = 0.01, K = 20 it is 1)."""
+    the ``level`` quantile of Binomial(K, q) (for q = 0.01, K = 20 it is 2: P(at most 1) = 0.983)."""
     from scipy.stats import binom
 
     if not 0 < fail_prob < 1:
