@@ -178,13 +178,19 @@ def not_storing_outcome(family_name: str, rows: list, size_key: str, star_key: s
 
 def smallest_bank_outcome(found: dict, steps: int, criterion: str):
     """Outcome of a chapters smallest-bank search (chapters_bank, chapters_toy): every draw at
-    every F stores at some C of its grid."""
+    every F stores at some C of its grid, judged by an :class:`verify.criteria.EverySeed` rule
+    over the (F, draw) searches (1 = the draw stores within the grid, 0 = it does not; the grid's
+    end is the criterion's bound, a convention of the atlas). The details keep C* per draw."""
     from verify.claims import Outcome
+    from verify.criteria import EverySeed
 
     rows = found["rows"]
-    return Outcome(
-        predicted={str(r["F"]): f"C* <= {r['chapters_grid'][-1]}" for r in rows},
-        measured={str(r["F"]): r["c_star"] for r in rows},
-        passed=bool(all(c is not None for r in rows for c in r["c_star"])),
+    labels = [f"F={r['F']} draw {k}" for r in rows for k in range(len(r["c_star"]))]
+    stores = [0.0 if c is None else 1.0 for r in rows for c in r["c_star"]]
+    judgement = EverySeed("stores within the grid (1 yes, 0 no)", 1.0, ">=", "convention").judge(
+        stores, labels
+    )
+    return Outcome.judged(
+        judgement,
         details={"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps},
     )
