@@ -105,6 +105,29 @@ def test_agreement_is_exact_at_zero_tolerance_and_rejects_nan():
         Agreement("max error", 1e-9).judge(math.nan)
 
 
+def test_strict_sides_fail_on_a_tie_and_units_name_what_was_counted():
+    assert Threshold("rho", 0.0, ">=", "theory").judge(0.0).verdict == "pass"
+    assert Threshold("rho", 0.0, ">", "theory").judge(0.0).verdict == "fail"
+    assert Threshold("rho", 0.0, ">", "theory").judge([0.0, 0.1], seeds=3).verdict == "inconclusive"
+    assert Threshold("err", 1e-6, "<", "convention").judge([0.0, 1e-7]).verdict == "pass"
+    assert EverySeed("gap", 0.0, ">", unit="draws").judge([0.1, 0.0]).resolution["missed"] == [1]
+    assert KOfN("gap", 0.0, "<", k=1, unit="points").judge([0.0, -1.0]).verdict == "pass"
+    j = KOfN("exact", 1.0, ">=", k=2, source="convention", unit="draws").judge([1.0, 0.0])
+    assert j.verdict == "fail" and "draws" in j.resolution["text"] and "draws" in j.measured
+    with pytest.raises(ValueError, match="side"):
+        Threshold("x", 0.0, "=>")
+    assert Agreement("error", 1e-6, strict=True).judge(1e-6).verdict == "fail"
+    with pytest.raises(ValueError, match="tolerance"):
+        Agreement("error", 0.0, strict=True)
+
+
+def test_a_closed_bracket_may_hold_on_its_boundary_and_an_open_one_may_not():
+    assert Bracket("H", 16, 15, 16).coarse
+    closed = Bracket("H", 16, 15, 16, closed=True)
+    assert not closed.coarse and closed.straddles and round(closed.factor, 3) == 1.067
+    assert Bracket("H", 16, 16, 17, closed=True).coarse  # the break side may not sit on it
+
+
 def test_all_of_fail_beats_inconclusive_beats_pass():
     p, i, f = (
         Threshold("x", 1).judge(2.0),

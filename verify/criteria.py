@@ -39,6 +39,7 @@ import numpy as np
 from verify.measure import t_interval
 
 VERDICTS = ("pass", "fail", "inconclusive")
+SIDES = (">=", "<=", ">", "<")
 SOURCES = ("theory", "pilot", "convention")
 
 
@@ -80,6 +81,20 @@ class Judgement:
         return self.resolution.get("text", "") + (f"; would decide: {self.budget}" if self.budget else "")
 
 
+def _check_side(side: str) -> None:
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
+
+
+def _clears(value: float, threshold: float, side: str) -> bool:
+    """Whether ``value`` clears ``threshold`` on ``side`` (">" and "<" are strict)."""
+    if side == ">=":
+        return value >= threshold
+    if side == "<=":
+        return value <= threshold
+    return value > threshold if side == ">" else value < threshold
+
+
 def _interval(measured) -> tuple[float, float]:
     if isinstance(measured, (int, float, np.floating, np.integer)):
         value = float(measured)
@@ -107,8 +122,9 @@ def seeds_to_decide(half_width: float, needed: float, seeds: int) -> int:
 
 @dataclass(frozen=True)
 class Threshold:
-    """``quantity`` must be at least (``side=">="``) or at most (``"<="``) ``value``; ``source``
-    says where the threshold comes from (theory, pilot or convention).
+    """``quantity`` must be at least (``side=">="``), at most (``"<="``), strictly above (``">"``)
+    or strictly below (``"<"``) ``value``; ``source`` says where the threshold comes from
+    (theory, pilot or convention).
 
     Judged on an interval: pass when the whole interval clears, fail when none of it does,
     inconclusive in between. On a point (a deterministic measurement) the verdict is pass or fail.
@@ -116,6 +132,8 @@ class Threshold:
     >>> t = Threshold("accuracy", 0.9, ">=", "convention")
     >>> t.judge([0.93, 0.97]).verdict, t.judge([0.85, 0.95]).verdict, t.judge(0.5).verdict
     ('pass', 'inconclusive', 'fail')
+    >>> Threshold("rho", 0.0, ">", "theory").judge(0.0).verdict
+    'fail'
     """
 
     quantity: str
@@ -124,8 +142,7 @@ class Threshold:
     source: str = "theory"
 
     def __post_init__(self):
-        if self.side not in (">=", "<="):
-            raise ValueError(f"side must be '>=' or '<=', not {self.side!r}")
+        _check_side(self.side)
         if self.source not in SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
 
@@ -135,9 +152,9 @@ class Threshold:
 
     def judge(self, measured, seeds: int | None = None) -> Judgement:
         lo, hi = _interval(measured)
-        near, far = (lo, hi) if self.side == ">=" else (hi, lo)
-        ok_near = near >= self.value if self.side == ">=" else near <= self.value
-        ok_far = far >= self.value if self.side == ">=" else far <= self.value
+        near, far = (lo, hi) if self.side in (">=", ">") else (hi, lo)
+        ok_near = _clears(near, self.value, self.side)
+        ok_far = _clears(far, self.value, self.side)
         verdict = "pass" if ok_near else "fail" if not ok_far else "inconclusive"
         half = (hi - lo) / 2
         clearance = abs(near - self.value) if ok_near else 0.0
@@ -235,13 +252,16 @@ class Bracket:
 
     The resolution is max(boundary/below, above/boundary): how far from the boundary the two
     sides were tested. The rule asks for at most 2 (``max_factor``); a wider bracket is reported
-    coarse. ``judge(breaks_below, holds_above)`` gives pass when both sides behave, fail otherwise.
+    coarse. ``closed=True`` is for a condition that includes its boundary (the guarantee holds
+    at the boundary itself): the hold side may then be the boundary, the sharpest test there is. ``judge(breaks_below, holds_above)`` gives pass when both sides behave, fail otherwise.
 
     >>> b = Bracket("d0", boundary=6.29, below=4, above=9)
     >>> round(b.factor, 2), b.coarse
     (1.57, False)
     >>> b.judge(True, True).verdict, b.judge(True, False).verdict
     ('pass', 'fail')
+    >>> Bracket("H", boundary=16, below=15, above=16, closed=True).coarse
+    False
     """
 
     quantity: str
@@ -249,6 +269,7 @@ class Bracket:
     below: float
     above: float
     max_factor: float = 2.0
+    closed: bool = False
 
     def __post_init__(self):
         if not 0 < self.below < self.above:
@@ -266,6 +287,10 @@ class Bracket:
 
     @property
     def straddles(self) -> bool:
+        """below < boundary < above; with ``closed`` (the theory's condition holds AT the
+        boundary, e.g. H d >= F) the hold side may sit on the boundary itself."""
+        if self.closed:
+            return self.below < self.boundary <= self.above
         return self.below < self.boundary < self.above
 
     @property
@@ -322,10 +347,6 @@ class Bracket:
         )
 
 
-def _clears(value: float, threshold: float, side: str) -> bool:
-    return value >= threshold if side == ">=" else value <= threshold
-
-
 def _per_seed(values, seeds) -> tuple[list[float], list]:
     vals = [float(v) for v in values]
     if not vals:
@@ -340,7 +361,8 @@ def _per_seed(values, seeds) -> tuple[list[float], list]:
 
 @dataclass(frozen=True)
 class EverySeed:
-    """``quantity`` must clear ``value`` (``side`` ">=" or "<=") on every seed; ``source`` says
+    """``quantity`` must clear ``value`` (``side`` ">=", "<=", ">" or "<") on every seed (or
+    every draw, point, configuration: ``unit`` names what the values are over); ``source`` says
     where the threshold comes from. A rule over seeds, not an interval: one seed that misses is
     a fail (a verdict that flips with the seed is not a pass), so there is no inconclusive
     verdict. The resolution is the worst seed's clearance (0 for an exact rule such as
@@ -352,37 +374,48 @@ class EverySeed:
     ('pass', 0.005, 2)
     >>> rule.judge([1.0, 0.97]).verdict
     'fail'
+    >>> EverySeed("gap", 0.0, ">", "theory", unit="draws").judge([0.1, 0.0]).resolution["text"]
+    'gap > 0 on every draw (theory): worst 0 (draw 1) over 2 draws; missed on draws [1]'
     """
 
     quantity: str
     value: float
     side: str = ">="
     source: str = "theory"
+    unit: str = "seeds"
 
     def __post_init__(self):
-        if self.side not in (">=", "<="):
-            raise ValueError(f"side must be '>=' or '<=', not {self.side!r}")
+        _check_side(self.side)
         if self.source not in SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
 
     @property
+    def one(self) -> str:
+        return self.unit[:-1] if self.unit.endswith("s") else self.unit
+
+    @property
     def text(self) -> str:
-        return f"{self.quantity} {self.side} {self.value:.4g} on every seed ({self.source})"
+        return f"{self.quantity} {self.side} {self.value:.4g} on every {self.one} ({self.source})"
 
     def judge(self, per_seed: Sequence[float], seeds: Sequence | None = None) -> Judgement:
         vals, labels = _per_seed(per_seed, seeds)
-        sign = 1.0 if self.side == ">=" else -1.0
+        sign = 1.0 if self.side in (">=", ">") else -1.0
         margins = [sign * (v - self.value) for v in vals]
         worst = int(np.argmin(margins))
         missed = [labels[i] for i, v in enumerate(vals) if not _clears(v, self.value, self.side)]
         verdict = "pass" if not missed else "fail"
-        text = f"{self.text}: worst {vals[worst]:.4g} (seed {labels[worst]}) over {len(vals)} seeds"
+        text = (
+            f"{self.text}: worst {vals[worst]:.4g} ({self.one} {labels[worst]}) over {len(vals)} {self.unit}"
+        )
         if missed:
-            text += f"; missed on seeds {missed}"
+            text += f"; missed on {self.unit} {missed}"
         return Judgement(
             verdict,
-            {self.quantity: f"{self.side} {self.value:.4g} on every seed", "threshold_source": self.source},
-            {self.quantity: vals, "seeds": labels},
+            {
+                self.quantity: f"{self.side} {self.value:.4g} on every {self.one}",
+                "threshold_source": self.source,
+            },
+            {self.quantity: vals, self.unit: labels},
             {
                 "rule": "every_seed",
                 "value": margins[worst],
@@ -396,8 +429,8 @@ class EverySeed:
 
 @dataclass(frozen=True)
 class KOfN:
-    """At least ``k`` of the seeds must clear ``value`` (``side`` ">=" or "<="); a binomial rule
-    over seeds (:func:`binomial_k` gives k from a per-seed failure rate). Pass or fail; the
+    """At least ``k`` of the seeds (``unit``: or draws, points) must clear ``value`` (``side``
+    ">=", "<=", ">" or "<"); a binomial rule over seeds (:func:`binomial_k` gives k from a per-seed failure rate). Pass or fail; the
     resolution is the number of seeds to spare (clearing seeds minus k).
 
     >>> rule = KOfN("margin", 0.5, ">=", k=18, source="theory")
@@ -413,10 +446,10 @@ class KOfN:
     side: str = ">="
     k: int = 1
     source: str = "theory"
+    unit: str = "seeds"
 
     def __post_init__(self):
-        if self.side not in (">=", "<="):
-            raise ValueError(f"side must be '>=' or '<=', not {self.side!r}")
+        _check_side(self.side)
         if self.source not in SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
         if self.k < 1:
@@ -429,20 +462,20 @@ class KOfN:
         missed = [labels[i] for i, v in enumerate(vals) if not _clears(v, self.value, self.side)]
         cleared = len(vals) - len(missed)
         verdict = "pass" if cleared >= self.k else "fail"
-        rule = f"{self.quantity} {self.side} {self.value:.4g} on at least {self.k} of {len(vals)} seeds"
+        rule = f"{self.quantity} {self.side} {self.value:.4g} on at least {self.k} of {len(vals)} {self.unit}"
         return Judgement(
             verdict,
             {
-                self.quantity: f"{self.side} {self.value:.4g} on at least {self.k} of {len(vals)} seeds",
+                self.quantity: f"{self.side} {self.value:.4g} on at least {self.k} of {len(vals)} {self.unit}",
                 "threshold_source": self.source,
             },
-            {self.quantity: vals, "seeds": labels, "cleared": cleared},
+            {self.quantity: vals, self.unit: labels, "cleared": cleared},
             {
                 "rule": "k_of_n",
                 "value": cleared - self.k,
                 "coarse": False,
                 "text": f"{rule} ({self.source}): {cleared} cleared"
-                + (f"; missed on seeds {missed}" if missed else ""),
+                + (f"; missed on {self.unit} {missed}" if missed else ""),
                 "missed": missed,
             },
         )
@@ -465,33 +498,44 @@ def binomial_k(n: int, rate: float, level: float = 0.99) -> int:
 class Agreement:
     """An identity: two computations that share no code agree to ``tol`` (the largest absolute
     difference; ``source`` says where the tolerance comes from, usually float64 round-off, a
-    convention). Pass or fail; the resolution is the measured difference and the tolerance.
+    convention; ``strict`` asks for a difference strictly below ``tol``). Pass or fail; the
+    resolution is the measured difference and the tolerance.
 
     >>> Agreement("max |formula - count|", 1e-9).judge(2e-16).verdict
     'pass'
     >>> Agreement("max |formula - count|", 0.0).judge(1.0).resolution["text"]
     'max |formula - count| = 1 <= 0 (exact): measured 1'
+    >>> Agreement("max error", 1e-6, strict=True).judge(1e-6).verdict
+    'fail'
     """
 
     quantity: str
     tol: float
     source: str = "convention"
+    strict: bool = False
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
+        if self.tol < 0 or (self.strict and self.tol == 0):
+            raise ValueError(f"{self.quantity}: a tolerance must be >= 0 (> 0 when strict), not {self.tol}")
 
     def judge(self, difference: float) -> Judgement:
         diff = float(difference)
         if math.isnan(diff):
             raise ValueError(f"{self.quantity}: the measured difference is NaN")
-        verdict = "pass" if abs(diff) <= self.tol else "fail"
+        verdict = "pass" if _clears(abs(diff), self.tol, "<" if self.strict else "<=") else "fail"
         bound = "exact" if self.tol == 0 else self.source
+        op = "<" if self.strict else "<="
         return Judgement(
             verdict,
-            {self.quantity: f"<= {self.tol:.3g}", "tolerance_source": bound},
+            {self.quantity: f"{op} {self.tol:.3g}", "tolerance_source": bound},
             {self.quantity: diff},
             {
                 "rule": "agreement",
                 "value": abs(diff),
                 "coarse": False,
-                "text": f"{self.quantity} = {abs(diff):.3g} <= {self.tol:.3g} ({bound}): measured {diff:.3g}",
+                "text": f"{self.quantity} = {abs(diff):.3g} {op} {self.tol:.3g} ({bound}): measured {diff:.3g}",
             },
         )
 
