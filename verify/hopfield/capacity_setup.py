@@ -1,0 +1,162 @@
+"""Shared parts of the hopfield capacity claims (docs/hopfield.md): the capacity sweep of ungated
+and gated retrieval over a grid of N (shared by capacity.gain, capacity.d3 and
+wrong_context.fails through the run's cache), the crossing that defines a capacity, and
+capacity.gain's criterion. Registers no claim.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from constructions.hopfield.networks import context_gates, retrieval_errors_batch, sphere_patterns
+from theory.hopfield.derived import gated_capacity_prediction
+from verify.claims import Control
+from verify.criteria import IntervalTest, Threshold
+from verify.measure import t_interval
+
+
+def crossing(grid, fractions, level=0.5):
+    """The N at which the success fraction first falls below ``level``, interpolated linearly in
+    log2 N between the two grid points around the fall; None when it starts below the level or
+    never falls below it on the grid (the capacity is then off the grid)."""
+    if fractions[0] < level:
+        return None
+    for k in range(1, len(grid)):
+        if fractions[k] < level:
+            x0, x1 = math.log2(grid[k - 1]), math.log2(grid[k])
+            t = (fractions[k - 1] - level) / (fractions[k - 1] - fractions[k])
+            return float(2 ** (x0 + t * (x1 - x0)))
+    return None
+
+
+def _wrong_gates(n, target, n_eff, kappa, gen):
+    """Log-gates of another memory's context: N_eff memories open, the target not among them and
+    gated at -kappa like every other closed memory (informative about something, wrong here)."""
+    other = int((target + 1 + gen.integers(n - 1)) % n)
+    u, active = context_gates(n, other, n_eff, kappa, gen)
+    while target in active:
+        u, active = context_gates(n, other, n_eff, kappa, gen)
+    return u
+
+
+def _sweep(params, ctx, kappa, wrong=False):
+    """Per seed: success fractions (error <= threshold, query x_i) of ungated and gated retrieval
+    on every grid N, and the capacities (crossings of 0.5)."""
+
+    def compute():
+        rows = []
+        for s in ctx.seeds(params["seeds"]):
+            gen = ctx.rng(15, s)
+            frac_u, frac_g = [], []
+            for n in params["grid"]:
+                X = sphere_patterns(n, params["dim"], 1.0, gen)
+                targets = gen.choice(n, size=min(params["targets"], n), replace=False)
+                ne = min(params["n_eff"], n - 1 if wrong else n)
+                U = np.stack(
+                    [
+                        (
+                            _wrong_gates(n, int(t), ne, kappa, gen)
+                            if wrong
+                            else context_gates(n, int(t), ne, kappa, gen)[0]
+                        )
+                        for t in targets
+                    ]
+                )
+                e_u = retrieval_errors_batch(X, targets, params["beta"])
+                e_g = retrieval_errors_batch(X, targets, params["beta"], U)
+                frac_u.append(float(np.mean(e_u <= params["threshold"])))
+                frac_g.append(float(np.mean(e_g <= params["threshold"])))
+            rows.append(
+                {
+                    "seed": s,
+                    "frac_ungated": frac_u,
+                    "frac_gated": frac_g,
+                    "capacity_ungated": crossing(params["grid"], frac_u),
+                    "capacity_gated": crossing(params["grid"], frac_g),
+                }
+            )
+        return rows
+
+    key = (
+        "hopfield.capacity_sweep",
+        params["dim"],
+        params["beta"],
+        params["threshold"],
+        tuple(params["grid"]),
+        params["targets"],
+        params["n_eff"],
+        params["seeds"],
+        float(kappa),
+        bool(wrong),
+        ctx.seed,
+    )
+    return ctx.shared(key, compute)
+
+
+def _ratio_verdict(rows, min_ratio):
+    ratios = []
+    for r in rows:
+        cu, cg = r["capacity_ungated"], r["capacity_gated"]
+        r["ratio"] = None if cu is None or cg is None else cg / cu
+        ratios.append(r["ratio"])
+    ok = all(x is not None and x >= min_ratio for x in ratios)
+    finite = [math.log2(x) for x in ratios if x is not None and x > 0]
+    interval = [2**v for v in t_interval(finite)] if len(finite) >= 2 else None
+    return ok, ratios, interval
+
+
+CAPACITY_QUICK = {
+    "dim": 16,
+    "beta": 16.0,
+    "threshold": 1e-3,
+    "grid": [2**k for k in range(4, 15)],
+    "targets": 200,
+    "n_eff": 16,
+    "kappa": 4.0,
+    "seeds": 3,
+    "min_ratio": 16,
+}
+WRONG_CONTEXT = Control(
+    "wrong_context",
+    {"control": "wrong_context"},
+    "an informative but wrong context: another memory's 16-memory active set, "
+    "the target gated at -kappa with the other closed memories; gating then "
+    "hurts retrieval and the criterion must fail",
+)
+
+
+def _gain_judgement(rows, n_eff: int, kappa: float):
+    """capacity.gain's criterion on a sweep's rows: the paired interval of the gain exponent
+    c = ln(N_g/N_u)/kappa must contain D3's and exclude 0.75 and 1.25; a seed with a capacity off
+    the grid (or not above N_eff) fails it. Returns (judgement, (c_D3, per-seed c - c_D3) or None)."""
+    paired = _paired_d3(rows, n_eff, kappa)
+    if paired is None:
+        judgement = Threshold("seeds with both capacities on the grid", len(rows), ">=", "convention").judge(
+            0.0
+        )
+        return judgement, None
+    c_d3, diffs = paired
+    lo, hi = t_interval(diffs)
+    judgement = IntervalTest(
+        "gain exponent c = ln(N_g/N_u)/kappa",
+        c_d3,
+        {"e^(0.75 kappa)": 0.75, "e^(1.25 kappa)": 1.25},
+        theory_name="D3",
+    ).judge([c_d3 + lo, c_d3 + hi], seeds=len(rows))
+    return judgement, paired
+
+
+def _paired_d3(rows, n_eff: int, kappa: float):
+    """(mean D3 gain exponent, per-seed c - c_D3) of the sweep's seeds, or None when a seed's
+    capacity is off the grid or not above N_eff (D3 then predicts nothing)."""
+    c_d3, diffs = [], []
+    for r in rows:
+        nu, ng = r["capacity_ungated"], r["capacity_gated"]
+        if nu is None or ng is None or nu <= n_eff or ng <= 0:
+            return None
+        pred = gated_capacity_prediction(nu, n_eff, kappa)
+        c_d3.append(math.log(pred / nu) / kappa)
+        diffs.append(math.log(ng / pred) / kappa)
+    return float(np.mean(c_d3)), diffs
