@@ -52,3 +52,25 @@ def test_subject_sizes_must_be_ordered():
     c = load_all()["icrecall.finetune.n_star_vs_subjects"]
     with pytest.raises(ValueError, match="S_min <= S_max"):
         c.check(dict(c.quick, subjects=[24, 6]), Context(seed=0))
+
+
+@pytest.mark.parametrize(
+    "halves",
+    [
+        # (no_slots N*[S_min, S_max], slots N*[S_min, S_max]) per seed
+        [([32, None], [16, 16]), ([16, None], [8, 8])],  # both halves hold
+        [([32, None], [16, 16]), ([32, None], [2, None])],  # the slotted half fails at one seed
+        [([32, 32], [16, 8]), ([16, None], [8, 8])],  # the growth half fails at one seed
+        [([None, None], [None, 4]), ([None, 64], [None, None])],  # N*(S_min) off the grid
+        [([8, None], [None, 4]), ([16, None], [8, 4])],  # one half off the grid at one seed
+    ],
+)
+def test_criterion_objects_give_the_per_seed_rule(halves):
+    """The criterion of icrecall.finetune.n_star_vs_subjects passes exactly when half_verdict
+    passes both halves on every seed."""
+    rows = [
+        {"seed": k, "no_slots": {"n_star": list(ns)}, "slots": {"n_star": list(sl)}}
+        for k, (ns, sl) in enumerate(halves)
+    ]
+    expect = all(half_verdict(*ns, grows=True) and half_verdict(*sl, grows=False) for ns, sl in halves)
+    assert subj._halves_judgement(rows).passed == expect

@@ -20,7 +20,7 @@ from theory.icrecall import (
     pairwise_preactivations,
     relation_signal_boundary,
 )
-from verify.icrecall.finetune_setup import pattern_verdict
+from verify.icrecall.finetune_setup import pattern_judgement, pattern_verdict
 from verify.icrecall.memories import _shuffled_table, _unit_directions, max_off_diagonal_inner
 from verify.icrecall.sample import _synthetic, exponent_interval
 
@@ -101,12 +101,27 @@ def test_pattern_rule_fails_at_init_and_for_answers_only():
     assert not pattern_verdict(init, answers)["passed"]
 
 
+@pytest.mark.parametrize("share", [0.2, 0.35, 0.36, 0.7])
+@pytest.mark.parametrize("imbalance", [0.1, 0.4, 0.41])
+def test_pattern_judgement_is_pattern_verdict_on_every_seed(share, imbalance):
+    """The criterion objects of the pattern claims pass exactly when pattern_verdict passes on
+    every seed (boundary values included)."""
+    init = {"query_share": 0.99, "imbalance": 0.3, "pair_uniformity": 0.99}
+    good = {"query_share": 0.2, "imbalance": 0.1, "pair_uniformity": 0.99}
+    other = {"query_share": share, "imbalance": imbalance, "pair_uniformity": 0.99}
+    finals = [good, other, good]
+    expect = all(pattern_verdict(init, m)["passed"] for m in finals)
+    assert pattern_judgement([init] * 3, finals, [0, 1, 2]).passed == expect
+    with pytest.raises(ValueError, match="one each per seed"):
+        pattern_judgement([init] * 2, finals, [0, 1, 2])
+
+
 def test_context_length_bound_comes_from_never_judged_calibration_seeds():
     """icrecall.context.length's n = 2 bound: min over n_between of the calibration mean minus
     3 sd / sqrt(n_seeds), on seeds 100..104 whatever the run's seed (judged seeds 0..4 at
     --seed 0..2 never overlap them)."""
     from verify.claims import Context
-    from verify.icrecall.handset import CONTEXT, between_bound
+    from verify.icrecall.handset_context import CONTEXT, between_bound
 
     a = between_bound(CONTEXT, Context(seed=0, cache={}))
     b = between_bound(CONTEXT, Context(seed=7, cache={}))

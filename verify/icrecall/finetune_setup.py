@@ -11,6 +11,7 @@ import numpy as np
 from constructions.icrecall.model import ICAttention, TripletMemory, evaluate, finetune
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from verify.claims import Control, rng_for
+from verify.criteria import EverySeed, Judgement, all_of
 
 RHO = 1 / math.sqrt(2)
 PFULL = dict(
@@ -119,6 +120,10 @@ def train_run(
     return ctx.shared(key, compute)
 
 
+#: the pairwise-pattern thresholds of :func:`pattern_verdict` (conventions, not derived)
+QUERY_SHARE_MAX, QUERY_DROP_MIN, IMBALANCE_MAX = 0.35, 0.3, 0.4
+
+
 def pattern_verdict(metrics_init: dict, metrics: dict) -> dict:
     """The one pairwise-pattern rule of this area (fine-tuned P-full and the pretrained-MLP variant):
     the query share falls to <= 0.35 and by >= 0.3 from its init value, and the within-pair
@@ -126,9 +131,9 @@ def pattern_verdict(metrics_init: dict, metrics: dict) -> dict:
     already (a criterion the untrained model meets tests nothing)."""
     drop = metrics_init["query_share"] - metrics["query_share"]
     checks = {
-        "query_share": metrics["query_share"] <= 0.35,
-        "query_drop": drop >= 0.3,
-        "imbalance": metrics["imbalance"] <= 0.4,
+        "query_share": metrics["query_share"] <= QUERY_SHARE_MAX,
+        "query_drop": drop >= QUERY_DROP_MIN,
+        "imbalance": metrics["imbalance"] <= IMBALANCE_MAX,
     }
     previous = (
         metrics["pair_uniformity"] >= 0.95 and metrics["query_share"] <= 0.35 and metrics["imbalance"] <= 0.4
@@ -139,6 +144,37 @@ def pattern_verdict(metrics_init: dict, metrics: dict) -> dict:
         "query_drop": drop,
         "previous_passed": bool(previous),
     }
+
+
+def pattern_judgement(metrics_init: list[dict], metrics: list[dict], seeds: list) -> Judgement:
+    """The rule of :func:`pattern_verdict` on every seed, as criterion objects: three
+    :class:`verify.criteria.EverySeed` parts (query share <= 0.35, its drop from init >= 0.3,
+    within-pair imbalance <= 0.4; conventions) joined by :func:`verify.criteria.all_of`. It
+    passes exactly when :func:`pattern_verdict` passes on every seed.
+
+    >>> init = {"query_share": 0.99, "imbalance": 0.3, "pair_uniformity": 0.99}
+    >>> good = {"query_share": 0.2, "imbalance": 0.1, "pair_uniformity": 0.99}
+    >>> pattern_judgement([init, init], [good, good], [0, 1]).verdict
+    'pass'
+    >>> pattern_judgement([init, init], [good, dict(good, imbalance=0.7)], [0, 1]).verdict
+    'fail'
+    """
+    if not len(metrics_init) == len(metrics) == len(seeds):
+        raise ValueError(
+            f"{len(metrics_init)} init and {len(metrics)} final metrics for {len(seeds)} seeds: one each per seed"
+        )
+    share = [m["query_share"] for m in metrics]
+    drop = [a["query_share"] - m["query_share"] for a, m in zip(metrics_init, metrics)]
+    imbalance = [m["imbalance"] for m in metrics]
+    return all_of(
+        query_share=EverySeed("query share", QUERY_SHARE_MAX, "<=", "convention").judge(share, seeds),
+        query_drop=EverySeed("query-share drop from init", QUERY_DROP_MIN, ">=", "convention").judge(
+            drop, seeds
+        ),
+        imbalance=EverySeed("within-pair imbalance", IMBALANCE_MAX, "<=", "convention").judge(
+            imbalance, seeds
+        ),
+    )
 
 
 PATTERN_STATEMENT = (

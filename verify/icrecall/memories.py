@@ -26,11 +26,12 @@ from constructions.icrecall.world import (
 )
 from theory.icrecall import SOURCE, incoherence_bound
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.criteria import EverySeed, Threshold, all_of
 from verify.icrecall.memories_setup import (
     DEFAULTS,
     _world,
 )
-from verify.measure import decode, seeds_verdict
+from verify.measure import decode
 
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538), random embeddings and linear memories"
 
@@ -66,8 +67,10 @@ def max_off_diagonal_inner(E, max_elements=1 << 24):
     source=REF,
     provenance="reference",
     bounds=("icrecall.incoherence",),
-    statement="V random unit vectors in R^d have max_{t != t'} |<e_t, e_t'>| <= "
-    "2 sqrt(2 ln V / d) (0.487 at V=2000, d=256) in every one of K seeds",
+    statement="V random unit vectors in R^d have max_(t != t') |<e_t, e_t'>| <= "
+    "2 sqrt(2 ln V / d) at V = {n_vectors}, d = {dim} (the bound is 0.487 at quick scale, "
+    "V = 2000, d = 256, and 0.300 at full scale, V = 10^5, d = 1024) in every one of {n_seeds} seeds",
+    templated=True,
     quick=dict(n_vectors=2000, dim=256, n_seeds=20, rank=None),
     full=dict(n_vectors=100000, dim=1024, n_seeds=20, rank=None),
     seed_rule="every seed of seed..seed+K-1 (K = n_seeds)",
@@ -87,11 +90,11 @@ def _incoherence(p, ctx):
     for seed in ctx.seeds(p["n_seeds"]):
         E = _unit_directions(rng_for(seed, 11), p["n_vectors"], p["dim"], p["rank"])
         maxima.append(max_off_diagonal_inner(E))
-    return Outcome(
-        predicted=bound,
-        measured=max(maxima),
-        passed=seeds_verdict([m <= bound for m in maxima], "every"),
-        details={"max_inner_per_seed": maxima, "bound": bound, "seeds": ctx.seeds(p["n_seeds"])},
+    judgement = EverySeed("max off-diagonal |<e_t, e_t'>|", bound, "<=", "theory").judge(
+        maxima, seeds=ctx.seeds(p["n_seeds"])
+    )
+    return Outcome.judged(
+        judgement, details={"max_inner_per_seed": maxima, "bound": bound, "seeds": ctx.seeds(p["n_seeds"])}
     )
 
 
@@ -127,8 +130,9 @@ def linear_n99(dim, seed, target=0.99, key_rank=None, cap=1 << 16):
     provenance="reference",
     bounds=("icrecall.linear_capacity",),
     statement="the linear memory's N99 (largest N recalled at accuracy >= 0.99, V = N outputs) "
-    "grows like d^2: the log-log slope of N99 against d lies in [1.6, 2.3] in every "
-    "one of 3 seeds",
+    "grows like d^2: the log-log slope of N99 against d in {dims} lies in [{slope_low}, "
+    "{slope_high}] in every one of {n_seeds} seeds",
+    templated=True,
     quick=dict(dims=[32, 64, 128], slope_low=1.6, slope_high=2.3, n_seeds=3, key_rank=None),
     full=dict(dims=[32, 64, 128, 256, 512], slope_low=1.6, slope_high=2.3, n_seeds=3, key_rank=None),
     seed_rule="every seed of seed..seed+2",
@@ -156,11 +160,15 @@ def _linear_capacity(p, ctx):
             }
         )
     slopes = [r["slope"] for r in rows]
-    ok = seeds_verdict([p["slope_low"] <= s <= p["slope_high"] for s in slopes], "every")
-    return Outcome(
-        predicted=f"slope in [{p['slope_low']}, {p['slope_high']}] (d^2 / log V)",
-        measured=float(np.mean(slopes)),
-        passed=ok,
+    seeds = ctx.seeds(p["n_seeds"])
+    quantity = "log-log slope of N99 against d"
+    # the band around the theory's 2 (d^2 / ln V) is a convention: nobody derived 1.6 and 2.3
+    judgement = all_of(
+        low=EverySeed(quantity, p["slope_low"], ">=", "convention").judge(slopes, seeds=seeds),
+        high=EverySeed(quantity, p["slope_high"], "<=", "convention").judge(slopes, seeds=seeds),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "dims": dims,
             "n99": rows[0]["n99"],
@@ -193,13 +201,19 @@ def _accuracy_against(world, mlp, subj, rel, max_elements=1 << 24):
     return correct / len(subj)
 
 
+#: the direct-recall thresholds (conventions: the construction's guarantee is accuracy 1 above its
+#: memory dimension, these allow its rare crosstalk errors)
+DIRECT_MEAN, DIRECT_MIN = 0.99, 0.98
+
+
 @claim(
     "icrecall.mlp.direct_recall",
     source=SOURCE + ", our triplet MLP (docs/icrecall.md)",
     provenance="derived",
     bounds=("icrecall.mlp_sufficient_dim",),
-    statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K=5 seeds "
-    ">= 0.99 and every seed >= 0.98 on 2000 random (s, r)",
+    statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K = {n_seeds} "
+    f"seeds >= {DIRECT_MEAN} and every seed >= {DIRECT_MIN} on {{n_queries}} random (s, r) per seed",
+    templated=True,
     quick=dict(DEFAULTS, n_queries=2000, n_seeds=5),
     full=dict(DEFAULTS, n_subj=20000, dim=512, n_queries=20000, n_seeds=5),
     seed_rule="mean over seed..seed+4 >= 0.99 and every seed >= 0.98",
@@ -228,10 +242,11 @@ def _direct(p, ctx):
             accs.append(_accuracy_against(world, triplet_mlp(stored, p["theta"]), s, r))
         else:
             accs.append(direct_recall_accuracy(triplet_mlp(world, p["theta"]), s, r))
-    mean = float(np.mean(accs))
-    return Outcome(
-        predicted="mean >= 0.99, min >= 0.98",
-        measured=mean,
-        passed=mean >= 0.99 and seeds_verdict([a >= 0.98 for a in accs], "every"),
-        details={"accuracy_per_seed": accs, "seeds": ctx.seeds(p["n_seeds"])},
+    seeds = ctx.seeds(p["n_seeds"])
+    judgement = all_of(
+        mean=Threshold(f"mean accuracy over {len(accs)} seeds", DIRECT_MEAN, ">=", "convention").judge(
+            float(np.mean(accs))
+        ),
+        every_seed=EverySeed("accuracy", DIRECT_MIN, ">=", "convention").judge(accs, seeds=seeds),
     )
+    return Outcome.judged(judgement, details={"accuracy_per_seed": accs, "seeds": seeds})

@@ -10,8 +10,15 @@ from constructions.icrecall.model import ICAttention, finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.icrecall.finetune_setup import EVERY3, PATTERN_STATEMENT, PREVIOUS_PATTERN, RHO, pattern_verdict
-from verify.measure import seeds_verdict
+from verify.criteria import EverySeed, all_of
+from verify.icrecall.finetune_setup import (
+    EVERY3,
+    PATTERN_STATEMENT,
+    PREVIOUS_PATTERN,
+    RHO,
+    pattern_judgement,
+    pattern_verdict,
+)
 
 PRETRAIN = dict(
     n_subj=100,
@@ -96,8 +103,9 @@ def pretrained_run(p, ctx, seed):
     source=SOURCE + ", pretrained-MLP experiments [abstract]",
     provenance="derived",
     statement="with an MLP pretrained on direct recall (accuracy >= 0.99) and frozen, P-struct "
-    "fine-tuning (train_omega, init omega=1, N_train=64) reaches IC accuracy >= 0.90 "
-    "and lowers the query share by >= 0.3, in every one of 3 seeds",
+    "fine-tuning (train_omega, init omega=1, N_train={n_train}) reaches IC accuracy >= 0.90 "
+    "and lowers the query share by >= 0.3, in every one of {n_seeds} seeds",
+    templated=True,
     quick=PRETRAIN,
     full=PRETRAIN_FULL,
     seed_rule=EVERY3,
@@ -108,14 +116,18 @@ def _pretrained(p, ctx):
     drops = [r["metrics_init"]["query_share"] - r["metrics"]["query_share"] for r in runs]
     ok = [r["direct_acc"] >= 0.99 and r["acc"] >= 0.90 and d >= 0.3 for r, d in zip(runs, drops)]
     old = [o and r["metrics"]["pair_uniformity"] >= 0.9 for o, r in zip(ok, runs)]
-    return Outcome(
-        predicted="direct >= 0.99, IC >= 0.90, query-share drop >= 0.3 (every seed)",
-        measured={
-            "direct": [r["direct_acc"] for r in runs],
-            "ic": [r["acc"] for r in runs],
-            "query_drop": drops,
-        },
-        passed=seeds_verdict(ok, "every"),
+    seeds = [r["seed"] for r in runs]
+    judgement = all_of(
+        direct=EverySeed("pretrained direct-recall accuracy", 0.99, ">=", "convention").judge(
+            [r["direct_acc"] for r in runs], seeds
+        ),
+        ic=EverySeed("IC accuracy after fine-tuning", 0.90, ">=", "convention").judge(
+            [r["acc"] for r in runs], seeds
+        ),
+        query_drop=EverySeed("query-share drop from init", 0.3, ">=", "convention").judge(drops, seeds),
+    )
+    return Outcome.judged(
+        judgement,
         details=dict(
             runs[0],
             per_seed=[
@@ -136,7 +148,10 @@ def _pretrained(p, ctx):
     source=SOURCE + ", pretrained-MLP experiments [abstract]",
     provenance="derived",
     statement="with the pretrained MLP (as pretrained.solves) the fine-tuned attention meets the "
-    "same pairwise-pattern rule as finetune.pattern_emerges: " + PATTERN_STATEMENT + ", every one of 3 seeds",
+    "same pairwise-pattern rule as finetune.pattern_emerges: "
+    + PATTERN_STATEMENT
+    + ", every one of {n_seeds} seeds",
+    templated=True,
     quick=PRETRAIN,
     full=PRETRAIN_FULL,
     seed_rule=EVERY3,
@@ -146,10 +161,11 @@ def _pretrained_pattern(p, ctx):
     runs = [pretrained_run(p, ctx, s) for s in ctx.seeds(p["n_seeds"])]
     verdicts = [pattern_verdict(r["metrics_init"], r["metrics"]) for r in runs]
     keys = ("pair_uniformity", "query_share", "imbalance", "subject_share", "answer_share")
-    return Outcome(
-        predicted=PATTERN_STATEMENT,
-        measured={k: [r["metrics"][k] for r in runs] for k in keys[:3]},
-        passed=seeds_verdict([v["passed"] for v in verdicts], "every"),
+    judgement = pattern_judgement(
+        [r["metrics_init"] for r in runs], [r["metrics"] for r in runs], [r["seed"] for r in runs]
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "metrics_init": runs[0]["metrics_init"],
             "metrics": runs[0]["metrics"],

@@ -6,7 +6,7 @@ S; with slot embeddings W_KQ can learn slot-level attention shared by all subjec
 
 N*(eps) is, as in :mod:`verify.icrecall.sample`, the first point of a factor-2 grid, scanned
 upwards, whose held-out accuracy is >= 1 - eps [derived]. Two sizes S_min < S_max at the same d,
-R, D and n. The criterion (fixed before any judged seed, from the issue's wording) per seed:
+R, D and n. The criterion (fixed before any judged seed, from the statement's wording) per seed:
 - without slots N* grows: N*(S_min) on the grid and N*(S_max) >= 2 N*(S_min);
 - with slots N* does not grow: N*(S_min) on the grid and N*(S_max) <= N*(S_min).
 Only the grid points <= N*(S_min) are scanned at S_max: they decide both halves (a larger
@@ -31,8 +31,8 @@ import math
 
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim
+from verify.criteria import EverySeed, Judgement, all_of
 from verify.icrecall.finetune_setup import PFULL, train_run
-from verify.measure import seeds_verdict
 
 SWEEP = ("subjects", "grid", "eps")
 QUICK = dict(
@@ -83,6 +83,36 @@ def half_verdict(small: int | None, large: int | None, grows: bool) -> bool:
     return large is not None and large <= small
 
 
+def _log2_ratio(small: int | None, large: int | None) -> float | None:
+    """log2 N*(S_max)/N*(S_min) as :func:`half_verdict` reads it: None when N*(S_min) is off the
+    grid, 1 (a doubling) when N*(S_max) is censored above N*(S_min) on the factor-2 grid."""
+    if small is None:
+        return None
+    return 1.0 if large is None else math.log2(large / small)
+
+
+def _halves_judgement(rows: list[dict]) -> Judgement:
+    """The per-seed rule of :data:`RULE` over every seed, as criterion objects: per half, N*(S_min)
+    on the grid on every seed and the log2 ratio >= 1 (no slots) or <= 0 (slots) on every seed
+    where it is; passes exactly when :func:`half_verdict` passes both halves on every seed."""
+    parts = {}
+    seeds = [r["seed"] for r in rows]
+    for half, label, side, value in (
+        ("no_slots", "without slots", ">=", 1.0),
+        ("slots", "with slots", "<=", 0.0),
+    ):
+        ratios = [_log2_ratio(*r[half]["n_star"]) for r in rows]
+        parts[f"{half}_on_grid"] = EverySeed(
+            f"N*(S_min) {label} on the grid (1 yes, 0 no)", 1.0, ">=", "convention"
+        ).judge([0.0 if x is None else 1.0 for x in ratios], seeds)
+        kept = [(s, x) for s, x in zip(seeds, ratios) if x is not None]
+        if kept:
+            parts[f"{half}_ratio"] = EverySeed(
+                f"log2 N*(S_max)/N*(S_min) {label} (censored above: 1)", value, side, "convention"
+            ).judge([x for _, x in kept], [s for s, _ in kept])
+    return all_of(**parts)
+
+
 RULE = (
     "per seed: without slots N*(S_max) >= 2 N*(S_min), with slots N*(S_max) <= N*(S_min), "
     "N*(S_min) on the grid in both"
@@ -93,12 +123,11 @@ RULE = (
     "icrecall.finetune.n_star_vs_subjects",
     source=SOURCE + ", our pilot finding (docs/icrecall.md)",
     provenance="derived",
-    statement="at fixed d, the fine-tuning sample need N*(eps=0.1) of P-full (factor-2 grid) "
+    statement="at fixed d, the fine-tuning sample need N*(eps={eps}) of P-full (factor-2 grid) "
     "grows with the number of subjects S without slot embeddings and does not with "
-    "them: from S = 6 to S = 24 (R = 5, n = 4, D = 10, d = ceil(32 ln N_f(S_max)) = 154, "
-    "grid 2..128; full scale S = 12 -> 48, d = 176, D = 20, grid 1..512, 5 seeds) "
-    + RULE
-    + ", in every one of 3 seeds",
+    "them: from S = {subjects[0]} to S = {subjects[1]} (R = {n_rel}, n = {n_pairs}, D = {n_ans_per_rel}, "
+    "d = ceil(32 ln N_f(S_max)) = {dim}, grid {grid}) " + RULE + ", in every one of {n_seeds} seeds",
+    templated=True,
     quick=QUICK,
     full=FULL,
     seed_rule="every seed of seed..seed+n_seeds-1 (per-seed N* recorded)",
@@ -134,11 +163,11 @@ def _n_star_vs_subjects(p, ctx):
             }
         row["passed"] = row["no_slots"]["passed"] and row["slots"]["passed"]
         rows.append(row)
-    return Outcome(
-        predicted=RULE + " (every seed)",
-        measured={h: [r[h]["n_star"] for r in rows] for h in ("no_slots", "slots")},
-        passed=seeds_verdict([r["passed"] for r in rows], "every"),
+    judgement = _halves_judgement(rows)
+    return Outcome.judged(
+        judgement,
         details={
+            "n_star": {h: [r[h]["n_star"] for r in rows] for h in ("no_slots", "slots")},
             "subjects": [s_min, s_max],
             "dim": p["dim"],
             "grid": list(p["grid"]),
