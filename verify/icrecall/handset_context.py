@@ -182,16 +182,16 @@ def _context_length(p, ctx):
     # floats next to theta on each side
     if fire_n:
         parts["fires_below"] = Threshold(
-            f"mean (s_i, r) pre-activation at n = {fire_n} (lowest; > theta)",
-            float(np.nextafter(th, np.inf)),
-            ">=",
+            f"mean (s_i, r) pre-activation at n = {fire_n} (lowest)",
+            th,
+            ">",
             "theory",
         ).judge(min(by_n[n]["preact"] for n in fire_n))
     if p["n_above"]:
         parts["silent_above"] = Threshold(
-            f"mean (s_i, r) pre-activation at n = {list(p['n_above'])} (highest; < theta)",
-            float(np.nextafter(th, -np.inf)),
-            "<=",
+            f"mean (s_i, r) pre-activation at n = {list(p['n_above'])} (highest)",
+            th,
+            "<",
             "theory",
         ).judge(max(by_n[n]["preact"] for n in p["n_above"]))
     if not parts:
