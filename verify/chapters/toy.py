@@ -19,8 +19,10 @@ from verify.chapters.toy_setup import (
     _configs,
     phase1,
     phase2,
+    storage_threshold,
 )
 from verify.claims import Control, Outcome, claim
+from verify.criteria import EverySeed, Threshold
 from verify.ledger import LedgerEntry, record
 
 record(
@@ -82,10 +84,8 @@ def check_fact_storage(p, ctx):
     acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
     m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
     flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
-    return Outcome(
-        f"MoC >= dense - 0.02 (dense {m_dense:.3f})",
-        m_moc,
-        m_moc >= m_dense - 0.02,
+    return Outcome.judged(
+        storage_threshold().judge(m_moc - m_dense),
         details={
             "seeds": seeds,
             "acc_moc": acc["moc"],
@@ -148,10 +148,9 @@ def check_retention(p, ctx):
             "eval_steps": hists[0]["eval_steps"],
         }
     d_moc, d_dense = float(np.mean(out["moc"]["drop"])), float(np.mean(out["dense"]["drop"]))
-    return Outcome(
-        f"drop MoC <= drop dense ({d_dense:.3f})",
-        d_moc,
-        d_moc <= d_dense,
+    judgement = Threshold("mean drop of phase-1 accuracy, MoC - iso-FLOP dense", 0.0, "<=", "theory")
+    return Outcome.judged(
+        judgement.judge(d_moc - d_dense),
         details={
             "seeds": seeds,
             "mean_drop_moc": d_moc,
@@ -199,11 +198,9 @@ def check_frozen(p, ctx):
                 "retained_A_frozen": frozen["acc"][0][-1],
             }
         )
-    ok = [
-        abs(r["acc_slow"] - r["acc_frozen"]) <= 0.01 or abs(r["loss_slow"] - r["loss_frozen"]) <= 0.01
-        for r in rows
+    # "accuracy gap <= 0.01 or loss gap <= 0.01 nats" is "the smaller of the two gaps <= 0.01"
+    smaller = [
+        min(abs(r["acc_slow"] - r["acc_frozen"]), abs(r["loss_slow"] - r["loss_frozen"])) for r in rows
     ]
-    gap = max(abs(r["acc_slow"] - r["acc_frozen"]) for r in rows)
-    return Outcome(
-        "|acc gap| <= 0.01 or |loss gap| <= 0.01 in every seed", gap, all(ok), details={"rows": rows}
-    )
+    rule = EverySeed("min(|phase-2 accuracy gap|, |phase-2 loss gap| nats)", 0.01, "<=", "convention")
+    return Outcome.judged(rule.judge(smaller, seeds=seeds), details={"rows": rows})

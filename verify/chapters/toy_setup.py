@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from theory.papers import paper
 from verify.claims import rng_for
+from verify.criteria import Threshold
 
 SOURCE = paper("chapters")
 #: Quick scale: 512 facts (the top of the planned 256-512-fact range) and 2 seeds (3 at full scale),
@@ -152,3 +153,13 @@ def phase2(p, ctx, seed, kind, bank="slow"):
 
 def _acc_at(hist, step, which=0):
     return hist["acc"][which][hist["eval_steps"].index(step)]
+
+
+def storage_threshold(tolerance: float = 0.02) -> Threshold:
+    """The fact-storage criterion: MoC's mean value accuracy minus the iso-FLOP dense model's is at
+    least -``tolerance`` (a convention: MoC may trail by that much), judged on the mean over seeds.
+
+    >>> storage_threshold().judge(0.5 - 0.51).verdict, storage_threshold().judge(0.2 - 0.3).verdict
+    ('pass', 'fail')
+    """
+    return Threshold("mean value accuracy, MoC - iso-FLOP dense", -tolerance, ">=", "convention")

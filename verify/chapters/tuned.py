@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.chapters.toy_setup import BASE, FULL, SOURCE, _acc_at, _configs, phase1
+from verify.chapters.toy_setup import BASE, FULL, SOURCE, _acc_at, _configs, phase1, storage_threshold
 from verify.claims import Control, Outcome, claim
 
 #: The grid: backbone lr; memory layers and bank at ``memory_lr_ratio`` x lr (the recipe's 2x);
@@ -149,14 +149,13 @@ def check_fact_storage_tuned(p, ctx):
         ]
     m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
     r_moc, r_dense = float(np.mean(recipe["moc"])), float(np.mean(recipe["dense"]))
-    passed = m_moc >= m_dense - 0.02
-    recipe_passed = r_moc >= r_dense - 0.02
+    judgement = storage_threshold().judge(m_moc - m_dense)
+    passed = judgement.passed
+    recipe_passed = storage_threshold().judge(r_moc - r_dense).passed
     moc_cfg, dense_cfg = _configs(p)
     flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
-    return Outcome(
-        f"tuned MoC >= tuned dense - 0.02 (dense {m_dense:.3f})",
-        m_moc,
-        passed,
+    return Outcome.judged(
+        judgement,
         details={
             "seeds": seeds,
             "compare_step": step,
