@@ -89,7 +89,7 @@ def test_a_point_may_give_n_values_separately_from_F():
     assert table["gd@d=8,F=16,n_V=4"]["n_values"] == 4
     assert table["construction@d=8,F=16"]["n_values"] == 16
     assert [r["n_values"] for r in out.details["rows"]] == [16, 4]
-    assert set(out.measured) == {"d=8,F=16,draw=0", "d=8,F=16,n_V=4,draw=0"}
+    assert set(out.details["ratio_per_pair"]) == {"d=8,F=16,draw=0", "d=8,F=16,n_V=4,draw=0"}
 
 
 def test_figure_labels_a_point_with_its_own_n_values():

@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
+from verify.criteria import Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
@@ -54,6 +55,9 @@ EQUAL_FULL = dict(EQUAL, draws=5, ks=[1, 4, 16, 32, 48])
 CLOSED = ("unedited", "rank_one", "rome", "memit")
 TRAINED = ("swap", "finetune_edits", "finetune_full")
 ROME = "Meng et al. 2022 (ROME) and 2023 (MEMIT)"
+#: the bar of edit.equal_width and edit.equal_information: chosen when the claims were written (a
+#: convention; the pilot at seed 10 of equal_information saw 1.0 in every cell)
+MIN_CELL = 0.95
 
 
 def equal_bases(ctx, p):
@@ -206,6 +210,22 @@ def _cell(table, mlp, method, k, metric):
     return table[f"{mlp}/{method}@{k}"][metric]["mean"]
 
 
+def _cells_rule(cells: dict, rows: list) -> dict:
+    """The judgements of "mean efficacy and mean retention >= MIN_CELL in every cell, attention
+    bit-identical in every edited model": the worst cell of each metric against the bar (every
+    cell clears it exactly when the worst does)."""
+    changed = sum(not r["attention_unchanged"] for r in rows)
+    return {
+        "efficacy": Threshold("lowest mean efficacy over the cells", MIN_CELL, ">=", "convention").judge(
+            min(e for e, _ in cells.values())
+        ),
+        "retention": Threshold("lowest mean retention over the cells", MIN_CELL, ">=", "convention").judge(
+            min(s for _, s in cells.values())
+        ),
+        "attention": Threshold("edited models whose attention changed", 0, "<=", "theory").judge(changed),
+    }
+
+
 UNEDITED = Control(
     "unedited",
     {"control": "unedited"},
@@ -218,13 +238,15 @@ UNEDITED = Control(
     "fact_mlp.edit.equal_width",
     source=SRC + " (abstract: modular editing); " + ROME,
     provenance="derived",
-    statement="at EQUAL hidden width 576 (the encoder-decoder's H m_c = 12 x 48 against a GD "
-    "gated MLP with 576 hidden units, baseline protocol) in the recall Transformer (d=64, "
-    "F=64), the covariance-aware edits, ROME (rank-one with C^-1 k*) and MEMIT "
+    templated=True,
+    statement="at EQUAL hidden width (the encoder-decoder's H m_c = {n_gates} x {code_dim} against a GD "
+    "gated MLP with {gd_hidden} hidden units, baseline protocol) in the recall Transformer (d={d_model}, "
+    "F={n_facts}), the covariance-aware edits, ROME (rank-one with C^-1 k*) and MEMIT "
     "(batched least squares, the unedited keys' covariance as regulariser), reach mean "
-    "efficacy >= 0.95 and mean retention (specificity) >= 0.95 over 3 draws of the "
-    "edited keys on BOTH MLPs at every k in {4, 16, 32}: the construction has no "
-    "editing advantage over a GD MLP of its width under these edits",
+    "efficacy >= 0.95 and mean retention (specificity) >= 0.95 (a convention) over {draws} draws of the "
+    "edited keys (the mean, not an interval) on BOTH MLPs at every k in {ks}, with attention "
+    "bit-identical: the construction has no editing advantage over a GD MLP of its width under these "
+    "edits",
     quick=EQUAL,
     full=EQUAL_FULL,
     controls=[UNEDITED],
@@ -240,13 +262,10 @@ def check_equal_width(p, ctx):
         for m in meths
         for k in p["ks"]
     }
-    ok = all(e >= 0.95 and s >= 0.95 for e, s in cells.values())
-    ok &= all(r["attention_unchanged"] for r in rows)
-    return Outcome(
-        predicted="efficacy, retention >= 0.95 for ROME and MEMIT on both MLPs, every k",
-        measured={c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
-        passed=bool(ok),
+    return Outcome.judged(
+        all_of(**_cells_rule(cells, rows)),
         details={
+            "cells": {c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
             "table": table,
             "rows": rows,
             "widths": {"encoder_decoder": p["n_gates"] * p["code_dim"], "gd": p["gd_hidden"]},
@@ -258,10 +277,11 @@ def check_equal_width(p, ctx):
     "fact_mlp.edit.rank_one_equal_width",
     source=SRC + "; " + ROME,
     provenance="derived",
-    statement="at equal hidden width 576 (encoder-decoder H m_c = 12 x 48; GD gated MLP with "
-    "576 hidden units) the identity-covariance rank-one edit of 32 of 64 facts "
-    "retains MORE unedited facts on the GD MLP than on the construction (mean over 3 "
-    "draws): the construction LOSES; the earlier finding that rank-one edits spoil a "
+    templated=True,
+    statement="at equal hidden width (encoder-decoder H m_c = {n_gates} x {code_dim}; GD gated MLP with "
+    "{gd_hidden} hidden units) the identity-covariance rank-one edit of the largest k of {ks} of "
+    "{n_facts} facts retains strictly MORE unedited facts on the GD MLP than on the construction (mean "
+    "over {draws} draws): the construction LOSES; the earlier finding that rank-one edits spoil a "
     "GD MLP came from a GD MLP of width 16 (the control)",
     quick=EQUAL,
     full=EQUAL_FULL,
@@ -281,25 +301,27 @@ def check_rank_one_equal_width(p, ctx):
     k = max(p["ks"])
     ed = _cell(table, "encoder_decoder", "rank_one", k, "specificity")
     gd = _cell(table, "gd", "rank_one", k, "specificity")
-    return Outcome(
-        predicted=f"retention(GD, width {p['gd_hidden']}) > retention(construction, "
-        f"width {p['n_gates'] * p['code_dim']}) at k = {k}",
-        measured={"gd": gd, "construction": ed},
-        passed=bool(gd > ed),
-        details={"table": table, "k": k},
-    )
+    judgement = Threshold(
+        f"retention(GD, width {p['gd_hidden']}) - retention(construction, width "
+        f"{p['n_gates'] * p['code_dim']}) at k = {k}",
+        0.0,
+        ">",
+        "theory",
+    ).judge(gd - ed)
+    return Outcome.judged(judgement, details={"table": table, "k": k, "gd": gd, "construction": ed})
 
 
 @claim(
     "fact_mlp.edit.equal_information",
     source=SRC + " (abstract: modular editing); " + ROME,
     provenance="derived",
+    templated=True,
     statement="with EQUAL information (the whole edited map, as the swap gets), fine-tuning "
-    "the MLP (Adam, <= 300 steps, on 2 training contexts per key, evaluated on 8 "
-    "others) keeps mean efficacy and retention >= 0.95 over 3 "
-    "draws on both the encoder-decoder (width 576) and the GD MLP (width 576) at "
-    "k = 32 of 64 edits, as does the swap of the construction; fine-tuning on the k "
-    "edit prompts only retains less than fine-tuning on the full map on both MLPs "
+    "the MLP (Adam, <= {ft_steps} steps, on {ft_contexts} training contexts per key, evaluated on "
+    "{contexts} others) keeps mean efficacy and retention >= 0.95 (a convention) over {draws} "
+    "draws on both the encoder-decoder (width {n_gates} x {code_dim}) and the GD MLP (width {gd_hidden}) at "
+    "k in {ft_ks} of {n_facts} edits, as does the swap of the construction; fine-tuning on the k "
+    "edit prompts only retains strictly less than fine-tuning on the full map on both MLPs "
     "(the swap's advantage over fine-tuning came from the information, not the "
     "method). Quick scale: k = 32 only (fine-tuning costs ~0.5 CPU-s a run); full "
     "scale: every k of edit.equal_width",
@@ -325,7 +347,6 @@ def check_equal_information(p, ctx):
         for k in p["ft_ks"]
         for mlp, m in (("encoder_decoder", "swap"), ("encoder_decoder", full), ("gd", full))
     }
-    ok = all(e >= 0.95 and s >= 0.95 for e, s in cells.values())
     less = {
         f"{mlp}@{k}": (
             _cell(table, mlp, "finetune_edits", k, "specificity"),
@@ -334,17 +355,18 @@ def check_equal_information(p, ctx):
         for mlp in ("encoder_decoder", "gd")
         for k in p["ft_ks"]
     }
-    ok &= all(a < b for a, b in less.values())
-    ok &= all(r["attention_unchanged"] for r in rows)
-    return Outcome(
-        predicted="full-map FT and swap: efficacy, retention >= 0.95; edits-only FT "
-        "retains less than full-map FT",
-        measured={
+    parts = _cells_rule(cells, rows)
+    parts["edits_only_retains_less"] = Threshold(
+        "smallest retention(full-map FT) - retention(edits-only FT) over MLPs and k", 0.0, ">", "theory"
+    ).judge(min(b - a for a, b in less.values()))
+    return Outcome.judged(
+        all_of(**parts),
+        details={
             "cells": {c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
             "retention_edits_only_vs_full": less,
+            "table": table,
+            "rows": rows,
         },
-        passed=bool(ok),
-        details={"table": table, "rows": rows},
     )
 
 

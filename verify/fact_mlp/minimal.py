@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.criteria import Agreement, EverySeed, all_of
 from verify.fact_mlp.compare_setup import RATIO, SRC
 
 #: m_c grid for small d (2 .. 128), hidden widths of the Hebbian readouts and the NTK (8 .. 4096)
@@ -265,11 +266,27 @@ def check_gd_vs_construction(p, ctx):
             ),
         },
     }
-    return Outcome(
-        predicted="P_construction / P_gd > 1 at every point and every paired draw (GD wins)",
-        measured={f"{r['at']},draw={r['draw']}": r["ratio_construction_over_gd"] for r in rows},
-        passed=all(passes),
+    per_pair = {f"{r['at']},draw={r['draw']}": r["ratio_construction_over_gd"] for r in rows}
+    got = {k: v for k, v in per_pair.items() if v is not None}
+    parts = {
+        "paired": Agreement("paired draws where a family stores at no size", 0).judge(
+            len(per_pair) - len(got)
+        )
+    }
+    if got:
+        parts["ratio"] = EverySeed("P_construction / P_gd", 1.0, ">", "theory", unit="paired draws").judge(
+            list(got.values()), seeds=list(got)
+        )
+    previous = {
+        "rule": "P_construction / P_gd > 1 at every point and every paired draw (the same rule, before it "
+        "was a criterion object)",
+        "passed": all(passes),
+        "earlier": previous,
+    }
+    return Outcome.judged(
+        all_of(**parts),
         details={
+            "ratio_per_pair": per_pair,
             "rows": rows,
             "per_point": per_point,
             "table": table,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, claim
-from verify.criteria import Bracket
+from verify.criteria import Bracket, Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
@@ -31,10 +31,13 @@ from verify.ledger import LedgerEntry, record
     source=SRC + ", the insertion constraints (tied frozen embeddings)",
     provenance="derived",
     demonstrates_failure=True,
-    statement="must fail: an encoder-decoder built for the same facts on a re-drawn embedding "
-    "table is refused by swap_mlp, and forced in anyway it recalls < 0.2 of the facts "
-    "(chance 1/(F+17)); the MLP only works on the table it was built for",
+    statement="must fail: an encoder-decoder built for the same F = {n_facts} facts on a re-drawn embedding "
+    "table (d = {d_model}) is refused by swap_mlp, and forced in anyway it recalls < 0.2 of the facts "
+    "(chance 1/(F+17); 0.2 a convention); the MLP only works on the table it was built for. The "
+    "hypothesis dropped (the table the MLP was built on) has no numerical boundary, so this is not a "
+    "bracket: the control is the same construction on the model's own table",
     quick=BASE,
+    templated=True,
     controls=[
         Control(
             "own_table",
@@ -64,10 +67,14 @@ def check_foreign(p, ctx):
         refused, message = True, str(err)
     swap_mlp(model, mlp, atol=np.inf)
     acc = recall(model, *contexts(ctx, p, 0))[0]
-    return Outcome(
-        predicted="refused, and recall < 0.2 when forced",
-        measured=acc,
-        passed=refused and acc < 0.2,
+    judgement = all_of(
+        refused=Threshold("swap_mlp refuses the foreign MLP (1 = refused)", 1.0, ">=", "theory").judge(
+            float(refused)
+        ),
+        forced_recall=_forced_recall_rule(acc),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "refused": refused,
             "error": message,
@@ -76,6 +83,11 @@ def check_foreign(p, ctx):
             "standalone_acc_own_table": mlp.decode()[0],
         },
     )
+
+
+def _forced_recall_rule(acc: float):
+    """recall < 0.2 (strict, as first written)."""
+    return Threshold("recall when forced in", 0.2, "<", "convention").judge(acc)
 
 
 def separability_bracket(p) -> Bracket:

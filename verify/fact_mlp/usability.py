@@ -10,6 +10,7 @@ import numpy as np
 
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.criteria import Agreement, KOfN, Threshold, all_of
 from verify.fact_mlp.usability_setup import (
     GD_BATCH,
     gd_capacities,
@@ -17,14 +18,20 @@ from verify.fact_mlp.usability_setup import (
 )
 
 SRC = paper("fact_mlp")
+#: "about linear": the band of gd.gd_linear_capacity's log-log slope, a convention around 1
+SLOPE_BAND = (0.7, 1.5)
+#: noise_usability's gap in accuracy drop (whitened minus unwhitened), a convention
+MIN_DROP_GAP = 0.2
 
 
 @claim(
     "fact_mlp.gd.gd_fits",
     source=SRC + ", gated MLP baseline protocol",
     provenance="reference",
-    statement="a gated MLP (d=16, m=16) trained by full-batch Adam (<= 3000 epochs) stores "
-    "F=64 untied facts (n_V=64) with accuracy 1 on >= 4 of 5 seeds",
+    templated=True,
+    statement="a gated MLP (d={d}, m={hidden}) trained by full-batch Adam (<= {epochs} epochs) stores "
+    "F={n_facts} untied facts (n_V={n_values}) with accuracy 1 on >= {need} of {seeds} seeds (k of n "
+    "by convention, not from a failure rate)",
     quick={"n_facts": 64, "n_values": 64, "d": 16, "hidden": 16, "epochs": 3000, "seeds": 5, "need": 4},
     seed_rule="at least 4 of the 5 seeds seed..seed+4 (fact set and initialisation per seed)",
     controls=[
@@ -45,24 +52,19 @@ def check_gd_fits(p, ctx):
     )
     accs = [mlp.decode()[0] for mlp in mlps]
     epochs = [mlp.info["epochs"] for mlp in mlps]
-    from verify.measure import seeds_verdict
-
-    ok = sum(a == 1.0 for a in accs)
-    return Outcome(
-        predicted=f">= {p['need']} of {p['seeds']} seeds at acc 1",
-        measured=ok,
-        passed=seeds_verdict([a == 1.0 for a in accs], f"k_of_n:{p['need']}"),
-        details={"accuracies": accs, "epochs": epochs},
-    )
+    # accuracy <= 1, so "accuracy >= 1" is "accuracy = 1" (ties count as errors in decode)
+    judgement = KOfN("accuracy", 1.0, ">=", k=p["need"], source="convention").judge(accs, seeds=seeds)
+    return Outcome.judged(judgement, details={"accuracies": accs, "epochs": epochs})
 
 
 @claim(
     "fact_mlp.gd.gd_linear_capacity",
     source=SRC + " (abstract: GD asymptotics)",
     provenance="abstract",
+    templated=True,
     statement="GD capacity grows about linearly in parameters: the log-log slope of F against "
-    "3dm at the smallest storing width m lies in [0.7, 1.5] (d=16, F in {64, 128, "
-    "256}, n_V = F, m searched in [4, 64], <= 2000 epochs, 1 seed at quick scale)",
+    "3dm at the smallest storing width m lies in [0.7, 1.5] (a band around 1 by convention; d={d}, F in "
+    "{n_facts}, n_V = F, m searched in [4, 64], <= {epochs} epochs, mean width over {seeds} seed(s))",
     quick={"n_facts": [64, 128, 256], "d": 16, "epochs": 2000, "seeds": 1},
     full={"n_facts": [64, 128, 256, 512], "d": 16, "epochs": 10000, "seeds": 3},
     seed_rule="one seed at quick scale, as registered (the batched search also trains draws 1-2, "
@@ -91,10 +93,11 @@ def check_gd_linear_capacity(p, ctx):
         widths.append(float(np.mean(ms)))
         params.append(3 * p["d"] * float(np.mean(ms)))
     if not all(np.isfinite(params)):  # some F stored at no width of the grid: no slope
-        return Outcome(
-            predicted="slope in [0.7, 1.5]",
-            measured="no storing width for some F",
-            passed=False,
+        stored = sum(bool(np.isfinite(w)) for w in widths)
+        return Outcome.judged(
+            Threshold("F values with a storing width on the grid", len(widths), ">=", "convention").judge(
+                stored
+            ),
             details={
                 "n_facts": list(p["n_facts"]),
                 "traces": traces,
@@ -102,10 +105,13 @@ def check_gd_linear_capacity(p, ctx):
             },
         )
     slope = float(np.polyfit(np.log(params), np.log(p["n_facts"]), 1)[0])
-    return Outcome(
-        predicted="slope in [0.7, 1.5]",
-        measured=slope,
-        passed=0.7 <= slope <= 1.5,
+    quantity = "log-log slope of F against 3dm"
+    judgement = all_of(
+        lower=Threshold(quantity, SLOPE_BAND[0], ">=", "convention").judge(slope),
+        upper=Threshold(quantity, SLOPE_BAND[1], "<=", "convention").judge(slope),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "n_facts": list(p["n_facts"]),
             "hidden": widths,
@@ -120,8 +126,10 @@ def check_gd_linear_capacity(p, ctx):
     "fact_mlp.margin.margin_equiv",
     source=SRC + ", decoding margin",
     provenance="derived",
-    statement="on 10 random constructed MLPs (storing and not storing, one with exact ties), "
-    "min margin > 0 <=> accuracy 1, where accuracy is an independent argmax count "
+    templated=True,
+    statement="on {instances} random constructed MLPs (d = {d}, F = {n_facts}; at least one storing and "
+    "one not, one with exact ties), min margin > 0 <=> accuracy 1 on every instance (exact: 0 "
+    "disagreements), where accuracy is an independent argmax count "
     "with ties as failures and the margin comes from verify.measure.decode",
     quick={"instances": 10, "d": 16, "n_facts": 64},
     kind="identity",
@@ -166,14 +174,15 @@ def check_margin_equiv(p, ctx):
                 "agree": (margin > 0) == (acc == 1.0),
             }
         )
-    agree = all(r["agree"] for r in rows)
+    disagree = sum(not r["agree"] for r in rows)
     n_stored = sum(r["accuracy"] == 1.0 for r in rows)
-    return Outcome(
-        predicted="margin > 0 <=> acc = 1 on all",
-        measured=f"{sum(r['agree'] for r in rows)}/{len(rows)} agree ({n_stored} store)",
-        passed=agree and 0 < n_stored < len(rows),
-        details={"instances": rows},
+    stored = "instances that store (accuracy 1)"
+    judgement = all_of(
+        identity=Agreement("instances where (margin > 0) != (accuracy = 1)", 0.0).judge(disagree),
+        some_store=Threshold(stored, 1, ">=", "convention").judge(n_stored),
+        some_do_not=Threshold(stored, len(rows) - 1, "<=", "convention").judge(n_stored),
     )
+    return Outcome.judged(judgement, details={"instances": rows})
 
 
 def hebbian_pair(ctx, F, d, m, seed):
@@ -195,9 +204,10 @@ def hebbian_pair(ctx, F, d, m, seed):
     "fact_mlp.usability.lipschitz_tradeoff",
     source=SRC + " (abstract: capacity vs usability)",
     provenance="abstract",
-    statement="the whitened Hebbian readout stores more facts (largest F in {64,128,256} at "
-    "accuracy 1) and has a higher scale-free Lipschitz constant (at F=128) than the "
-    "unwhitened one (d=32, m=128)",
+    templated=True,
+    statement="the whitened Hebbian readout stores at least as many facts (largest F in {n_facts} at "
+    "accuracy 1) and has a strictly higher scale-free Lipschitz constant (at F={lip_at}) than the "
+    "unwhitened one (d={d}, m={hidden})",
     quick={"n_facts": [64, 128, 256], "d": 32, "hidden": 128, "lip_at": 128},
     controls=[
         Control(
@@ -223,11 +233,16 @@ def check_lipschitz_tradeoff(p, ctx):
                 cap[name] = max(cap[name], F)
             if F == p["lip_at"]:
                 lips[name] = lipschitz(mlp, facts.keys, ctx.rng(43))
-    passed = cap["hebbian_whitened"] >= cap["hebbian"] and lips["hebbian_whitened"] > lips["hebbian"]
-    return Outcome(
-        predicted="capacity and Lipschitz higher when whitened",
-        measured={"capacity": cap, "lipschitz": lips},
-        passed=passed,
+    judgement = all_of(
+        capacity=Threshold("capacity(whitened) - capacity(unwhitened)", 0, ">=", "theory").judge(
+            cap["hebbian_whitened"] - cap["hebbian"]
+        ),
+        lipschitz=Threshold("Lipschitz(whitened) - Lipschitz(unwhitened)", 0.0, ">", "theory").judge(
+            lips["hebbian_whitened"] - lips["hebbian"]
+        ),
+    )
+    return Outcome.judged(
+        judgement,
         details={"n_facts": list(p["n_facts"]), "accuracy": accs, "capacity": cap, "lipschitz": lips},
     )
 
@@ -236,9 +251,10 @@ def check_lipschitz_tradeoff(p, ctx):
     "fact_mlp.usability.noise_usability",
     source=SRC + " (abstract: usability in Transformers)",
     provenance="abstract",
-    statement="at the interpolation threshold F = m = 128 (d=32) key noise N(0, 0.1^2/d) lowers "
-    "the whitened readout's accuracy by >= 0.2 more than the unwhitened one's "
-    "(mean over 3 seeds); F = m in {256, 512, 1024} reported",
+    templated=True,
+    statement="at the interpolation threshold F = m = {n_facts} (d={d}) key noise N(0, {sigma}^2/d) lowers "
+    "the whitened readout's accuracy by >= 0.2 (a convention) more than the unwhitened one's "
+    "(the mean over {seeds} seeds, a point, not an interval); F = m in {report} reported",
     quick={"n_facts": 128, "d": 32, "sigma": 0.1, "seeds": 3, "report": [256, 512, 1024]},
     seed_rule="mean drop over the 3 seeds seed..seed+2 (per-seed drops recorded)",
     controls=[
@@ -271,10 +287,11 @@ def check_noise_usability(p, ctx):
     d_white = float(np.mean([r["hebbian_whitened"]["drop"] for r in per_seed]))
     d_plain = float(np.mean([r["hebbian"]["drop"] for r in per_seed]))
     report = {F: drops(F, ctx.seed) for F in p["report"]}
-    return Outcome(
-        predicted="drop(whitened) >= drop(unwhitened) + 0.2",
-        measured={"whitened": d_white, "unwhitened": d_plain},
-        passed=d_white >= d_plain + 0.2,
+    judgement = Threshold(
+        "mean drop(whitened) - mean drop(unwhitened)", MIN_DROP_GAP, ">=", "convention"
+    ).judge(d_white - d_plain)
+    return Outcome.judged(
+        judgement,
         details={
             "per_seed": per_seed,
             "drop_whitened": d_white,

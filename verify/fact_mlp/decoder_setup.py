@@ -1,0 +1,52 @@
+"""Shared parts of the fact_mlp decoder claims (docs/fact_mlp.md): decoding the values through a
+random projection Rp, the smallest code dimension that decodes, and the random-codes control.
+Registers no claim; used by :mod:`verify.fact_mlp.decoder` and :mod:`verify.fact_mlp.decoder_scaling`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from verify.claims import Control
+
+
+def decoder_accuracy(V, separators, code_dim, rng) -> float:
+    """Fraction of values j decoded from Rp^T Rp u*_j by argmax <., v_i> (ties are errors)."""
+    from constructions.fact_mlp.encoder import random_projection
+    from constructions.fact_mlp.facts import decode_numpy
+
+    Rp = random_projection(int(code_dim), V.shape[1], rng)
+    return decode_numpy(separators @ Rp.T @ Rp, V, np.arange(len(V)))[0]
+
+
+def draws_ok(V, separators, code_dim, draws, rng) -> list[float]:
+    return [decoder_accuracy(V, separators, code_dim, rng) for _ in range(draws)]
+
+
+def smallest_code_dim(V, separators, draws, need, rng, grid) -> int | None:
+    """Smallest m_c in ``grid`` with accuracy 1 in >= ``need`` of ``draws`` draws (binary search)."""
+    lo, hi, best = 0, len(grid) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        ok = sum(a == 1.0 for a in draws_ok(V, separators, grid[mid], draws, rng)) >= need
+        if ok:
+            best, hi = grid[mid], mid - 1
+        else:
+            lo = mid + 1
+    return best
+
+
+RANDOM_CODES = Control(
+    "random_codes",
+    {"control": "random_codes"},
+    "the code of value j is a random unit vector, not its separator u*_j (the "
+    "hypothesis of B2 dropped): no m_c in the grid decodes, so m_c* <= B2 fails",
+)
+
+
+def half_success_dim(V, separators, draws, rng, m_max) -> int | None:
+    """Smallest m_c in 1..m_max at which the decoder decodes every value in at least half of
+    ``draws`` draws of Rp (binary search, as :func:`smallest_code_dim`); None when none does."""
+    return smallest_code_dim(V, separators, draws, math.ceil(draws / 2), rng, list(range(1, m_max + 1)))
