@@ -88,3 +88,52 @@ def test_fig_depth_draws_from_records(quick_record):
     plt.close(fig)
     with pytest.raises(LookupError, match="no stored result"):
         load_figures()["geometric.fig_depth"].draw({})
+
+
+def _old_depth_rule(rows) -> bool:
+    """trained_depth's rule before its criterion object: every seed found, increasing and between."""
+    ok = []
+    for s in rows:
+        ds = [q["d_star"] for q in s["per_k"]]
+        found = all(d is not None for d in ds)
+        increasing = found and all(a < b for a, b in zip(ds, ds[1:]))
+        between = found and all(q["bound_p32"] <= q["d_star"] <= q["construction_dim"] for q in s["per_k"])
+        ok.append(increasing and between)
+    return all(ok)
+
+
+@pytest.mark.parametrize(
+    "d_stars",
+    [
+        [[3, 4, 6], [3, 4, 5]],  # passes
+        [[3, 4, 6], [3, 3, 5]],  # not increasing on one seed
+        [[3, 4, 6], [3, 4, None]],  # not found on one seed
+        [[None, None, None], [None, None, None]],  # the init control: nothing found
+        [[1, 4, 6], [3, 4, 6]],  # below the bound
+        [[3, 4, 40], [3, 4, 6]],  # above the construction
+        [[3], [4]],  # one k: nothing to increase
+    ],
+)
+def test_trained_depth_criterion_is_the_old_rule(d_stars):
+    from verify.geometric.depth import _depth_judgement
+
+    bounds, construction = [2, 2.5, 3], [8, 16, 32]
+    rows = [
+        {
+            "seed": seed,
+            "per_k": [
+                {"k": k + 1, "d_star": d, "bound_p32": bounds[k], "construction_dim": construction[k]}
+                for k, d in enumerate(ds)
+            ],
+        }
+        for seed, ds in enumerate(d_stars)
+    ]
+    assert _depth_judgement(rows).passed == _old_depth_rule(rows)
+
+
+def test_nocot_single_fail_refuses_a_threshold_at_or_above_one():
+    from verify.claims import Context
+
+    claim = load_all()["geometric.multihop.nocot_single_fail"]
+    with pytest.raises(ValueError, match="needs N > 5"):
+        claim.check({**claim.params("quick"), "n_subjects": 5}, Context(seed=0))

@@ -14,7 +14,7 @@ from constructions.geometric.train import train_accuracy
 from constructions.tasks import make_bijections
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
-from verify.criteria import Threshold, all_of
+from verify.criteria import EverySeed, Threshold, all_of
 from verify.geometric.gd_setup import GD_FULL, GD_QUICK, INIT, attribute_features, ridge_fit, trained
 from verify.measure import binomial_tolerance, seeds_verdict, t_interval
 
@@ -60,22 +60,24 @@ def transfer_point(p, ctx, seed) -> dict:
 )
 def gd_transfer(p, ctx):
     chance = 1 / p["n_subjects"]
-    rows = [transfer_point(p, ctx, seed) for seed in ctx.seeds(p["seeds"])]
-    ok = [
-        r["transfer_accuracy"] >= 0.1 and r["transfer_accuracy"] >= 20 * max(r["random_accuracy"], chance)
-        for r in rows
-    ]
+    seeds = ctx.seeds(p["seeds"])
+    rows = [transfer_point(p, ctx, seed) for seed in seeds]
+    acc = [r["transfer_accuracy"] for r in rows]
+    judgement = all_of(
+        accuracy=EverySeed("transfer accuracy", 0.1, ">=", "convention").judge(acc, seeds),
+        # acc >= 20 m as acc - 20 m >= 0: the same comparison in floats (a difference of floats has
+        # the sign of their order)
+        times_control=EverySeed(
+            "transfer accuracy - 20 max(random-E_subj accuracy, 1/N)", 0.0, ">=", "convention"
+        ).judge([a - 20 * max(r["random_accuracy"], chance) for a, r in zip(acc, rows)], seeds),
+    )
     first = rows[0]
-    return Outcome(
-        predicted={"accuracy_at_least": 0.1, "times_control_at_least": 20},
-        measured={
-            "transfer_accuracy_per_seed": [r["transfer_accuracy"] for r in rows],
-            "random_embedding_accuracy_per_seed": [r["random_accuracy"] for r in rows],
-            "chance": chance,
-        },
-        passed=seeds_verdict(ok, "every"),
+    return Outcome.judged(
+        judgement,
         details={
             "rows": rows,
+            "transfer_accuracy_per_seed": acc,
+            "random_embedding_accuracy_per_seed": [r["random_accuracy"] for r in rows],
             "learned_accuracy": first["learned_accuracy"],
             "transfer_accuracy": first["transfer_accuracy"],
             "random_accuracy": first["random_accuracy"],
@@ -204,16 +206,17 @@ def frozen_embed_control(p, ctx):
                 "frozen": train_accuracy(trained(p, ctx, seed, freeze_subject=True)),
             }
         )
-    ok = [r["frozen"] < r["learned"] - 0.1 for r in rows]
-    return Outcome(
-        predicted="acc(frozen) < acc(learned) - 0.1 on every seed",
-        measured={
-            "learned_per_seed": [r["learned"] for r in rows],
-            "frozen_per_seed": [r["frozen"] for r in rows],
-        },
-        passed=seeds_verdict(ok, "every"),
+    # "acc(frozen) < acc(learned) - 0.1" as (acc(learned) - 0.1) - acc(frozen) > 0, exact in floats
+    # (a difference of floats is positive exactly when the first is larger)
+    judgement = EverySeed("(acc(learned) - 0.1) - acc(frozen)", 0.0, ">", "convention").judge(
+        [(r["learned"] - 0.1) - r["frozen"] for r in rows], [r["seed"] for r in rows]
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "rows": rows,
+            "learned_per_seed": [r["learned"] for r in rows],
+            "frozen_per_seed": [r["frozen"] for r in rows],
             "learned_accuracy": rows[0]["learned"],
             "frozen_accuracy": rows[0]["frozen"],
             "dim": p["dim"],
