@@ -15,6 +15,7 @@ from constructions.hopfield.networks import noisy_query, sphere_patterns
 from theory.hopfield.derived import contraction_bound, norm_bound
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim
+from verify.criteria import EverySeed, Threshold, all_of
 from verify.measure import binomial_interval
 
 PAPER = paper("hopfield")
@@ -43,9 +44,10 @@ def _toy():
     source=f"{PAPER}, D4 (our formalisation)",
     provenance="derived",
     bounds=("hopfield.contraction",),
-    statement="for lambda M^2 < 1, Picard iteration from 50 random starts reaches one fixed point "
-    "(max spread < 1e-8) and every observed step ratio is <= lambda M^2 + 1e-6, in "
-    "every seed's random instance",
+    templated=True,
+    statement="for lambda M^2 < 1 (lambda in {lams}), Picard iteration from {starts} random starts converges "
+    "from every start and reaches one fixed point (max spread < 1e-8) and every observed step ratio is "
+    "<= lambda M^2 + 1e-6, in every one of {seeds} seeds' random instances",
     quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50, "seeds": 3},
     full={"dim": 256, "n_patterns": 512, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50, "seeds": 3},
     seed_rule="every lambda of every seed of seed..seed+2 (one random instance per seed)",
@@ -59,7 +61,7 @@ def _toy():
     ],
 )
 def fixed_point_unique(params, ctx):
-    rows, ok = [], True
+    rows = []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(21, s)
         if params.get("control") == "toy":
@@ -90,16 +92,20 @@ def fixed_point_unique(params, ctx):
                     "max_steps": int(steps.max()),
                 }
             )
-            ok &= bool(conv.all()) and spread < 1e-8 and rate <= bound + 1e-6
-    return Outcome(
-        predicted="spread < 1e-8, rate <= lambda M^2",
-        measured={
-            "spread": max(r["spread"] for r in rows),
-            "rate/bound": max(r["rate"] / r["lam_M2"] for r in rows),
-        },
-        passed=bool(ok),
-        details={"rows": rows},
+    labels = [f"seed {r['seed']}, lambda {r['lam']:g}" for r in rows]
+    # D4 (theory) gives one fixed point and rate <= lambda M^2; 1e-8 and 1e-6 allow for round-off
+    judgement = all_of(
+        converged=EverySeed("starts not converged", 0, "<=", "theory", unit="configurations").judge(
+            [params["starts"] - r["converged"] for r in rows], seeds=labels
+        ),
+        spread=EverySeed("spread of the fixed points", 1e-8, "<", "convention", unit="configurations").judge(
+            [r["spread"] for r in rows], seeds=labels
+        ),
+        rate=EverySeed("step ratio - lambda M^2", 1e-6, "<=", "convention", unit="configurations").judge(
+            [r["rate"] - r["lam_M2"] for r in rows], seeds=labels
+        ),
     )
+    return Outcome.judged(judgement, details={"rows": rows})
 
 
 @claim(
@@ -108,9 +114,13 @@ def fixed_point_unique(params, ctx):
     provenance="derived",
     bounds=("hopfield.contraction",),
     demonstrates_failure=True,
+    templated=True,
     statement="in the toy X = I_2, xi_q = (1/2, 1/2), beta = 1, a = (-20, -20), uniqueness fails "
     "above the contraction regime: the smallest grid lambda with two converged fixed "
-    "points more than 1e-3 apart, lambda_c, lies in [1.5, 2.5] and lambda_c M^2 >= 1",
+    "points more than {distinct} apart, lambda_c, lies in {window} and lambda_c M^2 >= 1. D4's boundary "
+    "lambda M^2 = 1 is only sufficient for uniqueness; the toy's own boundary is its pitchfork at "
+    "lambda = 2 (gates e^(a + lambda x): p = softmax(lambda xi), and m = x_1 - x_2 solves "
+    "m = tanh(lambda m / 2), with a second solution for lambda > 2), inside the window",
     quick={
         "lams": [0.25 * k for k in range(33)],
         "starts": 21,
@@ -146,23 +156,27 @@ def multistability_above(params, ctx):
         if lam_c is None and spread > params["distinct"]:
             lam_c = lam
     lo, hi = params["window"]
-    ok = lam_c is not None and lo <= lam_c <= hi and contraction_bound(lam_c, 1.0) >= 1.0
-    return Outcome(
-        predicted=f"lambda_c in [{lo}, {hi}], lambda_c M^2 >= 1",
-        measured=-1.0 if lam_c is None else lam_c,
-        passed=bool(ok),
-        details={"rows": rows, "lambda_c": lam_c},
-    )
+    if lam_c is None:
+        judgement = Threshold("grid lambdas with two distinct fixed points", 1, ">=", "theory").judge(0)
+    else:  # the window around the toy's pitchfork at lambda = 2 is a convention; lambda_c M^2 >= 1 is D4
+        judgement = all_of(
+            window_low=Threshold("lambda_c", lo, ">=", "convention").judge(lam_c),
+            window_high=Threshold("lambda_c", hi, "<=", "convention").judge(lam_c),
+            above_d4=Threshold("lambda_c M^2", 1.0, ">=", "theory").judge(contraction_bound(lam_c, 1.0)),
+        )
+    return Outcome.judged(judgement, details={"rows": rows, "lambda_c": lam_c, "pitchfork_lambda": 2.0})
 
 
 @claim(
     "hopfield.decomposition.orders",
     source=f"{PAPER}, abstract (direct bias + second-order feedback), our formalisation (docs/hopfield.md)",
     provenance="derived",
+    templated=True,
     statement="the log-log slopes of ||xi* - xi1|| and ||xi* - xi2|| against lambda in "
-    "{0.01, ..., 0.16} lie in [0.9, 1.1] and [1.8, 2.2]",
+    "{lams} lie in [0.9, 1.1] and [1.8, 2.2] (theory: 1 and 2; the windows are a convention), "
+    "in every one of {instances} random instances",
     quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.01, 0.02, 0.04, 0.08, 0.16], "instances": 5},
-    seed_rule="every one of 5 random instances drawn from the run's seed",
+    seed_rule="every one of the random instances drawn from the run's seed",
     controls=[
         Control(
             "one_order_lower",
@@ -192,11 +206,14 @@ def decomposition_orders(params, ctx):
         slopes1.append(float(np.polyfit(np.log(lams), np.log(r1), 1)[0]))
         slopes2.append(float(np.polyfit(np.log(lams), np.log(r2), 1)[0]))
         curves.append({"first": r1, "second": r2})
-    ok = all(0.9 <= s <= 1.1 for s in slopes1) and all(1.8 <= s <= 2.2 for s in slopes2)
-    return Outcome(
-        predicted="slopes 1 and 2",
-        measured={"first": slopes1, "second": slopes2},
-        passed=ok,
+    judgement = all_of(
+        first_low=EverySeed("first-order slope", 0.9, ">=", "convention", unit="instances").judge(slopes1),
+        first_high=EverySeed("first-order slope", 1.1, "<=", "convention", unit="instances").judge(slopes1),
+        second_low=EverySeed("second-order slope", 1.8, ">=", "convention", unit="instances").judge(slopes2),
+        second_high=EverySeed("second-order slope", 2.2, "<=", "convention", unit="instances").judge(slopes2),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "lambda": lams.tolist(),
             "curves": curves,
@@ -210,7 +227,9 @@ def decomposition_orders(params, ctx):
     "hopfield.first_order.top1",
     source=f"{PAPER}, abstract (first-order approximation), our formalisation (docs/hopfield.md)",
     provenance="derived",
-    statement="for lambda M^2 <= 0.1, argmax p1 = argmax p* in at least 95% of random instances",
+    templated=True,
+    statement="for lambda M^2 <= {max_lam}, argmax p1 = argmax p* in at least a fraction {min_agreement} "
+    "(a convention) of {instances} random instances",
     quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "max_lam": 0.1, "instances": 500, "min_agreement": 0.95},
     seed_rule="agreement rate over 500 random instances drawn from the run's seed (the exact 95% "
     "binomial interval is recorded)",
@@ -237,9 +256,8 @@ def first_order_top1(params, ctx):
         ]
         agree += int(np.argmax(p1) == np.argmax(p_star))
     rate = agree / params["instances"]
-    return Outcome(
-        predicted=f">= {params['min_agreement']}",
-        measured=rate,
-        passed=rate >= params["min_agreement"],
+    rule = Threshold("top-1 agreement rate", params["min_agreement"], ">=", "convention")
+    return Outcome.judged(
+        rule.judge(rate),
         details={"agreement": rate, "interval95": binomial_interval(agree, params["instances"])},
     )

@@ -9,6 +9,7 @@ the gate model is our formalisation of Context-Gated Associative Retrieval (2605
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from scipy.special import softmax
@@ -33,6 +34,7 @@ from theory.hopfield.derived import (
 )
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim
+from verify.criteria import EverySeed, Threshold, all_of
 
 PAPER = paper("hopfield")
 
@@ -42,10 +44,12 @@ PAPER = paper("hopfield")
     source=f"{PAPER}, D2 (our formalisation)",
     provenance="derived",
     bounds=("hopfield.gated_error",),
-    statement="for noisy queries and random gates g ~ U(0,1) with g_i = 1 = max g, "
-    "||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every trial",
+    templated=True,
+    statement="for noisy queries (noise {noise} sqrt(d), beta in {beta_range}) and random gates g ~ U(0,1) "
+    "with g_i = 1 = max g, ||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every one of {trials} "
+    "trials (both ratios <= 1 + 1e-12, a float64 round-off allowance)",
     quick={"dim": 32, "n_patterns": 64, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
-    seed_rule="every one of the 2000 trials drawn from the run's seed",
+    seed_rule="every one of the trials drawn from the run's seed",
     controls=[
         Control(
             "no_2Mr",
@@ -66,7 +70,7 @@ def gated_error_bound(params, ctx):
     gen = ctx.rng(11)
     radius = math.sqrt(d)
     control = params.get("control")
-    v_bound, v_order, points, tight = 0, 0, [], 0.0
+    v_bound, v_order, points, tight, tight_order = 0, 0, [], 0.0, 0.0
     for _ in range(params["trials"]):
         X = sphere_patterns(n, d, radius, gen)
         i = int(gen.integers(n))
@@ -84,6 +88,7 @@ def gated_error_bound(params, ctx):
         v_bound += int(err_g > bound * (1 + 1e-12))
         v_order += int(eps_g > eps * (1 + 1e-12))
         tight = max(tight, err_g / bound)
+        tight_order = max(tight_order, eps_g / eps)
         if len(points) < 400:
             points.append(
                 [
@@ -94,17 +99,23 @@ def gated_error_bound(params, ctx):
                     error_bound(eps, norm_bound(X)),
                 ]
             )
-    return Outcome(
-        predicted="0 violations of either inequality",
-        measured=[v_bound, v_order],
-        passed=v_bound == 0 and v_order == 0,
+    judgement = all_of(
+        error=Threshold("max ||f_g(xi) - x_i|| / (2 M min(1, eps_g))", 1 + 1e-12, "<=", "convention").judge(
+            tight
+        ),
+        order=Threshold("max eps_g / eps", 1 + 1e-12, "<=", "convention").judge(tight_order),
+    )
+    out = Outcome.judged(
+        judgement,
         details={
             "beta_delta_errg_boundg_err_bound": points,
             "max_error_over_bound": tight,
+            "max_eps_g_over_eps": tight_order,
             "violations_error_bound": v_bound,
             "violations_eps_order": v_order,
         },
     )
+    return replace(out, measured=[v_bound, v_order])  # the tightness figure reads the control's counts
 
 
 @claim(
@@ -112,11 +123,13 @@ def gated_error_bound(params, ctx):
     source=f"{PAPER}, D2 (our formalisation)",
     provenance="derived",
     bounds=("hopfield.gated_error",),
-    statement="with soft gates g_j ~ U(0.01, 1) on every memory and g_i = 1 = max g, in every draw "
-    "the gated separation Delta_i^g >= Delta_i and the gated one-update error from a "
-    "noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r)))",
+    templated=True,
+    statement="with soft gates g_j ~ U({g_min}, 1) on every memory and g_i = 1 = max g, in every one of "
+    "{draws} draws (N = {n_patterns}, d = {dim}, beta = {beta}) the gated separation Delta_i^g >= Delta_i and "
+    "the gated one-update error from a noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r))) "
+    "(ratio <= 1 + 1e-12, a float64 round-off allowance)",
     quick={"dim": 32, "n_patterns": 128, "beta": 4.0, "g_min": 0.01, "noise": 0.05, "draws": 1000},
-    seed_rule="every one of the 1000 draws from the run's seed",
+    seed_rule="every one of the draws from the run's seed",
     controls=[
         Control(
             "target_not_max",
@@ -152,10 +165,12 @@ def gated_separation_claim(params, ctx):
         v_err += int(err > bound * (1 + 1e-12))
         tight = max(tight, err / bound)
         gains.append(dg - du)
-    return Outcome(
-        predicted="0 violations of either inequality",
-        measured=[v_sep, v_err],
-        passed=v_sep == 0 and v_err == 0,
+    judgement = all_of(
+        separation=Threshold("min Delta_i^g - Delta_i", 0.0, ">=", "theory").judge(float(min(gains))),
+        error=Threshold("max gated error / bound", 1 + 1e-12, "<=", "convention").judge(tight),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "min_gain": float(min(gains)),
             "median_gain": float(np.median(gains)),
@@ -171,8 +186,10 @@ def gated_separation_claim(params, ctx):
     source=f"{PAPER}, D2 (our formalisation)",
     bounds=("hopfield.gated_error",),
     provenance="derived",
+    templated=True,
     statement="with every distractor gated at log-odds kappa, each seed's fitted slope of "
-    "log ||f_g(x_i) - x_i|| against kappa in {4..12} lies in [-1.1, -0.9]",
+    "log ||f_g(x_i) - x_i|| against kappa in {kappas} lies in {slope_range} (theory: -1; the window is a "
+    "convention), on every one of {seeds} seeds",
     quick={
         "dim": 16,
         "n_patterns": 64,
@@ -181,7 +198,7 @@ def gated_separation_claim(params, ctx):
         "seeds": 10,
         "slope_range": [-1.1, -0.9],
     },
-    seed_rule="every seed of seed..seed+9",
+    seed_rule="every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "target_gated_too",
@@ -213,11 +230,13 @@ def gate_exponential(params, ctx):
         slopes.append(float(np.polyfit(kappas, np.log(errs), 1)[0]))
         curves.append(errs)
     lo, hi = params["slope_range"]
-    ok = all(lo <= s <= hi for s in slopes)
-    return Outcome(
-        predicted=f"every slope in [{lo}, {hi}]",
-        measured=[min(slopes), max(slopes)],
-        passed=ok,
+    labels = list(ctx.seeds(params["seeds"]))
+    judgement = all_of(
+        above=EverySeed("slope", lo, ">=", "convention").judge(slopes, seeds=labels),
+        below=EverySeed("slope", hi, "<=", "convention").judge(slopes, seeds=labels),
+    )
+    return Outcome.judged(
+        judgement,
         details={"kappa": kappas.tolist(), "errors": curves, "slopes": slopes},
     )
 
@@ -240,10 +259,11 @@ def _pr_draws(params, ctx, kappa):
     source=f"{PAPER}, D5 (our formalisation)",
     provenance="derived",
     bounds=("hopfield.pr_hard_gates",),
-    statement="with N_eff hard gates, PR(p_g) <= N_eff in every draw, while the ungated PR at "
-    "beta = 0.5 stays >= N/2",
+    templated=True,
+    statement="with N_eff = {n_eff} hard gates (kappa = {kappa}), PR(p_g) <= N_eff in every one of {draws} draws, "
+    "while the ungated PR at beta = {beta} stays >= N/2 (N = {n_patterns}; N/2 is a convention)",
     quick={"dim": 32, "n_patterns": 256, "beta": 0.5, "n_eff": 16, "draws": 50, "kappa": "inf"},
-    seed_rule="every one of the 50 draws from the run's seed",
+    seed_rule="every one of the draws from the run's seed",
     controls=[
         Control(
             "soft_gates_kappa4",
@@ -257,7 +277,10 @@ def sparsity_pr(params, ctx):
     kappa = float(params["kappa"])
     n = params["n_patterns"]
     pr_g, pr_u = _pr_draws(params, ctx, kappa)
-    ok = max(pr_g) <= pr_bound(params["n_eff"]) and min(pr_u) >= 0.5 * n
+    judgement = all_of(
+        gated=EverySeed("PR(p_g)", pr_bound(params["n_eff"]), "<=", "theory", unit="draws").judge(pr_g),
+        ungated=EverySeed("ungated PR", 0.5 * n, ">=", "convention", unit="draws").judge(pr_u),
+    )
     details = {
         "pr_gated": pr_g,
         "pr_ungated": pr_u,
@@ -270,12 +293,8 @@ def sparsity_pr(params, ctx):
             g, _ = _pr_draws({**params, "draws": 10}, ctx, k)
             sweep.append({"kappa": k, "max_pr_gated": max(g), "exceeds_n_eff": max(g) > params["n_eff"]})
         details["kappa_bracket"] = sweep
-    return Outcome(
-        predicted=f"PR_g <= {params['n_eff']}, PR_u >= {n / 2}",
-        measured=[max(pr_g), min(pr_u)],
-        passed=bool(ok),
-        details=details,
-    )
+    out = Outcome.judged(judgement, details=details)
+    return replace(out, measured=[max(pr_g), min(pr_u)])  # the tightness figure reads measured[0]
 
 
 @claim(
@@ -283,9 +302,10 @@ def sparsity_pr(params, ctx):
     source=f"{PAPER}, abstract ('context localises a memory "
     "subspace in which the zero-shot query then discriminates'), our formalisation",
     provenance="derived",
-    statement="with N_eff hard gates that keep the target and a query near the target (noise "
-    "0.5), the effective rank of X diag(p*) X^T is at most 0.5 times that of the "
-    "same-rank baseline X diag(uniform on the open set) X^T, in every draw",
+    templated=True,
+    statement="with N_eff = {n_eff} hard gates that keep the target and a query near the target (noise "
+    "{noise}), the effective rank of X diag(p*) X^T is at most {max_ratio} times (a convention) that of the "
+    "same-rank baseline X diag(uniform on the open set) X^T, in every one of {draws} draws",
     quick={
         "dim": 64,
         "n_patterns": 256,
@@ -295,7 +315,7 @@ def sparsity_pr(params, ctx):
         "draws": 20,
         "max_ratio": 0.5,
     },
-    seed_rule="every one of the 20 draws from the run's seed",
+    seed_rule="every one of the draws from the run's seed",
     controls=[
         Control(
             "random_query",
@@ -326,11 +346,15 @@ def context_subspace(params, ctx):
         ratios.append(effective_rank((X * p) @ X.T) / effective_rank((X * uniform) @ X.T))
         p_old = softmax(params["beta"] * (X.T @ q_random) + u)
         old_ratios.append(effective_rank((X * p_old) @ X.T) / effective_rank(X @ X.T / n))
-    ok = max(ratios) <= params["max_ratio"]
-    return Outcome(
-        predicted=f"ratio to the same-rank baseline <= {params['max_ratio']}",
-        measured=max(ratios),
-        passed=bool(ok),
+    rule = EverySeed(
+        "effective-rank ratio to the same-rank baseline",
+        params["max_ratio"],
+        "<=",
+        "convention",
+        unit="draws",
+    )
+    return Outcome.judged(
+        rule.judge(ratios),
         details={
             "ratios": ratios,
             "previous_criterion": {

@@ -12,6 +12,7 @@ import numpy as np
 
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.criteria import Agreement, all_of
 from verify.hopfield.lm_setup import _transformers_missing
 
 PAPER = paper("hopfield")
@@ -73,27 +74,31 @@ def lm_probe_pipeline(params, ctx):
     again, _, _ = ctx.shared(
         key + (2,), lambda: _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64")
     )
-    deterministic = all(
-        np.array_equal(np.asarray(rows[k]), np.asarray(again[k])) for k in rows if isinstance(rows[k], list)
-    )
+    differing = [
+        k
+        for k in rows
+        if isinstance(rows[k], list) and not np.array_equal(np.asarray(rows[k]), np.asarray(again[k]))
+    ]
     nc = rows["n_candidates"]
-    pr_ok = all(1 - 1e-12 <= v <= nc + 1e-9 for v in rows["pr0"] + rows["prf"])
-    mass_ok = all(0 < v <= 1 + 1e-12 for v in rows["mass0"] + rows["massf"])
+    pr_out = sum(not 1 - 1e-12 <= v <= nc + 1e-9 for v in rows["pr0"] + rows["prf"])
+    mass_out = sum(not 0 < v <= 1 + 1e-12 for v in rows["mass0"] + rows["massf"])
     stub = probe(
         additive_stub(512, ctx.seed, params["interaction"]), SyntheticEncoder(), prompts, answers.tolist()
     )
     stub_r, stub_agree = min(stub["r"]), min(stub["agree"])
-    stub_ok = abs(stub_r - 1.0) <= 1e-9 and stub_agree == 1.0
-    ok = deterministic and pr_ok and mass_ok and stub_ok
-    return Outcome(
-        predicted="identities hold; stub r = 1, agreement = 1",
-        measured={
-            "deterministic": deterministic,
-            "pr_in_range": pr_ok,
-            "mass_in_range": mass_ok,
-            "stub_min_r": stub_r,
-            "stub_min_agreement": stub_agree,
+    judgement = all_of(
+        deterministic=Agreement("result series differing between the two runs", 0).judge(len(differing)),
+        pr_in_range=Agreement("prompts with PR outside [1, |C|] (round-off 1e-12, 1e-9)", 0).judge(pr_out),
+        mass_in_range=Agreement("prompts with m_C outside (0, 1] (round-off 1e-12)", 0).judge(mass_out),
+        stub_r=Agreement("stub min r - 1", 1e-9).judge(stub_r - 1.0),
+        stub_agreement=Agreement("stub min top-1 agreement - 1", 0).judge(stub_agree - 1.0),
+    )
+    return Outcome.judged(
+        judgement,
+        details={
+            "model": "tiny random Llama (no real weights)",
+            "rows": rows,
+            "n_candidates": nc,
+            "differing_between_runs": differing,
         },
-        passed=bool(ok),
-        details={"model": "tiny random Llama (no real weights)", "rows": rows, "n_candidates": nc},
     )
