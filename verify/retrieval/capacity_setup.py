@@ -22,6 +22,8 @@ N_RANGE = (10, 10**7)
 RATIO = 1.1
 TARGET = 0.9
 N_SEEDS = 3
+#: the seed rule of the capacity claims judged on every one of 3 base seeds
+SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
 
 
 def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> list:

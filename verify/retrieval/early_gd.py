@@ -25,8 +25,8 @@ from constructions.retrieval.gd import (
 from constructions.retrieval.task import make_retrieval_task, sample_sequences
 from theory.papers import paper
 from verify.claims import Control, Outcome, claim
+from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.ledger import LedgerEntry, record
-from verify.measure import seeds_verdict
 from verify.retrieval.early_gd_setup import trained
 
 SOURCE = paper("retrieval")
@@ -36,8 +36,10 @@ SOURCE = paper("retrieval")
     "retrieval.gd.closed_form",
     source=SOURCE + ", three-step GD (docs/retrieval.md)",
     provenance="derived",
-    statement="the closed-form numpy three steps equal torch autograd: max abs difference < 1e-6 "
-    "for W_v^(1), W^(1) and W_v^(2) (float64)",
+    templated=True,
+    statement="the closed-form numpy three steps equal torch autograd (V={vocab_size}, d={d_model}, "
+    "L={seq_len}, N={n_samples}): max abs difference < {tol} for W_v^(1), W^(1) and W_v^(2) (float64; "
+    "the tolerance is a convention)",
     quick={"vocab_size": 64, "d_model": 16, "seq_len": 8, "n_samples": 512, "tol": 1e-6},
     needs=("torch",),
     kind="identity",
@@ -55,10 +57,9 @@ def gd_closed_form(p, ctx):
     names = ("w_out_1", "w_kq_1", "w_out_2")
     diffs = {n: float(np.abs(getattr(ours, n) - getattr(auto, n)).max()) for n in names}
     scale = {n: float(np.abs(getattr(ours, n)).max()) for n in names}
-    return Outcome(
-        predicted=f"max abs diff < {p['tol']}",
-        measured=f"{max(diffs.values()):.2e}",
-        passed=max(diffs.values()) < p["tol"],
+    rule = Agreement("max abs difference closed form - autograd", p["tol"], strict=True)
+    return Outcome.judged(
+        rule.judge(max(diffs.values())),
         details={
             "max_abs_diff": diffs,
             "max_abs_value": scale,
@@ -74,8 +75,10 @@ def gd_closed_form(p, ctx):
     "retrieval.gd.uniform_attention",
     source=SOURCE + ", three-step GD, step 1 (docs/retrieval.md)",
     provenance="derived",
-    statement="at zero initialisation attention is uniform (|a - 1/L| < 1e-12) and the autograd step 1 "
-    "equals the Hebbian formula (eta/N) sum (e_y - 1/V) o^T within 1e-10",
+    templated=True,
+    statement="at zero initialisation (V={vocab_size}, d={d_model}, L={seq_len}, N={n_samples}) attention "
+    "is uniform (|a - 1/L| < {attn_tol}) and the autograd step 1 equals the Hebbian formula "
+    "(eta/N) sum (e_y - 1/V) o^T within {formula_tol} (strictly; the tolerances are conventions)",
     quick={
         "vocab_size": 64,
         "d_model": 16,
@@ -101,10 +104,14 @@ def uniform_attention(p, ctx):
             hebbian_step_one(data, float(V)) - three_steps_autograd(data, float(V), float(V)).w_out_1
         ).max()
     )
-    return Outcome(
-        predicted=f"|a - 1/L| < {p['attn_tol']}, formula diff < {p['formula_tol']}",
-        measured=f"{attn_dev:.1e}, {formula_dev:.1e}",
-        passed=attn_dev < p["attn_tol"] and formula_dev < p["formula_tol"],
+    judgement = all_of(
+        attention=Agreement("max |a - 1/L|", p["attn_tol"], strict=True).judge(attn_dev),
+        formula=Agreement("max |Hebbian formula - autograd step 1|", p["formula_tol"], strict=True).judge(
+            formula_dev
+        ),
+    )
+    return Outcome.judged(
+        judgement,
         details={"attention_deviation": attn_dev, "formula_deviation": formula_dev, "lr_value": float(V)},
     )
 
@@ -129,8 +136,10 @@ INIT = Control(
     "retrieval.attention.focus",
     source=SOURCE + ", abstract (early-phase GD); three-step GD (docs/retrieval.md)",
     provenance="derived",
-    statement="after the attention step (eta=V, gamma=2L^2) the mean attention on the informative "
-    "token over 4096 test sequences exceeds 2/L, on every one of 3 seeds",
+    templated=True,
+    statement="after the attention step (eta=V, gamma=2L^2; V={vocab_size}, d={d_model}, L={seq_len}, "
+    "N={n_samples}) the mean attention on the informative token over 4096 test sequences exceeds 2/L "
+    "(twice uniform, a convention), on every one of {n_seeds} seeds",
     quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_samples": 8192, "n_seeds": 3},
     full={"vocab_size": 128, "d_model": 64, "seq_len": 64, "n_samples": 65536, "n_seeds": 3},
     seed_rule="every seed of seed..seed+2",
@@ -140,14 +149,19 @@ def attn_focus(p, ctx):
     V, d, L, N = p["vocab_size"], p["d_model"], p["seq_len"], p["n_samples"]
     eta, gamma = _focus_params(V, L)
     per_seed = []
-    for s in ctx.seeds(p["n_seeds"]):
+    seeds = ctx.seeds(p["n_seeds"])
+    for s in seeds:
         _, steps, test = trained(ctx, V, d, L, N, eta, gamma, seed=s)
         per_seed.append(evaluate(test, steps.w_out_1, _init_or(p, steps.w_kq_1)).as_dict())
     attn = [e["mean_attn_info"] for e in per_seed]
-    return Outcome(
-        predicted=f"mean a_ell > 2/L = {2 / L:.3f}",
-        measured=f"{[round(a, 3) for a in attn]}",
-        passed=seeds_verdict([a > 2.0 / L for a in attn]),
+    rule = EverySeed(
+        f"mean attention on the informative token (2/L = {2 / L:.4g})",
+        2.0 / L,
+        ">",
+        "convention",
+    )
+    return Outcome.judged(
+        rule.judge(attn, seeds=seeds),
         details={
             "per_seed": per_seed,
             "mean_attn_info": attn,
@@ -167,8 +181,10 @@ FOCUS_N = [1024, 4096, 16384, 65536]
     "retrieval.attention.focus_n",
     source=SOURCE + ", attention focus against N (docs/retrieval.md)",
     provenance="derived",
+    templated=True,
     statement="the attention step becomes more selective as N grows: the test score gap "
-    "s_ell - mean noise score is strictly increasing over N in {1024, 4096, 16384, 65536}",
+    "s_ell - mean noise score is strictly increasing over N in {n_values} (V={vocab_size}, "
+    "d={d_model}, L={seq_len}, one base seed)",
     quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_values": FOCUS_N},
     controls=[INIT],
 )
@@ -186,10 +202,11 @@ def attn_focus_n(p, ctx):
         gaps.append(ev.score_gap)
         attn.append(ev.mean_attn_info)
         noise_std.append(float(scores[mask].std()))
-    return Outcome(
-        predicted="score gap strictly increasing in N",
-        measured=f"gaps {[round(g, 2) for g in gaps]}, mean a_ell {[round(a, 3) for a in attn]}",
-        passed=bool(all(np.diff(gaps) > 0)),
+    if any(math.isnan(g) for g in gaps):
+        raise ValueError(f"a score gap is NaN: {gaps}")
+    rule = Threshold("steps in N where the score gap does not strictly increase", 0, "<=", "theory")
+    return Outcome.judged(
+        rule.judge(int(np.sum(np.diff(gaps) <= 0))),
         details={
             "n_values": p["n_values"],
             "score_gap": gaps,
@@ -220,13 +237,23 @@ record(
 )
 
 
+def _standardised(diff: float, se: float) -> float:
+    """The difference in standard errors; with a zero standard error (both accuracies 0 or 1) the
+    sign of the difference as +-inf, or 0 when there is none."""
+    if se > 0:
+        return diff / se
+    return math.copysign(math.inf, diff) if diff != 0 else 0.0
+
+
 @claim(
     "retrieval.gd.full_accuracy",
     source=SOURCE + ", abstract (trained by empirical GD)",
     provenance="abstract",
-    statement="after three steps (eta=gamma=V) the full-model test accuracy acc(W_v^(2), W^(1)) exceeds "
-    "the one-step uniform-attention accuracy acc(W_v^(1), W=0) by more than 3 standard errors "
-    "of the difference on 4096 test sequences, on every one of 3 seeds",
+    templated=True,
+    statement="after three steps (eta=V, gamma=2L^2; V={vocab_size}, d={d_model}, L={seq_len}, "
+    "N={n_samples}) the full-model test accuracy acc(W_v^(2), W^(1)) exceeds the one-step "
+    "uniform-attention accuracy acc(W_v^(1), W=0) by more than {z} standard errors of the difference "
+    "(a convention) on 4096 test sequences, on every one of {n_seeds} seeds",
     quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_samples": 16384, "n_seeds": 3, "z": 3.0},
     seed_rule="every seed of seed..seed+2",
     controls=[
@@ -239,12 +266,16 @@ record(
     ],
 )
 def full_accuracy(p, ctx):
+    """Criterion: verify.criteria.EverySeed on the per-seed difference in standard errors, the
+    former rule (three - one > z SE on every seed); the rule it replaced earlier stays in
+    details["previous_criterion"]."""
     V, d, L, N = p["vocab_size"], p["d_model"], p["seq_len"], p["n_samples"]
     eta, gamma = _focus_params(V, L)  # 2 L^2 = V = 128 at the quick size
     if p.get("control") == "init":
         gamma = 0.0
     rows = []
-    for s in ctx.seeds(p["n_seeds"]):
+    seeds = ctx.seeds(p["n_seeds"])
+    for s in seeds:
         _, steps, test = trained(ctx, V, d, L, N, eta, gamma, seed=s)
         three = evaluate(test, steps.w_out_2, steps.w_kq_1).accuracy
         one = uniform_attention_accuracy(test, steps.w_out_1)
@@ -258,18 +289,19 @@ def full_accuracy(p, ctx):
                 "acc_one_step_uniform": one,
                 "acc_after_attention_step": attn_only,
                 "se_diff": se,
+                "z_diff": _standardised(three - one, se),
                 "passed": three - one > p["z"] * se,
                 "previous_criterion_passed": three >= one,
             }
         )
-    return Outcome(
-        predicted="acc(three steps) - acc(one step, uniform) > 3 SE",
-        measured="; ".join(
-            f"{r['acc_three_steps']:.3f} vs {r['acc_one_step_uniform']:.3f} "
-            f"(attention step alone {r['acc_after_attention_step']:.3f})"
-            for r in rows
-        ),
-        passed=seeds_verdict([r["passed"] for r in rows]),
+    rule = EverySeed(
+        "(acc(three steps) - acc(one step, uniform)) / SE",
+        p["z"],
+        ">",
+        "convention",
+    )
+    return Outcome.judged(
+        rule.judge([r["z_diff"] for r in rows], seeds=seeds),
         details={
             "rows": rows,
             "lr_value": eta,

@@ -23,6 +23,7 @@ import numpy as np
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
 from verify.claims import Control, Outcome, claim, rng_for
+from verify.criteria import Judgement, Threshold, all_of
 from verify.retrieval.capacity_setup import SOURCE, critical_n
 from verify.retrieval.early_gd_setup import N_TEST
 
@@ -82,13 +83,42 @@ def critical_n_gd(ctx, V, d, L, seed, target, init=False, n_draws=3) -> dict:
     return {"n_c": float(hi), "trace": sorted(trace)}
 
 
+def gd_capacity_judgement(n_c: dict, factor: float) -> Judgement:
+    """The criterion of ``retrieval.gd.capacity`` on N_c^GD at the points "base", "bigger_v" and
+    "smaller_d": every N_c^GD finite (a verify.criteria.Threshold on the finite fraction; an
+    infinite one fails alone, as there is no ratio), then both ratios to the base strictly above
+    ``factor`` (verify.criteria.all_of of two Thresholds). NaN raises.
+
+    >>> gd_capacity_judgement({"base": 512.0, "bigger_v": 861.0, "smaller_d": 724.0}, 1.3).verdict
+    'pass'
+    >>> gd_capacity_judgement({"base": 512.0, "bigger_v": 861.0, "smaller_d": math.inf}, 1.3).verdict
+    'fail'
+    """
+    values = [float(v) for v in n_c.values()]
+    if any(math.isnan(v) for v in values):
+        raise ValueError("an N_c^GD is NaN")
+    finite = float(np.mean([math.isfinite(v) for v in values]))
+    if finite < 1:
+        return Threshold("fraction of N_c^GD below 32768 (finite)", 1.0, ">=", "theory").judge(finite)
+    return all_of(
+        bigger_v=Threshold("N_c^GD(bigger V)/N_c^GD(base)", factor, ">", "convention").judge(
+            n_c["bigger_v"] / n_c["base"]
+        ),
+        smaller_d=Threshold("N_c^GD(smaller d)/N_c^GD(base)", factor, ">", "convention").judge(
+            n_c["smaller_d"] / n_c["base"]
+        ),
+    )
+
+
 @claim(
     "retrieval.gd.capacity",
     source=SOURCE + ", abstract (capacity of the GD-trained model)",
     provenance="derived",
-    statement="the three-step GD-trained model's N_c^GD(0.5) (mean test accuracy of 3 draws) grows with "
-    "V and falls with d: at L=4, N_c^GD(V=128, d=64) > 1.3 N_c^GD(64, 64) and "
-    "N_c^GD(64, 32) > 1.3 N_c^GD(64, 64) (1.3 exceeds the bisection ratio 1.2), all finite",
+    templated=True,
+    statement="the three-step GD-trained model's N_c^GD({target}) (mean test accuracy of {n_draws} draws) "
+    "grows with V and falls with d: N_c^GD at (V, d, L) = {bigger_v} (V doubled) and at {smaller_d} "
+    "(d halved) each exceed {factor} x N_c^GD at {base} ({factor}, a convention, exceeds the bisection "
+    "ratio 1.2), all finite (below 32768)",
     quick={
         "base": [64, 64, 4],
         "bigger_v": [128, 64, 4],
@@ -111,13 +141,9 @@ def gd_capacity(p, ctx):
     keys = ("base", "bigger_v", "smaller_d")
     runs = {k: critical_n_gd(ctx, *p[k], ctx.seed, p["target"], init, p["n_draws"]) for k in keys}
     n = {k: v["n_c"] for k, v in runs.items()}
-    finite = all(math.isfinite(x) for x in n.values())
-    passed = finite and n["bigger_v"] > p["factor"] * n["base"] and n["smaller_d"] > p["factor"] * n["base"]
     oracle = {k: critical_n(*p[k], ctx.seed, p["target"])["n_c"] for k in keys}
-    return Outcome(
-        predicted=f"N_c^GD x{p['factor']} or more when V doubles and when d halves",
-        measured=f"N_c^GD {n['base']:.0f}; V=128: {n['bigger_v']:.0f}; d=32: {n['smaller_d']:.0f}",
-        passed=bool(passed),
+    return Outcome.judged(
+        gd_capacity_judgement(n, p["factor"]),
         details={
             "n_c_gd": n,
             "traces": {k: v["trace"] for k, v in runs.items()},

@@ -18,9 +18,8 @@ import numpy as np
 
 from theory.retrieval import bounds as th
 from verify.claims import Control, Outcome, claim
-from verify.criteria import IntervalTest, Threshold, all_of
+from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
-from verify.measure import seeds_verdict
 from verify.retrieval.capacity_setup import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
 from verify.sweep import run_grid
 
@@ -262,9 +261,11 @@ MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 
     source=SOURCE + ", abstract (multiplicative dependence); F1",
     bounds=("retrieval.nc_pred",),
     provenance="abstract",
-    statement="N_c(0.9) depends on L and d through L/d: at V=256, (L, d) = (8,32), (16,64), (32,128) "
-    "agree within a factor 2 while (8,32) and (32,32) differ by more than 1.5x (every one "
-    "of 3 base seeds), and the 95% interval of b + c' of retrieval.scaling.fit contains 0",
+    templated=True,
+    statement="N_c(0.9) depends on L and d through L/d: at V={vocab_size}, the (L, d) pairs {pairs} agree "
+    "within a factor {agree} while the first pair and (L, d) = {contrast} differ by more than {differ}x "
+    "(both conventions; every one of {n_seeds} base seeds), and the 95% interval of b + c' of the "
+    "scaling-law fit over {fit_grid} contains 0",
     quick={
         "vocab_size": 256,
         "pairs": [[8, 32], [16, 64], [32, 128]],
@@ -284,10 +285,14 @@ MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 
     ],
 )
 def multiplicative(p, ctx):
+    """Criterion: verify.criteria.all_of of two verify.criteria.EverySeed rules (spread, contrast)
+    and an IntervalTest that the interval of b + c' holds 0, the former rule; the rule it replaced
+    earlier stays in details["previous_criterion"]."""
     V = p["vocab_size"]
     Lc, dc = p["contrast"]
     rows = []
-    for s in ctx.seeds(p["n_seeds"]):
+    seeds = ctx.seeds(p["n_seeds"])
+    for s in seeds:
         ncs = [shared_nc(ctx, V, d, L, seed=s) for L, d in p["pairs"]]
         contrast = shared_nc(ctx, V, dc, Lc, seed=s)
         spread, differ = max(ncs) / min(ncs), contrast / ncs[0]
@@ -305,16 +310,20 @@ def multiplicative(p, ctx):
     grid = [[V_, d, L] for V_, d, L in itertools.product(g["vocab_sizes"], g["d_models"], g["seq_lens"])]
     fit = fit_scaling_law(grid, grid_nc(ctx, grid))
     lo, hi = fit["b_plus_cprime_ci"]
-    pairs_ok = seeds_verdict([r["passed"] for r in rows])
-    fit_ok = lo <= 0.0 <= hi
-    return Outcome(
-        predicted=f"spread <= {p['agree']}, contrast > {p['differ']}, 0 in CI(b + c')",
-        measured=(
-            f"spreads {[round(r['spread'], 2) for r in rows]}, contrasts "
-            f"{[round(r['contrast_ratio'], 2) for r in rows]}, b + c' = "
-            f"{fit['b_plus_cprime']:.2f} [{lo:.2f}, {hi:.2f}]"
+    judgement = all_of(
+        spread=EverySeed("max/min N_c over the equal-L/d pairs", p["agree"], "<=", "convention").judge(
+            [r["spread"] for r in rows], seeds
         ),
-        passed=bool(pairs_ok and fit_ok),
+        contrast=EverySeed(
+            "N_c(contrast pair)/N_c(first pair)",
+            p["differ"],
+            ">",
+            "convention",
+        ).judge([r["contrast_ratio"] for r in rows], seeds),
+        fit=IntervalTest("b + c' (95% interval)", 0.0, {}, theory_name="the L/d law").judge([lo, hi]),
+    )
+    return Outcome.judged(
+        judgement,
         details={
             "vocab_size": V,
             "pairs": p["pairs"],

@@ -9,6 +9,7 @@ exactly distributed co-occurrence counts, per independent draw of embeddings and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as ts
 from verify.claims import Control, Outcome, claim
+from verify.criteria import Judgement, KOfN, Threshold, all_of
 from verify.measure import t_interval
 from verify.retrieval.capacity_setup import SOURCE, draw_accuracies
 
@@ -42,16 +44,60 @@ def _n_at(rule: str, V: int, d: int, L: int, delta: float, embedding: str) -> fl
     raise ValueError(f"n_rule={rule!r} must be 'sufficient' or 'coupon_necessary'")
 
 
+def _no_nan(accuracies) -> None:
+    """Exact recall is read as accuracy == 1; a NaN accuracy would read as "not exact", so it raises."""
+    if any(math.isnan(float(a)) for a in accuracies):
+        raise ValueError("an oracle accuracy is NaN: exact recall cannot be read from it")
+
+
+def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
+    """The criterion of ``retrieval.capacity.sufficient`` on its grid rows: at every point with a
+    finite n_sufficient, exact recall (oracle accuracy 1) on at least ``min_exact`` draws
+    (verify.criteria.KOfN), and the grid holds at least one point with a finite and one with an
+    infinite n_sufficient (verify.criteria.Threshold on the counts); verify.criteria.all_of.
+
+    >>> rows = [{"vocab_size": 64, "d_model": 256, "seq_len": 4, "embedding": "gaussian", "n_samples": 900.0,
+    ...          "accuracies": [1.0] * 9 + [0.99]}, {"vocab_size": 64, "d_model": 9, "seq_len": 4,
+    ...          "embedding": "gaussian", "n_samples": math.inf}]
+    >>> sufficient_judgement(rows, 9).verdict, sufficient_judgement(rows[:1], 9).verdict
+    ('pass', 'fail')
+    """
+    parts, finite, infinite = {}, 0, 0
+    for r in rows:
+        if not math.isfinite(r["n_samples"]):
+            infinite += 1
+            continue
+        finite += 1
+        _no_nan(r["accuracies"])
+        name = f"V{r['vocab_size']}_d{r['d_model']}_L{r['seq_len']}_{r['embedding']}"
+        parts[name] = KOfN(
+            f"exact recall at N = n_sufficient = {r['n_samples']:.0f} (1 when the oracle accuracy is 1)",
+            1.0,
+            ">=",
+            k=min_exact,
+            source="convention",
+            unit="draws",
+        ).judge([float(a == 1.0) for a in r["accuracies"]])
+    parts["finite_points"] = Threshold("grid points with a finite n_sufficient", 1, ">=", "convention").judge(
+        finite
+    )
+    parts["infinite_points"] = Threshold(
+        "grid points with an infinite n_sufficient", 1, ">=", "convention"
+    ).judge(infinite)
+    return all_of(**parts)
+
+
 @claim(
     "retrieval.capacity.sufficient",
     source=SOURCE + "; theory retrieval.n_sufficient",
     bounds=("retrieval.n_sufficient", "retrieval.plateau_accuracy"),
     provenance="derived",
-    statement="the sufficient condition holds in simulation: at every grid point where "
-    "n_sufficient(V, d, L, delta=0.1) is finite, N = n_sufficient gives oracle accuracy 1 "
-    "on at least 9 of 10 independent draws; the grid must also hold points where it is +inf "
-    "(d near 2 ln V and 4 ln V; the mean accuracy at N=1e9 there is recorded beside the "
-    "plateau prediction) and points with d >> V",
+    templated=True,
+    statement="the sufficient condition holds in simulation: at every grid point (V, d, L, embedding) of "
+    "{grid} where n_sufficient(V, d, L, delta={delta}) is finite, N = n_sufficient gives oracle accuracy "
+    "1 on at least {min_exact} of {n_draws} independent draws (a convention); the grid must also hold "
+    "points where it is +inf (d near 2 ln V and 4 ln V; the mean accuracy at N=1e9 there is recorded "
+    "beside the plateau prediction) and points with d >> V",
     quick={"grid": SUFFICIENT_GRID, "delta": 0.1, "n_draws": 10, "min_exact": 9, "n_rule": "sufficient"},
     seed_rule="at every finite grid point, >= 9 of 10 draws (seeds seed..seed+9 of the draw key) exact",
     controls=[
@@ -64,7 +110,8 @@ def _n_at(rule: str, V: int, d: int, L: int, delta: float, embedding: str) -> fl
     ],
 )
 def sufficient(p, ctx):
-    rows, passes, finite, infinite = [], [], 0, 0
+    """Criterion: :func:`sufficient_judgement`, the former rule written as criterion objects."""
+    rows, finite, infinite = [], 0, 0
     for V, d, L, emb in p["grid"]:
         N = _n_at(p["n_rule"], V, d, L, p["delta"], emb)
         row = {
@@ -79,7 +126,6 @@ def sufficient(p, ctx):
             accs = draw_accuracies(V, d, L, int(N), ctx.seed, p["n_draws"], emb)
             exact = int(sum(a == 1.0 for a in accs))
             row.update(accuracies=accs, exact=exact, passed=exact >= p["min_exact"])
-            passes.append(exact >= p["min_exact"])
             finite += 1
         else:
             accs = draw_accuracies(V, d, L, PLATEAU_N, ctx.seed, p["n_draws"], emb)
@@ -91,20 +137,8 @@ def sufficient(p, ctx):
             )
             infinite += 1
         rows.append(row)
-    passed = bool(passes) and all(passes) and infinite > 0
-    summary = ", ".join(
-        f"({r['vocab_size']},{r['d_model']},{r['seq_len']}{',orth' if r['embedding'] != 'gaussian' else ''})"
-        + (
-            f" N={r['n_samples']:.0f}: {r['exact']}/{p['n_draws']}"
-            if "exact" in r
-            else f" N=inf (plateau {np.mean(r['plateau_accuracies']):.3f})"
-        )
-        for r in rows
-    )
-    return Outcome(
-        predicted=f"exact on >= {p['min_exact']}/{p['n_draws']} draws wherever N_suff < inf",
-        measured=summary,
-        passed=passed,
+    return Outcome.judged(
+        sufficient_judgement(rows, p["min_exact"]),
         details={
             "rows": rows,
             "n_finite": finite,
@@ -120,9 +154,11 @@ def sufficient(p, ctx):
     source=SOURCE + "; theory retrieval.plateau_accuracy",
     bounds=("retrieval.plateau_accuracy",),
     provenance="derived",
-    statement="at N=1e9 the mean oracle accuracy over 8 draws agrees with the N -> infinity "
-    "plateau p = E[Phi(chi_d)^(V-1)] at V=256, d in {12, 16, 20, 24}: |mean - p| <= "
-    "3 sqrt(p (1 - p) / (V K)) + 0.005 (K = 8 draws of V tokens) at every d",
+    templated=True,
+    statement="at N={n_samples} the mean oracle accuracy over {n_draws} draws agrees with the N -> infinity "
+    "plateau p = E[Phi(chi_d)^(V-1)] at V={vocab_size}, L={seq_len}, d in {d_models}: |mean - p| <= "
+    "{z} sqrt(p (1 - p) / (V K)) + {slack} (K = {n_draws} draws of V tokens; z and the slack are "
+    "conventions) at every d",
     quick={
         "vocab_size": 256,
         "d_models": [12, 16, 20, 24],
@@ -145,7 +181,7 @@ def sufficient(p, ctx):
 )
 def plateau(p, ctx):
     V, L = p["vocab_size"], p["seq_len"]
-    rows, ok, old = [], [], []
+    rows, parts, old = [], {}, []
     for d in p["d_models"]:
         accs = draw_accuracies(V, d, L, p["n_samples"], ctx.seed, p["n_draws"])
         lo, hi = t_interval(accs, 0.99)
@@ -153,7 +189,9 @@ def plateau(p, ctx):
         tol = p["z"] * math.sqrt(pred * (1.0 - pred) / (V * len(accs))) + p["slack"]
         mean = float(np.mean(accs))
         good = abs(mean - pred) <= tol
-        ok.append(good)
+        parts[f"d{d}"] = Threshold(f"|mean accuracy - plateau p| at d={d}", tol, "<=", "convention").judge(
+            abs(mean - pred)
+        )
         old.append(lo - p["slack"] <= pred <= hi + p["slack"])
         rows.append(
             {
@@ -166,10 +204,8 @@ def plateau(p, ctx):
                 "agrees": good,
             }
         )
-    return Outcome(
-        predicted="plateau " + ", ".join(f"d={r['d_model']}: {r['predicted']:.3f}" for r in rows),
-        measured=", ".join(f"{r['mean']:.3f}" for r in rows),
-        passed=all(ok),
+    return Outcome.judged(
+        all_of(**parts),
         details={
             "vocab_size": V,
             "seq_len": L,
@@ -263,15 +299,59 @@ def small_d_fail(p, ctx):
     )
 
 
+def small_n_judgement(
+    accuracies: list, min_exact: int, n: int, necessary: float, sufficient: float
+) -> Judgement:
+    """The criterion of ``retrieval.capacity.small_n_fail`` at sample size ``n``: fewer than
+    ``min_exact`` of the draws recall exactly, i.e. at least len - min_exact + 1 draws do not
+    (verify.criteria.KOfN on the indicator of a draw that is not exact). Not a bracket: the theory's
+    sizes around it, ``necessary`` (coupon side) and ``sufficient``, are far apart; the resolution
+    is coarse and names their factor.
+
+    >>> j = small_n_judgement([1.0] * 15 + [0.99] * 5, 18, 326, 326, 31950.0)
+    >>> j.verdict, j.resolution["coarse"], round(j.resolution["value"])
+    ('pass', True, 98)
+    >>> small_n_judgement([1.0] * 18 + [0.99] * 2, 18, 326, 326, 31950.0).verdict
+    'fail'
+    """
+    _no_nan(accuracies)
+    if not 1 <= min_exact <= len(accuracies):
+        raise ValueError(f"min_exact = {min_exact} must lie in 1..{len(accuracies)} (the number of draws)")
+    rule = KOfN(
+        f"recall not exact at N={n} (1 when the oracle accuracy is below 1)",
+        1.0,
+        ">=",
+        k=len(accuracies) - min_exact + 1,
+        source="convention",
+        unit="draws",
+    )
+    judgement = rule.judge([float(a != 1.0) for a in accuracies])
+    factor = float(sufficient) / float(necessary)
+    return dataclasses.replace(
+        judgement,
+        resolution={
+            **judgement.resolution,
+            "value": factor,
+            "coarse": True,
+            "text": f"{judgement.resolution['text']}; not a bracket: the necessary size V ln(V/10) = "
+            f"{necessary:.0f} and the sufficient size {sufficient:.0f} are {factor:.3g}x apart, so no "
+            "boundary is located between them",
+        },
+    )
+
+
 @claim(
     "retrieval.capacity.small_n_fail",
     source=SOURCE + ", our F2 (coupon collector, necessary side; docs/retrieval.md)",
     bounds=("retrieval.coupon_floor", "retrieval.all_seen_upper"),
     provenance="derived",
     demonstrates_failure=True,
-    statement="must fail, bracketed in N: orthogonal embeddings, V=d=128, L=4; at N = V ln(V/10) "
-    "(P(every token seen) <= 0.1) fewer than 18 of 20 draws recall exactly; at "
-    "N = n_sufficient_orthogonal(V, L, 0.1) at least 18 of 20 do",
+    templated=True,
+    statement="must fail, tested on both sides in N but not a bracket (the theory gives a necessary and a "
+    "sufficient size about 100x apart, no boundary): orthogonal embeddings, V=d={vocab_size}, "
+    "L={seq_len}; at N = V ln(V/10) (P(every token seen) <= 0.1) fewer than {min_exact} of {n_draws} "
+    "draws recall exactly (a convention); at N = n_sufficient_orthogonal(V, L, 0.1) at least "
+    "{min_exact} of {n_draws} do",
     quick={"vocab_size": 128, "seq_len": 4, "n_draws": 20, "min_exact": 18, "n_side": "below"},
     seed_rule="count of exact draws among 20",
     controls=[
@@ -284,19 +364,14 @@ def small_d_fail(p, ctx):
     ],
 )
 def small_n_fail(p, ctx):
+    """Criterion: :func:`small_n_judgement` (the former count rule: fewer than min_exact exact)."""
     V, L = p["vocab_size"], p["seq_len"]
-    N = (
-        math.floor(V * math.log(V / 10.0))
-        if p["n_side"] == "below"
-        else int(ts.n_sufficient_orthogonal(V, L, 0.1))
-    )
+    suff = ts.n_sufficient_orthogonal(V, L, 0.1)
+    N = math.floor(V * math.log(V / 10.0)) if p["n_side"] == "below" else int(suff)
     accs = draw_accuracies(V, V, L, N, ctx.seed, p["n_draws"], "orthogonal")
     exact = int(sum(a == 1.0 for a in accs))
-    return Outcome(
-        predicted=f"< {p['min_exact']}/{p['n_draws']} exact at N={N} "
-        f"(P(all seen) <= {ts.all_seen_upper(V, N):.3f})",
-        measured=f"{exact}/{p['n_draws']} exact, mean accuracy {np.mean(accs):.3f}",
-        passed=exact < p["min_exact"],
+    return Outcome.judged(
+        small_n_judgement(accs, p["min_exact"], N, math.floor(V * math.log(V / 10.0)), suff),
         details={
             "n_samples": N,
             "accuracies": accs,

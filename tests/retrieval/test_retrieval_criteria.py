@@ -1,0 +1,85 @@
+"""The criterion objects behind the retrieval claims' verdicts: strict inequalities stay strict,
+an infinite N_c fails on its own rule, NaN raises, and the two must-fail claims that are not
+brackets say so in a coarse resolution."""
+
+import math
+
+import pytest
+
+from verify.criteria import EverySeed
+from verify.retrieval.early_gd import _standardised
+from verify.retrieval.gd_capacity import gd_capacity_judgement
+from verify.retrieval.lower import lower_judgement
+from verify.retrieval.sufficient import small_n_judgement, sufficient_judgement
+
+
+def test_strict_sides_keep_a_strict_inequality_strict():
+    above, below = EverySeed("x", 2.0, ">"), EverySeed("x", 2.0, "<")
+    assert above.judge([2.0]).verdict == "fail" and above.judge([2.0000001]).verdict == "pass"
+    assert below.judge([2.0]).verdict == "fail" and below.judge([1.9999999]).verdict == "pass"
+    with pytest.raises(ValueError, match="side"):
+        EverySeed("x", 1.0, ">>")
+
+
+def test_gd_capacity_ratios_are_strict_and_an_infinite_n_c_fails():
+    base = {"base": 500.0, "bigger_v": 900.0, "smaller_d": 800.0}
+    assert gd_capacity_judgement(base, 1.3).verdict == "pass"
+    assert gd_capacity_judgement({**base, "smaller_d": 650.0}, 1.3).verdict == "fail"  # exactly 1.3x
+    j = gd_capacity_judgement({k: math.inf for k in base}, 1.3)  # the "init" control: nothing reaches it
+    assert j.verdict == "fail" and j.resolution["rule"] == "threshold"
+    with pytest.raises(ValueError, match="NaN"):
+        gd_capacity_judgement({**base, "base": math.nan}, 1.3)
+
+
+def _row(d, n, accs):
+    return {
+        "vocab_size": 64,
+        "d_model": d,
+        "seq_len": 4,
+        "embedding": "gaussian",
+        "n_samples": n,
+        "accuracies": accs,
+    }
+
+
+def test_sufficient_needs_k_exact_draws_and_both_kinds_of_grid_point():
+    infinite = _row(9, math.inf, None)
+    good, short = _row(256, 900.0, [1.0] * 9 + [0.99]), _row(2048, 800.0, [1.0] * 8 + [0.99] * 2)
+    assert sufficient_judgement([good, infinite], 9).verdict == "pass"
+    assert sufficient_judgement([good, short, infinite], 9).verdict == "fail"
+    assert sufficient_judgement([good], 9).verdict == "fail"  # no point with n_sufficient = inf
+    assert sufficient_judgement([infinite], 9).verdict == "fail"  # no finite point
+    with pytest.raises(ValueError, match="NaN"):
+        sufficient_judgement([_row(256, 900.0, [math.nan] + [1.0] * 9), infinite], 9)
+
+
+def test_small_n_fail_is_a_count_rule_and_not_a_bracket():
+    j = small_n_judgement([1.0] * 17 + [0.5] * 3, 18, 326, 326, 31950.0)
+    assert j.verdict == "pass" and j.resolution["coarse"] and "not a bracket" in j.resolution["text"]
+    assert small_n_judgement([1.0] * 18 + [0.5] * 2, 18, 326, 326, 31950.0).verdict == "fail"
+    with pytest.raises(ValueError, match="min_exact"):
+        small_n_judgement([1.0] * 3, 4, 326, 326, 31950.0)
+    with pytest.raises(ValueError, match="NaN"):
+        small_n_judgement([math.nan] + [1.0] * 19, 18, 326, 326, 31950.0)
+
+
+def test_lower_rate_is_strictly_below_and_the_gap_is_reported():
+    row = {
+        "d_model": 16,
+        "seq_len": 65,
+        "n_samples": [2500],
+        "swap_n_lower": [2501],
+        "n_sufficient_decoder": [15400],
+    }
+    assert lower_judgement([{**row, "exact_rate": 0.45}], 0.5).verdict == "pass"
+    j = lower_judgement([{**row, "exact_rate": 0.5}], 0.5)
+    assert j.verdict == "fail" and j.resolution["coarse"] and round(j.resolution["value"], 1) == 6.2
+    with pytest.raises(ValueError, match="NaN"):
+        lower_judgement([{**row, "exact_rate": math.nan}], 0.5)
+    with pytest.raises(ValueError, match="configuration"):
+        lower_judgement([], 0.5)
+
+
+def test_standardised_difference_without_a_standard_error():
+    assert _standardised(0.1, 0.02) == pytest.approx(5.0)
+    assert _standardised(0.0, 0.0) == 0.0 and _standardised(0.1, 0.0) == math.inf
