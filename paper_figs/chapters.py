@@ -218,13 +218,16 @@ def fig_router_leak(records):
     for i, (variant, curves) in enumerate(det["curves"].items()):
         _band(ax, x, curves, f"C{i}", f"{names.get(variant, variant)} ({len(curves)} seed(s))")
     for j, control in enumerate(rec.get("controls", [])):
-        if isinstance(control.get("measured"), (int, float)):
+        value = control.get("measured")
+        if isinstance(value, dict) and len(value) == 1:  # a criterion object's {quantity: value}
+            value = next(iter(value.values()))
+        if isinstance(value, (int, float)):
             ax.plot(
                 [x[-1]],
-                [control["measured"]],
+                [value],
                 "s",
                 color=f"C{5 + j}",
-                label=f"control {control['name']}: final {control['measured']:.3f}",
+                label=f"control {control['name']}: final {value:.3f}",
             )
     ax.axhline(det["ln_v"], color="k", ls="--", lw=0.9, label=f"causal floor ln v = {det['ln_v']:.3f}")
     inf = records.get("chapters.leak.inference")

@@ -187,9 +187,9 @@ def smallest_bank_outcome(found: dict, steps: int, criterion: str):
     rows = found["rows"]
     labels = [f"F={r['F']} draw {k}" for r in rows for k in range(len(r["c_star"]))]
     stores = [0.0 if c is None else 1.0 for r in rows for c in r["c_star"]]
-    judgement = EverySeed("stores within the grid (1 yes, 0 no)", 1.0, ">=", "convention").judge(
-        stores, labels
-    )
+    judgement = EverySeed(
+        "stores within the grid (1 yes, 0 no)", 1.0, ">=", "convention", unit="draws"
+    ).judge(stores, labels)
     return Outcome.judged(
         judgement,
         details={"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps},
