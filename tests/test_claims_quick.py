@@ -3,8 +3,9 @@
 
 A claim in the ledger must still fail in the recorded way; every other claim must pass, or be
 inconclusive where its criterion object (verify.criteria) says what budget would decide it. Every
-control must fail the claim's criterion (otherwise the claim is vacuous), and every empirical or
-must_fail claim must have a control. Skipped claims (e.g. language-model probes without weights)
+control must fail the claim's criterion (otherwise the claim is vacuous), every empirical or
+must_fail claim must have a control, and every claim's verdict comes from a criterion object
+(its record carries the resolution). Skipped claims (e.g. language-model probes without weights)
 are reported as pytest skips.
 """
 
@@ -30,6 +31,9 @@ def test_claim_quick(claim_id, quick_record):
         + "".join(c.get("traceback", "") for c in record.get("controls") or [])
     )
     assert record["status"] != "vacuous", f"{claim_id}: {record.get('vacuous')}"
+    # every claim's rule is a criterion object (verify.criteria), which writes the resolution
+    resolution = record.get("resolution") or {}
+    assert resolution.get("rule") and resolution.get("text"), f"{claim_id}: no criterion object's resolution"
     if entry_for(claim_id, "quick") is not None:
         assert record["status"] == "not reproduced", (
             f"{claim_id} is in the ledger but now passes: update verify/ledger.py "

@@ -107,8 +107,8 @@ def cmd_falsify(args) -> int:
 
 def resolution_of(claim, record: dict | None) -> dict:
     """A claim's resolution: from its newest stored record when that record has one (the
-    criterion objects of verify.criteria write it); a claim whose criterion is not an object yet
-    gets a coarse resolution that says so.
+    criterion objects of verify.criteria write it); a stored record made before its claim's
+    criterion was an object gets a coarse resolution that says so.
 
     >>> resolution_of(None, {"resolution": {"rule": "bracket", "value": 1.5, "coarse": False}})["rule"]
     'bracket'
@@ -118,7 +118,7 @@ def resolution_of(claim, record: dict | None) -> dict:
     if record is not None and record.get("resolution"):
         return {**record["resolution"], "from": "stored record"}
     if record is not None:
-        text = "the criterion is not written as a criterion object yet: no resolution computed"
+        text = "the stored record predates the claim's criterion object: rerun the claim to compute its resolution"
     else:
         text = "no stored record at this scale: run the claim to compute its resolution"
     return {"rule": "not computed", "value": None, "coarse": True, "text": text}
