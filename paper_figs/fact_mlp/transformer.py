@@ -36,7 +36,9 @@ def fig_tradeoff(records):
     ):
         lips = [r[name]["lipschitz"] for r in alone["per_seed"]]
         noisy = [r[name]["noisy"] for r in alone["per_seed"]]
-        ax0.scatter(lips, noisy, color=color, marker=marker, label=label + " (F = m = 128, 3 seeds)")
+        ax0.scatter(
+            lips, noisy, color=color, marker=marker, label=label + f" (F = m = 128, {len(lips)} seeds)"
+        )
         for F, rec in alone.get("larger_F", {}).items():
             ax0.scatter(
                 [rec[name]["lipschitz"]],

@@ -16,6 +16,7 @@ from verify.fact_mlp.usability_setup import (
     gd_capacities,
     lipschitz,
 )
+from verify.measure import t_interval
 
 SRC = paper("fact_mlp")
 #: "about linear": the band of gd.gd_linear_capacity's log-log slope, a convention around 1
@@ -253,10 +254,11 @@ def check_lipschitz_tradeoff(p, ctx):
     provenance="abstract",
     templated=True,
     statement="at the interpolation threshold F = m = {n_facts} (d={d}) key noise N(0, {sigma}^2/d) lowers "
-    "the whitened readout's accuracy by >= 0.2 (a convention) more than the unwhitened one's "
-    "(the mean over {seeds} seeds, a point, not an interval); F = m in {report} reported",
-    quick={"n_facts": 128, "d": 32, "sigma": 0.1, "seeds": 3, "report": [256, 512, 1024]},
-    seed_rule="mean drop over the 3 seeds seed..seed+2 (per-seed drops recorded)",
+    "the whitened readout's accuracy by >= 0.2 (a convention) more than the unwhitened one's: the "
+    "95% Student-t interval over {seeds} seeds of the per-seed gap drop(whitened) - drop(unwhitened) "
+    "lies at or above 0.2 (inconclusive when it straddles 0.2); F = m in {report} reported",
+    quick={"n_facts": 128, "d": 32, "sigma": 0.1, "seeds": 20, "report": [256, 512, 1024]},
+    seed_rule="95% Student-t interval of the mean gap over seeds seed..seed+19 (per-seed drops recorded)",
     controls=[
         Control(
             "no_noise",
@@ -266,6 +268,12 @@ def check_lipschitz_tradeoff(p, ctx):
     ],
 )
 def check_noise_usability(p, ctx):
+    """Changed: the rule was the mean gap over 3 seeds read as a point (no interval); it is now
+    the 95% t-interval of the mean gap, three-valued (:class:`verify.criteria.Threshold`). The 20
+    seeds were chosen on pilot base seed 100 (never judged): 20 seeds, mean gap 0.42, sd 0.20, so
+    about 5 seeds would put the interval's lower end above 0.2 and 20 leave room for a larger sd.
+    The old point rule's verdict (on the first 3 seeds, the seeds it used) is kept in the details."""
+
     def drops(F, seed):
         facts, plain, white = hebbian_pair(ctx, F, p["d"], F, seed)
         rng = rng_for(seed, 44, F)
@@ -286,16 +294,24 @@ def check_noise_usability(p, ctx):
     per_seed = [drops(p["n_facts"], s) for s in ctx.seeds(p["seeds"])]
     d_white = float(np.mean([r["hebbian_whitened"]["drop"] for r in per_seed]))
     d_plain = float(np.mean([r["hebbian"]["drop"] for r in per_seed]))
+    gaps = [r["hebbian_whitened"]["drop"] - r["hebbian"]["drop"] for r in per_seed]
     report = {F: drops(F, ctx.seed) for F in p["report"]}
     judgement = Threshold(
-        "mean drop(whitened) - mean drop(unwhitened)", MIN_DROP_GAP, ">=", "convention"
-    ).judge(d_white - d_plain)
+        "mean gap drop(whitened) - drop(unwhitened), 95% interval", MIN_DROP_GAP, ">=", "convention"
+    ).judge(t_interval(gaps), seeds=len(gaps))
+    first3 = float(np.mean(gaps[:3]))
     return Outcome.judged(
         judgement,
         details={
             "per_seed": per_seed,
+            "gaps": gaps,
             "drop_whitened": d_white,
             "drop_unwhitened": d_plain,
             "larger_F": {str(k): v for k, v in report.items()},
+            "previous_criterion": {
+                "rule": f"the mean gap over the first 3 seeds (a point) >= {MIN_DROP_GAP}",
+                "mean_gap_first_3_seeds": first3,
+                "passed": first3 >= MIN_DROP_GAP,
+            },
         },
     )
