@@ -27,6 +27,7 @@ from verify.icrecall.handset_setup import (  # noqa: F401  (re-exported: tests i
     WORLD_KEYS,
     handset_accuracies,
 )
+from verify.measure import t_interval
 
 #: thresholds of the hand-set claims: conventions (none is derived; 1/R is relation chance)
 PAIRWISE_MIN = 0.98
@@ -47,7 +48,8 @@ def _handset_details(acc):
     bounds=("icrecall.pairwise_margin",),
     provenance="derived",
     statement="the hand-set pairwise pattern (1/(2n) on each context token) with omega = 2/rho "
-    f"and the triplet MLP solves IC-recall: mean accuracy over {{n_seeds}} seeds >= {PAIRWISE_MIN} "
+    f"and the triplet MLP solves IC-recall: the 95% Student-t interval over {{n_seeds}} seeds of the "
+    f"mean accuracy lies at or above {PAIRWISE_MIN} (a convention; inconclusive when it straddles it) "
     "(n = {n_pairs}, {n_queries} prompts per seed)",
     templated=True,
     quick=dict(HANDSET, pattern="pairwise"),
@@ -68,14 +70,28 @@ def _handset_details(acc):
     ],
 )
 def _pairwise(p, ctx):
-    """A :class:`verify.criteria.Threshold` (convention) on the mean over seeds, as stated."""
+    """A :class:`verify.criteria.Threshold` (convention) on the 95% t-interval of the mean over
+    seeds. Changed from the mean read as a point; pilot base seeds 100 and 101 (never judged) gave
+    [0.993, 0.998] and [0.993, 0.997] at the same 5 seeds, so the seed count is unchanged. The
+    point rule's verdict is kept in details["previous_criterion"]."""
     acc = handset_accuracies(p, ctx)
     margin = pairwise_margin(p["n_pairs"], p["rho"], p["theta"])
+    per_seed = acc["per_seed"][p["pattern"]]
     judgement = Threshold(
-        f"mean accuracy over {p['n_seeds']} seeds ({p['pattern']} pattern)", PAIRWISE_MIN, ">=", "convention"
-    ).judge(acc[p["pattern"]])
+        f"mean accuracy over {p['n_seeds']} seeds ({p['pattern']} pattern), 95% interval",
+        PAIRWISE_MIN,
+        ">=",
+        "convention",
+    ).judge(t_interval(per_seed), seeds=len(per_seed))
+    previous = {
+        "rule": f"the mean accuracy over the seeds (a point) >= {PAIRWISE_MIN}",
+        "mean": acc[p["pattern"]],
+        "passed": acc[p["pattern"]] >= PAIRWISE_MIN,
+    }
     return Outcome.judged(
-        judgement, details=_handset_details(acc) | {"margin": margin, "pattern": p["pattern"]}
+        judgement,
+        details=_handset_details(acc)
+        | {"margin": margin, "pattern": p["pattern"], "previous_criterion": previous},
     )
 
 
