@@ -86,7 +86,7 @@ def _exact_fit(ctx, p) -> dict:
     provenance="derived",
     templated=True,
     statement="the gated encoder with exactly H = ceil(F/d) gates (no gate added by the "
-    "builder) interpolates exactly: rank(Phi) = F, max fit error <= 1e-8, accuracy 1 with a positive "
+    "builder) interpolates exactly: rank(Phi) = F, max fit error < 1e-8, accuracy 1 with a positive "
     "margin (construction setting d={d}, F={n_facts}, H = ceil({n_facts}/{d}), n_V={n_values}, "
     "m_c={code_dim})",
     quick={"n_facts": 2048, "n_values": 256, "d": 128, "code_dim": 48, "n_gates": 0},
@@ -110,7 +110,7 @@ def check_encoder_exact(p, ctx):
         gates=Agreement("H - ceil(F/d)", 0).judge(want - n_gates(p["n_facts"], p["d"])),
         no_extra_gate=Agreement("gates built - H", 0).judge(r["n_gates"] - want),
         rank=Threshold("rank(Phi)", p["n_facts"], ">=", "theory").judge(r["rank"]),
-        fit=Threshold("max fit error", 1e-8, "<=", "convention").judge(r["max_error"]),
+        fit=Threshold("max fit error", 1e-8, "<", "convention").judge(r["max_error"]),
         accuracy=Threshold("accuracy", 1.0, ">=", "theory").judge(r["accuracy"]),
         margin=Threshold("min margin", 0.0, ">", "theory").judge(r["min_margin"]),
     )

@@ -50,7 +50,7 @@ def check_info_bound(p, ctx):
         abs(tied - count_bij) / count_bij,
         abs(sym - count_maps) / count_maps,
     )
-    judgement = Agreement("max relative |closed form - log2(exact count)|", 1e-9).judge(rel)
+    judgement = Agreement("max relative |closed form - log2(exact count)|", 1e-9, strict=True).judge(rel)
     return Outcome.judged(
         judgement,
         details={
@@ -124,7 +124,7 @@ def check_rho_solver(p, ctx):
     max_diff = float(max(diffs))
     passed = max_diff < 1e-3 and min(below) > -1e-12 and res.gap < 1e-6
     judgement = all_of(
-        enumeration=Agreement("max |rho_nnls - rho_enumerated|", 1e-3).judge(max_diff),
+        enumeration=Agreement("max |rho_nnls - rho_enumerated|", 1e-3, strict=True).judge(max_diff),
         grid=Threshold("min (rho_nnls - best grid rho)", -1e-12, ">", "convention").judge(min(below)),
         certificate=Threshold("certificate gap", 1e-6, "<", "convention").judge(res.gap),
     )
