@@ -42,3 +42,19 @@ def test_the_claim_record_reads_the_store_without_sweeping(monkeypatch):
     assert previous["missed"] == [19, 16, 14] and previous["near_R4_missed"] == [2, 0, 0]
     assert previous["earlier"]["missed"] == [0, 3, 6] and "not recomputed" in previous["stored"]
     assert sizes and 16384 not in sizes and 32768 not in sizes
+
+
+def test_jl_too_small_reads_its_replaced_bracket_from_the_store(monkeypatch):
+    """The replaced must-fail bracket (m_c = 4 against ceil(ln n_V / rho^2)) is not decoded again:
+    the seed-0 record carries its stored accuracies, and the decoder is never tried at m_c = 4."""
+    import verify.fact_mlp.decoder_setup as setup
+    from verify.claims import Context
+
+    tried = []
+    real = setup.draws_ok
+    monkeypatch.setattr(setup, "draws_ok", lambda V, s, m, *a: tried.append(m) or real(V, s, m, *a))
+    c = load_all()["fact_mlp.decoder.jl_too_small"]
+    previous = c.check(c.params("quick"), Context(seed=0)).details["previous_criterion"]
+    assert previous["passed"] is True and "not recomputed" in previous["stored"]
+    assert previous["m_c_4"]["mean_accuracy"] < 0.5 and previous["m_c_4"]["all_fail"]
+    assert tried and 4 not in tried

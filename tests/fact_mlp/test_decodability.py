@@ -54,6 +54,14 @@ def test_certificate_and_invariance(seed, n, d, scale):
         np.testing.assert_allclose(decodability(W).per_value, res.per_value, atol=1e-8)
 
 
+def test_stretch_is_not_a_similarity():
+    """The converse of the invariance: a diagonal stretch V D (entries in [0.5, 2]) changes rho,
+    so the invariance test above can fail."""
+    V = spherical(64, 16, 4)
+    D = np.diag(np.random.default_rng(5).uniform(0.5, 2.0, 16))
+    assert np.max(np.abs(decodability(V @ D).per_value - decodability(V).per_value)) > 1e-3
+
+
 def test_interior_value_has_rho_zero():
     V = spherical(20, 32, 0)
     V = np.vstack([V, (V[0] + V[1]) / 2])

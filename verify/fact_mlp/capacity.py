@@ -118,17 +118,6 @@ def check_encoder_exact(p, ctx):
         judgement,
         details={
             **r,
-            "previous_criterion": {
-                "rule": "built gates == H == ceil(F/d), rank == F, max error < 1e-8, accuracy == 1, "
-                "min margin > 0",
-                "passed": bool(
-                    r["n_gates"] == want == n_gates(p["n_facts"], p["d"])
-                    and r["rank"] == p["n_facts"]
-                    and r["max_error"] < 1e-8
-                    and r["accuracy"] == 1.0
-                    and r["min_margin"] > 0
-                ),
-            },
         },
     )
 
@@ -266,10 +255,6 @@ def check_param_count(p, ctx):
             "formula": predicted,
             "spec": spec,
             "n_gates": H,
-            "previous_criterion": {
-                "rule": "counts == formulas == docs numbers and H == 16",
-                "passed": bool(measured == predicted == spec and H == 16),
-            },
         },
     )
 
@@ -381,14 +366,9 @@ def check_linear_cost(p, ctx):
             "info_bits": bits,
             "bits_per_param_std": [b / q if q else None for b, q in zip(bits, params)],
             "previous_criterion": {
-                "rule": "every F stored and |slope - 1| <= 0.1 (the same rule, before it was a criterion "
-                "object)",
-                "passed": bool(ok and abs(slope - 1) <= 0.1),
-                "earlier": {
-                    "rule": "slope of the formula P_std(F) at m_c = 48",
-                    "passed": True,
-                    "slope": 1.0,
-                },
+                "rule": "slope of the formula P_std(F) at m_c = 48",
+                "passed": True,
+                "slope": 1.0,
             },
         },
     )

@@ -57,7 +57,6 @@ def check_mc_log_scaling(p, ctx):
         b2.append(jl_code_dim(n, rho))
     finite = all(math.isfinite(m) for m in ms)
     a, b = np.polyfit(xs, ms, 1) if finite else (float("nan"), float("nan"))
-    passed = finite and a > 0 and all(m <= bound for m, bound in zip(ms, b2))
     found = [(n, m, q) for n, m, q in zip(p["n_values"], ms, b2) if math.isfinite(m)]
     parts = {"found": Agreement("n_V at which no m_c of the grid decodes", 0).judge(len(ms) - len(found))}
     if finite:  # a fit needs every n_V's m_c*
@@ -69,10 +68,6 @@ def check_mc_log_scaling(p, ctx):
     return Outcome.judged(
         all_of(**parts),
         details={
-            "previous_criterion": {
-                "rule": "every m_c* found, a > 0 and m_c* <= B2 at every n_V",
-                "passed": passed,
-            },
             "n_values": list(p["n_values"]),
             "ln_nv_over_rho2": xs,
             "mc_star": [m if math.isfinite(m) else None for m in ms],
@@ -112,7 +107,6 @@ def check_mc_rho_scaling(p, ctx):
     from constructions.fact_mlp.facts import spike
     from theory.fact_mlp.bounds import jl_code_dim
     from theory.fact_mlp.rho import decodability
-    from verify.measure import seeds_verdict
 
     rows, passes = {}, []
     for s in ctx.seeds(p["seeds"]):
@@ -175,10 +169,6 @@ def check_mc_rho_scaling(p, ctx):
         details={
             "betas": list(p["betas"]),
             "per_seed": rows,
-            "previous_criterion": {
-                "rule": "on every seed: slope in [0.6, 1.4] and m_c* <= B2 at every beta",
-                "passed": seeds_verdict(passes, "every"),
-            },
         },
     )
 
@@ -237,7 +227,6 @@ def check_b2_pair_tail(p, ctx):
         details={
             "rows": rows,
             "max_rate_over_bound": max(r["rate"] / r["bound"] for r in rows),
-            "previous_criterion": {"rule": "lower end <= bound at every point", "passed": bool(ok)},
         },
     )
 
@@ -263,8 +252,6 @@ def check_b2_pair_tail(p, ctx):
 )
 def check_geometry_penalty(p, ctx):
     from dataclasses import replace
-
-    from verify.measure import seeds_verdict
 
     per_seed, passes = {}, []
     i0, i3 = p["betas"].index(0.0), p["betas"].index(3.0)
@@ -301,9 +288,8 @@ def check_geometry_penalty(p, ctx):
             "mc_star": first["mc_star"],
             "rho": first["rho"],
             "previous_criterion": {
-                "rule": "m_c*(3) >= m_c*(0) on every seed (the same rule, before it was a criterion object)",
-                "passed": seeds_verdict(passes, "every"),
-                "earlier": {"rule": "m_c*(3) >= m_c*(0) on the run's seed only", "passed": first["passed"]},
+                "rule": "m_c*(3) >= m_c*(0) on the run's seed only",
+                "passed": first["passed"],
             },
         },
     )

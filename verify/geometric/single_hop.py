@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from constructions.geometric.single_hop import (
-    attribute_codes,
     build_block_model,
     build_selector,
 )
@@ -30,6 +29,7 @@ from verify.geometric.single_hop_setup import (
     model_decoding,
 )
 from verify.measure import binomial_tolerance, min_pairwise_gap, t_interval
+from verify.previous import stored_previous
 
 
 def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
@@ -255,7 +255,8 @@ def margin_nec(p, ctx):
     kissing number (at most 869 vectors in dimension 11) rule out 1000 such codes at d0 <= 11; a
     bracket at d0 = 4 / 9 missed the margin on both sides at seeds 0-2 (largest margin 0.040 at 9).
     So, as for the sufficient conditions, the claim measures the true (random-code) boundary and
-    reports the looseness. Its old verdict is kept in details["previous_criterion"]."""
+    reports the looseness. Its old verdict, measured once, is stored (details["previous_criterion"],
+    verify.previous)."""
     from verify.geometric.scaling_setup import threshold_bisect
 
     n, g = p["n_subjects"], p["margin"]
@@ -268,19 +269,10 @@ def margin_nec(p, ctx):
     )
     details = {"d0_nec": bound, "d0_star": stars, "factors": factors}
     if p["bound_scale"] == 1.0:
-        old = {d0: _code_margins(n, d0, seeds) for d0 in (60, 110)}
-        details["previous_criterion"] = {
-            "rule": "must fail: every seed misses margin gamma at d0 = 60; control d0 = 110, where not "
-            "every seed may miss (a bracket 9.5x / 17.5x d0_nec, not straddling B3's boundary)",
-            "passed": bool(all(m < g for m in old[60]) and not all(m < g for m in old[110])),
-            "margins_60": old[60],
-            "margins_110": old[110],
-        }
+        details["previous_criterion"] = stored_previous(
+            "geometric.single_hop.margin_nec", ctx.scale, ctx.seed, p
+        )
     return Outcome.judged(judgement, details=details)
-
-
-def _code_margins(n, d0, seeds):
-    return [min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(s, 2, n, d0, 0))) for s in seeds]
 
 
 @claim(

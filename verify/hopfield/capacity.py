@@ -65,9 +65,7 @@ def capacity_gain(params, ctx):
     if not wrong:
         # hard gates on the grid 16..4096 (replaced: with hard gates the gated problem is the same
         # 16-memory network at every N, so the ratio was only a grid-limited lower bound)
-        details["previous_criterion"] = stored_previous(
-            "hopfield.capacity.gain", ctx.scale, ctx.seed, {k: v for k, v in params.items() if k != "control"}
-        )
+        details["previous_criterion"] = stored_previous("hopfield.capacity.gain", ctx.scale, ctx.seed, params)
     # replaced in turn: "every seed's ratio >= 16" also accepted a gain of e^(0.7 kappa)
     details["previous_criterion_min_ratio"] = {
         "rule": f"N_g/N_u >= {params['min_ratio']} in every seed",
@@ -354,9 +352,6 @@ def r4_tightness(params, ctx):
     }
     if params["spread"] is None:
         details["previous_criterion"] = stored_previous(
-            "hopfield.capacity.r4_tightness",
-            ctx.scale,
-            ctx.seed,
-            {k: v for k, v in params.items() if k != "control"},
+            "hopfield.capacity.r4_tightness", ctx.scale, ctx.seed, params
         )
     return Outcome.judged(judgement, details=details)

@@ -33,6 +33,7 @@ from verify.hopfield.separation_setup import (  # noqa: F401  (r1_beta, measured
     r1_beta,
     retrieval_error_bound_curve,
 )
+from verify.previous import stored_previous
 
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
 PAPER = paper("hopfield")
@@ -128,8 +129,8 @@ def separation_violated_fails(params, ctx):
     those meeting it at beta = 8 do not), but R1 is only sufficient: violating it guarantees no
     failure. The claim now measures each pattern's boundary in beta and R1's looseness. The grid
     (2^(k/8), 9% steps) and the half_beta control were tried on pilot seeds 100-104 (median factor
-    1.46-1.52, smallest 1.26-1.33; no_log_term 0.004), not on a judged seed. The previous criterion
-    is recomputed (details["previous_criterion"]); details["looseness_by_beta"] keeps the
+    1.46-1.52, smallest 1.26-1.33; no_log_term 0.004), not on a judged seed. The previous criterion's
+    result was measured once and is stored (details["previous_criterion"], verify.previous); details["looseness_by_beta"] keeps the
     by-beta counts the tightness figure draws."""
     from verify.criteria import Threshold
     from verify.measure import t_interval
@@ -173,19 +174,9 @@ def separation_violated_fails(params, ctx):
         ],
     }
     if params["condition"] == "R1":
-        viol, outside = _r1_sweep(params, ctx, 0.5, False)
-        meet, outside_meet = _r1_sweep(params, ctx, 8.0, True)
-        details["previous_criterion"] = {
-            "rule": "must fail: at beta = 0.5 at least half of the patterns violating R1 end outside S_i; "
-            "control: the patterns meeting R1 at beta = 8, where that must not hold",
-            "passed": bool(viol > 0 and outside >= viol / 2 and not (meet > 0 and outside_meet >= meet / 2)),
-            "violating_at_0.5": [outside, viol],
-            "meeting_at_8": [outside_meet, meet],
-            "factor_to_median_r1_beta": max(
-                float(np.median([r["median_boundary"] for r in rows])) / 0.5,
-                8.0 / float(np.median([r["median_boundary"] for r in rows])),
-            ),
-        }
+        details["previous_criterion"] = stored_previous(
+            "hopfield.separation.violated_fails", ctx.scale, ctx.seed, params
+        )
     return Outcome.judged(judgement.judge(list(interval), seeds=len(rows)), details=details)
 
 
