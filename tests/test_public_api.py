@@ -115,6 +115,7 @@ def test_api_names():
         "margins",
         "decodability",
         "smallest_storing_size",
+        "smallest_size",
     } <= set(verify.__all__)
     assert {"draw_figure", "save_figure", "list_figures"} <= set(paper_figs.__all__)
     assert "testing" not in verify.__all__  # needs hypothesis: imported explicitly

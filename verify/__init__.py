@@ -6,7 +6,9 @@ torch nor the claims:
 - the claim runner: ``run_claim`` (one claim by id -> its record) and ``list_claims``;
 - measurement of a fact-storing model (a block model, a fact MLP, or any object with
   ``decode``/``accuracy``/``margins``, constructions/measure.py): ``accuracy``, ``margins``,
-  ``smallest_storing_size``; and ``decodability``, the exact decodability rho of a value table;
+  ``smallest_storing_size``; ``smallest_size``, the one search for the smallest size at which a
+  predicate holds (bisection or scan, constructions/search.py) that every search of the claims
+  uses; and ``decodability``, the exact decodability rho of a value table;
 - criteria as objects (verify/criteria.py), each giving a verdict (pass, fail or inconclusive)
   and what the verdict rules out: ``Threshold``, ``IntervalTest``, ``Bracket``, ``EverySeed``,
   ``KOfN`` (with ``binomial_k``), ``Agreement``, ``all_of``, ``growth_exponent`` and
@@ -38,6 +40,7 @@ _EXPORTS = {
     "accuracy": "constructions.measure",
     "margins": "constructions.measure",
     "smallest_storing_size": "constructions.measure",
+    "smallest_size": "constructions.search",
     "decodability": "theory.fact_mlp.rho",
     "Judgement": "verify.criteria",
     "Threshold": "verify.criteria",
@@ -72,6 +75,7 @@ __all__ = [
     "margins",
     "run_claim",
     "shadowing_distributions",
+    "smallest_size",
     "smallest_storing_size",
 ]
 
