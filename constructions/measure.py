@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Protocol, Tuple, Union, runtime_chec
 import numpy as np
 
 from constructions.fact_mlp.facts import FactSet
+from constructions.search import smallest_size
 
 __all__ = [
     "FactModel",
@@ -158,8 +159,9 @@ def smallest_storing_size(
     build: Callable[[int], FactModel], sizes: Iterable[int], facts: Facts | None = None
 ) -> int | None:
     """The smallest size in ``sizes`` whose model ``build(size)`` decodes every fact (accuracy 1),
-    by binary search over the sorted sizes (it assumes that a size that stores, stores at every
-    larger size); None when even the largest does not. ``facts`` None means each model's own.
+    by bisection over the sorted sizes (:func:`constructions.search.smallest_size`: it assumes
+    that a size that stores, stores at every larger size); None when even the largest does not.
+    ``facts`` None means each model's own.
 
     >>> import numpy as np
     >>> from constructions import build_block_model, make_bijections
@@ -170,12 +172,4 @@ def smallest_storing_size(
     >>> smallest_storing_size(build, range(1, 12))  # 64 distinct sign patterns need d0 = 6
     6
     """
-    order = sorted(int(s) for s in sizes)
-    lo, hi, best = 0, len(order) - 1, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if accuracy(build(order[mid]), facts) == 1.0:
-            best, hi = order[mid], mid - 1
-        else:
-            lo = mid + 1
-    return best
+    return smallest_size(sizes, lambda size: accuracy(build(size), facts) == 1.0).size

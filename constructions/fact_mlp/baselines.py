@@ -7,9 +7,11 @@ counts, the fact set, the gated form where one exists).
 from __future__ import annotations
 
 import math
+from typing import Callable, Iterable
 
 import numpy as np
 
+from constructions import search
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.tasks import check_generator
 
@@ -270,29 +272,30 @@ def _manual_epochs(
     return epochs_run, loss
 
 
-def smallest_size(build, sizes, ok=None) -> tuple[int | None, list]:
-    """Binary search over the sorted ``sizes`` for the smallest one whose ``build(size)`` stores
-    every fact (accuracy 1, margin > 0), assuming monotonicity. Returns (size or None, trace)."""
-    ok = ok or (lambda mlp: mlp.decode()[0] == 1.0)
-    sizes = sorted(sizes)
+def smallest_size(
+    build: Callable[[int], FactMLP], sizes: Iterable[int], ok: Callable[[FactMLP], bool] | None = None
+) -> tuple[int | None, list[dict]]:
+    """The smallest of ``sizes`` whose model ``build(size)`` passes ``ok`` (default: accuracy 1),
+    by bisection over the sorted sizes (:func:`constructions.search.smallest_size`, assuming
+    monotonicity). Returns (size or None, trace), one :func:`trace_row` per probe."""
     trace = []
-    lo, hi, best = 0, len(sizes) - 1, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        mlp = build(sizes[mid])
-        acc, margin = mlp.decode()
-        passed = bool(ok(mlp))
-        trace.append(
-            {
-                "size": sizes[mid],
-                "accuracy": acc,
-                "min_margin": margin,
-                "params": mlp.params_standard,
-                "stored": passed,
-            }
-        )
-        if passed:
-            best, hi = sizes[mid], mid - 1
-        else:
-            lo = mid + 1
-    return best, trace
+
+    def stores(size: int) -> bool:
+        trace.append(trace_row(size, build(size), ok))
+        return trace[-1]["stored"]
+
+    return search.smallest_size(sizes, stores).size, trace
+
+
+def trace_row(size: int, mlp: FactMLP, ok: Callable[[FactMLP], bool] | None = None) -> dict:
+    """One probe of a size search: size, accuracy, min margin, P_std and whether ``mlp`` stored
+    (passes ``ok``; default: accuracy 1)."""
+    acc, margin = mlp.decode()
+    stored = bool(acc == 1.0) if ok is None else bool(ok(mlp))
+    return {
+        "size": size,
+        "accuracy": acc,
+        "min_margin": margin,
+        "params": mlp.params_standard,
+        "stored": stored,
+    }

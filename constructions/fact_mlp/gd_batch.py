@@ -10,19 +10,21 @@ padded width unchanged); the losses are summed, so the gradient of a draw is the
 own loss (no mixing), and Adam acts elementwise, so each draw follows the single-draw trajectory
 up to float round-off (tests/fact_mlp/test_gd_batch.py compares both paths).
 
-:func:`smallest_sizes_batch` runs one binary search per draw (the search of
-:func:`constructions.fact_mlp.baselines.smallest_size`), training the current size of every
-unfinished search together in each round.
+:func:`smallest_sizes_batch` runs one bisection per draw (:class:`constructions.search.Bisection`,
+the search of :func:`constructions.fact_mlp.baselines.smallest_size`), training the current size
+of every unfinished search together in each round.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
+from constructions.fact_mlp.baselines import trace_row
 from constructions.fact_mlp.facts import FactMLP, FactSet
+from constructions.search import Bisection
 
 if TYPE_CHECKING:
     import torch
@@ -67,16 +69,8 @@ def train_gated_mlp_batch(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny problems: see train_gated_mlp
     try:
-        return _train_batch(
-            facts,
-            [int(m) for m in hidden],
-            [int(s) for s in seeds],
-            int(epochs),
-            lr,
-            device,
-            loss_stop,
-            manual_gradient,
-        )
+        hidden, seeds = [int(m) for m in hidden], [int(s) for s in seeds]
+        return _train_batch(facts, hidden, seeds, int(epochs), lr, device, loss_stop, manual_gradient)
     finally:
         torch.set_num_threads(threads)
 
@@ -388,37 +382,18 @@ def _fact_mlp(facts, m, gated, epochs_run, final_loss):
     )
 
 
-def smallest_sizes_batch(build_batch, sizes, n_draws: int) -> list[tuple[int | None, list]]:
-    """One binary search per draw over the sorted ``sizes`` (the rule of
-    :func:`constructions.fact_mlp.baselines.smallest_size`: smallest size that stores every fact,
-    accuracy 1, assuming monotonicity). Each round calls ``build_batch(draws, sizes_of_draws)``
-    once for the draws whose search is not finished; it returns one FactMLP per draw.
-    Returns [(size or None, trace)] per draw, the trace as smallest_size writes it."""
-    sizes = sorted(sizes)
+def smallest_sizes_batch(
+    build_batch: Callable[[list[int], list[int]], list[FactMLP]], sizes: Iterable[int], n_draws: int
+) -> list[tuple[int | None, list[dict]]]:
+    """One bisection per draw (:class:`constructions.search.Bisection`) for the smallest of ``sizes``
+    storing every fact (accuracy 1), in lock-step: each round calls ``build_batch(draws, sizes)``,
+    one FactMLP per unfinished draw. [(size or None, trace)] per draw, as ``smallest_size``'s."""
+    sizes = list(sizes)
     if n_draws < 1 or not sizes:
-        raise ValueError(f"smallest_sizes_batch needs n_draws >= 1 and a size grid, got {n_draws}, {sizes}")
-    lo, hi = [0] * n_draws, [len(sizes) - 1] * n_draws
-    best, traces = [None] * n_draws, [[] for _ in range(n_draws)]
-    while True:
-        todo = [b for b in range(n_draws) if lo[b] <= hi[b]]
-        if not todo:
-            break
-        mids = {b: (lo[b] + hi[b]) // 2 for b in todo}
-        mlps = build_batch(todo, [sizes[mids[b]] for b in todo])
-        for b, mlp in zip(todo, mlps):
-            acc, margin = mlp.decode()
-            passed = bool(acc == 1.0)
-            traces[b].append(
-                {
-                    "size": sizes[mids[b]],
-                    "accuracy": acc,
-                    "min_margin": margin,
-                    "params": mlp.params_standard,
-                    "stored": passed,
-                }
-            )
-            if passed:
-                best[b], hi[b] = sizes[mids[b]], mids[b] - 1
-            else:
-                lo[b] = mids[b] + 1
-    return list(zip(best, traces))
+        raise ValueError(f"smallest_sizes_batch needs n_draws >= 1 and sizes, got {n_draws}, {sorted(sizes)}")
+    searches, traces = [Bisection(sizes) for _ in range(n_draws)], [[] for _ in range(n_draws)]
+    while todo := [b for b in range(n_draws) if searches[b].probe is not None]:
+        for b, mlp in zip(todo, build_batch(todo, [searches[b].probe for b in todo])):
+            traces[b].append(trace_row(searches[b].probe, mlp))
+            searches[b].record(traces[b][-1]["stored"])
+    return [(search.size, trace) for search, trace in zip(searches, traces)]

@@ -14,8 +14,8 @@ NOT the toy's N(0, 0.02^2)]: W_O zero (the paper's, as in the toy), router bias 
 Stored: argmax accuracy exactly 1.0 on all F facts at some step s <= ``steps`` (training stops
 at the first such s; the weights at s store every fact).
 
-Search: C ascends the relative grid ``grid`` x F (chapters per fact; at least top_k); C*_k is
-the first C at which draw k stores, None if none up to the grid's end (F/4 chapters = F slots).
+Search (a scan, ``constructions.search``): C ascends the relative grid ``grid`` x F (chapters per
+fact; at least top_k); C*_k is the first C at which draw k stores, None if none up to the grid's end (F/4 chapters = F slots).
 Parameters P = every trained parameter (bank, router, attention), the count of the layer itself.
 Information: F log2 n_V bits [derived, the convention of fact_mlp].
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from constructions.device import one_thread
+from constructions.search import smallest_size
 from theory.fact_mlp.bounds import info_bits
 from verify.claims import rng_for
 
@@ -48,8 +49,8 @@ def chapters_grid(n_facts: int, grid, top_k: int) -> list[int]:
     """The ascending chapter counts max(top_k, round(r F)) of the relative grid, duplicates dropped."""
     if n_facts < 1 or top_k < 1:
         raise ValueError(f"F={n_facts} facts and top_k={top_k} must be >= 1")
-    if any(r <= 0 for r in grid) or list(grid) != sorted(grid):
-        raise ValueError(f"grid {grid} must be positive and ascending (chapters per fact)")
+    if not grid or any(r <= 0 for r in grid) or list(grid) != sorted(grid):
+        raise ValueError(f"grid {grid} must be non-empty, positive and ascending (chapters per fact)")
     return list(dict.fromkeys(max(top_k, int(round(r * n_facts))) for r in grid))
 
 
@@ -126,7 +127,9 @@ def train_accuracy(n_facts: int, n_chapters: int, p: dict, seed: int, draw: int,
 
 
 def search(p: dict, seed: int) -> dict:
-    """C*_k per draw at every F (module doc); ``p["steps"]`` may be 0 (the untrained control)."""
+    """C*_k per draw at every F: a scan up the grid (``constructions.search.smallest_size``) for the
+    first C whose training stores all F facts (module doc); ``p["steps"]`` may be 0 (the untrained
+    control)."""
     rows = []
     for n in p["sizes"]:
         grid = chapters_grid(n, p["grid"], p["top_k"])
@@ -139,17 +142,17 @@ def search(p: dict, seed: int) -> dict:
             "accuracy_trace": [],
         }
         for k in range(p["draws"]):
-            found, trace, at = None, [], None
-            for c in grid:
-                acc, at = train_accuracy(n, c, p, seed, k, p["steps"])
-                trace.append(acc)
-                if at is not None:
-                    found = c
-                    break
+            runs = {}  # C -> (accuracy, stopping step or None)
+
+            def stores(c: int, n: int = n, k: int = k) -> bool:
+                runs[c] = train_accuracy(n, c, p, seed, k, p["steps"])
+                return runs[c][1] is not None
+
+            found = smallest_size(grid, stores, strategy="scan").size
             row["c_star"].append(found)
-            row["stored_at_step"].append(at)
+            row["stored_at_step"].append(None if found is None else runs[found][1])
             row["params"].append(None if found is None else n_params(found, p))
-            row["accuracy_trace"].append(trace)
+            row["accuracy_trace"].append([acc for acc, _ in runs.values()])
         rows.append(row)
     return {"rows": rows, "info_bits": [info_bits(n, p["n_values"]) for n in p["sizes"]]}
 

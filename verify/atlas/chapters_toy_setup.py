@@ -21,7 +21,8 @@ the smallest bank the architecture allows, C_sh + k = 5 chapters (20 slots; top-
 chapters), then max(5, round(r F)) for r on the relative grid of chapters_bank ({1/16, 1/8, 1/4}
 chapters per fact, i.e. F/4 to F slots), duplicates dropped. The floor comes first so that a model
 that stores with the smallest bank is found there (C* = 5 is then an exact minimum, not a
-grid artefact). C*_k is the first C at which draw k stores within ``steps``, None if none.
+grid artefact). C*_k is the first C at which draw k stores within ``steps``, None if none (a
+scan, ``constructions.search``).
 Reported beside it, with no criterion: the same backbone with NO memory layer (2 layers, same
 recipe), its first storing step (``backbone_alone``), which tells whether the bank is needed at all.
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 import math
 
 from constructions.device import one_thread
+from constructions.search import smallest_size
 from theory.chapters.flops import TOY_CONFIG
 from theory.fact_mlp.bounds import info_bits
 from verify.atlas.chapters_bank_setup import bank_points
@@ -157,24 +159,26 @@ def train_store(n_facts: int, n_chapters: int, p: dict, seed: int, draw: int, st
 
 
 def search(p: dict, seed: int) -> dict:
-    """C*_k per draw at every F (module doc); ``p["steps"]`` may be 0 (the untrained control)."""
+    """C*_k per draw at every F: a scan up the grid (``constructions.search.smallest_size``) for the
+    first C whose training stores all F facts (module doc); ``p["steps"]`` may be 0 (the untrained
+    control)."""
     rows = []
     for n in p["sizes"]:
         grid = chapters_grid(n, p["grid"], chapter_floor())
         row = {"F": int(n), "chapters_grid": grid, "c_star": [], "stored_at_step": [], "params": []}
         row["accuracy_trace"] = []
         for k in range(p["draws"]):
-            found, at, trace = None, None, []
-            for c in grid:
-                out = train_store(n, c, p, seed, k, p["steps"])
-                trace.append(out["accuracy"])
-                if out["stored_at"] is not None:
-                    found, at = c, out["stored_at"]
-                    break
+            runs = {}  # C -> train_store's {"stored_at", "accuracy"}
+
+            def stores(c: int, n: int = n, k: int = k) -> bool:
+                runs[c] = train_store(n, c, p, seed, k, p["steps"])
+                return runs[c]["stored_at"] is not None
+
+            found = smallest_size(grid, stores, strategy="scan").size
             row["c_star"].append(found)
-            row["stored_at_step"].append(at)
+            row["stored_at_step"].append(None if found is None else runs[found]["stored_at"])
             row["params"].append(None if found is None else n_params(n, found, p))
-            row["accuracy_trace"].append(trace)
+            row["accuracy_trace"].append([out["accuracy"] for out in runs.values()])
             if p.get("backbone_alone"):
                 row.setdefault("backbone_alone_stored_at", []).append(
                     train_store(n, 0, p, seed, k, p["steps"])["stored_at"]

@@ -4,7 +4,7 @@ size at depth k; ``geometric.multihop.nocot_blocks`` builds it at d0 = ceil(3 ln
 
 At each k, for each draw j: codes and bijections of key (seed, k, j); the block dimension d0* at
 which the spherical codes reach margin 0.25 is found by the bisection of
-:func:`verify.geometric.scaling.threshold_bisect` (the codes' gap is the built model's margin by the
+:func:`verify.geometric.scaling_setup.threshold_bisect` (the codes' gap is the built model's margin by the
 exactness lemma of the block construction, docs/geometric.md#setting). The built one-pass model
 (B5, docs/geometric.md#statements-and-proof-sketches) is then decoded on
 all N R^k queries at d0* (margin >= 0.25 and accuracy 1 required) and at d0* - 1 (margin < 0.25

@@ -18,6 +18,7 @@ a pilot at seed 100 (d* = 15-19, 21-25, 21-25, 27-28; 2.3 CPU-s), not on a judge
 
 from __future__ import annotations
 
+from constructions.search import smallest_size
 from theory.retrieval import bounds as ret_theory
 from verify.atlas.verdict import (
     ATLAS_CONTROLS,
@@ -38,15 +39,18 @@ CLAIM_ID = "atlas.retrieval_value_memory.within_constant"
 def smallest_storing_dims(
     vocab_size: int, seq_len: int, n_samples: int, draws: int, seed: int, d_max: int
 ) -> list[int]:
-    """d*_k for k < draws: the first d in 2..d_max at which draw k's oracle accuracy is 1."""
+    """d*_k for k < draws: the first d in 2..d_max at which draw k's oracle accuracy is 1. The draws
+    are scanned together (``constructions.search.smallest_size``, strategy "scan") up to the first d
+    by which every draw has stored; each d evaluates all draws at once."""
     found: list[int | None] = [None] * draws
-    for d in range(2, d_max + 1):
+
+    def all_stored(d: int) -> bool:
         accs = draw_accuracies(vocab_size, d, seq_len, n_samples, seed, n_draws=draws)
-        for k, acc in enumerate(accs):
-            if found[k] is None and acc == 1.0:
-                found[k] = d
-        if all(f is not None for f in found):
-            return [int(f) for f in found]
+        found[:] = [d if f is None and acc == 1.0 else f for f, acc in zip(found, accs)]
+        return None not in found
+
+    if smallest_size(range(2, d_max + 1), all_stored, strategy="scan").size is not None:
+        return [int(f) for f in found]
     raise ValueError(
         f"V={vocab_size}: draws {[k for k, f in enumerate(found) if f is None]} do not store "
         f"(oracle accuracy 1) at any d <= d_max={d_max}; raise d_max"

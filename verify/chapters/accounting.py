@@ -9,6 +9,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
+from constructions.search import smallest_size
 from theory.papers import paper
 from verify.claims import Outcome, claim
 from verify.criteria import Agreement, Judgement, all_of
@@ -229,8 +230,10 @@ def check_iso_depths(params, ctx):
     rule = totals["iso_flop_rule_layers"]
     bracket = flops_model(cfg, rule, 0) >= totals["moc"] > flops_model(cfg, rule - 1, 0)
     # FLOPs grow with depth, so the bracket FLOPs(rule) >= MoC > FLOPs(rule - 1) holds exactly when
-    # the first depth reaching MoC's FLOPs, found by a scan, is the rule's
-    scanned = next((n for n in range(1, 4 * rule + 4) if flops_model(cfg, n, 0) >= totals["moc"]), None)
+    # the first depth reaching MoC's FLOPs, found by a scan (constructions.search), is the rule's
+    scanned = smallest_size(
+        range(1, 4 * rule + 4), lambda n: flops_model(cfg, n, 0) >= totals["moc"], strategy="scan"
+    ).size
     toy_moc, toy_dense = toy_configs()
     judgement = all_of(
         ratio=agreement(

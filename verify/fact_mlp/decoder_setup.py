@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from constructions.search import smallest_size
 from verify.claims import Control
 
 
@@ -25,17 +26,14 @@ def draws_ok(V, separators, code_dim, draws, rng) -> list[float]:
     return [decoder_accuracy(V, separators, code_dim, rng) for _ in range(draws)]
 
 
-def smallest_code_dim(V, separators, draws, need, rng, grid) -> int | None:
-    """Smallest m_c in ``grid`` with accuracy 1 in >= ``need`` of ``draws`` draws (binary search)."""
-    lo, hi, best = 0, len(grid) - 1, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        ok = sum(a == 1.0 for a in draws_ok(V, separators, grid[mid], draws, rng)) >= need
-        if ok:
-            best, hi = grid[mid], mid - 1
-        else:
-            lo = mid + 1
-    return best
+def smallest_code_dim(V, separators, draws: int, need: int, rng, grid) -> int | None:
+    """Smallest m_c in ``grid`` with accuracy 1 in >= ``need`` of ``draws`` draws of Rp, the draws
+    taken from ``rng`` in probe order (bisection over the sorted grid, constructions.search)."""
+
+    def stores(code_dim: int) -> bool:
+        return sum(a == 1.0 for a in draws_ok(V, separators, code_dim, draws, rng)) >= need
+
+    return smallest_size(grid, stores).size
 
 
 RANDOM_CODES = Control(
@@ -48,5 +46,5 @@ RANDOM_CODES = Control(
 
 def half_success_dim(V, separators, draws, rng, m_max) -> int | None:
     """Smallest m_c in 1..m_max at which the decoder decodes every value in at least half of
-    ``draws`` draws of Rp (binary search, as :func:`smallest_code_dim`); None when none does."""
-    return smallest_code_dim(V, separators, draws, math.ceil(draws / 2), rng, list(range(1, m_max + 1)))
+    ``draws`` draws of Rp (bisection, as :func:`smallest_code_dim`); None when none does."""
+    return smallest_code_dim(V, separators, draws, math.ceil(draws / 2), rng, range(1, m_max + 1))

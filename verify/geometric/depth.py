@@ -19,6 +19,7 @@ import numpy as np
 
 from constructions.geometric.multihop import all_chains, all_multi_hop_queries, build_nocot_model, compose
 from constructions.geometric.train import TrainedModel, init_params, train_accuracy, train_model
+from constructions.search import smallest_size
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from verify.claims import Control, Outcome, claim, rng_for
@@ -62,26 +63,33 @@ def reaches_one(table, dim, p, seed, init=False) -> bool:
 
 
 def trained_depth_threshold(table, p, seed, init=False):
-    """Smallest d in [1, d_max] reaching accuracy 1 by bisection (treated as monotone in d), or None
-    when d_max does not reach it."""
-    lo, hi = 0, p["d_max"]
-    if not reaches_one(table, hi, p, seed, init):
+    """Smallest d in [1, d_max] reaching accuracy 1 (:func:`reaches_one`) by bisection
+    (constructions.search; treated as monotone in d), or None when d_max does not reach it: d_max is
+    probed first and then taken to store."""
+    d_max = p["d_max"]
+    if not reaches_one(table, d_max, p, seed, init):
         return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if reaches_one(table, mid, p, seed, init) else (mid, hi)
-    return hi
+    return smallest_size(
+        range(1, d_max + 1),
+        lambda d: d == d_max or reaches_one(table, d, p, seed, init),  # d_max: probed above
+        top_stores=True,
+    ).size
 
 
 def construction_block_dim(perms, k, seed, d0_max=64) -> int:
-    """Smallest d0 at which the one-pass construction (spherical codes of this seed) answers all N*R^k
-    queries with margin > 0."""
+    """Smallest d0 in 1..d0_max at which the one-pass construction (spherical codes of this seed)
+    answers all N*R^k queries with margin > 0 (predicate: accuracy 1), scanned upwards
+    (constructions.search)."""
     start, chains, target = all_multi_hop_queries(perms, k)
-    for d0 in range(1, d0_max + 1):
+
+    def answers(d0: int) -> bool:
         model = build_nocot_model(perms, k, d0, rng=rng_for(seed, 3, d0, k))
-        if _nocot_accuracy(model, start, chains, target)["accuracy"] == 1.0:
-            return d0
-    raise ValueError(f"the construction does not answer every query below d0_max={d0_max}")
+        return _nocot_accuracy(model, start, chains, target)["accuracy"] == 1.0
+
+    found = smallest_size(range(1, d0_max + 1), answers, strategy="scan").size
+    if found is None:
+        raise ValueError(f"the construction does not answer every query below d0_max={d0_max}")
+    return found
 
 
 @claim(

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from constructions.geometric.train import train_accuracy, train_model
+from constructions.search import smallest_size
 from constructions.tasks import make_bijections
 from verify.claims import Outcome, claim, rng_for
 from verify.criteria import Judgement, growth_law_judgement
@@ -50,20 +51,25 @@ def threshold_point(params, seed):
 
 
 def trained_threshold(n, p, seed) -> tuple[int, list]:
-    """Smallest d in [1, d_max] whose trained model reaches accuracy 1, by bisection (reaching accuracy 1
-    is treated as monotone in d, as it is for the construction); returns (d*, tried points)."""
-    lo, hi, tried = 0, p["d_max"], []  # invariant: lo fails (or is 0), hi succeeds
+    """Smallest d in [1, d_max] whose trained model reaches accuracy 1 (the predicate), by bisection
+    (constructions.search; reaching accuracy 1 is treated as monotone in d, as it is for the
+    construction). d_max is probed first (ValueError when it fails) and then taken to store;
+    returns (d*, the points tried below d_max)."""
+    d_max, tried = p["d_max"], []
     base = {
         k: p[k] for k in ("n_relations", "mlp_width", "steps", "lr", "record_every", "train_dtype") if k in p
     }
-    if threshold_point({**base, "n_subjects": n, "dim": hi}, seed)["accuracy"] < 1.0:
-        raise ValueError(f"d_max={hi} does not reach accuracy 1 at N={n}; raise d_max or steps")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        res = threshold_point({**base, "n_subjects": n, "dim": mid}, seed)
-        tried.append({"dim": mid, **res})
-        lo, hi = (lo, mid) if res["accuracy"] == 1.0 else (mid, hi)
-    return hi, tried
+    if threshold_point({**base, "n_subjects": n, "dim": d_max}, seed)["accuracy"] < 1.0:
+        raise ValueError(f"d_max={d_max} does not reach accuracy 1 at N={n}; raise d_max or steps")
+
+    def reaches(dim: int) -> bool:
+        if dim == d_max:  # probed above
+            return True
+        res = threshold_point({**base, "n_subjects": n, "dim": dim}, seed)
+        tried.append({"dim": dim, **res})
+        return res["accuracy"] == 1.0
+
+    return smallest_size(range(1, d_max + 1), reaches, top_stores=True).size, tried
 
 
 def threshold_search(params, seed) -> dict:

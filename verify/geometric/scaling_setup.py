@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from constructions.geometric.single_hop import attribute_codes
+from constructions.search import smallest_size
 from theory.geometric import single_hop as B
 from verify.claims import Control
 from verify.geometric.single_hop_setup import _rng
@@ -74,22 +75,24 @@ def code_gap(n, d0, seed, salt=0) -> float:
 
 
 def threshold_bisect(n, margin, seed, d0_max, salt=0) -> tuple[int, dict]:
-    """A crossing d0* of the code gap through ``margin``: gap(d0*) >= margin > gap(d0* - 1).
+    """A crossing d0* of the code gap through ``margin``: gap(d0*) >= margin > gap(d0* - 1), and the
+    gaps probed.
 
-    Bisection between lo = ceil(d0_nec(N, margin)) - 1, where no code reaches the margin (bound B3,
-    so gap(lo) < margin is a theorem), and hi = d0_max, checked to reach it when the bisection ends
-    there (a crossing below d0_max is checked by its own probe; d0_max is the costliest probe, so it
-    is made only when the answer depends on it). Each d0 has its own code draw, so the gap is
-    monotone only on average: d0* is a crossing point, not necessarily the first one; the probed
-    gaps are returned."""
+    Bisection (constructions.search, ``top_stores=True``; predicate: gap >= margin) over
+    lo < d0 <= d0_max with lo = ceil(d0_nec(N, margin)) - 1, where no code reaches the margin (bound
+    B3, so gap(lo) < margin is a theorem). d0_max, the costliest probe, is assumed to reach it and
+    is probed only when the answer depends on it (ValueError when it does not). Each d0 has its own
+    code draw, so the gap is monotone only on average: d0* is a crossing point, not necessarily the
+    first one."""
     lo, hi = max(1, math.ceil(B.d0_necessary(n, margin)) - 1), int(d0_max)
     probed = {}
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        probed[mid] = code_gap(n, mid, seed, salt)
-        lo, hi = (lo, mid) if probed[mid] >= margin else (mid, hi)
-    if hi == int(d0_max):
-        probed[hi] = code_gap(n, hi, seed, salt)
-        if probed[hi] < margin:
-            raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
-    return hi, probed
+
+    def reaches(d0: int) -> bool:
+        probed[d0] = code_gap(n, d0, seed, salt)
+        return probed[d0] >= margin
+
+    # lo >= d0_max (a bound above the range): d0_max is the only candidate, probed as before
+    found = smallest_size(range(min(lo, hi - 1) + 1, hi + 1), reaches, top_stores=True)
+    if found.size is None:
+        raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
+    return found.size, probed

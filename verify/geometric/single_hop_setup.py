@@ -11,6 +11,7 @@ from constructions.decode import TIE_ULPS, Decoding
 from constructions.geometric.single_hop import (
     attribute_codes,
 )
+from constructions.search import smallest_size
 from constructions.tasks import single_hop_dataset
 from theory.papers import paper
 from verify.claims import rng_for
@@ -95,14 +96,16 @@ def _distinct_pairs(hidden: np.ndarray, target: np.ndarray) -> tuple[np.ndarray,
 
 
 def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
-    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin, and the gaps
-    seen (up to the threshold, or over the whole range with ``full_curve``)."""
-    gaps, found = [], None
-    for d0 in d0_range:
-        gap = min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt)))
-        gaps.append(gap)
-        if gap >= margin and found is None:
-            found = d0
-            if not full_curve:
-                break
+    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin (the
+    predicate), scanned in order (constructions.search), and the gaps seen (up to the threshold, or
+    over the whole range with ``full_curve``)."""
+    d0s, gaps = list(d0_range), []
+
+    def reaches(d0: int) -> bool:
+        gaps.append(min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt))))
+        return gaps[-1] >= margin
+
+    found = smallest_size(d0s, reaches, strategy="scan").size
+    for d0 in d0s[len(gaps) :] if full_curve else ():
+        reaches(d0)
     return found, gaps

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from constructions.hopfield.networks import retrieval_errors_batch, sphere_patterns
+from constructions.search import smallest_size
 from theory.hopfield.derived import context_capacity_shift, context_competitors, gated_capacity_prediction
 from theory.hopfield.reference import capacity, sphere_radius
 from theory.papers import paper
@@ -317,12 +318,14 @@ def r4_tightness(params, ctx):
     rows = []
     for s in ctx.seeds(params["seeds"]):
         fractions = []
-        for n in grid:  # up to the first size below the level: the crossing is then decided
+
+        def breaks(n: int, s: int = s) -> bool:  # scanned up to the first size below the level
             fractions.append(
                 float(np.mean([_all_retrieved(n, params, s, k) for k in range(params["draws"])]))
             )
-            if fractions[-1] < level:
-                break
+            return fractions[-1] < level
+
+        smallest_size(grid, breaks, strategy="scan")  # the crossing is decided there
         found = crossing(grid[: len(fractions)], fractions, level)
         if found is None:  # below the grid (at most its first size) or above it (at least its last)
             found, bound = (grid[0], "at most") if fractions[0] < level else (grid[-1], "at least")

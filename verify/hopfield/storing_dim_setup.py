@@ -15,6 +15,7 @@ from constructions.hopfield.networks import (
     retrieval_errors_batch,
     sphere_patterns,
 )
+from constructions.search import smallest_size
 from theory.hopfield.reference import capacity, sphere_radius
 from verify.claims import rng_for
 
@@ -26,17 +27,22 @@ CHUNK = 64  # targets per batch; the contexts are drawn in target order either w
 def r4_dimension(
     n_patterns: int, beta: float, radius_scale: float, fail_prob: float, d_max: int = 4096
 ) -> int:
-    """d_R4(N): the smallest d >= 2 at which R4 [reference] guarantees N patterns (w.p. 1 - p);
-    dimensions where R4's hypothesis c >= (2/sqrt p)^(4/(d-1)) fails guarantee nothing."""
+    """d_R4(N): the smallest d in 2..d_max at which R4 [reference] guarantees N patterns (w.p. 1 - p),
+    scanned upwards (constructions.search); dimensions where R4's hypothesis
+    c >= (2/sqrt p)^(4/(d-1)) fails guarantee nothing."""
     if int(n_patterns) < 1:
         raise ValueError(f"N={n_patterns} must be >= 1")
-    for d in range(2, d_max + 1):
+
+    def guarantees(d: int) -> bool:
         try:
-            if capacity(beta, radius_scale, d, fail_prob) >= n_patterns:
-                return d
+            return capacity(beta, radius_scale, d, fail_prob) >= n_patterns
         except ValueError:
-            continue
-    raise ValueError(f"R4 guarantees N={n_patterns} at no d <= {d_max} (beta={beta}, K={radius_scale})")
+            return False
+
+    found = smallest_size(range(2, d_max + 1), guarantees, strategy="scan").size
+    if found is None:
+        raise ValueError(f"R4 guarantees N={n_patterns} at no d <= {d_max} (beta={beta}, K={radius_scale})")
+    return found
 
 
 def stores(n, dim, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread=None) -> bool:
@@ -63,11 +69,13 @@ def stores(n, dim, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread=No
 
 
 def smallest_storing_dim(n, d_cap, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread=None):
-    """First d in 2..d_cap at which draw ``draw_seed`` stores all N memories, or None."""
-    for d in range(2, d_cap + 1):
-        if stores(n, d, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread):
-            return d
-    return None
+    """First d in 2..d_cap at which draw ``draw_seed`` stores all N memories (:func:`stores`),
+    scanned upwards (constructions.search), or None."""
+    return smallest_size(
+        range(2, d_cap + 1),
+        lambda d: stores(n, d, beta, radius_scale, draw_seed, gated, kappa, n_eff, spread),
+        strategy="scan",
+    ).size
 
 
 def search(p, seed) -> dict:

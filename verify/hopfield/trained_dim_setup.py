@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from constructions.hopfield.trained import problem, train
+from constructions.search import smallest_size
 from verify.claims import rng_for
 from verify.hopfield.storing_dim_setup import r4_dimension
 
@@ -63,17 +64,17 @@ def search_trained(n: int, cap: int, p: dict, seed: int) -> dict:
 
 
 def search_construction(n: int, cap: int, p: dict, seed: int) -> list:
-    """d* of the explicit construction on the same draws (x_pi(i) = q_i), ascending d = 2..cap."""
-    out = []
-    for k in range(p["draws"]):
-        found = None
-        for d in range(2, cap + 1):
-            cues, pi, _ = draw(n, d, p["K"], seed, k)
-            if construction_stores(cues, pi, p["beta"]):
-                found = d
-                break
-        out.append(found)
-    return out
+    """d* of the explicit construction on the same draws (x_pi(i) = q_i): per draw, the smallest d in
+    2..cap at which :func:`construction_stores` holds, scanned upwards (constructions.search)."""
+
+    def stores(k: int, d: int) -> bool:
+        cues, pi, _ = draw(n, d, p["K"], seed, k)
+        return construction_stores(cues, pi, p["beta"])
+
+    return [
+        smallest_size(range(2, cap + 1), lambda d, k=k: stores(k, d), strategy="scan").size
+        for k in range(p["draws"])
+    ]
 
 
 def search(p: dict, seed: int) -> dict:

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from constructions.search import smallest_size
 from theory.icrecall import SOURCE, fit_sample_complexity
 from verify.claims import Control, Outcome, claim
 from verify.criteria import Threshold
@@ -50,16 +51,18 @@ SWEEP_KEYS = ("subjects", "grid", "eps", "struct_subjects", "law")
 
 
 def sample_need(p, ctx, n_subj, seed, param="full"):
-    """(N*, curve) at one world size and seed: the first grid point with accuracy >= 1 - eps."""
+    """(N*, curve) at one world size and seed: the first grid point with accuracy >= 1 - eps (the
+    predicate), the grid scanned upwards (constructions.search)."""
     q = {k: v for k, v in p.items() if k not in SWEEP_KEYS} | {"n_subj": n_subj}
     extra = dict(param="struct", slots=False, lr=STRUCT_ABLATION["lr"]) if param == "struct" else {}
     curve = []
-    for n_train in p["grid"]:
+
+    def learns(n_train: int) -> bool:
         run = train_run(q, ctx, n_train=n_train, seed=seed, **extra)
         curve.append({"n_train": n_train, "acc": run["acc"], "query_share": run["metrics"]["query_share"]})
-        if run["acc"] >= 1 - p["eps"]:
-            return n_train, curve
-    return None, curve
+        return run["acc"] >= 1 - p["eps"]
+
+    return smallest_size(p["grid"], learns, strategy="scan").size, curve
 
 
 def exponent_interval(n_facts, n_star, level=0.95) -> dict:

@@ -28,7 +28,9 @@ Quick scale is S = 6 -> 24 (CPU budget); the full scale S = 12 -> 48 (d = 176, D
 from __future__ import annotations
 
 import math
+from itertools import takewhile
 
+from constructions.search import smallest_size
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim
 from verify.criteria import EverySeed, Judgement, all_of
@@ -60,17 +62,20 @@ FULL = dict(
 
 
 def n_star(p, ctx, n_subj, seed, slots, upto=None) -> dict:
-    """First grid point (<= ``upto`` if given) with held-out accuracy >= 1 - eps, and the curve."""
+    """N*: the first grid point (<= ``upto`` if given) with held-out accuracy >= 1 - eps (the
+    predicate), the grid scanned upwards (constructions.search); with the curve of what it probed."""
     q = {k: v for k, v in p.items() if k not in SWEEP} | {"n_subj": n_subj}
     curve = []
-    for n_train in p["grid"]:
-        if upto is not None and n_train > upto:
-            break
+
+    def learns(n_train: int) -> bool:
         acc = train_run(q, ctx, slots=slots, n_train=n_train, seed=seed)["acc"]
         curve.append({"n_train": n_train, "acc": acc})
-        if acc >= 1 - p["eps"]:
-            return {"n_star": n_train, "censored_above": None, "curve": curve}
-    return {"n_star": None, "censored_above": curve[-1]["n_train"] if curve else None, "curve": curve}
+        return acc >= 1 - p["eps"]
+
+    grid = takewhile(lambda n_train: upto is None or n_train <= upto, p["grid"])
+    found = smallest_size(grid, learns, strategy="scan").size
+    censored = curve[-1]["n_train"] if found is None and curve else None
+    return {"n_star": found, "censored_above": censored, "curve": curve}
 
 
 def half_verdict(small: int | None, large: int | None, grows: bool) -> bool:
