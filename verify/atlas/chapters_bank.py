@@ -17,8 +17,9 @@ chapters = F bank slots (one slot per fact). Control ``untrained``: the same sea
 ``atlas.chapters_bank.within_constant``: the criterion of :mod:`verify.atlas.claims` on the same
 search (one shared cache entry: no second training), parameters P = all trained parameters of the
 layer against I/32 with I = F log2 n_V [derived, fact_mlp's convention]: every draw stores, the
-ratios of median P to I/32 vary by at most 2x and the exponent of P against I/32 is <= 1.25.
-Control ``faster_than_bound``: the same synthetic family growing like bound^1.5 must fail it.
+ratios of median P to I/32 vary by at most 2x and the exponent of P against I/32 passes the
+two-sided rule of :mod:`verify.atlas.verdict` (its interval contains 1 and excludes 0.8 and 1.2).
+Controls: the same synthetic family growing like bound^1.5 or bound^0.5 must fail it.
 P includes the fixed attention (4 d^2 + d = 1040 parameters), so P grows more slowly than I at
 these sizes.
 

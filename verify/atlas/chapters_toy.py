@@ -15,8 +15,8 @@ real but small instance that runs in CI; the meaningful setting is the full one 
 ``atlas.chapters_toy.within_constant``: the atlas criterion (:mod:`verify.atlas.verdict`) on the
 same search (one shared cache entry), P = every trained parameter against I/32, I = F log2 n_V
 [derived]: every draw stores, the ratios of median P to I/32 vary by at most 2x and the exponent
-of P against I/32 is <= 1.25. Control ``faster_than_bound``: the same synthetic family growing like
-bound^1.5 must fail it. The details split P into the part that depends on C (bank, router) and
+of P against I/32 passes the two-sided rule (its interval contains 1 and excludes 0.8 and 1.2).
+Controls: the same synthetic family growing like bound^1.5 or bound^0.5 must fail it. The details split P into the part that depends on C (bank, router) and
 the fixed part (backbone 98,624, memory attention 16,448, embedding (4 + F + n_V) d).
 
 Pilot (seeds 100 and 101, before any judged seed; quick setting, 3.9 CPU-s a search with the

@@ -12,14 +12,16 @@ across the sizes. The criterion [derived], fixed before the numbers were read of
   k-hop recall (``theory.geometric.multihop.khop_dim_lower_bound``); the constant 32 cancels below;
 - r_i = (median over draws of the smallest storing size) / b_i; (a) max_i r_i / min_i r_i <= 2:
   a factor 2 is our stated constant; it exceeds the resolution of the size searches (grid ratio
-  2^(1/4), one dimension step) and is crossed by a size growing like bound^1.5 once the bound
-  spans a factor 4 or more (fewer of the families' bounds do: see (b));
-- (b) the least-squares exponent of log size against log bound over every draw is <= 1.25, so a
-  size growing like bound^1.5 fails even where the sizes span less than a factor 4.
+  2^(1/4), one dimension step);
+- (b) the 95% interval of the least-squares exponent of log size against log bound over every draw
+  contains 1 and excludes the nearest alternatives bound^0.8 and bound^1.2; over bounds spanning
+  less than one decade (quick) or two (full), or with an interval holding 0.8 or 1.2, the verdict
+  is inconclusive (the criterion object of :mod:`verify.atlas.verdict`).
 
-Control ``faster_than_bound``: the same points with each draw's size replaced by
-size_first * (b_i / b_first)^1.5 (a synthetic family growing faster than the bound) must fail the
-same criterion. The verdict does not depend on ``--seed``: the draws are the stored record's.
+Controls ``faster_than_bound`` and ``slower_than_bound``: the same points with each draw's size
+replaced by size_first * (b_i / b_first)^1.5, or ^0.5 (synthetic families growing faster or more
+slowly than the bound), must fail the same criterion. The verdict does not depend on ``--seed``:
+the draws are the stored record's.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ I = log2(N!).
 Bound: unlike the construction families (auto-associative, I = N log2 N by convention), this task
 has an honest one [derived, counting]: the memory realises one of the N! bijections of N fixed
 cues, so P >= log2(N!)/32 at 32 bits per parameter. The criterion is that of
-:mod:`verify.atlas.claims` (ratios of median P to I/32 within 2x across N, log-log exponent of P
-against I/32 at most 1.25). Control: the same synthetic family growing like bound^1.5 must fail.
+:mod:`verify.atlas.verdict` (ratios of median P to I/32 within 2x across N; the 95% interval of
+the log-log exponent of P against I/32 contains 1 and excludes 0.8 and 1.2). Controls: the same
+synthetic family growing like bound^1.5 or bound^0.5 must fail.
 Fixed before the judged seeds; the pilots (seeds 100, 101) gave median P / (I/32) = 57.9, 52.2,
 48.4 and 57.9, 52.2, 48.4 at N = 16, 32, 64 (spread 1.19). Judged seeds (quick): spread 1.19 at
 seeds 0, 1, 2, exponent 0.907 [0.854, 0.960], 0.918 [0.816, 1.021], 0.874 [0.813, 0.935]; full

@@ -10,10 +10,11 @@ exactness lemma of the block construction, docs/geometric.md#setting). The built
 all N R^k queries at d0* (margin >= 0.25 and accuracy 1 required) and at d0* - 1 (margin < 0.25
 required): the search is confirmed on the construction itself, on both sides of the threshold.
 
-Criterion [derived], the shared one of :mod:`verify.atlas.claims` (ratios of the per-k median d to
-the bound d >= R^k log2(N + 1 - I_k)/32 within 2x, log-log exponent <= 1.25), plus every
-confirmation. Control ``faster_than_bound``: a synthetic family at the same bounds growing like
-bound^1.5 must fail it. Sizes were chosen before any judged run (N and R as small as keep k = 4 a
+Criterion [derived], the shared one of :mod:`verify.atlas.verdict` (ratios of the per-k median d
+to the bound d >= R^k log2(N + 1 - I_k)/32 within 2x; the 95% interval of the log-log exponent
+contains 1 and excludes 0.8 and 1.2, inconclusive over bounds spanning less than a decade), plus
+every confirmation. Controls: synthetic families at the same bounds growing like bound^1.5 or
+bound^0.5 must fail it. Sizes were chosen before any judged run (N and R as small as keep k = 4 a
 CI-sized decode, the bound spanning a factor 8); the pilot at seed 100 is in the claim's docstring.
 """
 

@@ -11,8 +11,9 @@ first d at which draw k stores. Its fact-dependent parameters are W_v, V x d (th
 random and fixed); the information content is log2(V!) bits and the area's bound F4 is
 d >= log2(V!)/(V b) (``theory.retrieval.bounds.param_floor``, [derived]) at b = 32 bits per parameter.
 
-The criterion is that of :mod:`verify.atlas.claims` (ratios within 2x, exponent <= 1.25), with the
-same control (a synthetic family at the same bounds growing like bound^1.5). Sizes were chosen on
+The criterion is that of :mod:`verify.atlas.verdict` (ratios within 2x; the exponent's 95%
+interval contains 1 and excludes 0.8 and 1.2), with the same controls (synthetic families at the
+same bounds growing like bound^1.5 and bound^0.5). Sizes were chosen on
 a pilot at seed 100 (d* = 15-19, 21-25, 21-25, 27-28; 2.3 CPU-s), not on a judged seed.
 """
 
