@@ -13,16 +13,21 @@ over them (every draw, k of n draws, a margin reached), and on a *strategy*:
 - ``"scan"``: the sizes in the given order, stopping at the first that stores (no monotonicity
   assumed below the answer; the sizes above it are not probed).
 
+:func:`smallest_size_geometric` is the same question over an integer range too wide to list (a
+number of training samples from 10 to 10^7): the range's ends first, then geometric midpoints,
+until the bracket's ratio is small enough.
+
 :class:`Bisection` is the bisection's state, one probe at a time, for searches that run many at
 once (one per draw, batched as one model). The probes are the same as :func:`smallest_size`'s.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["Bisection", "Search", "smallest_size", "STRATEGIES"]
+__all__ = ["Bisection", "Search", "smallest_size", "smallest_size_geometric", "STRATEGIES"]
 
 STRATEGIES = ("bisect", "scan")
 
@@ -32,8 +37,10 @@ class Search:
     """A search's answer: the smallest storing size (None when no candidate stores) and every
     probe in the order made, as (size, stored).
 
-    >>> Search(4, ((8, True), (4, True), (2, False))).probed
-    (8, 4, 2)
+    >>> Search(4, ((8, True), (4, True), (2, False), (3, False))).probed
+    (8, 4, 2, 3)
+    >>> Search(4, ((8, True), (4, True), (2, False), (3, False))).below
+    3
     """
 
     size: int | None
@@ -42,6 +49,14 @@ class Search:
     @property
     def probed(self) -> tuple[int, ...]:
         return tuple(s for s, _ in self.tried)
+
+    @property
+    def below(self) -> int | None:
+        """The largest probed size below the answer that does not store (the lower end of the
+        answer's bracket; every probe when none stores), None when there is none."""
+        return max(
+            (s for s, ok in self.tried if not ok and (self.size is None or s < self.size)), default=None
+        )
 
 
 @dataclass
@@ -130,6 +145,39 @@ def smallest_size(
     while search.probe is not None:
         search.record(stores(search.probe))
     return Search(search.size, tuple(search.tried))
+
+
+def smallest_size_geometric(low: int, high: int, stores: Callable[[int], bool], ratio: float) -> Search:
+    """The smallest integer size in [low, high] at which ``stores`` holds, to a ratio: ``high`` is
+    probed first (size None when it does not store), then ``low`` (the answer when it stores), then
+    the rounded geometric midpoints of the bracket (below, size] until size / below <= ``ratio`` or
+    the midpoint rounds onto an end. ``size`` stores and ``below`` does not (None when ``low``
+    stores, ``high`` when nothing stores); the true smallest size lies in (below, size] when storing
+    is monotone.
+
+    >>> found = smallest_size_geometric(10, 10**7, lambda n: n >= 5000, ratio=1.1)
+    >>> found.below, found.size, found.size / found.below <= 1.1
+    (4958, 5233, True)
+    >>> found.probed[:3]
+    (10000000, 10, 10000)
+    """
+    low, high = int(low), int(high)
+    if not 0 < low < high or not ratio > 1:
+        raise ValueError(f"a geometric search needs 0 < low < high and ratio > 1, got {low}, {high}, {ratio}")
+    tried = [(high, bool(stores(high)))]
+    if not tried[-1][1]:
+        return Search(None, tuple(tried))
+    tried.append((low, bool(stores(low))))
+    if tried[-1][1]:
+        return Search(low, tuple(tried))
+    lo, hi = low, high
+    while hi / lo > ratio:
+        mid = int(round(math.sqrt(lo * hi)))
+        if mid in (lo, hi):
+            break
+        tried.append((mid, bool(stores(mid))))
+        lo, hi = (lo, mid) if tried[-1][1] else (mid, hi)
+    return Search(hi, tuple(tried))
 
 
 def _sorted_sizes(sizes: Iterable[int]) -> list[int]:

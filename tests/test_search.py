@@ -2,11 +2,13 @@
 of the two hand-written forms it replaced, finds the smallest storing size of any monotone
 predicate, and rejects bad input."""
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constructions.search import Bisection, smallest_size
+from constructions.search import Bisection, smallest_size, smallest_size_geometric
 
 
 def _classic(sizes, stores):
@@ -34,6 +36,46 @@ def _open_interval(lo, hi, stores):
         if not stores(hi):
             return None, probes
     return hi, probes
+
+
+def _geometric(lo, hi, stores, ratio):
+    """The form of the retrieval N_c searches: hi, lo, then rounded geometric midpoints."""
+    probes = [hi]
+    if not stores(hi):
+        return None, hi, probes
+    probes.append(lo)
+    if stores(lo):
+        return lo, None, probes
+    while hi / lo > ratio:
+        mid = int(round(math.sqrt(lo * hi)))
+        if mid in (lo, hi):
+            break
+        probes.append(mid)
+        lo, hi = (lo, mid) if stores(mid) else (mid, hi)
+    return hi, lo, probes
+
+
+@given(
+    lo=st.integers(1, 200),
+    factor=st.integers(2, 10**5),
+    threshold=st.integers(1, 10**8),
+    ratio=st.sampled_from([1.05, 1.1, 1.2, 2.0]),
+)
+def test_geometric_search_matches_the_retrieval_form(lo, factor, threshold, ratio):
+    hi = lo * factor
+    stores = lambda n: n >= threshold  # noqa: E731
+    size, below, probes = _geometric(lo, hi, stores, ratio)
+    found = smallest_size_geometric(lo, hi, stores, ratio)
+    assert (found.size, list(found.probed)) == (size, probes)
+    assert found.below == (hi if size is None else below)
+    if size is not None and below is not None:
+        assert below < threshold <= size
+
+
+def test_geometric_search_rejects_a_bad_range():
+    for args in ((0, 10, 1.1), (10, 10, 1.1), (10, 100, 1.0)):
+        with pytest.raises(ValueError, match="0 < low < high and ratio > 1"):
+            smallest_size_geometric(args[0], args[1], lambda n: True, args[2])
 
 
 @given(n=st.integers(1, 60), first=st.integers(0, 70), start=st.integers(1, 5))

@@ -14,6 +14,7 @@ from constructions.retrieval.task import (
     sample_cooccurrence_counts,
     value_memory,
 )
+from constructions.search import smallest_size_geometric
 from theory.papers import paper
 
 SOURCE = paper("retrieval")
@@ -47,29 +48,21 @@ def mean_oracle_accuracy(V, d, L, N, seed, n_seeds=N_SEEDS, embedding="gaussian"
 
 def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEEDS) -> dict:
     """N_c(target): smallest N with mean oracle accuracy >= target over ``n_seeds`` seeds, by
-    geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1 (docs/retrieval.md). Returns the
-    bracket and every evaluation; N_c = inf when even 10^7 samples miss the target."""
-    lo, hi = N_RANGE
+    geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1
+    (:func:`constructions.search.smallest_size_geometric`, docs/retrieval.md). Returns the bracket
+    and every evaluation; N_c = inf when even 10^7 samples miss the target."""
     trace = []
 
-    def acc(N):
-        value = mean_oracle_accuracy(V, d, L, N, seed, n_seeds, embedding)
-        trace.append([int(N), value])
-        return value
+    def reaches(N: int) -> bool:
+        trace.append([int(N), mean_oracle_accuracy(V, d, L, N, seed, n_seeds, embedding)])
+        return trace[-1][1] >= target
 
-    if acc(hi) < target:
-        return {"n_c": math.inf, "lo": hi, "hi": math.inf, "trace": trace}
-    if acc(lo) >= target:
-        return {"n_c": float(lo), "lo": lo, "hi": lo, "trace": trace}
-    while hi / lo > RATIO:
-        mid = int(round(math.sqrt(lo * hi)))
-        if mid in (lo, hi):
-            break
-        if acc(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return {"n_c": float(hi), "lo": lo, "hi": hi, "trace": sorted(trace)}
+    found = smallest_size_geometric(*N_RANGE, reaches, RATIO)
+    if found.size is None:
+        return {"n_c": math.inf, "lo": N_RANGE[1], "hi": math.inf, "trace": trace}
+    if found.below is None:
+        return {"n_c": float(found.size), "lo": found.size, "hi": found.size, "trace": trace}
+    return {"n_c": float(found.size), "lo": found.below, "hi": found.size, "trace": sorted(trace)}
 
 
 def shared_nc(ctx, V, d, L, embedding="gaussian", target=TARGET, seed=None) -> float:

@@ -22,6 +22,7 @@ import numpy as np
 
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
+from constructions.search import smallest_size_geometric
 from verify.claims import Control, Outcome, claim, rng_for
 from verify.criteria import Judgement, Threshold, all_of
 from verify.retrieval.capacity_setup import SOURCE, critical_n
@@ -63,24 +64,18 @@ def gd_accuracy(ctx, V, d, L, N, seed, init=False, n_draws=3) -> float:
 
 
 def critical_n_gd(ctx, V, d, L, seed, target, init=False, n_draws=3) -> dict:
-    lo, hi = N_RANGE_GD
+    """N_c^GD(target) by the geometric bisection of the module doc
+    (:func:`constructions.search.smallest_size_geometric`), with every evaluation."""
     trace = []
 
-    def acc(N):
-        value = gd_accuracy(ctx, V, d, L, N, seed, init, n_draws)
-        trace.append([int(N), value])
-        return value
+    def reaches(N: int) -> bool:
+        trace.append([int(N), gd_accuracy(ctx, V, d, L, N, seed, init, n_draws)])
+        return trace[-1][1] >= target
 
-    if acc(hi) < target:
+    found = smallest_size_geometric(*N_RANGE_GD, reaches, RATIO_GD)
+    if found.size is None:
         return {"n_c": math.inf, "trace": trace}
-    if acc(lo) >= target:
-        return {"n_c": float(lo), "trace": trace}
-    while hi / lo > RATIO_GD:
-        mid = int(round(math.sqrt(lo * hi)))
-        if mid in (lo, hi):
-            break
-        lo, hi = (lo, mid) if acc(mid) >= target else (mid, hi)
-    return {"n_c": float(hi), "trace": sorted(trace)}
+    return {"n_c": float(found.size), "trace": trace if found.below is None else sorted(trace)}
 
 
 def gd_capacity_judgement(n_c: dict, factor: float) -> Judgement:
