@@ -135,7 +135,16 @@ def params_key(params: dict) -> str:
 
 class ResultStore:
     """Append-only JSON-lines file in ``out_dir`` (created unless ``create=False``: a reader that
-    must not make folders)."""
+    must not make folders). Records are written as strict JSON (:func:`theory.cli_support.dumps`:
+    a non-finite number is null with its value in ``<key>_nonfinite``), the form the worker
+    processes of a parallel run report in, so a record has one shape whichever way it ran.
+
+    >>> import tempfile
+    >>> store = ResultStore(tempfile.mkdtemp())
+    >>> store.append({"id": "x", "n_c": float("inf"), "trace": [1.0, float("inf")]})
+    >>> store.records()
+    [{'id': 'x', 'n_c': None, 'n_c_nonfinite': 'Infinity', 'trace': [1.0, 'Infinity']}]
+    """
 
     def __init__(self, out_dir: str | os.PathLike, create: bool = True):
         self.dir = Path(out_dir)
@@ -183,9 +192,11 @@ class ResultStore:
         return None
 
     def append(self, record: dict) -> None:
+        from theory.cli_support import dumps
+
         self.dir.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as fh:
-            fh.write(json.dumps(record) + "\n")
+            fh.write(dumps(record) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 
