@@ -70,18 +70,24 @@ def slope_judgement(xs, runs, test):
     "Student-t interval over {n_seeds} base seeds of the log-log slope of N_c in V contains F1's "
     "slope over the same V and excludes no growth (0) and the slope of V ln V (the orthogonal "
     "scale F3, i.e. F1 without its population-margin factor); an infinite N_c fails",
-    quick={"vocab_sizes": [128, 256, 512], "d_model": 32, "seq_len": 8, "n_seeds": 3},
-    full={"vocab_sizes": [128, 256, 512, 1024, 2048, 4096, 8192], "d_model": 32, "seq_len": 8, "n_seeds": 3},
+    quick={"vocab_sizes": [128, 256, 512], "d_model": 32, "seq_len": 8, "n_seeds": 3, "law": "measured"},
+    full={
+        "vocab_sizes": [128, 256, 512, 1024, 2048, 4096, 8192],
+        "d_model": 32,
+        "seq_len": 8,
+        "n_seeds": 3,
+        "law": "measured",
+    },
     seed_rule=SEED_RULE_SLOPE,
     controls=[
         Control(
             "law_sqrt",
-            {"control": "law_pow:0.5"},
+            {"law": "power 0.5"},
             "a competing law N_c ~ V^0.5: its slope interval must exclude F1's",
         ),
         Control(
             "law_square",
-            {"control": "law_pow:2"},
+            {"law": "power 2"},
             "a competing law N_c ~ V^2: its slope interval must exclude F1's",
         ),
     ],
@@ -92,7 +98,7 @@ def nc_increases_v(p, ctx):
     in details["previous_criterion"]."""
     Vs = p["vocab_sizes"]
     runs = [
-        law(Vs, ncs, p.get("control"))
+        law(Vs, ncs, p["law"])
         for ncs in _per_seed(ctx, p["n_seeds"], [(V, p["d_model"], p["seq_len"]) for V in Vs])
     ]
     pred = [th.nc_pred(V, p["d_model"], p["seq_len"]) for V in Vs]
@@ -166,6 +172,7 @@ record(
         "plateau": [2 / 3, 1.5],
         "fall": 2.0,
         "n_seeds": 3,
+        "law": "measured",
     },
     full={
         "vocab_size": 256,
@@ -174,12 +181,13 @@ record(
         "plateau": [2 / 3, 1.5],
         "fall": 2.0,
         "n_seeds": 3,
+        "law": "measured",
     },
     seed_rule=SEED_RULE3,
     controls=[
         Control(
             "law_F1",
-            {"control": "law_F1"},
+            {"law": "F1"},
             "the F1 heuristic's shape (a power law near d^-1.8 with no plateau), through "
             "the first measured point, must fail the plateau criterion",
         )
@@ -196,8 +204,10 @@ def nc_decreases_d(p, ctx):
     seeds = ctx.seeds(p["n_seeds"])
     rows = []
     for s, ncs in zip(seeds, _per_seed(ctx, p["n_seeds"], [(V, d, L) for d in ds])):
-        if p.get("control") == "law_F1":
+        if p["law"] == "F1":  # the control: F1's shape through the first measured point
             ncs = [ncs[0] * q / pred[0] for q in pred]
+        elif p["law"] != "measured":
+            raise ValueError(f"law must be 'measured' or 'F1', got {p['law']!r}")
         orth = shared_nc(ctx, V, V, L, "orthogonal", seed=s)
         rising = sum(b > a * RATIO for a, b in zip(ncs, ncs[1:]))
         fall = ncs[0] / ncs[-1]
@@ -264,18 +274,24 @@ def nc_decreases_d(p, ctx):
     statement="N_c(0.9) grows in L at V={vocab_size}, d={d_model} as F1 says: over L = {seq_lens}, the 95% "
     "Student-t interval over {n_seeds} base seeds of the log-log slope of N_c in L contains F1's "
     "slope over the same L (1: F1 is linear in L) and excludes no growth (0); an infinite N_c fails",
-    quick={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32], "n_seeds": 3},
-    full={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32, 64, 128, 256], "n_seeds": 3},
+    quick={"vocab_size": 256, "d_model": 32, "seq_lens": [4, 8, 16, 32], "n_seeds": 3, "law": "measured"},
+    full={
+        "vocab_size": 256,
+        "d_model": 32,
+        "seq_lens": [4, 8, 16, 32, 64, 128, 256],
+        "n_seeds": 3,
+        "law": "measured",
+    },
     seed_rule=SEED_RULE_SLOPE,
     controls=[
         Control(
             "law_flat",
-            {"control": "law_pow:0"},
+            {"law": "power 0"},
             "a competing law with no L dependence: its slope interval must exclude F1's",
         ),
         Control(
             "law_steep",
-            {"control": "law_pow:1.5"},
+            {"law": "power 1.5"},
             "a competing law N_c ~ L^1.5: its slope interval must exclude F1's",
         ),
     ],
@@ -286,7 +302,7 @@ def nc_increases_l(p, ctx):
     stays in details["previous_criterion"]."""
     Ls = p["seq_lens"]
     runs = [
-        law(Ls, ncs, p.get("control"))
+        law(Ls, ncs, p["law"])
         for ncs in _per_seed(ctx, p["n_seeds"], [(p["vocab_size"], p["d_model"], L) for L in Ls])
     ]
     pred = [th.nc_pred(p["vocab_size"], p["d_model"], L) for L in Ls]

@@ -80,12 +80,18 @@ def accuracy_curve(V, d, L, seed, embedding, n_values) -> list:
     return [[int(N), mean_oracle_accuracy(V, d, L, N, seed, N_SEEDS, embedding)] for N in n_values]
 
 
-def law(xs, ncs, control):
-    """The measured N_c, or (control) a synthetic competing law through the first measured point:
-    ``"law_pow:K"`` gives N_c(x0) (x / x0)^K."""
-    if not control:
+def law(xs, ncs, which: str) -> list:
+    """The N_c the criterion reads: ``"measured"`` (the claim) or ``"power K"`` (a control), a
+    synthetic competing law through the first measured point, N_c(x0) (x / x0)^K.
+
+    >>> law([1, 2, 4], [10.0, 30.0, 50.0], "measured")
+    [10.0, 30.0, 50.0]
+    >>> law([1, 2, 4], [10.0, 30.0, 50.0], "power 0.5")
+    [10.0, 14.142135623730951, 20.0]
+    """
+    if which == "measured":
         return list(ncs)
-    if control.startswith("law_pow:"):
-        k = float(control.split(":", 1)[1])
+    if which.startswith("power "):
+        k = float(which.split(" ", 1)[1])
         return [ncs[0] * (x / xs[0]) ** k for x in xs]
-    raise ValueError(f"unknown control {control!r}")
+    raise ValueError(f"law must be 'measured' or 'power K', got {which!r}")

@@ -121,13 +121,16 @@ def _focus_params(V, L):
 
 
 def _init_or(p, w_kq):
-    """The trained W^(1), or the zero matrix of the initialisation for the "init" control."""
-    return np.zeros_like(w_kq) if p.get("control") == "init" else w_kq
+    """The trained W^(1) (``p["attention"] == "trained"``), or the zero matrix of the
+    initialisation (``"init"``, the control)."""
+    if p["attention"] not in ("trained", "init"):
+        raise ValueError(f"attention must be 'trained' or 'init', got {p['attention']!r}")
+    return np.zeros_like(w_kq) if p["attention"] == "init" else w_kq
 
 
 INIT = Control(
     "init",
-    {"control": "init"},
+    {"attention": "init"},
     "the model at initialisation (W = 0): attention is exactly uniform, so it cannot focus",
 )
 
@@ -140,8 +143,22 @@ INIT = Control(
     statement="after the attention step (eta=V, gamma=2L^2; V={vocab_size}, d={d_model}, L={seq_len}, "
     "N={n_samples}) the mean attention on the informative token over 4096 test sequences exceeds 2/L "
     "(twice uniform, a convention), on every one of {n_seeds} seeds",
-    quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_samples": 8192, "n_seeds": 3},
-    full={"vocab_size": 128, "d_model": 64, "seq_len": 64, "n_samples": 65536, "n_seeds": 3},
+    quick={
+        "vocab_size": 128,
+        "d_model": 64,
+        "seq_len": 8,
+        "n_samples": 8192,
+        "n_seeds": 3,
+        "attention": "trained",
+    },
+    full={
+        "vocab_size": 128,
+        "d_model": 64,
+        "seq_len": 64,
+        "n_samples": 65536,
+        "n_seeds": 3,
+        "attention": "trained",
+    },
     seed_rule="every seed of seed..seed+2",
     controls=[INIT],
 )
@@ -185,7 +202,7 @@ FOCUS_N = [1024, 4096, 16384, 65536]
     statement="the attention step becomes more selective as N grows: the test score gap "
     "s_ell - mean noise score is strictly increasing over N in {n_values} (V={vocab_size}, "
     "d={d_model}, L={seq_len}, one base seed)",
-    quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_values": FOCUS_N},
+    quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_values": FOCUS_N, "attention": "trained"},
     controls=[INIT],
 )
 def attn_focus_n(p, ctx):
@@ -254,12 +271,20 @@ def _standardised(diff: float, se: float) -> float:
     "N={n_samples}) the full-model test accuracy acc(W_v^(2), W^(1)) exceeds the one-step "
     "uniform-attention accuracy acc(W_v^(1), W=0) by more than {z} standard errors of the difference "
     "(a convention) on 4096 test sequences, on every one of {n_seeds} seeds",
-    quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_samples": 16384, "n_seeds": 3, "z": 3.0},
+    quick={
+        "vocab_size": 128,
+        "d_model": 64,
+        "seq_len": 8,
+        "n_samples": 16384,
+        "n_seeds": 3,
+        "z": 3.0,
+        "gamma_scale": 1.0,
+    },
     seed_rule="every seed of seed..seed+2",
     controls=[
         Control(
             "no_attention_step",
-            {"control": "init"},
+            {"gamma_scale": 0.0},
             "gamma = 0 (the attention step and the third step do nothing): the three-step "
             "model is the one-step model, so it cannot beat it",
         )
@@ -271,8 +296,7 @@ def full_accuracy(p, ctx):
     details["previous_criterion"]."""
     V, d, L, N = p["vocab_size"], p["d_model"], p["seq_len"], p["n_samples"]
     eta, gamma = _focus_params(V, L)  # 2 L^2 = V = 128 at the quick size
-    if p.get("control") == "init":
-        gamma = 0.0
+    gamma *= p["gamma_scale"]  # 1 (the claim) or 0 (the control: no attention step)
     rows = []
     seeds = ctx.seeds(p["n_seeds"])
     for s in seeds:

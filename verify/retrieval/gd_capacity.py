@@ -121,18 +121,21 @@ def gd_capacity_judgement(n_c: dict, factor: float) -> Judgement:
         "target": 0.5,
         "factor": 1.3,
         "n_draws": 3,
+        "weights": "trained",
     },
     seed_rule="one base seed; each accuracy is the mean of 3 draws keyed (seed, k)",
     controls=[
         Control(
             "init",
-            {"control": "init"},
+            {"weights": "init"},
             "the model at initialisation (all weights 0) ties every label, so no N reaches the target",
         )
     ],
 )
 def gd_capacity(p, ctx):
-    init = p.get("control") == "init"
+    if p["weights"] not in ("trained", "init"):
+        raise ValueError(f"weights must be 'trained' or 'init', got {p['weights']!r}")
+    init = p["weights"] == "init"
     keys = ("base", "bigger_v", "smaller_d")
     runs = {k: critical_n_gd(ctx, *p[k], ctx.seed, p["target"], init, p["n_draws"]) for k in keys}
     n = {k: v["n_c"] for k, v in runs.items()}

@@ -167,19 +167,26 @@ def f1_exponents_judgement(grid, n_c, r2: float) -> tuple:
     "(the same fit applied to F1's noise-free values) and excludes no dependence (0) and, for a and "
     "c', the law 4 V L ln V / d (F1 without its population-margin factor); the distance b + c' from "
     "the multiplicative law (with its interval) is reported",
-    quick={"vocab_sizes": [128, 256, 512], "d_models": [32, 64], "seq_lens": [4, 16], "r2": 0.9},
+    quick={
+        "vocab_sizes": [128, 256, 512],
+        "d_models": [32, 64],
+        "seq_lens": [4, 16],
+        "r2": 0.9,
+        "n_c_order": "measured",
+    },
     full={
         "vocab_sizes": [128, 256, 512, 1024, 2048],
         "d_models": [32, 64, 128, 256],
         "seq_lens": [4, 8, 16, 32, 64],
         "r2": 0.9,
+        "n_c_order": "measured",
     },
     seed_rule="one fit on the base seed's grid (each N_c: mean accuracy of 3 draws); OLS t-intervals "
     "of the exponents at 98.3% each (Bonferroni over three)",
     controls=[
         Control(
             "shuffled",
-            {"control": "shuffled"},
+            {"n_c_order": "shuffled"},
             "N_c values permuted across the grid points (seeded): the fit must lose F1's exponents or its R^2",
         )
     ],
@@ -190,8 +197,10 @@ def scaling_fit(p, ctx):
     passed, F1 or not; its verdict stays in details["previous_criterion"] with its numbers."""
     grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
     n_c = grid_nc(ctx, grid)
-    if p.get("control") == "shuffled":
+    if p["n_c_order"] == "shuffled":  # the control
         n_c = [n_c[i] for i in ctx.rng(77).permutation(len(n_c))]
+    elif p["n_c_order"] != "measured":
+        raise ValueError(f"n_c_order must be 'measured' or 'shuffled', got {p['n_c_order']!r}")
     fit = fit_scaling_law(grid, n_c)
     judgement, judged, pred_coef, no_margin = f1_exponents_judgement(grid, n_c, p["r2"])
     predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
