@@ -61,14 +61,14 @@ record(
     "speed-of-storage comparison with the same optimiser for both. Quick scale is "
     "weaker than the setting of docs/chapters.md: 512 facts, step 100 of 150, 2 seeds (the dense "
     "model is near 0.28 there); full scale is its 1024 facts, step 250 of 300, 3 seeds",
-    quick=BASE,
-    full=FULL,
+    quick=dict(BASE, moc_read="trained"),
+    full=dict(FULL, moc_read="trained"),
     needs=("torch",),
     seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
     controls=[
         Control(
             "moc_init",
-            {"control": "moc_init"},
+            {"moc_read": "init"},
             "MoC's accuracy taken at step 0 (the untrained model) against the "
             "trained dense model: the criterion must fail",
         )
@@ -80,7 +80,9 @@ def check_fact_storage(p, ctx):
     moc_cfg, dense_cfg = _configs(p)
     seeds = ctx.seeds(p["seeds"])
     runs = {kind: [phase1(p, ctx, s, kind)[0] for s in seeds] for kind in ("moc", "dense")}
-    step = {"moc": 0 if p.get("control") == "moc_init" else p["compare_step"], "dense": p["compare_step"]}
+    if p["moc_read"] not in ("trained", "init"):
+        raise ValueError(f"moc_read must be 'trained' or 'init', got {p['moc_read']!r}")
+    step = {"moc": 0 if p["moc_read"] == "init" else p["compare_step"], "dense": p["compare_step"]}
     acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
     m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
     flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
@@ -114,14 +116,14 @@ def check_fact_storage(p, ctx):
     statement="after phase 2 on a disjoint fact set (bank lr 1/10 of base), the mean drop of "
     "phase-1 accuracy over the seeds (2 quick, 3 full) is <= for MoC than for the iso-FLOP "
     "dense model",
-    quick=BASE,
-    full=FULL,
+    quick=dict(BASE, moc_after_phase2="measured"),
+    full=dict(FULL, moc_after_phase2="measured"),
     needs=("torch",),
     seed_rule="mean over seeds 0..1 (quick), 0..2 (full)",
     controls=[
         Control(
             "moc_forgets",
-            {"control": "moc_forgets"},
+            {"moc_after_phase2": "init"},
             "MoC's phase-1 accuracy after phase 2 replaced by its accuracy at "
             "initialisation (complete forgetting): its drop is then ~1, larger than "
             "the dense model's, so the criterion must fail",
@@ -136,8 +138,10 @@ def check_retention(p, ctx):
         before = [h["acc"][0][-1] for h in firsts]
         hists = [phase2(p, ctx, s, kind) for s in seeds]
         after = [h["acc"][0][-1] for h in hists]
-        if kind == "moc" and p.get("control") == "moc_forgets":
+        if kind == "moc" and p["moc_after_phase2"] == "init":  # the control: complete forgetting
             after = [h["acc"][0][0] for h in firsts]
+        elif p["moc_after_phase2"] not in ("measured", "init"):
+            raise ValueError(f"moc_after_phase2 must be 'measured' or 'init', got {p['moc_after_phase2']!r}")
         out[kind] = {
             "before": before,
             "after": after,
@@ -168,14 +172,14 @@ def check_retention(p, ctx):
     "seed the phase-2 accuracy differs by <= 0.01 or the phase-2 loss by <= 0.01 nats. "
     "Quick scale is weaker than the 150-300 phase-2 steps of docs/chapters.md: 100 steps on 512 "
     "facts, 2 seeds (at 75 steps it failed on seed 1: gap 0.021, 0.018 nats)",
-    quick=BASE,
-    full=FULL,
+    quick=dict(BASE, phase2_read="end"),
+    full=dict(FULL, phase2_read="end"),
     needs=("torch",),
     seed_rule="every seed of 0..1 (quick), 0..2 (full)",
     controls=[
         Control(
             "no_phase2",
-            {"control": "no_phase2"},
+            {"phase2_read": "start"},
             "the frozen-bank arm read before its phase-2 training (step 0): it has not "
             "learnt the phase-2 facts, so both gaps must exceed 0.01",
         )
@@ -184,7 +188,9 @@ def check_retention(p, ctx):
 def check_frozen(p, ctx):
     seeds = ctx.seeds(p["seeds"])
     rows = []
-    at = 0 if p.get("control") == "no_phase2" else -1
+    if p["phase2_read"] not in ("end", "start"):
+        raise ValueError(f"phase2_read must be 'end' or 'start', got {p['phase2_read']!r}")
+    at = 0 if p["phase2_read"] == "start" else -1
     for s in seeds:
         slow, frozen = phase2(p, ctx, s, "moc", "slow"), phase2(p, ctx, s, "moc", "frozen")
         rows.append(

@@ -159,21 +159,21 @@ def check_lb_needed(p, ctx):
     "straddles 0); k = {report_ks} reported, not judged (k = 1: its router gets no LM gradient). The "
     "effect is small: at quick scale the increments per doubling lay between -0.012 and +0.016 nats "
     "over seeds 0-4",
-    quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[], window=[25, 100], topk_seeds=3),
-    full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150], topk_seeds=3),
+    quick=dict(BASE, top_ks=[2, 4, 8], report_ks=[], window=[25, 100], topk_seeds=3, k_order="measured"),
+    full=dict(FULL, top_ks=[2, 4, 8, 16], report_ks=[1], window=[50, 150], topk_seeds=3, k_order="measured"),
     needs=("torch",),
     seed_rule="95% Student-t interval over seeds of each increment",
     controls=[
         Control(
             "k_reversed",
-            {"control": "k_reversed"},
+            {"k_order": "reversed"},
             "the measured losses read in reverse k order (a synthetic law in which "
             "the loss rises with k): the criterion must fail",
         )
     ],
 )
 def check_topk(p, ctx):
-    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "control", "topk_seeds")}
+    base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "k_order", "topk_seeds")}
     lo, hi = p["window"]
     rows = []
     for i, seed in enumerate(ctx.seeds(p["topk_seeds"])):
@@ -189,8 +189,10 @@ def check_topk(p, ctx):
             )  # the sweep reads the training loss only: its own runs are not evaluated
             losses[k] = float(np.mean(hist["loss"][lo:hi]))
         sweep = [losses[k] for k in p["top_ks"]]
-        if p.get("control") == "k_reversed":
+        if p["k_order"] == "reversed":  # the control
             sweep = sweep[::-1]
+        elif p["k_order"] != "measured":
+            raise ValueError(f"k_order must be 'measured' or 'reversed', got {p['k_order']!r}")
         increments = [b - a for a, b in zip(sweep, sweep[1:])]
         rows.append(
             {

@@ -44,8 +44,8 @@ RECORDED_QUICK_TUNING = {
         (3e-2, 0.009765625, 5.481965314150994),
     ],
 }
-TUNED_QUICK = dict(BASE, **TUNE, tune_step=50, retune=False)
-TUNED_FULL = dict(FULL, **TUNE, tune_step=250, retune=True)
+TUNED_QUICK = dict(BASE, **TUNE, tune_step=50, retune=False, moc_read="trained")
+TUNED_FULL = dict(FULL, **TUNE, tune_step=250, retune=True, moc_read="trained")
 
 
 def _rates(p, lr):
@@ -122,7 +122,7 @@ def tune(p, ctx, kind):
     controls=[
         Control(
             "moc_init",
-            {"control": "moc_init"},
+            {"moc_read": "init"},
             "the tuned MoC's accuracy taken at step 0 (the untrained model) against "
             "the tuned dense model: the criterion must fail",
         )
@@ -143,7 +143,9 @@ def check_fact_storage_tuned(p, ctx):
         tuning[kind] = {"grid": rows, "chosen": best, "rerun": bool(p.get("retune", True))}
         acc[kind] = [_acc_at(grid_run(p, ctx, s, kind, best["lr"], step), step) for s in seeds]
         recipe[kind] = [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds]
-    if p.get("control") == "moc_init":
+    if p["moc_read"] not in ("trained", "init"):
+        raise ValueError(f"moc_read must be 'trained' or 'init', got {p['moc_read']!r}")
+    if p["moc_read"] == "init":  # the control: the tuned MoC at step 0
         acc["moc"] = [
             grid_run(p, ctx, s, "moc", tuning["moc"]["chosen"]["lr"], step)["acc"][0][0] for s in seeds
         ]

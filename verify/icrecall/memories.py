@@ -214,13 +214,13 @@ DIRECT_MEAN, DIRECT_MIN = 0.99, 0.98
     statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K = {n_seeds} "
     f"seeds >= {DIRECT_MEAN} and every seed >= {DIRECT_MIN} on {{n_queries}} random (s, r) per seed",
     templated=True,
-    quick=dict(DEFAULTS, n_queries=2000, n_seeds=5),
-    full=dict(DEFAULTS, n_subj=20000, dim=512, n_queries=20000, n_seeds=5),
+    quick=dict(DEFAULTS, n_queries=2000, n_seeds=5, table="true"),
+    full=dict(DEFAULTS, n_subj=20000, dim=512, n_queries=20000, n_seeds=5, table="true"),
     seed_rule="mean over seed..seed+4 >= 0.99 and every seed >= 0.98",
     controls=[
         Control(
             "shuffled_table",
-            {"control": "shuffled_table"},
+            {"table": "shuffled"},
             "the MLP stores a table permuted over subjects (same answers, wrong "
             "facts): scored against the true table it is right about 1/D of the time",
         ),
@@ -237,7 +237,9 @@ def _direct(p, ctx):
     for seed in ctx.seeds(p["n_seeds"]):
         world = _world(p, seed)
         s, r, _ = sample_direct(world, p["n_queries"], rng_for(seed, 17))
-        if p.get("control") == "shuffled_table":
+        if p["table"] not in ("true", "shuffled"):
+            raise ValueError(f"table must be 'true' or 'shuffled', got {p['table']!r}")
+        if p["table"] == "shuffled":  # the control: the MLP stores a permuted table
             stored = _shuffled_table(world, rng_for(seed, 18))
             accs.append(_accuracy_against(world, triplet_mlp(stored, p["theta"]), s, r))
         else:
