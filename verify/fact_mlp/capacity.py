@@ -300,13 +300,27 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
     "on a 2^(1/4)-ratio grid, accuracy 1 in >= {need} of {draws} decoder draws, H = ceil(F/d)) "
     "stores every F in {n_facts} and has P_std growing linearly in F: log-log slope within 1 +- 0.1 "
     "(0.9 <= slope <= 1.1)",
-    quick={"n_facts": [512, 1024, 2048], "n_values": 256, "d": 128, "draws": 3, "need": 2},
-    full={"n_facts": [2048, 4096, 8192], "n_values": 256, "d": 128, "draws": 3, "need": 2},
+    quick={
+        "n_facts": [512, 1024, 2048],
+        "n_values": 256,
+        "d": 128,
+        "draws": 3,
+        "need": 2,
+        "gates": "ceil(F/d)",
+    },
+    full={
+        "n_facts": [2048, 4096, 8192],
+        "n_values": 256,
+        "d": 128,
+        "draws": 3,
+        "need": 2,
+        "gates": "ceil(F/d)",
+    },
     seed_rule="per F, the smallest m_c storing in >= 2 of 3 draws of Rp (values from the run's seed)",
     controls=[
         Control(
             "fixed_gates",
-            {"control": "fixed_gates", "draws": 1, "need": 1},
+            {"gates": "fixed", "draws": 1, "need": 1},
             "the gate count frozen at ceil(F_min/d) for every F (parameters no "
             "longer grow with F): the larger fact sets are not stored at any m_c, "
             "so the criterion must fail (one decoder draw: each failing build is a "
@@ -319,7 +333,9 @@ def check_linear_cost(p, ctx):
     (stored slope 0.9999999999999999); it is now fitted to the measured smallest storing sizes."""
     from theory.fact_mlp.bounds import info_bits, n_gates
 
-    H0 = n_gates(min(p["n_facts"]), p["d"]) if p.get("control") == "fixed_gates" else None
+    if p["gates"] not in ("ceil(F/d)", "fixed"):
+        raise ValueError(f"gates must be 'ceil(F/d)' or 'fixed', got {p['gates']!r}")
+    H0 = n_gates(min(p["n_facts"]), p["d"]) if p["gates"] == "fixed" else None  # fixed: the control
     rows = []
     for F in p["n_facts"]:
         per_draw = [smallest_storing_code_dim(ctx, F, p, k, H0) for k in range(p["draws"])]

@@ -76,13 +76,13 @@ def ratio_draw(facts, res, seed, draw, baseline):
     "one of {draws} draws both store at some size of their 2^(1/4)-ratio grids and the "
     "lower end of the grid-resolution interval of P_ntk / P_std is >= 2 (a baseline "
     "that stores at no size fails the claim); the abstract's 10-104x is not compared",
-    quick={"n_facts": 512, "n_values": 256, "d": 64, "draws": 5},
-    full={"n_facts": 2048, "n_values": 256, "d": 128, "draws": 5},
+    quick={"n_facts": 512, "n_values": 256, "d": 64, "draws": 5, "baseline": "ntk"},
+    full={"n_facts": 2048, "n_values": 256, "d": 128, "draws": 5, "baseline": "ntk"},
     seed_rule="every draw of 5 (fact set from the run's seed; NTK weights and decoder per draw)",
     controls=[
         Control(
             "baseline_is_ours",
-            {"control": "baseline_is_ours"},
+            {"baseline": "ours"},
             "the baseline replaced by the construction itself with other decoder "
             "draws: the ratio is about 1, so the criterion must fail",
         )
@@ -103,7 +103,9 @@ def check_beats_baseline(p, ctx):
         return facts, decodability(facts.values)
 
     facts, res = ctx.shared(("fact_mlp.beats.facts", p["n_facts"], p["n_values"], p["d"], ctx.seed), compute)
-    baseline = "ours" if p.get("control") == "baseline_is_ours" else "ntk"
+    baseline = p["baseline"]  # "ntk", or "ours" (the control)
+    if baseline not in ("ntk", "ours"):
+        raise ValueError(f"baseline must be 'ntk' or 'ours', got {baseline!r}")
     rows = [ratio_draw(facts, res, ctx.seed, k, baseline) for k in range(p["draws"])]
     both = [r for r in rows if r["status"] == "both store"]
     parts = {
@@ -295,12 +297,12 @@ def _needs_more(rows: list, name: str):
     "width 4096' (reported as that, not as a ratio: at these sizes the NTK plateaus "
     "below accuracy 1); the whitened and unwhitened Hebbian readouts, the linear "
     "memory and bits per parameter are reported",
-    quick=GRID_QUICK,
-    full=GRID_FULL,
+    quick=dict(GRID_QUICK, baseline="ntk"),
+    full=dict(GRID_FULL, baseline="ntk"),
     controls=[
         Control(
             "whitened_baseline",
-            {"control": "whitened_baseline"},
+            {"baseline": "hebbian_whitened"},
             "the same criterion against the whitened Hebbian readout, which ties or "
             "beats the construction (capacity.whitened_ties), must fail",
         )
@@ -309,7 +311,9 @@ def _needs_more(rows: list, name: str):
 def check_capacity_grid(p, ctx):
     """Changed presentation: a baseline that stores at no grid size was shown
     as 'ratio > x'; it is now 'does not store up to width W'. The criterion is unchanged."""
-    baseline = "hebbian_whitened" if p.get("control") == "whitened_baseline" else "ntk"
+    baseline = p["baseline"]  # "ntk", or "hebbian_whitened" (the control)
+    if baseline not in ("ntk", "hebbian_whitened"):
+        raise ValueError(f"baseline must be 'ntk' or 'hebbian_whitened', got {baseline!r}")
     rows, ok = grid_rows(ctx, p, baseline)
     return Outcome.judged(
         _needs_more(rows, baseline),
@@ -334,19 +338,21 @@ def check_capacity_grid(p, ctx):
     "set with at most twice the construction's parameters, P_whitened / P_std <= 2 "
     "at every point (the construction does not beat it by more than 2x; ratios below "
     "1 mean the readout wins)",
-    quick=GRID_QUICK,
-    full=GRID_FULL,
+    quick=dict(GRID_QUICK, baseline="hebbian_whitened"),
+    full=dict(GRID_FULL, baseline="hebbian_whitened"),
     controls=[
         Control(
             "ntk_baseline",
-            {"control": "ntk_baseline"},
+            {"baseline": "ntk"},
             "the same criterion against the NTK baseline, which does not store at most points, must fail",
         )
     ],
 )
 def check_whitened_ties(p, ctx):
     """The threshold 2 was set from the range measured earlier (0.75-1.6 at seed 0)."""
-    name = "ntk" if p.get("control") == "ntk_baseline" else "hebbian_whitened"
+    name = p["baseline"]  # "hebbian_whitened", or "ntk" (the control)
+    if name not in ("ntk", "hebbian_whitened"):
+        raise ValueError(f"baseline must be 'hebbian_whitened' or 'ntk', got {name!r}")
     rows, _ = grid_rows(ctx, p, name)
     ratios = [r[f"ratio_{name}"] for r in rows]
     wins = sum(1 for x in ratios if x is not None and x < 1.0)

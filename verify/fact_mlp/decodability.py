@@ -145,8 +145,8 @@ def check_rho_solver(p, ctx):
     statement="for n_V = {n_values} spherical values in d = {d}: 0 < rho <= 1 and rho >= "
     "sqrt({bound_factor} (1 - mu)), mu the coherence (seed 0 at d=32, n_V=256: 0.551 >= 0.436); "
     "certificate gap < 1e-6",
-    quick={"n_values": 256, "d": 32, "bound_factor": 0.5},
-    full={"n_values": 10000, "d": 1024, "bound_factor": 0.5},
+    quick={"n_values": 256, "d": 32, "bound_factor": 0.5, "append_interior": False},
+    full={"n_values": 10000, "d": 1024, "bound_factor": 0.5, "append_interior": False},
     controls=[
         Control(
             "sharper_bound",
@@ -156,7 +156,7 @@ def check_rho_solver(p, ctx):
         ),
         Control(
             "interior",
-            {"control": "interior"},
+            {"append_interior": True},
             "a midpoint (v_1 + v_2)/2 appended to the values is inside the hull, so 0 < rho must fail",
         ),
     ],
@@ -166,12 +166,12 @@ def check_rho_range(p, ctx):
     from theory.fact_mlp.rho import coherence, decodability
 
     V, res = shared_rho(ctx, p["n_values"], p["d"])
-    if p.get("control") == "interior":
+    if p["append_interior"]:  # the control
         V = interior_value(V)
         res = decodability(V)
     # the control's interior value is not unit norm: the bound is evaluated on the directions, as if
     # the hypothesis (values on the sphere) held, which is what the control must break
-    mu = coherence(V, normalise=p.get("control") == "interior")
+    mu = coherence(V, normalise=bool(p["append_interior"]))
     low = math.sqrt(p["bound_factor"] * (1.0 - mu))
     judgement = all_of(
         positive=Threshold("rho", 0.0, ">", "theory").judge(res.rho),
@@ -272,13 +272,13 @@ def check_rho_interior(p, ctx):
     templated=True,
     statement="spiking lowers rho: rho strictly decreases along beta in {betas} at d={d}, n_V={n_values} "
     "(reference, seed 0 at d=32: 0.551 > 0.513 > 0.432), on each of {seeds} value draws",
-    quick={"n_values": 256, "d": 32, "betas": [0.0, 1.5, 3.0], "seeds": 3},
-    full={"n_values": 256, "d": 128, "betas": [0.0, 1.5, 3.0], "seeds": 3},
+    quick={"n_values": 256, "d": 32, "betas": [0.0, 1.5, 3.0], "seeds": 3, "scaling": "spike"},
+    full={"n_values": 256, "d": 128, "betas": [0.0, 1.5, 3.0], "seeds": 3, "scaling": "spike"},
     seed_rule="every seed of seed..seed+2 (one value draw each)",
     controls=[
         Control(
             "isotropic",
-            {"control": "isotropic"},
+            {"scaling": "isotropic"},
             "the spike replaced by the isotropic scaling V -> (1 + beta) V keeps "
             "rho unchanged, so the strict decrease must fail",
         )
@@ -292,7 +292,9 @@ def check_rho_anisotropy(p, ctx):
     per_seed = {}
     for s in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=s)
-        if p.get("control") == "isotropic":
+        if p["scaling"] not in ("spike", "isotropic"):
+            raise ValueError(f"scaling must be 'spike' or 'isotropic', got {p['scaling']!r}")
+        if p["scaling"] == "isotropic":  # the control
             V0 = shared_rho(sub, p["n_values"], p["d"])[0]
             rhos = [decodability((1.0 + beta) * V0).rho for beta in p["betas"]]
         else:

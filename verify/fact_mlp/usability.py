@@ -209,11 +209,11 @@ def hebbian_pair(ctx, F, d, m, seed):
     statement="the whitened Hebbian readout stores at least as many facts (largest F in {n_facts} at "
     "accuracy 1) and has a strictly higher scale-free Lipschitz constant (at F={lip_at}) than the "
     "unwhitened one (d={d}, m={hidden})",
-    quick={"n_facts": [64, 128, 256], "d": 32, "hidden": 128, "lip_at": 128},
+    quick={"n_facts": [64, 128, 256], "d": 32, "hidden": 128, "lip_at": 128, "second": "hebbian_whitened"},
     controls=[
         Control(
             "unwhitened_twice",
-            {"control": "unwhitened_twice"},
+            {"second": "hebbian"},
             "the unwhitened readout compared with itself: its Lipschitz constant "
             "cannot be strictly higher, so the criterion must fail",
         )
@@ -225,8 +225,10 @@ def check_lipschitz_tradeoff(p, ctx):
     lips = {}
     for F in p["n_facts"]:
         facts, plain, white = hebbian_pair(ctx, F, p["d"], p["hidden"], ctx.seed)
-        if p.get("control") == "unwhitened_twice":
+        if p["second"] == "hebbian":  # the control: the unwhitened readout against itself
             white = plain
+        elif p["second"] != "hebbian_whitened":
+            raise ValueError(f"second must be 'hebbian_whitened' or 'hebbian', got {p['second']!r}")
         for name, mlp in (("hebbian", plain), ("hebbian_whitened", white)):
             acc = mlp.decode()[0]
             accs[name].append(acc)
