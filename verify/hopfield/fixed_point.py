@@ -48,23 +48,41 @@ def _toy():
     statement="for lambda M^2 < 1 (lambda in {lams}), Picard iteration from {starts} random starts converges "
     "from every start and reaches one fixed point (max spread < 1e-8) and every observed step ratio is "
     "<= lambda M^2 + 1e-6, in every one of {seeds} seeds' random instances",
-    quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50, "seeds": 3},
-    full={"dim": 256, "n_patterns": 512, "beta": 4.0, "lams": [0.1, 0.5, 0.9], "starts": 50, "seeds": 3},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "beta": 4.0,
+        "lams": [0.1, 0.5, 0.9],
+        "starts": 50,
+        "seeds": 3,
+        "instance": "random",
+    },
+    full={
+        "dim": 256,
+        "n_patterns": 512,
+        "beta": 4.0,
+        "lams": [0.1, 0.5, 0.9],
+        "starts": 50,
+        "seeds": 3,
+        "instance": "random",
+    },
     seed_rule="every lambda of every seed of seed..seed+2 (one random instance per seed)",
     controls=[
         Control(
             "toy_above_boundary",
-            {"control": "toy", "lams": [4.0]},
+            {"instance": "toy", "lams": [4.0]},
             "D4's hypothesis dropped: the toy X = I_2 at lambda M^2 = 4 > 1 has two stable "
             "fixed points, so the spread criterion must fail",
         )
     ],
 )
 def fixed_point_unique(params, ctx):
+    if params["instance"] not in ("random", "toy"):
+        raise ValueError(f"instance must be one of ('random', 'toy'), got {params['instance']!r}")
     rows = []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(21, s)
-        if params.get("control") == "toy":
+        if params["instance"] == "toy":  # the control: X = I_2 above the boundary
             X, a, q = _toy()
             dim = 2
         else:
@@ -175,12 +193,19 @@ def multistability_above(params, ctx):
     statement="the log-log slopes of ||xi* - xi1|| and ||xi* - xi2|| against lambda in "
     "{lams} lie in [0.9, 1.1] and [1.8, 2.2] (theory: 1 and 2; the windows are a convention), "
     "in every one of {instances} random instances",
-    quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "lams": [0.01, 0.02, 0.04, 0.08, 0.16], "instances": 5},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "beta": 4.0,
+        "lams": [0.01, 0.02, 0.04, 0.08, 0.16],
+        "instances": 5,
+        "orders": [1, 2],
+    },
     seed_rule="every one of the random instances drawn from the run's seed",
     controls=[
         Control(
             "one_order_lower",
-            {"control": "lower_order"},
+            {"orders": [0, 1]},
             "xi1 replaced by the zero-shot xi0 and xi2 by xi1 (one order of the expansion "
             "dropped): the residuals scale like lambda^0 and lambda^1, so both slope "
             "windows must fail",
@@ -199,10 +224,9 @@ def decomposition_orders(params, ctx):
             if not star.converged:
                 raise RuntimeError(f"Picard did not converge at lambda={lam}")
             approx = approximations(X, q, params["beta"], a, lam)
-            if params.get("control") == "lower_order":
-                approx = {"xi1": approx["xi0"], "xi2": approx["xi1"]}
-            r1.append(float(np.linalg.norm(star.xi - approx["xi1"])))
-            r2.append(float(np.linalg.norm(star.xi - approx["xi2"])))
+            first, second = (approx[f"xi{k}"] for k in params["orders"])  # [0, 1]: the control
+            r1.append(float(np.linalg.norm(star.xi - first)))
+            r2.append(float(np.linalg.norm(star.xi - second)))
         slopes1.append(float(np.polyfit(np.log(lams), np.log(r1), 1)[0]))
         slopes2.append(float(np.polyfit(np.log(lams), np.log(r2), 1)[0]))
         curves.append({"first": r1, "second": r2})
@@ -230,13 +254,21 @@ def decomposition_orders(params, ctx):
     templated=True,
     statement="for lambda M^2 <= {max_lam}, argmax p1 = argmax p* in at least a fraction {min_agreement} "
     "(a convention) of {instances} random instances",
-    quick={"dim": 32, "n_patterns": 64, "beta": 4.0, "max_lam": 0.1, "instances": 500, "min_agreement": 0.95},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "beta": 4.0,
+        "max_lam": 0.1,
+        "instances": 500,
+        "min_agreement": 0.95,
+        "approximation": "p1",
+    },
     seed_rule="agreement rate over 500 random instances drawn from the run's seed (the exact 95% "
     "binomial interval is recorded)",
     controls=[
         Control(
             "zero_shot",
-            {"control": "zero_shot"},
+            {"approximation": "p0"},
             "the context bias dropped: argmax p0 (query only) in place of argmax p1; "
             "the context logits a ~ 2 N(0,1) move the fixed point's top-1, so the "
             "agreement must fall below 0.95",
@@ -251,9 +283,7 @@ def first_order_top1(params, ctx):
         lam = float(gen.uniform(0.0, params["max_lam"])) / norm_bound(X) ** 2
         star = picard(X, q, params["beta"], a, lam)
         p_star = fixed_point_probabilities(X, star.xi, q, params["beta"], a, lam)
-        p1 = approximations(X, q, params["beta"], a, lam)[
-            "p0" if params.get("control") == "zero_shot" else "p1"
-        ]
+        p1 = approximations(X, q, params["beta"], a, lam)[params["approximation"]]  # p0: the control
         agree += int(np.argmax(p1) == np.argmax(p_star))
     rate = agree / params["instances"]
     rule = Threshold("top-1 agreement rate", params["min_agreement"], ">=", "convention")

@@ -48,18 +48,26 @@ PAPER = paper("hopfield")
     statement="for noisy queries (noise {noise} sqrt(d), beta in {beta_range}) and random gates g ~ U(0,1) "
     "with g_i = 1 = max g, ||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every one of {trials} "
     "trials (both ratios <= 1 + 1e-12, a float64 round-off allowance)",
-    quick={"dim": 32, "n_patterns": 64, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "beta_range": [0.5, 8.0],
+        "noise": 0.05,
+        "trials": 2000,
+        "target_gate": "max",
+        "eps_g_at": "query",
+    },
     seed_rule="every one of the trials drawn from the run's seed",
     controls=[
         Control(
             "no_2Mr",
-            {"control": "no_2Mr"},
+            {"eps_g_at": "pattern"},
             "D2 with its 2 M r term dropped (eps_g at r = 0): the noisy query can move "
             "toward a distractor, so the error bound must be violated in some trial",
         ),
         Control(
             "target_not_max",
-            {"control": "target_not_max"},
+            {"target_gate": "drawn"},
             "the target's gate drawn like the others (g_i = max g dropped): some "
             "distractor then has g_j > g_i, so eps_g <= eps must be violated",
         ),
@@ -69,19 +77,23 @@ def gated_error_bound(params, ctx):
     d, n = params["dim"], params["n_patterns"]
     gen = ctx.rng(11)
     radius = math.sqrt(d)
-    control = params.get("control")
+    if params["target_gate"] not in ("max", "drawn"):
+        raise ValueError(f"target_gate must be one of ('max', 'drawn'), got {params['target_gate']!r}")
+    if params["eps_g_at"] not in ("query", "pattern"):
+        raise ValueError(f"eps_g_at must be one of ('query', 'pattern'), got {params['eps_g_at']!r}")
     v_bound, v_order, points, tight, tight_order = 0, 0, [], 0.0, 0.0
     for _ in range(params["trials"]):
         X = sphere_patterns(n, d, radius, gen)
         i = int(gen.integers(n))
         beta = float(gen.uniform(*params["beta_range"]))
         g = gen.uniform(0.0, 1.0, n)
-        if control != "target_not_max":
+        if params["target_gate"] == "max":  # "drawn": the control drops g_i = max g
             g[i] = 1.0
         g = np.maximum(g, 1e-300)  # U(0,1) never returns 0 in practice; keep log finite
         u = np.log(g) - np.log(g.max())  # log-gates <= 0; the ratios g_j/g_i are unchanged
         xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
-        eps_g = epsilon_gated(X, X[:, i] if control == "no_2Mr" else xi, i, beta, u)
+        # "pattern": the control, eps_g at r = 0 (D2's 2 M r term dropped)
+        eps_g = epsilon_gated(X, X[:, i] if params["eps_g_at"] == "pattern" else xi, i, beta, u)
         eps = epsilon_ungated(X, xi, i, beta)
         err_g = retrieval_error(X, xi, i, beta, u)
         bound = error_bound(eps_g, norm_bound(X))
@@ -128,12 +140,20 @@ def gated_error_bound(params, ctx):
     "{draws} draws (N = {n_patterns}, d = {dim}, beta = {beta}) the gated separation Delta_i^g >= Delta_i and "
     "the gated one-update error from a noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r))) "
     "(ratio <= 1 + 1e-12, a float64 round-off allowance)",
-    quick={"dim": 32, "n_patterns": 128, "beta": 4.0, "g_min": 0.01, "noise": 0.05, "draws": 1000},
+    quick={
+        "dim": 32,
+        "n_patterns": 128,
+        "beta": 4.0,
+        "g_min": 0.01,
+        "noise": 0.05,
+        "draws": 1000,
+        "target_gate": "max",
+    },
     seed_rule="every one of the draws from the run's seed",
     controls=[
         Control(
             "target_not_max",
-            {"control": "target_not_max"},
+            {"target_gate": "drawn"},
             "the target's gate drawn like the others (g_i = max g dropped): a distractor "
             "with g_j > g_i lowers Delta_i^g below Delta_i, so the criterion must fail",
         )
@@ -144,6 +164,8 @@ def gated_separation_claim(params, ctx):
     gaps and can never fall below Delta_i; with soft gates every memory stays in the minimum and
     the inequality rests on g_i = max g, which the control drops. The error part checks that
     Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N)."""
+    if params["target_gate"] not in ("max", "drawn"):
+        raise ValueError(f"target_gate must be one of ('max', 'drawn'), got {params['target_gate']!r}")
     gen = ctx.rng(12)
     n, beta = params["n_patterns"], params["beta"]
     v_sep, v_err, gains, tight = 0, 0, [], 0.0
@@ -151,7 +173,7 @@ def gated_separation_claim(params, ctx):
         X = sphere_patterns(n, params["dim"], 1.0, gen)
         i = int(gen.integers(n))
         g = gen.uniform(params["g_min"], 1.0, n)
-        if params.get("control") != "target_not_max":
+        if params["target_gate"] == "max":  # "drawn": the control
             g[i] = 1.0
         u = np.log(g) - np.log(g.max())
         dg = gated_separation(X, i, beta, u)
@@ -197,12 +219,13 @@ def gated_separation_claim(params, ctx):
         "kappas": [4, 5, 6, 7, 8, 9, 10, 11, 12],
         "seeds": 10,
         "slope_range": [-1.1, -0.9],
+        "target_gate": "open",
     },
     seed_rule="every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "target_gated_too",
-            {"control": "target_gated_too"},
+            {"target_gate": "closed"},
             "the target's gate closed with the distractors (an uninformative gate): "
             "the softmax is unchanged, the slope is 0, so the criterion must fail",
         ),
@@ -215,6 +238,8 @@ def gated_separation_claim(params, ctx):
     ],
 )
 def gate_exponential(params, ctx):
+    if params["target_gate"] not in ("open", "closed"):
+        raise ValueError(f"target_gate must be one of ('open', 'closed'), got {params['target_gate']!r}")
     n, kappas = params["n_patterns"], np.asarray(params["kappas"], dtype=float)
     slopes, curves = [], []
     for s in ctx.seeds(params["seeds"]):
@@ -224,7 +249,7 @@ def gate_exponential(params, ctx):
         errs = []
         for k in kappas:
             u = np.full(n, -k)
-            if params.get("control") != "target_gated_too":
+            if params["target_gate"] == "open":  # "closed": the control gates the target too
                 u[i] = 0.0
             errs.append(retrieval_error(X, X[:, i], i, params["beta"], u))
         slopes.append(float(np.polyfit(kappas, np.log(errs), 1)[0]))
@@ -314,12 +339,13 @@ def sparsity_pr(params, ctx):
         "noise": 0.5,
         "draws": 20,
         "max_ratio": 0.5,
+        "query": "noisy",
     },
     seed_rule="every one of the draws from the run's seed",
     controls=[
         Control(
             "random_query",
-            {"control": "random_query"},
+            {"query": "random"},
             "a query independent of the memories: inside the open set p* is then "
             "nearly uniform, the rank matches the baseline, and the criterion must fail",
         )
@@ -340,7 +366,7 @@ def context_subspace(params, ctx):
         t = int(gen.integers(n))
         u, _ = context_gates(n, t, params["n_eff"], math.inf, gen)
         q_random = sphere_patterns(1, d, 1.0, gen)[:, 0]
-        q = q_random if params.get("control") == "random_query" else noisy_query(X, t, params["noise"], gen)
+        q = q_random if params["query"] == "random" else noisy_query(X, t, params["noise"], gen)
         p = softmax(params["beta"] * (X.T @ q) + u)  # lambda = 0: p* = p1
         uniform = np.where(np.isfinite(u), 1.0 / params["n_eff"], 0.0)
         ratios.append(effective_rank((X * p) @ X.T) / effective_rank((X * uniform) @ X.T))

@@ -53,7 +53,16 @@ def binomial_tolerance(trials: int, rate: float) -> int:
     statement="along {steps} updates from a random start, every step of f changes E by <= {tol} and "
     "every step of f_g (random gates g in [{g_min}, 1]) changes E_g by <= {tol} (float64 round-off; "
     "the theorems say <= 0), on every seed of {seeds}",
-    quick={"dim": 64, "n_patterns": 256, "beta": 4.0, "steps": 20, "seeds": 100, "g_min": 0.01, "tol": 1e-9},
+    quick={
+        "dim": 64,
+        "n_patterns": 256,
+        "beta": 4.0,
+        "steps": 20,
+        "seeds": 100,
+        "g_min": 0.01,
+        "tol": 1e-9,
+        "step": "cccp",
+    },
     full={
         "dim": 512,
         "n_patterns": 10_000,
@@ -62,18 +71,21 @@ def binomial_tolerance(trials: int, rate: float) -> int:
         "seeds": 100,
         "g_min": 0.01,
         "tol": 1e-9,
+        "step": "cccp",
     },
     seed_rule="every step of every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "reversed_step",
-            {"control": "reversed_step"},
+            {"step": "reversed"},
             "the step xi <- 2 xi - f(xi) moves against the CCCP step (along +grad E to "
             "first order), so E and E_g must rise and the criterion must fail",
         )
     ],
 )
 def energy_monotone(params, ctx):
+    if params["step"] not in ("cccp", "reversed"):
+        raise ValueError(f"step must be one of ('cccp', 'reversed'), got {params['step']!r}")
     worst_u, worst_g, traces, per_seed, labels = -math.inf, -math.inf, [], [], []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(1, s)
@@ -82,7 +94,7 @@ def energy_monotone(params, ctx):
         xi = gen.standard_normal(params["dim"]) / math.sqrt(params["dim"])
         xg = xi.copy()
         e_u, e_g = [energy(X, xi, params["beta"])], [gated_energy(X, xg, params["beta"], u)]
-        reverse = params.get("control") == "reversed_step"
+        reverse = params["step"] == "reversed"  # the control
         for _ in range(params["steps"]):
             new, new_g = update(X, xi, params["beta"]), gated_update(X, xg, params["beta"], u)
             xi, xg = (2 * xi - new, 2 * xg - new_g) if reverse else (new, new_g)
@@ -176,13 +188,13 @@ def capacity_constants_claim(params, ctx):
     statement="at beta = {beta}, K = {K}, d = {dim}, p = {p}: N = floor(sqrt(p) c^((d-1)/4)) random sphere "
     "patterns (radius K sqrt(d-1)) are all retrieved in one update to within 1/(beta N M) of x_i, "
     "failing in at most the binomial({seeds}, p) 99% quantile of {seeds} seeds",
-    quick={"beta": 1.0, "K": 1.0, "dim": 75, "p": 0.001, "seeds": 200},
-    full={"beta": 1.0, "K": 1.0, "dim": 200, "p": 0.001, "seeds": 200},
+    quick={"beta": 1.0, "K": 1.0, "dim": 75, "p": 0.001, "seeds": 200, "patterns": "uniform"},
+    full={"beta": 1.0, "K": 1.0, "dim": 200, "p": 0.001, "seeds": 200, "patterns": "uniform"},
     seed_rule="failing seeds of seed..seed+199 <= binomial(200, p) 99% quantile",
     controls=[
         Control(
             "clustered",
-            {"control": "clustered"},
+            {"patterns": "clustered"},
             "patterns clustered around one direction (spread 0.3) instead of uniform on "
             "the sphere: R4's hypothesis dropped at the same N, radius and beta, the "
             "separations collapse and retrieval must fail in most seeds",
@@ -196,8 +208,10 @@ def capacity_empirical(params, ctx):
     tol = sphere_radius(beta, n, radius)
     failures, worst, per_seed, labels = 0, 0.0, [], []
     for s in ctx.seeds(params["seeds"]):
-        if params.get("control") == "clustered":
+        if params["patterns"] == "clustered":  # the control
             X = clustered_patterns(n, d, radius, 0.3, ctx.rng(2, s))
+        elif params["patterns"] != "uniform":
+            raise ValueError(f"patterns must be 'uniform' or 'clustered', got {params['patterns']!r}")
         else:
             X = sphere_patterns(n, d, radius, ctx.rng(2, s))
         # targets in blocks of at most 2^24 logits (at full scale, N = 80812, the
