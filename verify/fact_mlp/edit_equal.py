@@ -228,7 +228,7 @@ def _cells_rule(cells: dict, rows: list) -> dict:
 
 UNEDITED = Control(
     "unedited",
-    {"control": "unedited"},
+    {"methods": ["unedited"]},
     "the unedited model scored on the edited map: the edited facts keep their old "
     "values, so efficacy is 0 and the criterion must fail",
 )
@@ -247,15 +247,17 @@ UNEDITED = Control(
     "edited keys (the mean, not an interval) on BOTH MLPs at every k in {ks}, with attention "
     "bit-identical: the construction has no editing advantage over a GD MLP of its width under these "
     "edits",
-    quick=EQUAL,
-    full=EQUAL_FULL,
+    quick=dict(EQUAL, methods=["rome", "memit"]),
+    full=dict(EQUAL_FULL, methods=["rome", "memit"]),
     controls=[UNEDITED],
     seed_rule="mean over the draws of every (MLP, method, k) cell (table with 95% t intervals)",
 )
 def check_equal_width(p, ctx):
     rows = equal_rows(ctx, p, CLOSED)
     table = summarise(rows)
-    meths = ("unedited",) if p.get("control") == "unedited" else ("rome", "memit")
+    meths = tuple(p["methods"])  # ("unedited",): the control
+    if meths not in (("rome", "memit"), ("unedited",)):
+        raise ValueError(f"methods must be ['rome', 'memit'] or ['unedited'], got {p['methods']!r}")
     cells = {
         f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
         for mlp in ("encoder_decoder", "gd")
@@ -325,12 +327,12 @@ def check_rank_one_equal_width(p, ctx):
     "(the swap's advantage over fine-tuning came from the information, not the "
     "method). Quick scale: k = 32 only (fine-tuning costs ~0.5 CPU-s a run); full "
     "scale: every k of edit.equal_width",
-    quick=dict(EQUAL, ft_ks=[32]),
-    full=dict(EQUAL_FULL, ft_ks=[4, 16, 32, 48]),
+    quick=dict(EQUAL, ft_ks=[32], finetune_on="full map"),
+    full=dict(EQUAL_FULL, ft_ks=[4, 16, 32, 48], finetune_on="full map"),
     controls=[
         Control(
             "edits_only",
-            {"control": "edits_only"},
+            {"finetune_on": "edits"},
             "fine-tuning on the k edit prompts only in place of the full map: its "
             "retention falls (pilot at seed 10: 0.72 on the construction at k = 32), "
             "so the criterion must fail",
@@ -341,7 +343,9 @@ def check_rank_one_equal_width(p, ctx):
 def check_equal_information(p, ctx):
     rows = equal_rows(ctx, p, TRAINED, ks=p["ft_ks"])
     table = summarise(rows)
-    full = "finetune_edits" if p.get("control") == "edits_only" else "finetune_full"
+    if p["finetune_on"] not in ("full map", "edits"):
+        raise ValueError(f"finetune_on must be 'full map' or 'edits', got {p['finetune_on']!r}")
+    full = "finetune_edits" if p["finetune_on"] == "edits" else "finetune_full"  # edits: the control
     cells = {
         f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
         for k in p["ft_ks"]

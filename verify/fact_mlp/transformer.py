@@ -131,12 +131,12 @@ def check_inserted(p, ctx):
     "(trained at {seq_len}, so the attention mixes in more junk) rises with the scale-free "
     "empirical Lipschitz constant: Spearman correlation >= 0.5 (a convention). Length-{seq_len} drops "
     "reported",
-    quick=BASE,
-    full=dict(BASE, d_model=128, n_facts=256, steps=4000),
+    quick=dict(BASE, mlp_inputs="attention output"),
+    full=dict(BASE, d_model=128, n_facts=256, steps=4000, mlp_inputs="attention output"),
     controls=[
         Control(
             "clean_inputs",
-            {"control": "clean_inputs"},
+            {"mlp_inputs": "exact keys"},
             "the MLPs fed the exact key instead of the attention output (the junk "
             "mixing removed): no stored MLP loses recall, the drops are constant and "
             "no correlation with the Lipschitz constant can reach 0.5",
@@ -150,7 +150,9 @@ def check_tradeoff(p, ctx):
     stored = [r for r in rows if r["standalone_acc"] == 1.0]
     lip = [r["lipschitz"] for r in stored]
     drop = [r["drop_long"] for r in stored]
-    if p.get("control") == "clean_inputs":  # standalone accuracy on the exact keys: drop 0
+    if p["mlp_inputs"] not in ("attention output", "exact keys"):
+        raise ValueError(f"mlp_inputs must be 'attention output' or 'exact keys', got {p['mlp_inputs']!r}")
+    if p["mlp_inputs"] == "exact keys":  # the control: standalone accuracy on the exact keys, drop 0
         drop = [r["standalone_acc"] - mlps[(r["family"], str(r["size"]))].decode()[0] for r in stored]
     if len(stored) < 3 or np.ptp(drop) == 0 or np.ptp(lip) == 0:
         rho = -1.0  # constant drops (or too few points): no evidence of a tradeoff

@@ -37,12 +37,12 @@ from verify.previous import stored_previous
     "(chance 1/(F+17); 0.2 a convention); the MLP only works on the table it was built for. The "
     "hypothesis dropped (the table the MLP was built on) has no numerical boundary, so this is not a "
     "bracket: the control is the same construction on the model's own table",
-    quick=BASE,
+    quick=dict(BASE, mlp_table="redrawn"),
     templated=True,
     controls=[
         Control(
             "own_table",
-            {"control": "own_table"},
+            {"mlp_table": "own"},
             "the same construction built on the model's own table is accepted by "
             "swap_mlp and recalls the facts, so the demonstration must fail",
         )
@@ -54,8 +54,10 @@ def check_foreign(p, ctx):
     t = task(ctx, p)
     other = recall_task(p["n_facts"], p["d_model"], ctx.rng(78))
     other = RecallTask(other.embedding, t.fact_map, t.n_facts)
-    if p.get("control") == "own_table":
+    if p["mlp_table"] == "own":  # the control
         other = t
+    elif p["mlp_table"] != "redrawn":
+        raise ValueError(f"mlp_table must be 'redrawn' or 'own', got {p['mlp_table']!r}")
     from constructions.fact_mlp.encoder import build_encoder_decoder
 
     mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng(79), n_gates=p["n_gates"])
