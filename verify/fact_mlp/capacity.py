@@ -290,6 +290,16 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
     return m, built[m].params_standard, built[m].params_unique, trace
 
 
+LINEAR_COST_QUICK = {
+    "n_facts": [512, 1024, 2048],
+    "n_values": 256,
+    "d": 128,
+    "draws": 3,
+    "need": 2,
+    "gates": "ceil(F/d)",
+}
+
+
 @claim(
     "fact_mlp.capacity.linear_cost",
     source=SRC + ", B3 (abstract: optimal scaling)",
@@ -300,22 +310,8 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
     "on a 2^(1/4)-ratio grid, accuracy 1 in >= {need} of {draws} decoder draws, H = ceil(F/d)) "
     "stores every F in {n_facts} and has P_std growing linearly in F: log-log slope within 1 +- 0.1 "
     "(0.9 <= slope <= 1.1)",
-    quick={
-        "n_facts": [512, 1024, 2048],
-        "n_values": 256,
-        "d": 128,
-        "draws": 3,
-        "need": 2,
-        "gates": "ceil(F/d)",
-    },
-    full={
-        "n_facts": [2048, 4096, 8192],
-        "n_values": 256,
-        "d": 128,
-        "draws": 3,
-        "need": 2,
-        "gates": "ceil(F/d)",
-    },
+    quick=LINEAR_COST_QUICK,
+    full=dict(LINEAR_COST_QUICK, n_facts=[2048, 4096, 8192]),
     seed_rule="per F, the smallest m_c storing in >= 2 of 3 draws of Rp (values from the run's seed)",
     controls=[
         Control(

@@ -39,6 +39,17 @@ def _toy():
     return np.eye(2), np.array([-20.0, -20.0]), np.array([0.5, 0.5])
 
 
+UNIQUE_QUICK = {
+    "dim": 32,
+    "n_patterns": 64,
+    "beta": 4.0,
+    "lams": [0.1, 0.5, 0.9],
+    "starts": 50,
+    "seeds": 3,
+    "instance": "random",
+}
+
+
 @claim(
     "hopfield.fixed_point.unique",
     source=f"{PAPER}, D4 (our formalisation)",
@@ -48,24 +59,8 @@ def _toy():
     statement="for lambda M^2 < 1 (lambda in {lams}), Picard iteration from {starts} random starts converges "
     "from every start and reaches one fixed point (max spread < 1e-8) and every observed step ratio is "
     "<= lambda M^2 + 1e-6, in every one of {seeds} seeds' random instances",
-    quick={
-        "dim": 32,
-        "n_patterns": 64,
-        "beta": 4.0,
-        "lams": [0.1, 0.5, 0.9],
-        "starts": 50,
-        "seeds": 3,
-        "instance": "random",
-    },
-    full={
-        "dim": 256,
-        "n_patterns": 512,
-        "beta": 4.0,
-        "lams": [0.1, 0.5, 0.9],
-        "starts": 50,
-        "seeds": 3,
-        "instance": "random",
-    },
+    quick=UNIQUE_QUICK,
+    full=dict(UNIQUE_QUICK, dim=256, n_patterns=512),
     seed_rule="every lambda of every seed of seed..seed+2 (one random instance per seed)",
     controls=[
         Control(

@@ -45,6 +45,18 @@ def binomial_tolerance(trials: int, rate: float) -> int:
     return int(binom.ppf(0.99, int(trials), float(rate)))
 
 
+ENERGY_QUICK = {
+    "dim": 64,
+    "n_patterns": 256,
+    "beta": 4.0,
+    "steps": 20,
+    "seeds": 100,
+    "g_min": 0.01,
+    "tol": 1e-9,
+    "step": "cccp",
+}
+
+
 @claim(
     "hopfield.energy.monotone",
     source=f"{RAMSAUER}, Thm 1 (ungated); {PAPER}, our gated energy (docs/hopfield.md)",
@@ -53,26 +65,8 @@ def binomial_tolerance(trials: int, rate: float) -> int:
     statement="along {steps} updates from a random start, every step of f changes E by <= {tol} and "
     "every step of f_g (random gates g in [{g_min}, 1]) changes E_g by <= {tol} (float64 round-off; "
     "the theorems say <= 0), on every seed of {seeds}",
-    quick={
-        "dim": 64,
-        "n_patterns": 256,
-        "beta": 4.0,
-        "steps": 20,
-        "seeds": 100,
-        "g_min": 0.01,
-        "tol": 1e-9,
-        "step": "cccp",
-    },
-    full={
-        "dim": 512,
-        "n_patterns": 10_000,
-        "beta": 4.0,
-        "steps": 20,
-        "seeds": 100,
-        "g_min": 0.01,
-        "tol": 1e-9,
-        "step": "cccp",
-    },
+    quick=ENERGY_QUICK,
+    full=dict(ENERGY_QUICK, dim=512, n_patterns=10_000),
     seed_rule="every step of every seed of seed..seed+seeds-1",
     controls=[
         Control(
