@@ -129,6 +129,23 @@ class Control:
         return {**dict(params), **dict(override)}
 
 
+def choice(params: Mapping[str, Any], key: str, allowed: tuple) -> Any:
+    """``params[key]``, checked to be one of ``allowed``: the claim's own setting first, then the
+    values its controls override it with. A ValueError names the parameter and the choices.
+
+    >>> choice({"law": "F1"}, "law", ("measured", "F1"))
+    'F1'
+    >>> choice({"law": "F2"}, "law", ("measured", "F1"))
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter law must be one of ('measured', 'F1'), got 'F2'
+    """
+    value = params[key]
+    if value not in allowed:
+        raise ValueError(f"parameter {key} must be one of {allowed!r}, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from theory.cli_support import dumps
+
 RESULTS_FILE = "claims.jsonl"
 REPORT_FILE = "report.md"
 #: environment variable naming the results folder when no ``--results``/``--out`` is given
@@ -192,8 +194,6 @@ class ResultStore:
         return None
 
     def append(self, record: dict) -> None:
-        from theory.cli_support import dumps
-
         self.dir.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as fh:
             fh.write(dumps(record) + "\n")

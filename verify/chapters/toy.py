@@ -21,7 +21,7 @@ from verify.chapters.toy_setup import (
     phase2,
     storage_threshold,
 )
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, Threshold
 from verify.ledger import LedgerEntry, record
 
@@ -80,9 +80,8 @@ def check_fact_storage(p, ctx):
     moc_cfg, dense_cfg = _configs(p)
     seeds = ctx.seeds(p["seeds"])
     runs = {kind: [phase1(p, ctx, s, kind)[0] for s in seeds] for kind in ("moc", "dense")}
-    if p["moc_read"] not in ("trained", "init"):
-        raise ValueError(f"moc_read must be 'trained' or 'init', got {p['moc_read']!r}")
-    step = {"moc": 0 if p["moc_read"] == "init" else p["compare_step"], "dense": p["compare_step"]}
+    moc_read = choice(p, "moc_read", ("trained", "init"))  # init: the control
+    step = {"moc": 0 if moc_read == "init" else p["compare_step"], "dense": p["compare_step"]}
     acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
     m_moc, m_dense = float(np.mean(acc["moc"])), float(np.mean(acc["dense"]))
     flop_ratio = flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, dense_cfg["n_layers"], 0)
@@ -132,16 +131,15 @@ def check_fact_storage(p, ctx):
 )
 def check_retention(p, ctx):
     seeds = ctx.seeds(p["seeds"])
+    forgets = choice(p, "moc_after_phase2", ("measured", "init")) == "init"
     out = {}
     for kind in ("moc", "dense"):
         firsts = [phase1(p, ctx, s, kind)[0] for s in seeds]
         before = [h["acc"][0][-1] for h in firsts]
         hists = [phase2(p, ctx, s, kind) for s in seeds]
         after = [h["acc"][0][-1] for h in hists]
-        if kind == "moc" and p["moc_after_phase2"] == "init":  # the control: complete forgetting
+        if kind == "moc" and forgets:  # the control: complete forgetting
             after = [h["acc"][0][0] for h in firsts]
-        elif p["moc_after_phase2"] not in ("measured", "init"):
-            raise ValueError(f"moc_after_phase2 must be 'measured' or 'init', got {p['moc_after_phase2']!r}")
         out[kind] = {
             "before": before,
             "after": after,
@@ -188,9 +186,7 @@ def check_retention(p, ctx):
 def check_frozen(p, ctx):
     seeds = ctx.seeds(p["seeds"])
     rows = []
-    if p["phase2_read"] not in ("end", "start"):
-        raise ValueError(f"phase2_read must be 'end' or 'start', got {p['phase2_read']!r}")
-    at = 0 if p["phase2_read"] == "start" else -1
+    at = 0 if choice(p, "phase2_read", ("end", "start")) == "start" else -1  # start: the control
     for s in seeds:
         slow, frozen = phase2(p, ctx, s, "moc", "slow"), phase2(p, ctx, s, "moc", "frozen")
         rows.append(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
@@ -189,10 +189,8 @@ def check_topk(p, ctx):
             )  # the sweep reads the training loss only: its own runs are not evaluated
             losses[k] = float(np.mean(hist["loss"][lo:hi]))
         sweep = [losses[k] for k in p["top_ks"]]
-        if p["k_order"] == "reversed":  # the control
+        if choice(p, "k_order", ("measured", "reversed")) == "reversed":  # the control
             sweep = sweep[::-1]
-        elif p["k_order"] != "measured":
-            raise ValueError(f"k_order must be 'measured' or 'reversed', got {p['k_order']!r}")
         increments = [b - a for a, b in zip(sweep, sweep[1:])]
         rows.append(
             {

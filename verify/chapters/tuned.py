@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.chapters.toy_setup import BASE, FULL, SOURCE, _acc_at, _configs, phase1, storage_threshold
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 
 #: The grid: backbone lr; memory layers and bank at ``memory_lr_ratio`` x lr (the recipe's 2x);
 #: one warm-up value, the recipe's (``train``'s default of 50 steps). Tuning seed 1000 is outside
@@ -143,9 +143,7 @@ def check_fact_storage_tuned(p, ctx):
         tuning[kind] = {"grid": rows, "chosen": best, "rerun": bool(p.get("retune", True))}
         acc[kind] = [_acc_at(grid_run(p, ctx, s, kind, best["lr"], step), step) for s in seeds]
         recipe[kind] = [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds]
-    if p["moc_read"] not in ("trained", "init"):
-        raise ValueError(f"moc_read must be 'trained' or 'init', got {p['moc_read']!r}")
-    if p["moc_read"] == "init":  # the control: the tuned MoC at step 0
+    if choice(p, "moc_read", ("trained", "init")) == "init":  # the control: the tuned MoC at step 0
         acc["moc"] = [
             grid_run(p, ctx, s, "moc", tuning["moc"]["chosen"]["lr"], step)["acc"][0][0] for s in seeds
         ]

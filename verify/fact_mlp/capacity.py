@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, Bracket, Threshold, all_of
 
 SRC = paper("fact_mlp")
@@ -329,9 +329,8 @@ def check_linear_cost(p, ctx):
     (stored slope 0.9999999999999999); it is now fitted to the measured smallest storing sizes."""
     from theory.fact_mlp.bounds import info_bits, n_gates
 
-    if p["gates"] not in ("ceil(F/d)", "fixed"):
-        raise ValueError(f"gates must be 'ceil(F/d)' or 'fixed', got {p['gates']!r}")
-    H0 = n_gates(min(p["n_facts"]), p["d"]) if p["gates"] == "fixed" else None  # fixed: the control
+    fixed = choice(p, "gates", ("ceil(F/d)", "fixed")) == "fixed"  # the control
+    H0 = n_gates(min(p["n_facts"]), p["d"]) if fixed else None
     rows = []
     for F in p["n_facts"]:
         per_draw = [smallest_storing_code_dim(ctx, F, p, k, H0) for k in range(p["draws"])]

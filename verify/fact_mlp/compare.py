@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import Agreement, EverySeed, all_of
 from verify.fact_mlp.compare_setup import (
     GRID_FULL,
@@ -103,9 +103,7 @@ def check_beats_baseline(p, ctx):
         return facts, decodability(facts.values)
 
     facts, res = ctx.shared(("fact_mlp.beats.facts", p["n_facts"], p["n_values"], p["d"], ctx.seed), compute)
-    baseline = p["baseline"]  # "ntk", or "ours" (the control)
-    if baseline not in ("ntk", "ours"):
-        raise ValueError(f"baseline must be 'ntk' or 'ours', got {baseline!r}")
+    baseline = choice(p, "baseline", ("ntk", "ours"))  # ours: the control
     rows = [ratio_draw(facts, res, ctx.seed, k, baseline) for k in range(p["draws"])]
     both = [r for r in rows if r["status"] == "both store"]
     parts = {
@@ -311,9 +309,7 @@ def _needs_more(rows: list, name: str):
 def check_capacity_grid(p, ctx):
     """Changed presentation: a baseline that stores at no grid size was shown
     as 'ratio > x'; it is now 'does not store up to width W'. The criterion is unchanged."""
-    baseline = p["baseline"]  # "ntk", or "hebbian_whitened" (the control)
-    if baseline not in ("ntk", "hebbian_whitened"):
-        raise ValueError(f"baseline must be 'ntk' or 'hebbian_whitened', got {baseline!r}")
+    baseline = choice(p, "baseline", ("ntk", "hebbian_whitened"))  # hebbian_whitened: the control
     rows, ok = grid_rows(ctx, p, baseline)
     return Outcome.judged(
         _needs_more(rows, baseline),
@@ -350,9 +346,7 @@ def check_capacity_grid(p, ctx):
 )
 def check_whitened_ties(p, ctx):
     """The threshold 2 was set from the range measured earlier (0.75-1.6 at seed 0)."""
-    name = p["baseline"]  # "hebbian_whitened", or "ntk" (the control)
-    if name not in ("ntk", "hebbian_whitened"):
-        raise ValueError(f"baseline must be 'hebbian_whitened' or 'ntk', got {name!r}")
+    name = choice(p, "baseline", ("hebbian_whitened", "ntk"))  # ntk: the control
     rows, _ = grid_rows(ctx, p, name)
     ratios = [r[f"ratio_{name}"] for r in rows]
     wins = sum(1 for x in ratios if x is not None and x < 1.0)

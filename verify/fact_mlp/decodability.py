@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.fact_mlp.decodability_setup import (
     SRC,
@@ -292,9 +292,7 @@ def check_rho_anisotropy(p, ctx):
     per_seed = {}
     for s in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=s)
-        if p["scaling"] not in ("spike", "isotropic"):
-            raise ValueError(f"scaling must be 'spike' or 'isotropic', got {p['scaling']!r}")
-        if p["scaling"] == "isotropic":  # the control
+        if choice(p, "scaling", ("spike", "isotropic")) == "isotropic":  # the control
             V0 = shared_rho(sub, p["n_values"], p["d"])[0]
             rhos = [decodability((1.0 + beta) * V0).rho for beta in p["betas"]]
         else:

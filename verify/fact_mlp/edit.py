@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
@@ -156,9 +156,7 @@ def stale_row(ctx, p, k):
 
 def _stale(p) -> bool:
     """Whether the swap is the stale_swap control's (built for the original map)."""
-    if p["swap_built_for"] not in ("edited", "original"):
-        raise ValueError(f"swap_built_for must be 'edited' or 'original', got {p['swap_built_for']!r}")
-    return p["swap_built_for"] == "original"
+    return choice(p, "swap_built_for", ("edited", "original")) == "original"
 
 
 def _row(rows, mlp, k, method):

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
@@ -255,9 +255,7 @@ UNEDITED = Control(
 def check_equal_width(p, ctx):
     rows = equal_rows(ctx, p, CLOSED)
     table = summarise(rows)
-    meths = tuple(p["methods"])  # ("unedited",): the control
-    if meths not in (("rome", "memit"), ("unedited",)):
-        raise ValueError(f"methods must be ['rome', 'memit'] or ['unedited'], got {p['methods']!r}")
+    meths = tuple(choice(p, "methods", (["rome", "memit"], ["unedited"])))  # unedited: the control
     cells = {
         f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
         for mlp in ("encoder_decoder", "gd")
@@ -343,9 +341,8 @@ def check_rank_one_equal_width(p, ctx):
 def check_equal_information(p, ctx):
     rows = equal_rows(ctx, p, TRAINED, ks=p["ft_ks"])
     table = summarise(rows)
-    if p["finetune_on"] not in ("full map", "edits"):
-        raise ValueError(f"finetune_on must be 'full map' or 'edits', got {p['finetune_on']!r}")
-    full = "finetune_edits" if p["finetune_on"] == "edits" else "finetune_full"  # edits: the control
+    edits_only = choice(p, "finetune_on", ("full map", "edits")) == "edits"  # the control
+    full = "finetune_edits" if edits_only else "finetune_full"
     cells = {
         f"{mlp}/{m}@{k}": (_cell(table, mlp, m, k, "efficacy"), _cell(table, mlp, m, k, "specificity"))
         for k in p["ft_ks"]

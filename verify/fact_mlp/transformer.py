@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Threshold
 from verify.fact_mlp.transformer_setup import (
     BASE,
@@ -150,9 +150,7 @@ def check_tradeoff(p, ctx):
     stored = [r for r in rows if r["standalone_acc"] == 1.0]
     lip = [r["lipschitz"] for r in stored]
     drop = [r["drop_long"] for r in stored]
-    if p["mlp_inputs"] not in ("attention output", "exact keys"):
-        raise ValueError(f"mlp_inputs must be 'attention output' or 'exact keys', got {p['mlp_inputs']!r}")
-    if p["mlp_inputs"] == "exact keys":  # the control: standalone accuracy on the exact keys, drop 0
+    if choice(p, "mlp_inputs", ("attention output", "exact keys")) == "exact keys":  # the control: drop 0
         drop = [r["standalone_acc"] - mlps[(r["family"], str(r["size"]))].decode()[0] for r in stored]
     if len(stored) < 3 or np.ptp(drop) == 0 or np.ptp(lip) == 0:
         rho = -1.0  # constant drops (or too few points): no evidence of a tradeoff

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Bracket, Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
@@ -54,10 +54,8 @@ def check_foreign(p, ctx):
     t = task(ctx, p)
     other = recall_task(p["n_facts"], p["d_model"], ctx.rng(78))
     other = RecallTask(other.embedding, t.fact_map, t.n_facts)
-    if p["mlp_table"] == "own":  # the control
+    if choice(p, "mlp_table", ("redrawn", "own")) == "own":  # the control
         other = t
-    elif p["mlp_table"] != "redrawn":
-        raise ValueError(f"mlp_table must be 'redrawn' or 'own', got {p['mlp_table']!r}")
     from constructions.fact_mlp.encoder import build_encoder_decoder
 
     mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng(79), n_gates=p["n_gates"])

@@ -65,15 +65,13 @@ def reaches_one(table, dim, p, seed, init=False) -> bool:
 def trained_depth_threshold(table, p, seed, init=False):
     """Smallest d in [1, d_max] reaching accuracy 1 (:func:`reaches_one`) by bisection
     (constructions.search; treated as monotone in d), or None when d_max does not reach it: d_max is
-    probed first and then taken to store."""
+    probed first, then the bisection runs over the dimensions below it (d_max when none stores)."""
     d_max = p["d_max"]
     if not reaches_one(table, d_max, p, seed, init):
         return None
-    return smallest_size(
-        range(1, d_max + 1),
-        lambda d: d == d_max or reaches_one(table, d, p, seed, init),  # d_max: probed above
-        top_stores=True,
-    ).size
+    stores = lambda d: reaches_one(table, d, p, seed, init)  # noqa: E731
+    below = smallest_size(range(1, d_max), stores).size if d_max > 1 else None
+    return d_max if below is None else below
 
 
 def construction_block_dim(perms, k, seed, d0_max=64) -> int:

@@ -53,8 +53,8 @@ def threshold_point(params, seed):
 def trained_threshold(n, p, seed) -> tuple[int, list]:
     """Smallest d in [1, d_max] whose trained model reaches accuracy 1 (the predicate), by bisection
     (constructions.search; reaching accuracy 1 is treated as monotone in d, as it is for the
-    construction). d_max is probed first (ValueError when it fails) and then taken to store;
-    returns (d*, the points tried below d_max)."""
+    construction). d_max is probed first (ValueError when it fails), then the bisection runs over
+    the dimensions below it (d_max when none stores); returns (d*, the points tried below d_max)."""
     d_max, tried = p["d_max"], []
     base = {
         k: p[k] for k in ("n_relations", "mlp_width", "steps", "lr", "record_every", "train_dtype") if k in p
@@ -63,13 +63,12 @@ def trained_threshold(n, p, seed) -> tuple[int, list]:
         raise ValueError(f"d_max={d_max} does not reach accuracy 1 at N={n}; raise d_max or steps")
 
     def reaches(dim: int) -> bool:
-        if dim == d_max:  # probed above
-            return True
         res = threshold_point({**base, "n_subjects": n, "dim": dim}, seed)
         tried.append({"dim": dim, **res})
         return res["accuracy"] == 1.0
 
-    return smallest_size(range(1, d_max + 1), reaches, top_stores=True).size, tried
+    below = smallest_size(range(1, d_max), reaches).size if d_max > 1 else None
+    return (d_max if below is None else below), tried
 
 
 def threshold_search(params, seed) -> dict:

@@ -14,7 +14,7 @@ from constructions.hopfield.fixed_point import approximations, fixed_point_proba
 from constructions.hopfield.networks import noisy_query, sphere_patterns
 from theory.hopfield.derived import contraction_bound, norm_bound
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.measure import binomial_interval
 
@@ -72,12 +72,11 @@ UNIQUE_QUICK = {
     ],
 )
 def fixed_point_unique(params, ctx):
-    if params["instance"] not in ("random", "toy"):
-        raise ValueError(f"instance must be one of ('random', 'toy'), got {params['instance']!r}")
+    toy = choice(params, "instance", ("random", "toy")) == "toy"  # the control
     rows = []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(21, s)
-        if params["instance"] == "toy":  # the control: X = I_2 above the boundary
+        if toy:  # X = I_2 above the boundary
             X, a, q = _toy()
             dim = 2
         else:

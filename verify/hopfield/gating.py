@@ -33,7 +33,7 @@ from theory.hopfield.derived import (
     separation,
 )
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 
 PAPER = paper("hopfield")
@@ -77,23 +77,21 @@ def gated_error_bound(params, ctx):
     d, n = params["dim"], params["n_patterns"]
     gen = ctx.rng(11)
     radius = math.sqrt(d)
-    if params["target_gate"] not in ("max", "drawn"):
-        raise ValueError(f"target_gate must be one of ('max', 'drawn'), got {params['target_gate']!r}")
-    if params["eps_g_at"] not in ("query", "pattern"):
-        raise ValueError(f"eps_g_at must be one of ('query', 'pattern'), got {params['eps_g_at']!r}")
+    target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: a control
+    at_pattern = choice(params, "eps_g_at", ("query", "pattern")) == "pattern"  # a control
     v_bound, v_order, points, tight, tight_order = 0, 0, [], 0.0, 0.0
     for _ in range(params["trials"]):
         X = sphere_patterns(n, d, radius, gen)
         i = int(gen.integers(n))
         beta = float(gen.uniform(*params["beta_range"]))
         g = gen.uniform(0.0, 1.0, n)
-        if params["target_gate"] == "max":  # "drawn": the control drops g_i = max g
+        if target_max:  # the target_not_max control drops g_i = max g
             g[i] = 1.0
         g = np.maximum(g, 1e-300)  # U(0,1) never returns 0 in practice; keep log finite
         u = np.log(g) - np.log(g.max())  # log-gates <= 0; the ratios g_j/g_i are unchanged
         xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
         # "pattern": the control, eps_g at r = 0 (D2's 2 M r term dropped)
-        eps_g = epsilon_gated(X, X[:, i] if params["eps_g_at"] == "pattern" else xi, i, beta, u)
+        eps_g = epsilon_gated(X, X[:, i] if at_pattern else xi, i, beta, u)
         eps = epsilon_ungated(X, xi, i, beta)
         err_g = retrieval_error(X, xi, i, beta, u)
         bound = error_bound(eps_g, norm_bound(X))
@@ -164,8 +162,7 @@ def gated_separation_claim(params, ctx):
     gaps and can never fall below Delta_i; with soft gates every memory stays in the minimum and
     the inequality rests on g_i = max g, which the control drops. The error part checks that
     Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N)."""
-    if params["target_gate"] not in ("max", "drawn"):
-        raise ValueError(f"target_gate must be one of ('max', 'drawn'), got {params['target_gate']!r}")
+    target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: the control
     gen = ctx.rng(12)
     n, beta = params["n_patterns"], params["beta"]
     v_sep, v_err, gains, tight = 0, 0, [], 0.0
@@ -173,7 +170,7 @@ def gated_separation_claim(params, ctx):
         X = sphere_patterns(n, params["dim"], 1.0, gen)
         i = int(gen.integers(n))
         g = gen.uniform(params["g_min"], 1.0, n)
-        if params["target_gate"] == "max":  # "drawn": the control
+        if target_max:
             g[i] = 1.0
         u = np.log(g) - np.log(g.max())
         dg = gated_separation(X, i, beta, u)
@@ -238,8 +235,7 @@ def gated_separation_claim(params, ctx):
     ],
 )
 def gate_exponential(params, ctx):
-    if params["target_gate"] not in ("open", "closed"):
-        raise ValueError(f"target_gate must be one of ('open', 'closed'), got {params['target_gate']!r}")
+    target_open = choice(params, "target_gate", ("open", "closed")) == "open"  # closed: the control
     n, kappas = params["n_patterns"], np.asarray(params["kappas"], dtype=float)
     slopes, curves = [], []
     for s in ctx.seeds(params["seeds"]):
@@ -249,7 +245,7 @@ def gate_exponential(params, ctx):
         errs = []
         for k in kappas:
             u = np.full(n, -k)
-            if params["target_gate"] == "open":  # "closed": the control gates the target too
+            if target_open:
                 u[i] = 0.0
             errs.append(retrieval_error(X, X[:, i], i, params["beta"], u))
         slopes.append(float(np.polyfit(kappas, np.log(errs), 1)[0]))

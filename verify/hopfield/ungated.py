@@ -33,7 +33,7 @@ from theory.hopfield.reference import (
     sphere_radius,
 )
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, EverySeed, KOfN, Threshold, all_of, binomial_k
 
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
@@ -78,8 +78,7 @@ ENERGY_QUICK = {
     ],
 )
 def energy_monotone(params, ctx):
-    if params["step"] not in ("cccp", "reversed"):
-        raise ValueError(f"step must be one of ('cccp', 'reversed'), got {params['step']!r}")
+    reverse = choice(params, "step", ("cccp", "reversed")) == "reversed"  # the control
     worst_u, worst_g, traces, per_seed, labels = -math.inf, -math.inf, [], [], []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(1, s)
@@ -88,7 +87,6 @@ def energy_monotone(params, ctx):
         xi = gen.standard_normal(params["dim"]) / math.sqrt(params["dim"])
         xg = xi.copy()
         e_u, e_g = [energy(X, xi, params["beta"])], [gated_energy(X, xg, params["beta"], u)]
-        reverse = params["step"] == "reversed"  # the control
         for _ in range(params["steps"]):
             new, new_g = update(X, xi, params["beta"]), gated_update(X, xg, params["beta"], u)
             xi, xg = (2 * xi - new, 2 * xg - new_g) if reverse else (new, new_g)
@@ -201,11 +199,10 @@ def capacity_empirical(params, ctx):
     radius = k * math.sqrt(d - 1)
     tol = sphere_radius(beta, n, radius)
     failures, worst, per_seed, labels = 0, 0.0, [], []
+    clustered = choice(params, "patterns", ("uniform", "clustered")) == "clustered"
     for s in ctx.seeds(params["seeds"]):
-        if params["patterns"] == "clustered":  # the control
+        if clustered:  # the control
             X = clustered_patterns(n, d, radius, 0.3, ctx.rng(2, s))
-        elif params["patterns"] != "uniform":
-            raise ValueError(f"patterns must be 'uniform' or 'clustered', got {params['patterns']!r}")
         else:
             X = sphere_patterns(n, d, radius, ctx.rng(2, s))
         # targets in blocks of at most 2^24 logits (at full scale, N = 80812, the

@@ -25,7 +25,7 @@ from constructions.icrecall.world import (
     triplet_mlp,
 )
 from theory.icrecall import SOURCE, incoherence_bound
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.icrecall.memories_setup import (
     DEFAULTS,
@@ -233,13 +233,12 @@ DIRECT_MEAN, DIRECT_MIN = 0.99, 0.98
     ],
 )
 def _direct(p, ctx):
+    shuffled = choice(p, "table", ("true", "shuffled")) == "shuffled"
     accs = []
     for seed in ctx.seeds(p["n_seeds"]):
         world = _world(p, seed)
         s, r, _ = sample_direct(world, p["n_queries"], rng_for(seed, 17))
-        if p["table"] not in ("true", "shuffled"):
-            raise ValueError(f"table must be 'true' or 'shuffled', got {p['table']!r}")
-        if p["table"] == "shuffled":  # the control: the MLP stores a permuted table
+        if shuffled:  # the control: the MLP stores a permuted table
             stored = _shuffled_table(world, rng_for(seed, 18))
             accs.append(_accuracy_against(world, triplet_mlp(stored, p["theta"]), s, r))
         else:

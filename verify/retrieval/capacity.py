@@ -23,7 +23,7 @@ import numpy as np
 
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as th_suff
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
@@ -203,11 +203,10 @@ def nc_decreases_d(p, ctx):
     suff = [th_suff.n_sufficient(V, d, L) for d in ds]
     seeds = ctx.seeds(p["n_seeds"])
     rows = []
+    f1_shape = choice(p, "law", ("measured", "F1")) == "F1"
     for s, ncs in zip(seeds, _per_seed(ctx, p["n_seeds"], [(V, d, L) for d in ds])):
-        if p["law"] == "F1":  # the control: F1's shape through the first measured point
+        if f1_shape:  # the control: F1's shape through the first measured point
             ncs = [ncs[0] * q / pred[0] for q in pred]
-        elif p["law"] != "measured":
-            raise ValueError(f"law must be 'measured' or 'F1', got {p['law']!r}")
         orth = shared_nc(ctx, V, V, L, "orthogonal", seed=s)
         rising = sum(b > a * RATIO for a, b in zip(ncs, ncs[1:]))
         fall = ncs[0] / ncs[-1]

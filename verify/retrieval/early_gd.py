@@ -24,7 +24,7 @@ from constructions.retrieval.gd import (
 )
 from constructions.retrieval.task import make_retrieval_task, sample_sequences
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.retrieval.early_gd_setup import trained
@@ -123,9 +123,7 @@ def _focus_params(V, L):
 def _init_or(p, w_kq):
     """The trained W^(1) (``p["attention"] == "trained"``), or the zero matrix of the
     initialisation (``"init"``, the control)."""
-    if p["attention"] not in ("trained", "init"):
-        raise ValueError(f"attention must be 'trained' or 'init', got {p['attention']!r}")
-    return np.zeros_like(w_kq) if p["attention"] == "init" else w_kq
+    return np.zeros_like(w_kq) if choice(p, "attention", ("trained", "init")) == "init" else w_kq
 
 
 INIT = Control(

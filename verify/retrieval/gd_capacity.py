@@ -23,7 +23,7 @@ import numpy as np
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
 from constructions.search import smallest_size_geometric
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import Judgement, Threshold, all_of
 from verify.retrieval.capacity_setup import SOURCE, critical_n
 from verify.retrieval.early_gd_setup import N_TEST
@@ -133,9 +133,7 @@ def gd_capacity_judgement(n_c: dict, factor: float) -> Judgement:
     ],
 )
 def gd_capacity(p, ctx):
-    if p["weights"] not in ("trained", "init"):
-        raise ValueError(f"weights must be 'trained' or 'init', got {p['weights']!r}")
-    init = p["weights"] == "init"
+    init = choice(p, "weights", ("trained", "init")) == "init"  # the control
     keys = ("base", "bigger_v", "smaller_d")
     runs = {k: critical_n_gd(ctx, *p[k], ctx.seed, p["target"], init, p["n_draws"]) for k in keys}
     n = {k: v["n_c"] for k, v in runs.items()}

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from theory.retrieval import bounds as th
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.retrieval.capacity_setup import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
@@ -197,10 +197,8 @@ def scaling_fit(p, ctx):
     passed, F1 or not; its verdict stays in details["previous_criterion"] with its numbers."""
     grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
     n_c = grid_nc(ctx, grid)
-    if p["n_c_order"] == "shuffled":  # the control
+    if choice(p, "n_c_order", ("measured", "shuffled")) == "shuffled":  # the control
         n_c = [n_c[i] for i in ctx.rng(77).permutation(len(n_c))]
-    elif p["n_c_order"] != "measured":
-        raise ValueError(f"n_c_order must be 'measured' or 'shuffled', got {p['n_c_order']!r}")
     fit = fit_scaling_law(grid, n_c)
     judgement, judged, pred_coef, no_margin = f1_exponents_judgement(grid, n_c, p["r2"])
     predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
