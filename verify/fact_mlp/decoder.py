@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import KOfN
 from verify.fact_mlp.decodability_setup import SRC, _spherical, shared_rho
 from verify.fact_mlp.decoder_setup import (  # noqa: F401  (re-exported for the area's tests)
+    CODES,
     RANDOM_CODES,
     decoder_accuracy,
     draws_ok,
@@ -83,8 +84,8 @@ def check_jl_decoder(p, ctx):
     "below B2's m_B2 = 2 ln(n_V (n_V - 1)) / ln(1/(1 - rho^2)) for failure probability 1/2; the "
     "looseness factor m_B2 / measured m_c has a 95% Student-t interval over seeds at or above 1 "
     "(inconclusive when it straddles 1), and is reported",
-    quick={"n_values": 256, "d": 32, "draws": 20, "seeds": 3},
-    full={"n_values": 256, "d": 32, "draws": 40, "seeds": 10},
+    quick={"n_values": 256, "d": 32, "draws": 20, "seeds": 3, "codes": "separators"},
+    full={"n_values": 256, "d": 32, "draws": 40, "seeds": 10, "codes": "separators"},
     seed_rule="one value draw per seed of seed..seed+seeds-1; 95% Student-t interval over seeds of the "
     "looseness factor",
     controls=[RANDOM_CODES],
@@ -107,10 +108,11 @@ def check_jl_too_small(p, ctx):
     from verify.measure import t_interval
 
     n, d = p["n_values"], p["d"]
+    random_codes = choice(p, "codes", CODES) == "random unit vectors"  # RANDOM_CODES, the control
     rows = []
     for s in ctx.seeds(p["seeds"]):
         V, res = shared_rho(replace(ctx, seed=s), n, d)
-        seps = _spherical(n, d, rng_for(s, 8, n)) if p.get("control") == "random_codes" else res.separators
+        seps = _spherical(n, d, rng_for(s, 8, n)) if random_codes else res.separators
         m_b2 = jl_code_dim_delta(n, res.rho, 0.5)
         m_max = math.ceil(2 * m_b2)
         m = half_success_dim(V, seps, p["draws"], rng_for(s, 6), m_max)
@@ -135,10 +137,11 @@ def check_jl_too_small(p, ctx):
         "rows": rows,
         "factor_interval95": list(interval),
         "b2_factor_interval95": list(t_interval([r["b2_factor"] for r in rows])),
-        "codes": "random unit vectors" if p.get("control") == "random_codes" else "separators u*_j",
+        "codes": "random unit vectors" if random_codes else "separators u*_j",
     }
-    if p.get("control") is None:
+    if not random_codes:
+        stored = {k: v for k, v in p.items() if k != "codes"}  # as stored, before the key
         details["previous_criterion"] = stored_previous(
-            "fact_mlp.decoder.jl_too_small", ctx.scale, ctx.seed, p
+            "fact_mlp.decoder.jl_too_small", ctx.scale, ctx.seed, stored
         )
     return Outcome.judged(judgement, details=details)

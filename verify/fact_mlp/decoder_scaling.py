@@ -12,21 +12,21 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.fact_mlp.decodability_setup import SRC, _spherical, shared_rho
-from verify.fact_mlp.decoder_setup import RANDOM_CODES, smallest_code_dim
+from verify.fact_mlp.decoder_setup import CODES, RANDOM_CODES, smallest_code_dim
 
 MC_GRID = [2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256]
 
 
-def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, control=None):
+def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, random_codes=False):
     """Smallest m_c in MC_GRID decoding every value in >= need of draws draws (inf when none).
-    control "random_codes": the code of value j is a random unit vector instead of its separator
-    u*_j (the hypothesis of B2 dropped)."""
+    random_codes: the code of value j is a random unit vector instead of its separator u*_j (the
+    hypothesis of B2 dropped)."""
     V, res = shared_rho(ctx, n_values, d, beta, salt=salt)
     seps = res.separators
-    if control == "random_codes":
+    if random_codes:
         seps = _spherical(len(V), d, ctx.rng(8, n_values))
     m = smallest_code_dim(V, seps, draws, need, ctx.rng(7, n_values, int(10 * beta)), MC_GRID)
     return (float("inf") if m is None else m), res.rho
@@ -42,16 +42,17 @@ def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, control=None):
     "is found at every n_V and fits m_c* = a ln(n_V)/rho^2 + b with a > 0, and m_c* <= B2 = "
     "8 ln(n_V)/rho^2 (proved sufficient, theory.fact_mlp.bounds.jl_code_dim) at every n_V; rho barely "
     "varies here (0.66-0.69 at quick scale), see decoder.mc_rho_scaling for the 1/rho^2 dependence",
-    quick={"n_values": [64, 128, 256, 512], "d": 256, "draws": 10, "need": 9},
-    full={"n_values": [64, 256, 1024, 4096, 16384], "d": 256, "draws": 10, "need": 9},
+    quick={"n_values": [64, 128, 256, 512], "d": 256, "draws": 10, "need": 9, "codes": "separators"},
+    full={"n_values": [64, 256, 1024, 4096, 16384], "d": 256, "draws": 10, "need": 9, "codes": "separators"},
     controls=[RANDOM_CODES],
 )
 def check_mc_log_scaling(p, ctx):
     from theory.fact_mlp.bounds import jl_code_dim
 
+    random_codes = choice(p, "codes", CODES) == "random unit vectors"  # RANDOM_CODES, the control
     xs, ms, b2 = [], [], []
     for n in p["n_values"]:
-        m, rho = mc_star(ctx, n, p["d"], draws=p["draws"], need=p["need"], control=p.get("control"))
+        m, rho = mc_star(ctx, n, p["d"], draws=p["draws"], need=p["need"], random_codes=random_codes)
         xs.append(math.log(n) / rho**2)
         ms.append(m)
         b2.append(jl_code_dim(n, rho))
@@ -88,12 +89,21 @@ def check_mc_log_scaling(p, ctx):
     "Rp grows like a power of 1/rho^2 with log-log slope in [0.6, 1.4] (pilot seeds "
     "100-101: 0.76-0.84) and stays <= B2 = 8 ln(n_V)/rho^2 at every beta, on each "
     "of {seeds} value draws",
-    quick={"n_values": 128, "d": 32, "betas": [0.0, 3.0, 8.0, 20.0], "draws": 20, "need": 18, "seeds": 3},
+    quick={
+        "n_values": 128,
+        "d": 32,
+        "betas": [0.0, 3.0, 8.0, 20.0],
+        "draws": 20,
+        "need": 18,
+        "seeds": 3,
+        "scaling": "spike",  # isotropic: the control's V -> (1 + beta) V
+        "codes": "separators",
+    },
     seed_rule="every seed of seed..seed+2 (one value draw each)",
     controls=[
         Control(
             "isotropic",
-            {"control": "isotropic"},
+            {"scaling": "isotropic"},
             "spikes replaced by the isotropic scaling V -> (1 + beta) V: rho does not "
             "move, so no slope can be fitted and the criterion must fail",
         ),
@@ -108,6 +118,8 @@ def check_mc_rho_scaling(p, ctx):
     from theory.fact_mlp.bounds import jl_code_dim
     from theory.fact_mlp.rho import decodability
 
+    isotropic = choice(p, "scaling", ("spike", "isotropic")) == "isotropic"
+    random_codes = choice(p, "codes", CODES) == "random unit vectors"
     rows, passes = {}, []
     for s in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=s)
@@ -118,22 +130,18 @@ def check_mc_rho_scaling(p, ctx):
             u = _spherical(1, p["d"], rng)[0]
             out = []
             for beta in p["betas"]:
-                Vb = (
-                    (1.0 + beta) * V
-                    if p.get("control") == "isotropic"
-                    else (spike(V, beta, u) if beta > 0 else V)
-                )
+                Vb = (1.0 + beta) * V if isotropic else (spike(V, beta, u) if beta > 0 else V)
                 out.append((Vb, decodability(Vb)))
             return out
 
         sets = sub.shared(
-            ("fact_mlp.mc_rho", p["n_values"], p["d"], tuple(p["betas"]), p.get("control") == "isotropic", s),
+            ("fact_mlp.mc_rho", p["n_values"], p["d"], tuple(p["betas"]), isotropic, s),
             compute,
         )
         rhos, ms, b2 = [], [], []
         for k, (Vb, res) in enumerate(sets):
             seps = res.separators
-            if p.get("control") == "random_codes":
+            if random_codes:
                 seps = _spherical(len(Vb), p["d"], rng_for(s, 92, k))
             m = smallest_code_dim(Vb, seps, p["draws"], p["need"], rng_for(s, 93, k), MC_GRID)
             rhos.append(res.rho)
@@ -238,13 +246,19 @@ def check_b2_pair_tail(p, ctx):
     templated=True,
     statement="at fixed n_V the needed m_c rises as rho falls: m_c*(beta=3) >= m_c*(beta=0) "
     "(d={d}, n_V={n_values}) on each of {seeds} value draws; the other betas of {betas} reported",
-    quick={"n_values": 256, "d": 256, "betas": [0.0, 1.5, 3.0], "seeds": 3},
-    full={"n_values": 256, "d": 256, "betas": [0.0, 0.5, 1.5, 3.0, 6.0], "seeds": 3},
+    quick={"n_values": 256, "d": 256, "betas": [0.0, 1.5, 3.0], "seeds": 3, "codes_at_beta0": "separators"},
+    full={
+        "n_values": 256,
+        "d": 256,
+        "betas": [0.0, 0.5, 1.5, 3.0, 6.0],
+        "seeds": 3,
+        "codes_at_beta0": "separators",
+    },
     seed_rule="every seed of seed..seed+2 (the single-seed verdict flipped with the seed)",
     controls=[
         Control(
             "undecodable_beta0",
-            {"control": "undecodable_beta0"},
+            {"codes_at_beta0": "random unit vectors"},
             "at beta = 0 the codes are random unit vectors instead of separators, so "
             "no m_c decodes there (m_c*(0) = inf) and m_c*(3) >= m_c*(0) must fail",
         )
@@ -253,14 +267,14 @@ def check_b2_pair_tail(p, ctx):
 def check_geometry_penalty(p, ctx):
     from dataclasses import replace
 
+    random_at_0 = choice(p, "codes_at_beta0", CODES) == "random unit vectors"  # the control
     per_seed, passes = {}, []
     i0, i3 = p["betas"].index(0.0), p["betas"].index(3.0)
     for s in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=s)
         ms, rhos = [], []
         for beta in p["betas"]:
-            control = "random_codes" if p.get("control") == "undecodable_beta0" and beta == 0 else None
-            m, rho = mc_star(sub, p["n_values"], p["d"], beta, control=control)
+            m, rho = mc_star(sub, p["n_values"], p["d"], beta, random_codes=random_at_0 and beta == 0)
             ms.append(m)
             rhos.append(rho)
         passes.append(ms[i3] >= ms[i0])

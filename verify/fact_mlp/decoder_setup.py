@@ -36,9 +36,11 @@ def smallest_code_dim(V, separators, draws: int, need: int, rng, grid) -> int | 
     return smallest_size(grid, stores).size
 
 
+#: the codes decoded through Rp: each value's separator u*_j, or (RANDOM_CODES) random unit vectors
+CODES = ("separators", "random unit vectors")
 RANDOM_CODES = Control(
     "random_codes",
-    {"control": "random_codes"},
+    {"codes": "random unit vectors"},
     "the code of value j is a random unit vector, not its separator u*_j (the "
     "hypothesis of B2 dropped): no m_c in the grid decodes, so m_c* <= B2 fails",
 )

@@ -27,6 +27,7 @@ from verify.hopfield.capacity_setup import (  # noqa: F401  (crossing: re-export
     _ratio_verdict,
     _sweep,
     crossing,
+    is_wrong_context,
 )
 from verify.measure import t_interval
 from verify.previous import stored_previous
@@ -53,7 +54,7 @@ RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
     controls=[WRONG_CONTEXT],
 )
 def capacity_gain(params, ctx):
-    wrong = params.get("control") == "wrong_context"
+    wrong = is_wrong_context(params)
     rows = _sweep(params, ctx, float(params["kappa"]), wrong=wrong)
     ok, ratios, interval = _ratio_verdict(rows, params["min_ratio"])
     details = {
@@ -66,7 +67,8 @@ def capacity_gain(params, ctx):
     if not wrong:
         # hard gates on the grid 16..4096 (replaced: with hard gates the gated problem is the same
         # 16-memory network at every N, so the ratio was only a grid-limited lower bound)
-        details["previous_criterion"] = stored_previous("hopfield.capacity.gain", ctx.scale, ctx.seed, params)
+        stored = {k: v for k, v in params.items() if k != "context"}  # as stored, before the key
+        details["previous_criterion"] = stored_previous("hopfield.capacity.gain", ctx.scale, ctx.seed, stored)
     # replaced in turn: "every seed's ratio >= 16" also accepted a gain of e^(0.7 kappa)
     details["previous_criterion_min_ratio"] = {
         "rule": f"N_g/N_u >= {params['min_ratio']} in every seed",
@@ -99,7 +101,7 @@ def capacity_d3(params, ctx):
     (theory.hopfield.derived.context_competitors), so D3 predicts N_g from N_u. In separation units
     the predicted shift at N_g is context_capacity_shift(beta, N_g, N_eff, kappa) and the measured
     one is beta^{-1} log((N_g - 1)/(N_u - 1)); both are recorded."""
-    wrong = params.get("control") == "wrong_context"
+    wrong = is_wrong_context(params)
     rows = _sweep(params, ctx, float(params["kappa"]), wrong=wrong)
     kappa, ne, beta = float(params["kappa"]), params["n_eff"], params["beta"]
     ok = True
@@ -171,12 +173,12 @@ def capacity_d3(params, ctx):
     "correct context, it holds. The hypothesis dropped is a switch (which context), not a scale, so "
     "this is not a bracket in a boundary",
     templated=True,
-    quick=CAPACITY_QUICK,
+    quick={**CAPACITY_QUICK, "context": "wrong"},
     seed_rule="the capacity.gain criterion over seeds seed..seed+2 must be violated (its verdict fail)",
     controls=[
         Control(
             "correct_context",
-            {"control": "correct_context"},
+            {"context": "correct"},
             "the other side: the context that contains the target; the capacity.gain criterion "
             "holds there, so the demonstration must fail",
         )
@@ -190,7 +192,7 @@ def wrong_context_fails(params, ctx):
     turned over: it passes when that judgement fails, fails when it passes, and is inconclusive
     when it is. (Before, the inner criterion was capacity.gain's replaced rule, N_g/N_u >= 16 on
     every seed; its verdict is kept in ``details.previous_criterion``.)"""
-    wrong = params.get("control") != "correct_context"
+    wrong = is_wrong_context(params)  # correct: its control
     kappa = float(params["kappa"])
     rows = _sweep(params, ctx, kappa, wrong=wrong)
     inner_ok, ratios, interval = _ratio_verdict(rows, params["min_ratio"])

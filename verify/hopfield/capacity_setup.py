@@ -12,7 +12,7 @@ import numpy as np
 
 from constructions.hopfield.networks import context_gates, retrieval_errors_batch, sphere_patterns
 from theory.hopfield.derived import gated_capacity_prediction
-from verify.claims import Control
+from verify.claims import Control, choice
 from verify.criteria import IntervalTest, Threshold
 from verify.measure import t_interval
 
@@ -95,6 +95,11 @@ def _sweep(params, ctx, kappa, wrong=False):
     return ctx.shared(key, compute)
 
 
+def is_wrong_context(params) -> bool:
+    """Whether the sweep gates with a wrong context (``params["context"]``, one of CONTEXTS)."""
+    return choice(params, "context", CONTEXTS) == "wrong"
+
+
 def _ratio_verdict(rows, min_ratio):
     ratios = []
     for r in rows:
@@ -117,10 +122,13 @@ CAPACITY_QUICK = {
     "kappa": 4.0,
     "seeds": 3,
     "min_ratio": 16,
+    "context": "correct",  # the target's own context; "wrong": another memory's (WRONG_CONTEXT)
 }
+#: the contexts the capacity claims read (:func:`is_wrong_context`)
+CONTEXTS = ("correct", "wrong")
 WRONG_CONTEXT = Control(
     "wrong_context",
-    {"control": "wrong_context"},
+    {"context": "wrong"},
     "an informative but wrong context: another memory's 16-memory active set, "
     "the target gated at -kappa with the other closed memories; gating then "
     "hurts retrieval and the criterion must fail",

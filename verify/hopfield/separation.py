@@ -23,10 +23,11 @@ from constructions.hopfield.networks import (
 from theory.hopfield.derived import epsilon_ungated, error_bound, norm_bound, separation
 from theory.hopfield.reference import jacobian_norm_bound, sphere_radius, well_separated_threshold
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.hopfield.separation_setup import (  # noqa: F401  (r1_beta, measured_beta: re-exported)
     CONDITIONS,
+    _query,
     _r1_sweep,
     _retrieval_grid,
     measured_beta,
@@ -37,6 +38,9 @@ from verify.previous import stored_previous
 
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
 PAPER = paper("hopfield")
+PATTERNS = ("meeting R1", "violating R1")  # separation.condition's, r2_contraction's; violating: controls'
+#: one_step.error's parameters after d and N (eps_at "pattern": eps at r = 0, its control's)
+ONE_STEP = {"beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000, "eps_at": "query"}
 
 
 @claim(
@@ -56,12 +60,13 @@ PAPER = paper("hopfield")
         "seeds": 5,
         "updates": 200,
         "min_meeting": 40,
+        "patterns": "meeting R1",
     },
     seed_rule="every selected pattern of every seed of seed..seed+4, at every beta",
     controls=[
         Control(
             "violators_low_beta",
-            {"control": "violating", "betas": [0.5]},
+            {"patterns": "violating R1", "betas": [0.5]},
             "the same criterion on the patterns that VIOLATE R1 at beta = 0.5 (hypothesis "
             "dropped): they settle on a metastable mixture outside S_i, so it must fail",
         )
@@ -69,8 +74,8 @@ PAPER = paper("hopfield")
 )
 def separation_condition(params, ctx):
     rows, parts = [], {}
-    meeting_r1 = params.get("control") != "violating"
-    selected = "meeting R1" if meeting_r1 else "violating R1"
+    selected = choice(params, "patterns", PATTERNS)
+    meeting_r1 = selected == "meeting R1"
     for beta in params["betas"]:
         meeting, violations = _r1_sweep(params, ctx, beta, meeting_r1)
         rows.append({"beta": beta, "selected": meeting, "violations": violations})
@@ -132,7 +137,6 @@ def separation_violated_fails(params, ctx):
     1.46-1.52, smallest 1.26-1.33; no_log_term 0.004), not on a judged seed. The previous criterion's
     result was measured once and is stored (details["previous_criterion"], verify.previous); details["looseness_by_beta"] keeps the
     by-beta counts the tightness figure draws."""
-    from verify.criteria import Threshold
     from verify.measure import t_interval
 
     n, m = params["n_patterns"], params["radius"]
@@ -191,12 +195,21 @@ def separation_violated_fails(params, ctx):
     "shrinks the distance to the fixed point x_i* by at most R2's factor (||f(xi) - x_i*|| "
     "<= ||J^m|| ||xi - x_i*|| with ||J^m|| <= 2 beta N M^2 (N-1) exp(-beta (Delta_i - 2 M r))) "
     "and that factor is < 1, for every pattern and query (ratios within 1e-9 relative round-off)",
-    quick={"dim": 32, "n_patterns": 64, "radius": 3.0, "beta": 8.0, "seeds": 3, "queries": 4, "updates": 200},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "radius": 3.0,
+        "beta": 8.0,
+        "seeds": 3,
+        "queries": 4,
+        "updates": 200,
+        "patterns": "meeting R1",
+    },
     seed_rule="every (pattern, query) of seeds seed..seed+seeds-1",
     controls=[
         Control(
             "violating_R1",
-            {"control": "violating", "beta": 0.5},
+            {"patterns": "violating R1", "beta": 0.5},
             "R1 dropped: for the patterns violating R1 at beta = 0.5 R2's factor is >= 1 "
             "(it certifies no contraction), so the criterion must fail",
         )
@@ -209,7 +222,7 @@ def r2_contraction(params, ctx):
     D1's 2 M min(1, eps), so every D1 check (hopfield.one_step.error, zero violations) is an R3 check
     with more slack."""
     beta, n, radius = params["beta"], params["n_patterns"], params["radius"]
-    meeting = params.get("control") != "violating"
+    meeting = choice(params, "patterns", PATTERNS) == "meeting R1"
     count, v_ratio, v_factor, worst, factors = 0, 0, 0, 0.0, []
     for s in ctx.seeds(params["seeds"]):
         gen = ctx.rng(6, s)
@@ -259,13 +272,13 @@ def r2_contraction(params, ctx):
     statement="for noisy queries xi = x_i + r u (noise {noise} sqrt(d), beta in {beta_range}), 1 - p_i <= "
     "eps(xi) and ||f(xi) - x_i|| <= 2 M min(1, eps(xi)) in every one of {trials} trials (zero violations; "
     "both ratios <= 1 + 1e-12, a float64 round-off allowance)",
-    quick={"dim": 32, "n_patterns": 64, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
-    full={"dim": 32, "n_patterns": 10_000, "beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000},
+    quick={"dim": 32, "n_patterns": 64, **ONE_STEP},
+    full={"dim": 32, "n_patterns": 10_000, **ONE_STEP},
     seed_rule="every one of the trials drawn from the run's seed",
     controls=[
         Control(
             "no_2Mr",
-            {"control": "no_2Mr"},
+            {"eps_at": "pattern"},
             "D1 with its 2 M r term dropped (eps evaluated at r = 0): the noise can move "
             "the query toward a distractor, so the bound must be violated in some trial",
         )
@@ -276,7 +289,7 @@ def one_step_error(params, ctx):
     gen = ctx.rng(4)
     radius = math.sqrt(d)
     violations, points, tight, tight_miss = 0, [], 0.0, 0.0
-    drop = params.get("control") == "no_2Mr"
+    drop = choice(params, "eps_at", ("query", "pattern")) == "pattern"
     for _ in range(params["trials"]):
         X = sphere_patterns(n, d, radius, gen)
         i = int(gen.integers(n))
@@ -321,12 +334,19 @@ def one_step_error(params, ctx):
     statement="for the best-separated pattern queried with itself, the fitted slope of "
     "log ||f(x_i) - x_i|| against beta Delta_i (beta on linspace{betas}) lies in {slope_range} "
     "(theory: -1; the window is a convention), on every one of {seeds} seeds",
-    quick={"dim": 32, "n_patterns": 64, "betas": [1.0, 16.0, 12], "slope_range": [-1.2, -0.8], "seeds": 3},
+    quick={
+        "dim": 32,
+        "n_patterns": 64,
+        "betas": [1.0, 16.0, 12],
+        "slope_range": [-1.2, -0.8],
+        "seeds": 3,
+        "query": "pattern",
+    },
     seed_rule="every seed of seed..seed+seeds-1 (one pattern set per seed)",
     controls=[
         Control(
             "query_toward_neighbour",
-            {"control": "toward_neighbour"},
+            {"query": "toward neighbour"},
             "query moved a quarter of the way to the nearest distractor (noise-free query "
             "dropped): the exponent becomes beta Delta (1 - 2/4), slope about -0.5, so "
             "the criterion must fail",
@@ -343,11 +363,7 @@ def error_exponential_in_beta(params, ctx):
         # the well-separated pattern: the one with the largest separation Delta_i
         i = max(range(params["n_patterns"]), key=lambda j: separation(X, j))
         delta = separation(X, i)
-        query = X[:, i]
-        if params.get("control") == "toward_neighbour":
-            gaps = np.delete(X[:, i] @ X[:, i] - X[:, i] @ X, i)
-            j = int(np.delete(np.arange(params["n_patterns"]), i)[np.argmin(gaps)])
-            query = X[:, i] + 0.25 * (X[:, j] - X[:, i])
+        query = _query(params, X, i)
         errs = np.array([retrieval_error(X, query, i, b) for b in betas])
         slope = float(np.polyfit(betas * delta, np.log(errs), 1)[0])
         per_seed.append(

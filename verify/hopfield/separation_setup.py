@@ -1,6 +1,7 @@
 """Set-up of the hopfield claims on retrieval near a stored pattern (docs/hopfield.md): the
 boundaries in beta that separation_violated_fails reads (R1's, and its controls' conditions), the
-measured boundary of a pattern, and D1's curve at the noise-free query. Registers no claim.
+measured boundary of a pattern, D1's curve at the noise-free query and error_exponential_in_beta's
+query. Registers no claim.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from scipy.special import softmax
 from constructions.hopfield.networks import sphere_patterns
 from theory.hopfield.derived import epsilon_ungated, error_bound, norm_bound, separation
 from theory.hopfield.reference import sphere_radius, well_separated_threshold
+from verify.claims import choice
 
 
 def r1_beta(delta: float, n: int, m: float) -> float:
@@ -49,6 +51,16 @@ def retrieval_error_bound_curve(betas, X, i):
     """D1 at the noise-free query (r = 0) for each beta: 2 M min(1, eps)."""
     m = norm_bound(X)
     return [error_bound(epsilon_ungated(X, X[:, i], i, b), m) for b in betas]
+
+
+def _query(params, X, i):
+    """error_exponential_in_beta's query: x_i itself, or (``query`` "toward neighbour", its control)
+    the point a quarter of the way from x_i to its nearest distractor."""
+    if choice(params, "query", ("pattern", "toward neighbour")) == "pattern":
+        return X[:, i]
+    gaps = np.delete(X[:, i] @ X[:, i] - X[:, i] @ X, i)
+    j = int(np.delete(np.arange(params["n_patterns"]), i)[np.argmin(gaps)])
+    return X[:, i] + 0.25 * (X[:, j] - X[:, i])
 
 
 def _r1_sweep(params, ctx, beta, meeting_r1: bool):

@@ -107,7 +107,7 @@ FULL = {**QUICK, "sizes": [16, 32, 64, 128, 256], "steps": 1000}
 
 def shared_search(p, ctx) -> dict:
     """:func:`search` once per run and seed (the claim and the atlas share the cache entry)."""
-    key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")), ctx.seed)
+    key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items())), ctx.seed)
     return ctx.shared(key, lambda: search(p, ctx.seed))
 
 
