@@ -300,7 +300,13 @@ def test_within_constant_claims_on_fake_results(results_dir):
 
 
 def test_within_constant_on_fake_hopfield_record(results_dir):
-    p = {"family": "hopfield", "results": str(results_dir), "constant": 2.0, "max_exponent": 1.25}
+    p = {
+        "family": "hopfield",
+        "results": str(results_dir),
+        "constant": 2.0,
+        "max_exponent": 1.25,
+        "judged_sizes": "measured",
+    }
     out = check_within_constant(p, Context(seed=0, scale="quick"))
     # d*/log2 N = 6.5/4, 9.5/6, 12.5/8: ratios of P to N log2 N / 32 within 2x, exponent near 1
     assert out.measured["spread"]["size/bound spread"] == pytest.approx((6.5 / 4) / (12.5 / 8))
@@ -308,8 +314,8 @@ def test_within_constant_on_fake_hopfield_record(results_dir):
     # the two-sided rule: the exponent's interval [0.93, 1.05] holds 1 and excludes 0.8 and 1.2,
     # over bounds spanning 32x (>= one decade)
     assert out.passed and out.resolution["parts"]["exponent"]["rejected"] == ["bound^0.8", "bound^1.2"]
-    for control in ("faster_than_bound", "slower_than_bound"):
-        ctl = check_within_constant({**p, "control": control}, Context())
+    for control in ("synthetic bound^1.5", "synthetic bound^0.5"):
+        ctl = check_within_constant({**p, "judged_sizes": control}, Context())
         assert not ctl.passed and ctl.inconclusive is None, control
 
 

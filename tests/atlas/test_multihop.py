@@ -91,15 +91,25 @@ def test_trained_points_count_one_token_per_chain_and_refuse_non_storing_or_cont
     bad = {**rec, "details": {"rows": [{"per_k": [{"d_star": 3}, {"d_star": None}, {"d_star": 9}]}]}}
     with pytest.raises(ValueError, match="k=2 has a seed"):
         trained_points(bad, _point, _need)
-    with pytest.raises(ValueError, match="control"):
-        trained_points({**rec, "params": {**rec["params"], "control": "init"}}, _point, _need)
+    for setting in ({"weights": "init"}, {"facts": "1-hop"}):
+        with pytest.raises(ValueError, match="control"):
+            trained_points({**rec, "params": {**rec["params"], **setting}}, _point, _need)
+    # a record carrying the claim's own setting is a family point
+    own = {**rec, "params": {**rec["params"], "weights": "trained", "facts": "k-hop"}}
+    assert trained_points(own, _point, _need) == pts
 
 
 def test_both_families_are_judged_against_the_k_hop_dimension_bound(tmp_path):
     import json
 
     (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in fake_records()) + "\n")
-    p = {"family": "geometric_multihop_gd", "results": str(tmp_path), "constant": 2.0, "max_exponent": 1.25}
+    p = {
+        "family": "geometric_multihop_gd",
+        "results": str(tmp_path),
+        "constant": 2.0,
+        "max_exponent": 1.25,
+        "judged_sizes": "measured",
+    }
     out = check_within_constant(p, Context(seed=0, scale="quick"))
     bounds = [khop_dim_bound({"N": 32, "R": 2, "k": k}) for k in (1, 2, 3)]
     assert [row["bound"] for row in out.details["points"]] == pytest.approx(bounds)
@@ -107,8 +117,8 @@ def test_both_families_are_judged_against_the_k_hop_dimension_bound(tmp_path):
         [(d + 0.5) / b for d, b in zip((3, 6, 12), bounds)]
     )
     assert out.details["previous_criterion"]["passed"] and out.inconclusive is not None  # span under 10x
-    for control in ("faster_than_bound", "slower_than_bound"):
-        ctl = check_within_constant({**p, "control": control}, Context())
+    for control in ("synthetic bound^1.5", "synthetic bound^0.5"):
+        ctl = check_within_constant({**p, "judged_sizes": control}, Context())
         assert not ctl.passed and ctl.inconclusive is None, control
     table = atlas.atlas_from_results(tmp_path)
     assert family("geometric_multihop_construction").dim_bound is khop_dim_bound

@@ -106,8 +106,18 @@ claim(
         f"of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P against I/32 "
         f"{EXPONENT_RULE}"
     ),
-    quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
-    full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
+    quick={
+        "source": dict(QUICK),
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
+    },
+    full={
+        "source": dict(FULL),
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
+    },
     kind="empirical",
     controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-F median and the fit",

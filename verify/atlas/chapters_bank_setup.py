@@ -204,7 +204,7 @@ def shared_search(p: dict, ctx) -> dict:
     """:func:`search` once per run and seed (both claims share the cache entry)."""
     key = (
         "atlas.chapters_bank",
-        tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")),
+        tuple(sorted((k, str(v)) for k, v in p.items())),
         ctx.seed,
     )
 

@@ -130,8 +130,18 @@ claim(
         f"{EXPONENT_RULE} (quick: F = 16, 32, 64; full, in practice the meaningful claim: "
         "F = 128 to 2048, 5 draws)"
     ),
-    quick={"source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
-    full={"source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
+    quick={
+        "source": dict(QUICK),
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
+    },
+    full={
+        "source": dict(FULL),
+        "constant": CONSTANT,
+        "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
+    },
     kind="empirical",
     needs=("torch",),
     controls=list(ATLAS_CONTROLS),

@@ -189,7 +189,7 @@ def search(p: dict, seed: int) -> dict:
 
 def shared_search(p: dict, ctx) -> dict:
     """:func:`search` once per run and seed (both claims share the cache entry)."""
-    key = ("atlas.chapters_toy", tuple(sorted((k, str(v)) for k, v in p.items() if k != "control")), ctx.seed)
+    key = ("atlas.chapters_toy", tuple(sorted((k, str(v)) for k, v in p.items())), ctx.seed)
 
     def run():
         with one_thread():  # the stopping step must not depend on the thread count

@@ -96,8 +96,20 @@ for _name in CLAIMED:
             f"exponent of size against bound {EXPONENT_RULE}; read from the stored record "
             f"of {_fam.claim_id} (results/claims.jsonl), nothing re-measured"
         ),
-        quick={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
-        full={"family": _name, "results": "results", "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
+        quick={
+            "family": _name,
+            "results": "results",
+            "constant": CONSTANT,
+            "max_exponent": MAX_EXPONENT,
+            "judged_sizes": "measured",
+        },
+        full={
+            "family": _name,
+            "results": "results",
+            "constant": CONSTANT,
+            "max_exponent": MAX_EXPONENT,
+            "judged_sizes": "measured",
+        },
         kind="empirical",
         controls=list(ATLAS_CONTROLS),
         seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",

@@ -30,6 +30,7 @@ from verify.atlas.verdict import (
     CONSTANT,
     EXPONENT_RULE,
     GROWTH,
+    JUDGED_SIZES,
     MAX_EXPONENT,
     SLOWER,
     within_constant_outcome,
@@ -78,19 +79,31 @@ for _name in ("hopfield", "hopfield_gated"):
             f"ratios of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P "
             f"against I/32 {EXPONENT_RULE}, i.e. d*/log2 N stays within a constant"
         ),
-        quick={"family": _name, "source": dict(QUICK), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
-        full={"family": _name, "source": dict(FULL), "constant": CONSTANT, "max_exponent": MAX_EXPONENT},
+        quick={
+            "family": _name,
+            "source": dict(QUICK),
+            "constant": CONSTANT,
+            "max_exponent": MAX_EXPONENT,
+            "judged_sizes": "measured",
+        },
+        full={
+            "family": _name,
+            "source": dict(FULL),
+            "constant": CONSTANT,
+            "max_exponent": MAX_EXPONENT,
+            "judged_sizes": "measured",
+        },
         kind="empirical",
         controls=[
             Control(
                 name,
-                {"control": name},
+                {"judged_sizes": sizes},
                 f"a synthetic family at the same scale whose size grows like scale^{growth}, {word} "
                 "than the scale: its exponent's interval excludes 1, so the criterion must fail",
             )
-            for name, growth, word in (
-                ("faster_than_bound", GROWTH, "faster"),
-                ("slower_than_bound", SLOWER, "slower"),
+            for name, growth, word, sizes in (
+                ("faster_than_bound", GROWTH, "faster", JUDGED_SIZES[1]),
+                ("slower_than_bound", SLOWER, "slower", JUDGED_SIZES[2]),
             )
         ],
         seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-N median and the fit",

@@ -116,6 +116,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         "d0_max": 64,
         "constant": CONSTANT,
         "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
     },
     full={
         "n_subjects": 1000,
@@ -126,6 +127,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         "d0_max": 80,
         "constant": CONSTANT,
         "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
     },
     kind="empirical",
     controls=list(ATLAS_CONTROLS),

@@ -115,8 +115,11 @@ def trained_points(rec: dict, point, need) -> list[dict]:
     from verify.atlas.sources import geometric_trained_params
 
     cid, p = rec["id"], rec["params"]
-    if p.get("control"):
-        raise ValueError(f"{cid}: a record of the control {p['control']!r} is no family point")
+    # a control's setting (untrained weights, or 1-hop facts at every k) is no family point; a
+    # record written before these parameters existed is the claim's own (trained, k-hop)
+    setting = {"weights": p.get("weights", "trained"), "facts": p.get("facts", "k-hop")}
+    if setting != {"weights": "trained", "facts": "k-hop"}:
+        raise ValueError(f"{cid}: a record of a control ({setting}) is no family point")
     n, r, m = int(p["n_subjects"]), int(p["n_relations"]), int(p["mlp_width"])
     rows = need(rec["details"], "rows", cid)
     out = []

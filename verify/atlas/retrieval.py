@@ -79,6 +79,7 @@ def smallest_storing_dims(
         "d_max": 96,
         "constant": CONSTANT,
         "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
     },
     full={
         "vocab_sizes": [64, 128, 256, 512, 1024, 2048],
@@ -88,6 +89,7 @@ def smallest_storing_dims(
         "d_max": 160,
         "constant": CONSTANT,
         "max_exponent": MAX_EXPONENT,
+        "judged_sizes": "measured",
     },
     kind="empirical",
     controls=list(ATLAS_CONTROLS),

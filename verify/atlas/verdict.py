@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 from verify.atlas.core import fit_exponent
-from verify.claims import Control
+from verify.claims import Control, choice
 from verify.criteria import IntervalTest, Judgement, Threshold, all_of
 
 CONSTANT = 2.0
@@ -31,17 +31,22 @@ EXPONENT_RULE = (
     "10x at quick scale, 100x at full; narrower data, or an interval holding 0.8 or 1.2, are inconclusive)"
 )
 
+#: The parameter ``judged_sizes`` of every ``atlas.<family>.within_constant`` claim: the sizes the
+#: criterion judges, the measured ones (the claim's value) or a synthetic family at the same bounds
+#: growing like bound^GROWTH or bound^SLOWER (the controls' values).
+JUDGED_SIZES = ("measured", f"synthetic bound^{GROWTH}", f"synthetic bound^{SLOWER}")
+
 #: The control of every ``atlas.<family>.within_constant`` claim judged against a bound (the
 #: hopfield families, judged against a convention, word theirs differently).
 FASTER_THAN_BOUND = Control(
     "faster_than_bound",
-    {"control": "faster_than_bound"},
+    {"judged_sizes": JUDGED_SIZES[1]},
     f"a synthetic family at the same bounds whose size grows like bound^{GROWTH}, faster than the "
     "bound: its exponent's interval excludes 1, so the criterion must fail",
 )
 SLOWER_THAN_BOUND = Control(
     "slower_than_bound",
-    {"control": "slower_than_bound"},
+    {"judged_sizes": JUDGED_SIZES[2]},
     f"a synthetic family at the same bounds whose size grows like bound^{SLOWER}, slower than the "
     "bound: its exponent's interval excludes 1, so the criterion must fail",
 )
@@ -101,12 +106,13 @@ def within_constant_judgement(v: dict, constant: float, scale: str) -> Judgement
 
 
 def synthetic_sizes(p, sizes_per_point, bounds_per_point):
-    """The sizes a control judges: the measured ones, or a family growing like bound^GROWTH
-    (``faster_than_bound``) or bound^SLOWER (``slower_than_bound``) through the first point."""
-    control = p.get("control")
-    if control == "faster_than_bound":
+    """The sizes ``p["judged_sizes"]`` names (:data:`JUDGED_SIZES`): the measured ones, or (the
+    controls) a family growing like bound^GROWTH (``faster_than_bound``) or bound^SLOWER
+    (``slower_than_bound``) through the first point."""
+    judged = choice(p, "judged_sizes", JUDGED_SIZES)
+    if judged == JUDGED_SIZES[1]:
         return faster_family(sizes_per_point, bounds_per_point, GROWTH)
-    if control == "slower_than_bound":
+    if judged == JUDGED_SIZES[2]:
         return faster_family(sizes_per_point, bounds_per_point, SLOWER)
     return sizes_per_point
 

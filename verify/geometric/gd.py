@@ -156,10 +156,9 @@ def gd_relation_selective(p, ctx):
     seed was run. The "init" control compares the init model with itself (rise 0)."""
     seeds = ctx.seeds(p["seeds"])
     rows, old = [], []
-    base = {k: v for k, v in p.items() if k != "control"}
     for seed in seeds:
         model = trained(p, ctx, seed)
-        init = trained({**base, "control": "init"}, ctx, seed)
+        init = trained({**p, "weights": "init"}, ctx, seed)
         eta, eta0 = (
             gate_relation_share(model.preactivations().cpu().numpy()),
             gate_relation_share(init.preactivations().cpu().numpy()),

@@ -10,7 +10,7 @@ import torch
 from constructions.geometric.train import TrainedModel, init_params, train_model
 from constructions.tasks import make_bijections
 from theory.papers import paper
-from verify.claims import Control, rng_for
+from verify.claims import Control, choice, rng_for
 
 SRC = paper("geometric")
 GD_QUICK = {
@@ -24,6 +24,7 @@ GD_QUICK = {
     "ridge": 1e-3,
     "seeds": 5,
     "train_dtype": "float32",
+    "weights": "trained",
 }
 GD_FULL = {
     "n_subjects": 10000,
@@ -36,11 +37,13 @@ GD_FULL = {
     "ridge": 1e-3,
     "seeds": 5,
     "train_dtype": "float32",
+    "weights": "trained",
 }
 GD_KEYS = ("n_subjects", "n_relations", "mlp_width", "steps", "lr", "record_every", "train_dtype")
+#: the control of the GD claims: parameter ``weights`` "init" (the claims' own value is "trained")
 INIT = Control(
     "init",
-    {"control": "init"},
+    {"weights": "init"},
     "the same model at initialisation (same seed, same "
     "generator, no gradient step): nothing has been learned, so the criterion must fail",
 )
@@ -59,11 +62,11 @@ def model_perms(p, ctx, seed):
 
 def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
     """The trained model (docs/geometric.md#the-trained-model) for parameters p and ``seed`` (default
-    ctx.seed), trained once per run and shared through ctx.shared. With ``p["control"] == "init"`` the model
+    ctx.seed), trained once per run and shared through ctx.shared. With ``p["weights"] == "init"`` the model
     at initialisation: the same generator's init weights, no step (what the "init" controls measure)."""
     seed = ctx.seed if seed is None else int(seed)
     dim = p["dim"] if dim is None else dim
-    init = p.get("control") == "init"
+    init = choice(p, "weights", ("trained", "init")) == "init"  # "init": the control
     key = ("geometric.gd.model", *(p[k] for k in GD_KEYS), dim, freeze_subject, seed, init)
 
     def compute():

@@ -144,7 +144,7 @@ def gd_threshold_scaling(p, ctx):
             threshold_search, grid, seeds=ctx.seeds(p["seeds"]), workers=p["workers"], progress=ctx.progress
         )
 
-    key = ("geometric.gd.threshold", *(str(p[k]) for k in sorted(p) if k not in ("control", "law")), ctx.seed)
+    key = ("geometric.gd.threshold", *(str(p[k]) for k in sorted(p) if k != "law"), ctx.seed)
     records = ctx.shared(key, compute)
     ns = list(p["n_values"])
     table = {n: [r["result"]["d_star"] for r in records if r["params"]["n_subjects"] == n] for n in ns}

@@ -30,7 +30,7 @@ from constructions.geometric.multihop import (
 from constructions.geometric.single_hop import build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, choice, claim, rng_for
 from verify.criteria import Agreement, Threshold, all_of
 from verify.geometric.multihop_setup import (
     SRC,
@@ -47,7 +47,7 @@ from verify.measure import decode
     controls=[
         Control(
             "no_cot",
-            {"control": "no_cot"},
+            {"passes": "one (last hop)"},
             "one pass instead of k: the single-hop model "
             "answers (x, r_k), the last hop only, which is not the k-hop answer",
         )
@@ -55,15 +55,29 @@ from verify.measure import decode
     statement="chain of thought with the single-hop block model (d = R*d0, independent of k) answers "
     "random k-hop chains: accuracy 1 with every step's margin > 0 and every intermediate "
     "step equal to cot_trace",
-    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "n_hops": 5, "n_queries": 2000},
-    full={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "n_hops": 20, "n_queries": 20000},
+    quick={
+        "n_subjects": 1000,
+        "n_relations": 4,
+        "block_dim": 21,
+        "n_hops": 5,
+        "n_queries": 2000,
+        "passes": "one per hop",
+    },
+    full={
+        "n_subjects": 1000,
+        "n_relations": 4,
+        "block_dim": 21,
+        "n_hops": 20,
+        "n_queries": 20000,
+        "passes": "one per hop",
+    },
 )
 def cot_khop(p, ctx):
     n, r, d0, k = p["n_subjects"], p["n_relations"], p["block_dim"], p["n_hops"]
     perms = make_bijections(n, r, ctx.rng(1))
     model = build_block_model(perms, d0, rng=ctx.rng(2), device=ctx.device, dtype=ctx.torch_dtype())
     start, chains, target = multi_hop_queries(perms, k, p["n_queries"], ctx.rng(3))
-    if p.get("control") == "no_cot":
+    if choice(p, "passes", ("one per hop", "one (last hop)")) == "one (last hop)":  # the control
         res1 = decode(model.final_hidden(start, chains[:, -1]), model.transformer.unembed, target)
         judgement = _answers(res1.accuracy)
         return Outcome.judged(
@@ -119,7 +133,7 @@ def _answers(accuracy: float):
     controls=[
         Control(
             "reversed_chain",
-            {"control": "reversed_chain"},
+            {"chain_order": "reversed"},
             "the chain tokens in reverse "
             "order open the group of (r_k..r_1), whose answer differs unless the chain is a "
             "palindrome",
@@ -128,17 +142,30 @@ def _answers(accuracy: float):
     statement="the R^k-block construction (d = R^k d0, gates opened by a sum of per-position relation "
     "embeddings) answers all N*R^k k-hop queries in one pass: accuracy 1, selector output "
     "equal to u_{pi_rho(x)} to 1e-9, for every k listed",
-    quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 19},
-    full={"n_subjects": 500, "n_relations": 4, "hops": [1, 2, 3, 4], "block_dim": 19},
+    quick={
+        "n_subjects": 500,
+        "n_relations": 3,
+        "hops": [1, 2, 3],
+        "block_dim": 19,
+        "chain_order": "as given",
+    },
+    full={
+        "n_subjects": 500,
+        "n_relations": 4,
+        "hops": [1, 2, 3, 4],
+        "block_dim": 19,
+        "chain_order": "as given",
+    },
 )
 def nocot_blocks(p, ctx):
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
     perms = make_bijections(n, r, ctx.rng(1))
+    reverse = choice(p, "chain_order", ("as given", "reversed")) == "reversed"  # the control
     rows = []
     for k in p["hops"]:
         model = build_nocot_model(perms, k, d0, rng=ctx.rng(2))
         start, chains, target = all_multi_hop_queries(perms, k)
-        if p.get("control") == "reversed_chain":
+        if reverse:
             chains = chains[:, ::-1].copy()
         m = _nocot_accuracy(model, start, chains, target)
         rows.append(
@@ -175,7 +202,7 @@ def nocot_blocks(p, ctx):
     controls=[
         Control(
             "across_R2_blocks",
-            {"control": "r2_blocks"},
+            {"blocks": "R^2"},
             "the same d0 with R^2 blocks (one per "
             "2-hop chain, d = R^2 d0, the one-pass construction) answers every 2-hop query in one pass",
         )
@@ -187,8 +214,8 @@ def nocot_blocks(p, ctx):
     "of blocks, not in d0; with R^2 blocks at the same d0 the guarantee 'accuracy = 1' holds (the "
     "control; not a bracket around a theory boundary: R^2 blocks are the construction's sufficient "
     "count, and no theory bound places the boundary between R and R^2 blocks)",
-    quick={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200]},
-    full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200]},
+    quick={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R"},
+    full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R"},
 )
 def nocot_single_fail(p, ctx):
     """The failure does not depend on d0 (it persists at d0 = 200); what separates it from the control is
@@ -199,11 +226,12 @@ def nocot_single_fail(p, ctx):
     n, r = p["n_subjects"], p["n_relations"]
     if n <= 5:
         raise ValueError(f"n_subjects={n}: the criterion accuracy <= 5/N needs N > 5 (5/N below 1)")
+    r2_blocks = choice(p, "blocks", ("R", "R^2")) == "R^2"  # the control
     perms = make_bijections(n, r, ctx.rng(1))
     start, chains, target = all_multi_hop_queries(perms, 2)
     rows = []
     for d0 in p["block_dims"]:
-        if p.get("control") == "r2_blocks":
+        if r2_blocks:
             m = _nocot_accuracy(build_nocot_model(perms, 2, d0, rng=ctx.rng(2, d0)), start, chains, target)
             rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
             continue
@@ -238,7 +266,7 @@ def nocot_single_fail(p, ctx):
     controls=[
         Control(
             "at_construction",
-            {"control": "at_construction"},
+            {"judged_d0": "ceil(log2 N)"},
             "one bit more per block, d0 = "
             "ceil(log2 N): d = R^k d0 is at or above the 1-bit bound and 2^d0 >= N distinct sign codes "
             "exist, so the R^k-block construction answers every k-hop query (accuracy 1)",
@@ -251,8 +279,22 @@ def nocot_single_fail(p, ctx):
     "(accuracy < 1, ties counted as errors) for k = 1, 2, 3 on every seed; at d0 = ceil(log2 N), "
     "above the bound by less than R^k coordinates, it does not fail on every seed (a bracket per k, "
     "both sides measured by the claim; resolution about 1.12 at N = 500)",
-    quick={"n_subjects": 500, "n_relations": 3, "hops": [1, 2, 3], "block_dim": 8, "seeds": 3},
-    full={"n_subjects": 2000, "n_relations": 3, "hops": [1, 2, 3, 4], "block_dim": 10, "seeds": 5},
+    quick={
+        "n_subjects": 500,
+        "n_relations": 3,
+        "hops": [1, 2, 3],
+        "block_dim": 8,
+        "seeds": 3,
+        "judged_d0": "block_dim",
+    },
+    full={
+        "n_subjects": 2000,
+        "n_relations": 3,
+        "hops": [1, 2, 3, 4],
+        "block_dim": 10,
+        "seeds": 5,
+        "judged_d0": "block_dim",
+    },
 )
 def below_bound_fail(p, ctx):
     """The depth tradeoff as an impossibility. At p = 32 bits the bound R^k log2(N + 1 - I_k)/32 lies below
@@ -265,7 +307,8 @@ def below_bound_fail(p, ctx):
     from verify.criteria import Bracket, all_of
 
     n, r, hops = p["n_subjects"], p["n_relations"], list(p["hops"])
-    side = "above" if p.get("control") == "at_construction" else "below"
+    # the side of the bracket judged: d0 = block_dim below the bound, or (the control) ceil(log2 N)
+    side = "above" if choice(p, "judged_d0", ("block_dim", "ceil(log2 N)")) == "ceil(log2 N)" else "below"
     below_d0, above_d0 = p["block_dim"], math.ceil(math.log2(n))
     bounds = {k: M.khop_dim_lower_bound(n, r, k, bits_per_param=1) for k in hops}
     for k in hops:

@@ -12,7 +12,7 @@ import math
 
 from constructions.geometric.single_hop import build_block_model, build_rotation_model, swap_bijections
 from constructions.tasks import make_bijections, single_hop_dataset
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, Threshold, all_of
 from verify.geometric.single_hop_setup import SRC
 from verify.measure import decode
@@ -69,7 +69,7 @@ def rotation_variant(p, ctx):
     controls=[
         Control(
             "stale_embeddings",
-            {"control": "stale"},
+            {"subject_rows": "old"},
             "the new facts read with the old subject "
             "rows (nothing swapped): the fixed MLP then answers the old bijections, not the new",
         )
@@ -77,8 +77,8 @@ def rotation_variant(p, ctx):
     statement="swapping in new bijections changes only the subject-embedding rows: every other "
     "weight is bit-identical (no other tensor and no row past the N subjects changes; at least one "
     "subject row does) and the same MLP gives accuracy 1 on the new facts",
-    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21},
-    full={"n_subjects": 10000, "n_relations": 8, "block_dim": 28},
+    quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "subject_rows": "new"},
+    full={"n_subjects": 10000, "n_relations": 8, "block_dim": 28, "subject_rows": "new"},
 )
 def construct_transfer(p, ctx):
     """Judged by ``all_of``: accuracy 1 on the new facts (:class:`verify.criteria.Threshold`), no
@@ -97,7 +97,8 @@ def construct_transfer(p, ctx):
     ]
     rows_changed = (old_t["embed"] != new_t["embed"]).any(dim=1).nonzero().flatten().tolist()
     subj, rel, target = single_hop_dataset(new_perms)
-    reader = model if p.get("control") == "stale" else new
+    # the subject rows the new facts are read with: the swapped model's, or (the control) the old ones
+    reader = model if choice(p, "subject_rows", ("new", "old")) == "old" else new
     acc = decode(reader.final_hidden(subj, rel), reader.transformer.unembed, target).accuracy
     outside = len([k for k in changed if k != "embed"]) + sum(row >= n for row in rows_changed)
     subject_rows = sum(row < n for row in rows_changed)
