@@ -12,10 +12,11 @@ statements and how they are judged are in verify/hopfield/lm_statements.py.
 
 first_order and zero_shot_discriminates are judged on relation-ambiguous prompts (the
 relation-stated numbers are recorded beside them); margin on relation-stated prompts. Controls:
-the same architecture with seeded random weights (``random_weights``, first draw); for
-first_order the gate of another relation (``wrong_gate``) and the zero-shot distribution of
-another subject (``shuffled_query``); for zero_shot_discriminates the zero-shot query of another
-fact (``shuffled_query``).
+the same architecture with seeded random weights (``random_weights``: ``weights`` "random", first
+draw); for first_order the gate of another relation (``wrong_gate``: ``gate`` "another
+relation") and the zero-shot distribution of another subject (``shuffled_query``: ``query``
+"another fact"); for zero_shot_discriminates the zero-shot query of another fact
+(``shuffled_query``: ``query`` "another fact").
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 
 from theory.papers import paper
-from verify.claims import Control, claim
+from verify.claims import Control, choice, claim
 from verify.hopfield.lm_run import (  # noqa: F401  (re-exported)
     CHUNK,
     FORMATS,
@@ -47,6 +48,7 @@ from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
     per_model_outcome,
     prepared_encoder,
     real_model_spec,
+    uses_random_weights,
 )
 from verify.ledger import LedgerEntry, record
 
@@ -122,8 +124,11 @@ def main(args) -> int:
     return 0
 
 
-REAL = {"k_demo": K_DEMO, "max_prompts": 4, "seeds": 3}
-REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS, "seeds": 3}
+REAL = {"k_demo": K_DEMO, "max_prompts": 4, "seeds": 3, "weights": "pretrained"}
+REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS, "seeds": 3, "weights": "pretrained"}
+# the gate and the zero-shot query first_order and zero_shot_discriminates read: another
+# relation's gate and another fact's query are their controls (wrong_gate, shuffled_query)
+GATES, QUERIES = ("own relation", "another relation"), ("own fact", "another fact")
 SEED_RULE = (
     "pooled over the draws S, S+1, S+2 (each draws every relation's prompt order and "
     "demonstrations): means over all prompts of the three draws, each with a paired bootstrap "
@@ -131,9 +136,7 @@ SEED_RULE = (
     "upper end misses one, inconclusive otherwise; every draw's own summary is in the record; "
     "the random-weights control is seeded with S and reads the first draw only"
 )
-RANDOM_ONE_DRAW = Control(
-    RANDOM.name, {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
-)
+RANDOM_ONE_DRAW = Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)")
 _ROWS_KEPT = ("acc1_V", "accf_V", "acc0_V", "acc0_C", "mC", "relation", "subject")
 
 
@@ -151,7 +154,7 @@ def _unknown_both(ambiguous: dict, stated: dict) -> int:
     )
 
 
-def _format_details(spec, params, ctx, result, control, judge_rows) -> dict:
+def _format_details(spec, params, ctx, result, judged, judge_rows) -> dict:
     details = {
         "model": result["model"],
         "format": result["format"],
@@ -162,7 +165,7 @@ def _format_details(spec, params, ctx, result, control, judge_rows) -> dict:
         "known": {r: v["zero_shot_greedy_acc"] for r, v in result["known"].items()},
         "rows": {k: result["rows"][k] for k in _ROWS_KEPT if k in result["rows"]},
     }
-    if control is None:  # the relation-stated format: recorded beside the judged one, not judged
+    if judged:  # the relation-stated format: recorded beside the judged one, not judged (claim only)
         from verify.hopfield.lm_statements import judge_parts, verdict_of
 
         stated = shared_probe(spec, params, ctx, "stated")
@@ -179,15 +182,19 @@ def _format_details(spec, params, ctx, result, control, judge_rows) -> dict:
 def _first_order(params, ctx):
     from verify.hopfield.lm_statements import first_order_parts, judge_parts
 
-    control = params.get("control")
-    key = {"wrong_gate": "acc1_V_wrong_gate", "shuffled_query": "acc1_V_shuffled_query"}.get(
-        control, "acc1_V"
-    )
+    # another relation's gate (wrong_gate) or another fact's query (shuffled_query): a control
+    own_gate = choice(params, "gate", GATES) == "own relation"
+    own_query = choice(params, "query", QUERIES) == "own fact"
+    if not (own_gate or own_query):
+        raise ValueError("first_order reads another relation's gate or another fact's query, not both")
+    key = "acc1_V" if own_gate and own_query else "acc1_V_shuffled_query" if own_gate else "acc1_V_wrong_gate"
+    rand = uses_random_weights(params)
+    judged = own_gate and own_query and not rand  # the claim itself, no control
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "ambiguous", control == "random_weights")
+        result = shared_probe(spec, params, ctx, "ambiguous", rand)
         rows = result["rows"]
-        details = _format_details(spec, params, ctx, result, control, first_order_parts)
+        details = _format_details(spec, params, ctx, result, judged, first_order_parts)
         s = result["summary"]
         details["product_of_distributions"] = s["acc_product_in_V"]
         details["previous_criterion"] = {
@@ -204,12 +211,13 @@ def _first_order(params, ctx):
 def _zero_shot(params, ctx):
     from verify.hopfield.lm_statements import judge_parts, zero_shot_parts
 
-    control = params.get("control")
-    key = "acc0_C_shuffled" if control == "shuffled_query" else "acc0_C"
+    own_query = choice(params, "query", QUERIES) == "own fact"  # another fact: shuffled_query
+    key = "acc0_C" if own_query else "acc0_C_shuffled"
+    rand = uses_random_weights(params)
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "ambiguous", control == "random_weights")
-        details = _format_details(spec, params, ctx, result, control, zero_shot_parts)
+        result = shared_probe(spec, params, ctx, "ambiguous", rand)
+        details = _format_details(spec, params, ctx, result, own_query and not rand, zero_shot_parts)
         details["previous_criterion"] = {
             "statement": "acc0_C >= accf_V - 0.1 (point estimates)",
             "holds": bool(criteria(result["summary"])["zero_shot_discriminates"]),
@@ -237,10 +245,10 @@ def margin_judgement(summary: dict):
 
 
 def _margin(params, ctx):
-    control = params.get("control")
+    rand = uses_random_weights(params)
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "stated", control == "random_weights")
+        result = shared_probe(spec, params, ctx, "stated", rand)
         details = {
             "model": result["model"],
             "format": "stated",
@@ -263,20 +271,20 @@ claim(
     "prompts, the first-order prediction l1 = log softmax(l0) + u (u = log m_C on the relation's "
     "candidates C, log(1 - m_C) elsewhere; m_C the context-only pass's mass on C) recalls the "
     "answer over the vocabulary: acc1_V >= accf_V - 0.15 and acc1_V >= acc0_V + 0.1",
-    quick=REAL,
-    full=REAL_FULL,
+    quick={**REAL, "gate": "own relation", "query": "own fact"},
+    full={**REAL_FULL, "gate": "own relation", "query": "own fact"},
     seed_rule=SEED_RULE,
     controls=[
         RANDOM_ONE_DRAW,
         Control(
             "wrong_gate",
-            {"control": "wrong_gate"},
+            {"gate": "another relation"},
             "the gate of another relation (its candidates C' and its context's mass m_C'): if it "
             "recalls as well, the gate's relation does not matter",
         ),
         Control(
             "shuffled_query",
-            {"control": "shuffled_query"},
+            {"query": "another fact"},
             "the zero-shot distribution of another subject of the same relation under this "
             "prompt's gate: the query's own evidence must be needed",
         ),
@@ -304,14 +312,14 @@ claim(
     "prompts, the full prompt recalls (accf_V >= 0.5) and the zero-shot query ranks the answer "
     "within C far above chance (acc0_C >= 3/|C|) and nearly as well as the full prompt recalls "
     "it over V (acc0_C - accf_V >= -0.1)",
-    quick=REAL,
-    full=REAL_FULL,
+    quick={**REAL, "query": "own fact"},
+    full={**REAL_FULL, "query": "own fact"},
     seed_rule=SEED_RULE,
     controls=[
         RANDOM_ONE_DRAW,
         Control(
             "shuffled_query",
-            {"control": "shuffled_query"},
+            {"query": "another fact"},
             "the zero-shot logits of another fact with a different answer: a query that "
             "carries no information on this answer must not rank it",
         ),

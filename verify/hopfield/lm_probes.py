@@ -11,16 +11,24 @@ context-only bias) predicts, prompt by prompt, whether it does.
 
 Both are our formalisations (no protocol of either paper could be obtained); thresholds are ours,
 fixed before the first run on the real model. Controls: seeded random weights of the same
-architecture (both), attributes shuffled across subjects (superposition), the context bias of
-another prompt (override).
+architecture (all, ``weights`` "random"), attributes shuffled across subjects (superposition,
+``pairing`` "shuffled"), the context bias of another prompt (override, ``bias_from`` "another
+prompt"), another subject's story (second order, ``story`` "another subject").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, claim, rng_for
-from verify.hopfield.lm_setup import RANDOM, load_shared, per_model_outcome, prepared_encoder, real_model_spec
+from verify.claims import Control, choice, claim, rng_for
+from verify.hopfield.lm_setup import (
+    RANDOM,
+    load_shared,
+    per_model_outcome,
+    prepared_encoder,
+    real_model_spec,
+    uses_random_weights,
+)
 from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")
@@ -60,30 +68,32 @@ def _attribute_table(tok, relations, templates, ctx=None, spec=None):
     "after the middle layer (15 of 30 for SmolLM2, 9 of 18 for Gemma) has held-out (5-fold) ridge R^2 >= 0.1 at every seed on the "
     "concatenated unembedding vectors of the country's capital, continent, currency "
     "and language tokens",
-    quick={"k_folds": 5, "threshold": 0.1, "seeds": 3},
+    quick={"k_folds": 5, "threshold": 0.1, "seeds": 3, "pairing": "true", "weights": "pretrained"},
     seed_rule="every seed of S, S+1, S+2 (each draws the 5 folds and the control's permutation; "
     "the states do not depend on the seed); measured = the smallest of the three",
     controls=[
         Control(
             "shuffled_attributes",
-            {"control": "shuffled"},
+            {"pairing": "shuffled"},
             "each relation's answers permuted across countries: the features no longer "
             "belong to the subject, so no variance can be explained",
         ),
-        Control("random_weights", {"control": "random_weights"}, RANDOM.why),
+        RANDOM,
     ],
 )
 def superposition_ridge(params, ctx):
     from constructions.lm.probes import attribute_r2, subject_states, unembedding
     from verify.criteria import Judgement
 
-    control = params.get("control")
+    # countries paired with their own attributes, or shuffled across them (shuffled_attributes)
+    shuffle = choice(params, "pairing", ("true", "shuffled")) == "shuffled"
+    rand = uses_random_weights(params)
 
     def one(spec):
-        spec, model, tok, info, relations, templates = _setup(spec, ctx, control == "random_weights")
+        spec, model, tok, info, relations, templates = _setup(spec, ctx, rand)
         table, token_of = _attribute_table(tok, relations, templates, ctx, spec)
         states = ctx.shared(
-            ("lm.subject_states", spec, control == "random_weights", ctx.seed),
+            ("lm.subject_states", spec, rand, ctx.seed),
             lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
         )
         U = unembedding(model, [t for tokens in token_of.values() for t in tokens.values()])
@@ -91,7 +101,7 @@ def superposition_ridge(params, ctx):
         per_seed = {}
         for sd in ctx.seeds(params["seeds"]):
             per_seed[sd] = attribute_r2(
-                U, states, table, token_of, rng_for(sd, 41), params["k_folds"], shuffle=control == "shuffled"
+                U, states, table, token_of, rng_for(sd, 41), params["k_folds"], shuffle=shuffle
             )
         mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
         r2 = np.mean(list(per_seed.values()), axis=0).tolist()
@@ -113,7 +123,7 @@ def superposition_ridge(params, ctx):
             "best_layer": int(np.argmax(r2)),
             "subjects": len(table),
             "attributes": list(ATTRIBUTES),
-            "shuffled": control == "shuffled",
+            "shuffled": shuffle,
         }
         return judgement, details
 
@@ -186,6 +196,8 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
         "min_override": 0.5,
         "min_agreement": 0.7,
         "seeds": 3,
+        "bias_from": "own prompt",
+        "weights": "pretrained",
     },
     full={
         "relation": "capital",
@@ -194,6 +206,8 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
         "min_override": 0.5,
         "min_agreement": 0.7,
         "seeds": 3,
+        "bias_from": "own prompt",
+        "weights": "pretrained",
     },
     seed_rule="pooled over the seeds S, S+1, S+2 (each draws n_prompts known capitals and their "
     "counterfactual answers; a fact may recur across seeds): rates over all drawn "
@@ -201,25 +215,25 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
     controls=[
         Control(
             "other_prompt_bias",
-            {"control": "other_prompt_bias"},
+            {"bias_from": "another prompt"},
             "b from another prompt's context (another country and counterfactual): it "
             "must not predict this prompt's override",
         ),
-        Control(
-            "random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
-        ),
+        Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)"),
     ],
 )
 def context_override(params, ctx):
     from constructions.lm.probes import override_summary
     from verify.criteria import Threshold, all_of
 
-    control = params.get("control")
+    # another prompt: the control other_prompt_bias
+    own_bias = choice(params, "bias_from", ("own prompt", "another prompt")) == "own prompt"
+    bias_from = "own" if own_bias else "other"
+    rand = uses_random_weights(params)
 
     def one(spec):
-        got = override_rows(spec, params, ctx, control == "random_weights")
+        got = override_rows(spec, params, ctx, rand)
         rows = got["rows"]
-        bias_from = "other" if control == "other_prompt_bias" else "own"
         s = override_summary(rows, bias_from)
         per_seed = {
             str(sd): override_summary([r for r in rows if r["seed"] == sd], bias_from)
@@ -248,8 +262,10 @@ def context_override(params, ctx):
     )
 
 
+# story: whose counterfactual story precedes the query (another subject's: other_subject_context)
 OVERRIDE_QUICK = {"relation": "capital", "n_prompts": 8, "reps": [0, 1, 2, 4], "seeds": 3}
-OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4], "seeds": 3}
+OVERRIDE_QUICK.update(story="own subject", weights="pretrained")
+OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=40, reps=[0, 1, 2, 3, 4])
 
 
 @claim(
@@ -272,12 +288,10 @@ OVERRIDE_FULL = {"relation": "capital", "n_prompts": 40, "reps": [0, 1, 2, 3, 4]
     "lower end clears, fail when an upper end misses, inconclusive otherwise; the controls read "
     "the first draw only",
     controls=[
-        Control(
-            "random_weights", {"control": "random_weights", "seeds": 1}, RANDOM.why + " (first draw only)"
-        ),
+        Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)"),
         Control(
             "other_subject_context",
-            {"control": "other_subject_context", "seeds": 1},
+            {"story": "another subject", "seeds": 1},
             "the counterfactual story of another subject (its Y') before this fact's query (first "
             "draw only): if the model answers Y' as often, the override is copying, not the query "
             "meeting the context",
@@ -288,15 +302,12 @@ def override_second_order(params, ctx):
     from constructions.lm.probes import override_summary
     from verify.hopfield.lm_statements import judge_parts, override_parts
 
-    control = params.get("control")
-    keys = (
-        ("follows_other_context", "predicted_other_context")
-        if control == "other_subject_context"
-        else ("follows", "predicted")
-    )
+    own_story = choice(params, "story", ("own subject", "another subject")) == "own subject"
+    keys = ("follows", "predicted") if own_story else ("follows_other_context", "predicted_other_context")
+    rand = uses_random_weights(params)
 
     def one(spec):
-        got = override_rows(spec, params, ctx, control == "random_weights")
+        got = override_rows(spec, params, ctx, rand)
         judgement = judge_parts(override_parts(got["rows"], *keys), ctx.seed)
         top = max(params["reps"])
         other = [

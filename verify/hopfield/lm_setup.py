@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from verify.claims import Control, Outcome
+from verify.claims import Control, Outcome, choice
 
 MODEL_ENV, PAIRS_ENV = "RECALL_LM_MODEL", "RECALL_LM_PAIRS"
 
@@ -68,12 +68,23 @@ def real_model_spec() -> tuple[str | None, str]:
     return default_model_spec(), os.environ.get(PAIRS_ENV) or facts_path()
 
 
+WEIGHTS = ("pretrained", "random")  # the parameter "weights" of every lm claim; random: the control
 RANDOM = Control(
     "random_weights",
-    {"control": "random_weights"},
+    {"weights": "random"},
     "the same architecture with seeded random N(0, 0.02) weights stores no fact: a "
     "criterion that also holds there does not measure recall",
 )
+
+
+def uses_random_weights(params) -> bool:
+    """Whether the claim runs on seeded random weights (the control) rather than the pretrained
+    ones: the parameter ``weights``, one of :data:`WEIGHTS`.
+
+    >>> uses_random_weights({"weights": "pretrained"}), uses_random_weights(RANDOM.params)
+    (False, True)
+    """
+    return choice(params, "weights", WEIGHTS) == "random"
 
 
 def lm_models() -> tuple[list[str] | None, str | None]:
