@@ -18,10 +18,11 @@ def test_every_stored_claim_exists_and_names_its_revision():
 
 def test_the_stored_run_is_found_only_for_its_scale_seed_and_parameters():
     c = load_all()["hopfield.capacity.gain"]
-    quick = {k: v for k, v in c.params("quick").items() if k != "context"}  # stored before the key
-    hit = stored_previous(c.id, "quick", 1, quick)
+    quick = c.params("quick")
+    assert stored_previous(c.id, "quick", 1, quick)["stored"] is None  # "context" came after the run
+    hit = stored_previous(c.id, "quick", 1, quick, added_since=("context",))
     assert hit["passed"] is True and "not recomputed" in hit["stored"]
-    other = stored_previous(c.id, "quick", 1, {**quick, "dim": 8})
+    other = stored_previous(c.id, "quick", 1, {**quick, "dim": 8}, added_since=("context",))
     assert other["stored"] is None and other["rule"] == hit["rule"]
     with pytest.raises(ValueError, match="no replaced criterion"):
         stored_previous("geometric.single_hop.log_scaling", "quick", 0, {})

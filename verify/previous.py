@@ -24,10 +24,13 @@ def _table() -> dict:
     return json.loads(STORE.read_text())
 
 
-def stored_previous(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) -> dict:
-    """The stored result of a claim's replaced criterion for this run (its parameters without a
-    control's ``control`` key), with ``stored`` naming the revision that measured it; without a
-    stored run for this scale, seed and parameters, a dict that says so (``stored`` None).
+def stored_previous(
+    claim_id: str, scale: str, seed: int, params: Mapping[str, Any], added_since: tuple[str, ...] = ()
+) -> dict:
+    """The stored result of a claim's replaced criterion for this run, with ``stored`` naming the
+    revision that measured it; without a stored run for this scale, seed and parameters, a dict that
+    says so (``stored`` None). ``added_since``: parameters the claim gained after the run was stored
+    (at their claim's own value), left out of the match.
 
     >>> from verify.claims import load_all
     >>> c = load_all()["hopfield.capacity.r4_tightness"]
@@ -42,7 +45,7 @@ def stored_previous(claim_id: str, scale: str, seed: int, params: Mapping[str, A
     runs = _table().get(claim_id)
     if runs is None:
         raise ValueError(f"no replaced criterion is stored for {claim_id!r} (see {STORE.name})")
-    wanted = jsonable({k: v for k, v in params.items() if k != "control"})
+    wanted = jsonable({k: v for k, v in params.items() if k not in added_since})
     for run in runs["runs"]:
         if run["scale"] == scale and int(run["seed"]) == int(seed) and run["params"] == wanted:
             return {

@@ -140,8 +140,7 @@ def check_jl_too_small(p, ctx):
         "codes": "random unit vectors" if random_codes else "separators u*_j",
     }
     if not random_codes:
-        stored = {k: v for k, v in p.items() if k != "codes"}  # as stored, before the key
         details["previous_criterion"] = stored_previous(
-            "fact_mlp.decoder.jl_too_small", ctx.scale, ctx.seed, stored
+            "fact_mlp.decoder.jl_too_small", ctx.scale, ctx.seed, p, added_since=("codes",)
         )
     return Outcome.judged(judgement, details=details)

@@ -32,7 +32,7 @@ from verify.ledger import LedgerEntry, record
 EDIT = dict(
     BASE, gd_hidden=16, n_edits=16, ks=[1, 4, 16, 32], ft_steps=300, ft_lr=1e-3, swap_built_for="edited"
 )
-_NOT_MODEL = ("ks", "n_edits", "control", "swap_built_for")
+_NOT_MODEL = ("ks", "n_edits", "swap_built_for")
 ROME = "Meng et al. 2022 (ROME), rank-one model editing and the CounterFact metrics"
 #: the editing thresholds of edit.swap and edit.by_k: chosen when the claims were written, not derived
 MIN_SWAP = 0.9

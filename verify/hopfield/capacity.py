@@ -67,8 +67,9 @@ def capacity_gain(params, ctx):
     if not wrong:
         # hard gates on the grid 16..4096 (replaced: with hard gates the gated problem is the same
         # 16-memory network at every N, so the ratio was only a grid-limited lower bound)
-        stored = {k: v for k, v in params.items() if k != "context"}  # as stored, before the key
-        details["previous_criterion"] = stored_previous("hopfield.capacity.gain", ctx.scale, ctx.seed, stored)
+        details["previous_criterion"] = stored_previous(
+            "hopfield.capacity.gain", ctx.scale, ctx.seed, params, added_since=("context",)
+        )
     # replaced in turn: "every seed's ratio >= 16" also accepted a gain of e^(0.7 kappa)
     details["previous_criterion_min_ratio"] = {
         "rule": f"N_g/N_u >= {params['min_ratio']} in every seed",
