@@ -111,7 +111,7 @@ def quick_record(claim_cache, claim_records):
 
     def get(claim_id: str) -> dict:
         if claim_id not in claim_records:
-            ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache)
+            ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache, audit=True)
             claim_records[claim_id] = run_claim(claims[claim_id], ctx)
         return claim_records[claim_id]
 

@@ -5,7 +5,8 @@ A claim in the ledger must still fail in the recorded way; every other claim mus
 inconclusive where its criterion object (verify.criteria) says what budget would decide it. Every
 control must fail the claim's criterion (otherwise the claim is vacuous), every empirical or
 must_fail claim must have a control, and every claim's verdict comes from a criterion object
-(its record carries the resolution). Skipped claims (e.g. language-model probes without weights)
+(its record carries the resolution), and no claim may change a shared result that other claims
+read (the run fingerprints them: verify.audit). Skipped claims (e.g. language-model probes without weights)
 are reported as pytest skips.
 """
 
@@ -31,6 +32,8 @@ def test_claim_quick(claim_id, quick_record):
         + "".join(c.get("traceback", "") for c in record.get("controls") or [])
     )
     assert record["status"] != "vacuous", f"{claim_id}: {record.get('vacuous')}"
+    # a check must not change a shared result that other claims and controls read (verify.audit)
+    assert not record.get("shared_mutated"), f"{claim_id} changed shared results {record['shared_mutated']}"
     # every claim's rule is a criterion object (verify.criteria), which writes the resolution
     resolution = record.get("resolution") or {}
     assert resolution.get("rule") and resolution.get("text"), f"{claim_id}: no criterion object's resolution"

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from theory.registry import AREAS, PROVENANCES, Registry  # noqa: F401  (one list for every registry)
+from verify.audit import changed_entries, remember
 from verify.results import jsonable  # noqa: F401  (lives with the results code; re-exported)
 
 
@@ -340,6 +341,8 @@ class Context:
     scale: str = "quick"
     cache: dict = field(default_factory=dict)
     progress: bool = False
+    #: fingerprint every shared result, so :meth:`mutated_shared` can name the ones a check changed
+    audit: bool = False
     #: seconds spent computing shared results (:meth:`shared` cache misses, outermost calls only)
     #: since this context was made: the runner's profile splits a claim's time with it.
     shared_seconds: float = field(default=0.0, compare=False)
@@ -373,11 +376,18 @@ class Context:
             self._shared_depth += 1
             try:
                 self.cache[full_key] = compute()
+                if self.audit:
+                    remember(self.cache, full_key, self.cache[full_key])
             finally:
                 self._shared_depth -= 1
                 if self._shared_depth == 0:  # nested computes are inside the outer one's time
                     self.shared_seconds += time.perf_counter() - start
         return self.cache[full_key]
+
+    def mutated_shared(self) -> list[str]:
+        """Shared results whose content changed since they were computed or last asked about
+        (an auditing context only: :mod:`verify.audit`)."""
+        return changed_entries(self.cache)
 
 
 def check_json(value) -> None:

@@ -177,6 +177,9 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
                 + (c.get("error") or f"criterion passes (measured {c.get('measured')})")
                 for c in bad
             )
+    mutated = ctx.mutated_shared() if ctx.audit else []
+    if mutated:  # the check or a control changed a shared result that other claims read
+        record["shared_mutated"] = mutated
     if outcome is not None and outcome.resolution is not None:
         record["resolution"] = jsonable(outcome.resolution)
     if outcome is not None and outcome.inconclusive is not None:

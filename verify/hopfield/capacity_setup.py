@@ -92,7 +92,8 @@ def _sweep(params, ctx, kappa, wrong=False):
         bool(wrong),
         ctx.seed,
     )
-    return ctx.shared(key, compute)
+    # each claim gets its own rows: the claims add their own keys (ratio, prediction) to them
+    return [dict(r) for r in ctx.shared(key, compute)]
 
 
 def is_wrong_context(params) -> bool:

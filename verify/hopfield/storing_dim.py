@@ -66,7 +66,7 @@ from verify.hopfield.storing_dim_setup import CLAIM_ID, FULL, QUICK, shared_sear
 )
 def r4_sufficient(p, ctx):
     found = shared_search(p, ctx)
-    rows = found["rows"]
+    rows = [dict(r) for r in found["rows"]]  # own copies: the atlas reads the search too
     for row in rows:
         ds = [d for d in row["d_star_ungated"] if d is not None]
         row["r4_slack"] = None if not ds else row["d_R4"] / float(np.median(ds))

@@ -85,7 +85,7 @@ from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_sear
     "d_R4, and the per-N median trained d* must not exceed the construction's",
 )
 def stores_by_r4(p, ctx):
-    rows = shared_search(p, ctx)["rows"]
+    rows = [dict(r) for r in shared_search(p, ctx)["rows"]]  # own copies: the atlas reads the search too
     every = all(d is not None for r in rows for d in r["d_star"])
     beats, medians = [], []
     for r in rows:

@@ -75,7 +75,9 @@ def _init_model(p, ctx, seed, mode, param, slots):
         return ICAttention(world, memory, param, slots=slots, slot_values=p["slot_values"])
 
     key = _bench_key(p, seed, mode) + ("init", param, slots, p["slot_values"])
-    held = ctx.shared(("icrecall.embedded_test",), dict)  # one slot: the latest embedded test set
+    # one slot, the latest embedded test set: a memo refilled on purpose, so it is kept in the cache
+    # directly, not as a shared result (those must not change: verify.audit)
+    held = ctx.cache.setdefault((("icrecall.embedded_test",), ctx.device, ctx.dtype), {})
     if held.get("key") != key:
         held.clear()
         held.update(key=key, embedded=build().embed_prompts(test))

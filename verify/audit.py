@@ -1,0 +1,93 @@
+"""Fingerprints of shared results: a check must never change what another claim reads from the
+run's cache (README.md, "Kinds of claim, controls and verdicts over seeds").
+
+``Context(audit=True)`` fingerprints every result :meth:`verify.claims.Context.shared` computes,
+and :meth:`verify.claims.Context.mutated_shared` names the cache entries whose content has changed
+since (the runner records them in ``record["shared_mutated"]``; the test suite's registry run
+requires none). A fingerprint covers numbers, strings, numpy arrays, torch tensors, and the
+containers and dataclasses holding them; a torch module (a whole model, read through its own
+code) and any other object count by their type only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+import numpy as np
+
+
+def fingerprint(value: Any) -> str:
+    """A hex digest of ``value``'s content (see the module docstring for what it covers).
+
+    >>> rows = [{"n": 3, "acc": [0.5, 1.0]}]
+    >>> before = fingerprint(rows)
+    >>> before == fingerprint([{"acc": [0.5, 1.0], "n": 3}])
+    True
+    >>> rows[0]["factor"] = 2.0
+    >>> fingerprint(rows) == before
+    False
+    """
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, value, 0)
+    return h.hexdigest()
+
+
+def _feed(h, v: Any, depth: int) -> None:
+    if depth > 50:
+        raise ValueError("fingerprint: containers nested more than 50 deep")
+    kind = type(v)
+    h.update(kind.__name__.encode())
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)):
+        h.update(repr(v).encode())
+    elif isinstance(v, np.ndarray):
+        h.update(f"{v.dtype}{v.shape}".encode())
+        h.update(np.ascontiguousarray(v).tobytes() if v.dtype != object else repr(v.tolist()).encode())
+    elif kind.__module__.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
+        t = v.detach().cpu().contiguous().reshape(-1)
+        h.update(f"{t.dtype}{tuple(v.shape)}".encode())
+        h.update(t.view(-1).view(__import__("torch").uint8).numpy().tobytes())
+    elif isinstance(v, dict):
+        for key in sorted(v, key=repr):
+            _feed(h, key, depth + 1)
+            _feed(h, v[key], depth + 1)
+    elif isinstance(v, (list, tuple)):
+        h.update(str(len(v)).encode())
+        for item in v:
+            _feed(h, item, depth + 1)
+    elif isinstance(v, (set, frozenset)):
+        h.update(repr(sorted(map(repr, v))).encode())
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+        for f in dataclasses.fields(v):
+            h.update(f.name.encode())
+            _feed(h, getattr(v, f.name), depth + 1)
+
+
+#: the reserved cache key under which an auditing context keeps its fingerprints
+PRINTS = ("verify.audit", "fingerprints")
+
+
+def remember(cache: dict, key: Any, value: Any) -> None:
+    """Keep ``value``'s fingerprint for the cache entry ``key``."""
+    cache.setdefault(PRINTS, {})[key] = fingerprint(value)
+
+
+def changed_entries(cache: dict) -> list[str]:
+    """The remembered cache entries whose content differs from their fingerprint, by key; each
+    is then remembered as it is now, so a later call names only later changes.
+
+    >>> cache = {"k": [1, 2]}
+    >>> remember(cache, "k", cache["k"])
+    >>> cache["k"].append(3)
+    >>> changed_entries(cache), changed_entries(cache)
+    (["'k'"], [])
+    """
+    prints = cache.get(PRINTS, {})
+    changed = []
+    for key, before in prints.items():
+        now = fingerprint(cache[key])
+        if now != before:
+            changed.append(repr(key))
+            prints[key] = now
+    return changed
