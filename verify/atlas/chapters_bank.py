@@ -39,7 +39,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     not_storing_outcome,
     smallest_bank_outcome,
     within_constant_outcome,
@@ -106,18 +106,8 @@ claim(
         f"of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P against I/32 "
         f"{EXPONENT_RULE}"
     ),
-    quick={
-        "source": dict(QUICK),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
-    full={
-        "source": dict(FULL),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
+    quick=judged_params(source=dict(QUICK)),
+    full=judged_params(source=dict(FULL)),
     kind="empirical",
     controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-F median and the fit",

@@ -43,7 +43,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     not_storing_outcome,
     smallest_bank_outcome,
     within_constant_outcome,
@@ -130,18 +130,8 @@ claim(
         f"{EXPONENT_RULE} (quick: F = 16, 32, 64; full, in practice the meaningful claim: "
         "F = 128 to 2048, 5 draws)"
     ),
-    quick={
-        "source": dict(QUICK),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
-    full={
-        "source": dict(FULL),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
+    quick=judged_params(source=dict(QUICK)),
+    full=judged_params(source=dict(FULL)),
     kind="empirical",
     needs=("torch",),
     controls=list(ATLAS_CONTROLS),

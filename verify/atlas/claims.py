@@ -34,7 +34,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     within_constant_outcome,
 )
 from verify.claims import claim
@@ -96,20 +96,8 @@ for _name in CLAIMED:
             f"exponent of size against bound {EXPONENT_RULE}; read from the stored record "
             f"of {_fam.claim_id} (results/claims.jsonl), nothing re-measured"
         ),
-        quick={
-            "family": _name,
-            "results": "results",
-            "constant": CONSTANT,
-            "max_exponent": MAX_EXPONENT,
-            "judged_sizes": "measured",
-        },
-        full={
-            "family": _name,
-            "results": "results",
-            "constant": CONSTANT,
-            "max_exponent": MAX_EXPONENT,
-            "judged_sizes": "measured",
-        },
+        quick=judged_params(family=_name, results="results"),
+        full=judged_params(family=_name, results="results"),
         kind="empirical",
         controls=list(ATLAS_CONTROLS),
         seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",

@@ -31,8 +31,8 @@ from verify.atlas.verdict import (
     EXPONENT_RULE,
     GROWTH,
     JUDGED_SIZES,
-    MAX_EXPONENT,
     SLOWER,
+    judged_params,
     within_constant_outcome,
 )
 from verify.claims import Control, claim
@@ -79,20 +79,8 @@ for _name in ("hopfield", "hopfield_gated"):
             f"ratios of median P to I/32 vary by at most {CONSTANT}x and the log-log exponent of P "
             f"against I/32 {EXPONENT_RULE}, i.e. d*/log2 N stays within a constant"
         ),
-        quick={
-            "family": _name,
-            "source": dict(QUICK),
-            "constant": CONSTANT,
-            "max_exponent": MAX_EXPONENT,
-            "judged_sizes": "measured",
-        },
-        full={
-            "family": _name,
-            "source": dict(FULL),
-            "constant": CONSTANT,
-            "max_exponent": MAX_EXPONENT,
-            "judged_sizes": "measured",
-        },
+        quick=judged_params(family=_name, source=dict(QUICK)),
+        full=judged_params(family=_name, source=dict(FULL)),
         kind="empirical",
         controls=[
             Control(

@@ -30,7 +30,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     not_storing_outcome,
     within_constant_outcome,
 )
@@ -70,18 +70,8 @@ claim(
         f"memories): every draw stores, the ratios of median P to I/32 vary by at most {CONSTANT}x "
         f"and the log-log exponent of P against I/32 {EXPONENT_RULE}"
     ),
-    quick={
-        "source": dict(QUICK),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
-    full={
-        "source": dict(FULL),
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
+    quick=judged_params(source=dict(QUICK)),
+    full=judged_params(source=dict(FULL)),
     kind="empirical",
     controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seed fixes the draws (seed, k), k < 3: every draw's P enters the per-N median and the fit",

@@ -31,7 +31,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     within_constant_outcome,
 )
 from verify.claims import claim, rng_for
@@ -107,28 +107,8 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         f"draws): every confirmation holds, the ratios of the per-k median d to the bound vary by at "
         f"most {CONSTANT}x and the log-log exponent of d against the bound {EXPONENT_RULE}"
     ),
-    quick={
-        "n_subjects": 500,
-        "n_relations": 2,
-        "hops": [1, 2, 3, 4],
-        "margin": 0.25,
-        "draws": 3,
-        "d0_max": 64,
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
-    full={
-        "n_subjects": 1000,
-        "n_relations": 2,
-        "hops": [1, 2, 3, 4, 5],
-        "margin": 0.25,
-        "draws": 5,
-        "d0_max": 80,
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
+    quick=judged_params(n_subjects=500, n_relations=2, hops=[1, 2, 3, 4], margin=0.25, draws=3, d0_max=64),
+    full=judged_params(n_subjects=1000, n_relations=2, hops=[1, 2, 3, 4, 5], margin=0.25, draws=5, d0_max=80),
     kind="empirical",
     controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seeds(1)[0] fixes the draws (seed, k, j), j < draws: every draw's d enters the "

@@ -25,7 +25,7 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
-    MAX_EXPONENT,
+    judged_params,
     previous,
     synthetic_sizes,
     within_constant_judgement,
@@ -71,26 +71,10 @@ def smallest_storing_dims(
         f"d* to the bound vary by at most {CONSTANT}x and the log-log exponent of d* against the "
         f"bound {EXPONENT_RULE}"
     ),
-    quick={
-        "vocab_sizes": [64, 128, 256, 512],
-        "seq_len": 4,
-        "n_samples": 10**9,
-        "draws": 3,
-        "d_max": 96,
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
-    full={
-        "vocab_sizes": [64, 128, 256, 512, 1024, 2048],
-        "seq_len": 4,
-        "n_samples": 10**9,
-        "draws": 5,
-        "d_max": 160,
-        "constant": CONSTANT,
-        "max_exponent": MAX_EXPONENT,
-        "judged_sizes": "measured",
-    },
+    quick=judged_params(vocab_sizes=[64, 128, 256, 512], seq_len=4, n_samples=10**9, draws=3, d_max=96),
+    full=judged_params(
+        vocab_sizes=[64, 128, 256, 512, 1024, 2048], seq_len=4, n_samples=10**9, draws=5, d_max=160
+    ),
     kind="empirical",
     controls=list(ATLAS_CONTROLS),
     seed_rule="ctx.seeds(1)[0] fixes the draws: every draw's d* enters the per-V median and the fit",

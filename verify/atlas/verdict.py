@@ -36,6 +36,17 @@ EXPONENT_RULE = (
 #: growing like bound^GROWTH or bound^SLOWER (the controls' values).
 JUDGED_SIZES = ("measured", f"synthetic bound^{GROWTH}", f"synthetic bound^{SLOWER}")
 
+
+def judged_params(**fields) -> dict:
+    """A within_constant claim's parameters: its own ``fields``, the criterion's constant and
+    exponent bound, and the sizes it judges (the measured ones; the controls override that).
+
+    >>> judged_params(draws=3)["judged_sizes"]
+    'measured'
+    """
+    return {**fields, "constant": CONSTANT, "max_exponent": MAX_EXPONENT, "judged_sizes": JUDGED_SIZES[0]}
+
+
 #: The control of every ``atlas.<family>.within_constant`` claim judged against a bound (the
 #: hopfield families, judged against a convention, word theirs differently).
 FASTER_THAN_BOUND = Control(
