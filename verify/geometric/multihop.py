@@ -55,22 +55,8 @@ from verify.measure import decode
     statement="chain of thought with the single-hop block model (d = R*d0, independent of k) answers "
     "random k-hop chains: accuracy 1 with every step's margin > 0 and every intermediate "
     "step equal to cot_trace",
-    quick={
-        "n_subjects": 1000,
-        "n_relations": 4,
-        "block_dim": 21,
-        "n_hops": 5,
-        "n_queries": 2000,
-        "passes": "one per hop",
-    },
-    full={
-        "n_subjects": 1000,
-        "n_relations": 4,
-        "block_dim": 21,
-        "n_hops": 20,
-        "n_queries": 20000,
-        "passes": "one per hop",
-    },
+    quick=dict(n_subjects=1000, n_relations=4, block_dim=21, n_hops=5, n_queries=2000, passes="one per hop"),
+    full=dict(n_subjects=1000, n_relations=4, block_dim=21, n_hops=20, n_queries=20000, passes="one per hop"),
 )
 def cot_khop(p, ctx):
     n, r, d0, k = p["n_subjects"], p["n_relations"], p["block_dim"], p["n_hops"]
@@ -142,20 +128,8 @@ def _answers(accuracy: float):
     statement="the R^k-block construction (d = R^k d0, gates opened by a sum of per-position relation "
     "embeddings) answers all N*R^k k-hop queries in one pass: accuracy 1, selector output "
     "equal to u_{pi_rho(x)} to 1e-9, for every k listed",
-    quick={
-        "n_subjects": 500,
-        "n_relations": 3,
-        "hops": [1, 2, 3],
-        "block_dim": 19,
-        "chain_order": "as given",
-    },
-    full={
-        "n_subjects": 500,
-        "n_relations": 4,
-        "hops": [1, 2, 3, 4],
-        "block_dim": 19,
-        "chain_order": "as given",
-    },
+    quick=dict(n_subjects=500, n_relations=3, hops=[1, 2, 3], block_dim=19, chain_order="as given"),
+    full=dict(n_subjects=500, n_relations=4, hops=[1, 2, 3, 4], block_dim=19, chain_order="as given"),
 )
 def nocot_blocks(p, ctx):
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
@@ -279,22 +253,10 @@ def nocot_single_fail(p, ctx):
     "(accuracy < 1, ties counted as errors) for k = 1, 2, 3 on every seed; at d0 = ceil(log2 N), "
     "above the bound by less than R^k coordinates, it does not fail on every seed (a bracket per k, "
     "both sides measured by the claim; resolution about 1.12 at N = 500)",
-    quick={
-        "n_subjects": 500,
-        "n_relations": 3,
-        "hops": [1, 2, 3],
-        "block_dim": 8,
-        "seeds": 3,
-        "judged_d0": "block_dim",
-    },
-    full={
-        "n_subjects": 2000,
-        "n_relations": 3,
-        "hops": [1, 2, 3, 4],
-        "block_dim": 10,
-        "seeds": 5,
-        "judged_d0": "block_dim",
-    },
+    quick=dict(n_subjects=500, n_relations=3, hops=[1, 2, 3], block_dim=8, seeds=3, judged_d0="block_dim"),
+    full=dict(
+        n_subjects=2000, n_relations=3, hops=[1, 2, 3, 4], block_dim=10, seeds=5, judged_d0="block_dim"
+    ),
 )
 def below_bound_fail(p, ctx):
     """The depth tradeoff as an impossibility. At p = 32 bits the bound R^k log2(N + 1 - I_k)/32 lies below
