@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from constructions.icrecall import model as M
-from constructions.icrecall.model import CpuAdam, ICAttention, TrainedMemory, TripletMemory, finetune
+from constructions.icrecall import train as M
+from constructions.icrecall.model import ICAttention, TrainedMemory, TripletMemory
 from constructions.icrecall.patterns import (
     context_neuron_firing,
     handset_pattern,
@@ -20,6 +20,7 @@ from constructions.icrecall.patterns import (
     pattern_metrics,
     token_embeddings,
 )
+from constructions.icrecall.train import CpuAdam, finetune
 from constructions.icrecall.world import Prompts, make_world, sample_icrecall, triplet_mlp
 from verify.claims import Context
 

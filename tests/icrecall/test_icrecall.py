@@ -9,8 +9,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constructions.icrecall.model import ICAttention, TripletMemory, finetune
+from constructions.icrecall.model import ICAttention, TripletMemory
 from constructions.icrecall.patterns import PATTERNS, handset_pattern, pattern_metrics
+from constructions.icrecall.train import finetune
 from constructions.icrecall.world import (
     direct_recall_accuracy,
     linear_memory,

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from constructions.icrecall.model import ICAttention, TripletMemory, evaluate, finetune
+from constructions.icrecall.model import ICAttention, TripletMemory
+from constructions.icrecall.train import evaluate, finetune
 from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
 from verify.claims import Control, rng_for
 from verify.criteria import EverySeed, Judgement, all_of

@@ -6,7 +6,8 @@ The pretrained variant is judged by the same pairwise-pattern rule as the constr
 
 from __future__ import annotations
 
-from constructions.icrecall.model import ICAttention, finetune, pretrain_memory
+from constructions.icrecall.model import ICAttention
+from constructions.icrecall.train import finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
 from verify.claims import Control, Outcome, claim, rng_for
