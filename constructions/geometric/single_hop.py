@@ -15,68 +15,14 @@ import torch
 
 from constructions.decode import Decoding, predict
 from constructions.decode import decode as decode_kernel
-from constructions.tasks import check_bijections, check_generator, single_hop_dataset
+from constructions.geometric.codes import attribute_codes, check_codes
+from constructions.tasks import check_bijections, single_hop_dataset
 from theory.geometric.single_hop import require_sufficient_block_dim
 
 if TYPE_CHECKING:
     from constructions.measure import Facts
 
-CODE_KINDS = ("spherical", "rademacher", "rademacher_distinct")
 ATTENTION_SCORE = 80.0  # softmax weight on the subject token is 1/(1+e^-80) == 1.0 in float64
-
-
-def attribute_codes(n_attributes: int, block_dim: int, kind: str, rng: np.random.Generator) -> np.ndarray:
-    """Attribute codes U0, shape (N, d0) [derived].
-
-    spherical: i.i.d. N(0, 1) rows normalised to unit length; rademacher: entries +-1/sqrt(d0).
-    rademacher_distinct: sign patterns drawn without replacement while the 2^d0 patterns last
-    (every pattern once per round, in a random order), so two attributes share a code only when
-    N > 2^d0 forces it (the pigeonhole bound B4, without the birthday collisions of i.i.d. signs).
-    """
-    check_generator(rng)
-    if int(block_dim) != block_dim or block_dim < 1:
-        raise ValueError(f"block_dim d0={block_dim} violates the hypothesis d0 >= 1")
-    if int(n_attributes) != n_attributes or n_attributes < 2:
-        raise ValueError(f"n_attributes={n_attributes} violates the hypothesis N >= 2")
-    if kind == "spherical":
-        g = rng.standard_normal((int(n_attributes), int(block_dim)))
-        return g / np.linalg.norm(g, axis=1, keepdims=True)
-    if kind == "rademacher":
-        signs = rng.integers(0, 2, size=(int(n_attributes), int(block_dim))) * 2 - 1
-        return signs / np.sqrt(block_dim)
-    if kind == "rademacher_distinct":
-        if block_dim > 62:
-            raise ValueError(f"rademacher_distinct needs d0 <= 62 (integer patterns), got d0={block_dim}")
-        n, total = int(n_attributes), 2 ** int(block_dim)
-        rounds = []
-        while sum(len(r) for r in rounds) < n:
-            take = min(total, n - sum(len(r) for r in rounds))
-            rounds.append(
-                rng.choice(total, size=take, replace=False)
-                if total <= 2**40
-                else _distinct_ints(rng, total, take)
-            )
-        ints = np.concatenate(rounds)
-        bits = (ints[:, None] >> np.arange(int(block_dim))[None, :]) & 1
-        return (bits * 2 - 1) / np.sqrt(block_dim)
-    raise ValueError(f"code kind {kind!r} not in {CODE_KINDS}")
-
-
-def _distinct_ints(rng, total, take):
-    """``take`` distinct integers in [0, total) by rejection (total far above take)."""
-    out = np.unique(rng.integers(0, total, size=take))
-    while len(out) < take:
-        out = np.unique(np.concatenate([out, rng.integers(0, total, size=take - len(out))]))
-    return rng.permutation(out)
-
-
-def check_codes(codes) -> np.ndarray:
-    codes = np.asarray(codes, dtype=np.float64)
-    if codes.ndim != 2 or codes.shape[1] < 1:
-        raise ValueError(f"attribute codes must have shape (N, d0) with d0 >= 1, got {codes.shape}")
-    if not np.all(np.isfinite(codes)):
-        raise ValueError("attribute codes contain NaN or inf")
-    return codes
 
 
 def block_subject_embeddings(perms, codes) -> np.ndarray:
@@ -421,58 +367,3 @@ def swap_bijections(model: BlockModel, new_perms: np.ndarray) -> BlockModel:
     )
     new_tr = OneLayerTransformer(**{**tr.tensors(), "embed": embed})
     return BlockModel(perms=new_perms, codes=model.codes, selector=model.selector, transformer=new_tr)
-
-
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class RotationModel:
-    """Shared-space rotation variant of the block construction [derived].
-
-    e_s = sum_r M_r u_{pi_r(s)} with Haar-orthogonal M_r (d x d) and unit u_a in R^d. The selector
-    computes M_r^T x for the active relation with one +-ReLU pair per (relation, coordinate)
-    (width 2*R*d, gates closed by -beta); the output is u_{pi_r(s)} plus crosstalk
-    sum_{r' != r} M_r^T M_{r'} u_{pi_{r'}(s)} of per-coordinate variance about (R-1)/d.
-    """
-
-    perms: np.ndarray
-    codes: np.ndarray
-    rotations: np.ndarray
-    beta: float
-
-    @property
-    def subject_embeddings(self) -> np.ndarray:
-        return sum(self.codes[self.perms[r]] @ self.rotations[r].T for r in range(len(self.perms)))
-
-    def selector_output(self, subj, rel) -> np.ndarray:
-        x = self.subject_embeddings[np.asarray(subj)]
-        n_rel, d = self.rotations.shape[0], self.rotations.shape[1]
-        pre = np.einsum("rdk,bd->brk", self.rotations, x)  # M_r^T x for every r: (B, R, d)
-        if np.max(np.abs(pre)) >= self.beta:
-            raise ValueError(
-                f"gate bias beta={self.beta} must exceed max |M_r^T x| = "
-                f"{np.max(np.abs(pre)):.3g} (exactness of the gates)"
-            )
-        closed = np.where(np.arange(n_rel)[None, :] == np.asarray(rel)[:, None], 0.0, -self.beta)
-        plus = np.maximum(pre + closed[:, :, None], 0.0)
-        minus = np.maximum(-pre + closed[:, :, None], 0.0)
-        del d
-        return (plus - minus).sum(axis=1)
-
-    def selector_width(self) -> int:
-        return 2 * self.rotations.shape[0] * self.rotations.shape[1]
-
-
-def build_rotation_model(
-    perms, dim: int, rng: np.random.Generator, gate_bias: float | None = None
-) -> RotationModel:
-    from scipy.stats import ortho_group
-
-    perms = check_bijections(perms)
-    check_generator(rng)
-    if int(dim) != dim or dim < 2:
-        raise ValueError(f"dim d={dim} violates the hypothesis d >= 2")
-    n_rel, n = perms.shape
-    codes = attribute_codes(n, dim, "spherical", rng)
-    rotations = np.stack([ortho_group.rvs(int(dim), random_state=rng) for _ in range(n_rel)])
-    beta = float(gate_bias) if gate_bias is not None else 2.0 * n_rel + 1.0  # |M^T x| <= ||x|| <= R
-    return RotationModel(perms=perms, codes=codes, rotations=rotations, beta=beta)

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from constructions.geometric.rotation import build_rotation_model
 from constructions.geometric.single_hop import (
     attribute_codes,
     build_block_model,
-    build_rotation_model,
     build_selector,
     swap_bijections,
 )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from constructions.geometric.single_hop import build_block_model, build_rotation_model, swap_bijections
+from constructions.geometric.rotation import build_rotation_model
+from constructions.geometric.single_hop import build_block_model, swap_bijections
 from constructions.tasks import make_bijections, single_hop_dataset
 from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, Threshold, all_of
