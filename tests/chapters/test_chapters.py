@@ -304,7 +304,8 @@ def test_unknown_routing_mode_is_an_error():
 
 
 def test_copy_batch_layout_and_errors():
-    from constructions.chapters.train import BOS, N_SPECIAL, make_copy_batch
+    from constructions.chapters.copy_task import make_copy_batch
+    from constructions.chapters.train import BOS, N_SPECIAL
 
     seqs = make_copy_batch(16, 6, 8, np.random.default_rng(0)).numpy()
     assert seqs.shape == (8, 13) and (seqs[:, 0] == BOS).all()
@@ -317,7 +318,7 @@ def test_copy_batch_layout_and_errors():
 def test_prefix_only_evaluation_equals_prefix_routing():
     """copy_eval(prefix_only=True) of a sequence-routed model == the whole-sequence evaluation of
     the same weights with per-position causal routing ('prefix')."""
-    from constructions.chapters.train import copy_config, copy_eval, make_copy_batch
+    from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch
 
     seqs = make_copy_batch(8, 4, 16, np.random.default_rng(2))
     seq = build(dict(copy_config(8, "sequence"), wo_init="normal"), 5, dtype=torch.float64)
@@ -333,7 +334,7 @@ def test_untrained_copy_model_is_near_the_floor():
     """At initialisation the first-half loss is near ln(vocab) >= ln v: nothing is leaked yet."""
     import math
 
-    from constructions.chapters.train import copy_config, copy_eval, make_copy_batch
+    from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch
 
     cfg = copy_config(16)
     model = build(cfg, 0)

@@ -65,7 +65,8 @@ def leak_run(p, ctx, seed: int, variant: str) -> dict:
     stop = int(p.get("stop", p["steps"]))
 
     def compute():
-        from constructions.chapters.train import build, copy_config, copy_eval, make_copy_batch, train_copy
+        from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch, train_copy
+        from constructions.chapters.train import build
 
         routing = variant if variant in ("sequence", "prefix", "first") else "sequence"
         cfg = copy_config(
