@@ -3,16 +3,14 @@
 # imported first, as the bare module was before the move (registration order),
 # and re-exported for code that imported it as one module
 from constructions.chapters.layer import (  # noqa: F401
-    Block,
     ChapterRouter,
     MemoryAttention,
     MemoryLayer,
-    MoCModel,
     auxiliary_losses,
     load_balance_loss,
     normalised_entropy,
     rms_normalise,
-    rope,
     selection_frequency,
     z_loss,
 )
+from constructions.chapters.model import Block, MoCModel, rope  # noqa: F401

@@ -22,7 +22,8 @@ import torch
 import torch.nn.functional as F
 
 from constructions.chapters.flat_adam import FlatAdam
-from constructions.chapters.layer import MoCModel, auxiliary_losses, normalised_entropy, selection_frequency
+from constructions.chapters.layer import auxiliary_losses, normalised_entropy, selection_frequency
+from constructions.chapters.model import MoCModel
 from theory.chapters.flops import TOY_CONFIG, iso_flop_depth
 
 BOS, SEP, PAD, UNK = 0, 1, 2, 3

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from constructions.chapters.layer import (
     ChapterRouter,
     MemoryLayer,
-    MoCModel,
     load_balance_loss,
     rms_normalise,
     z_loss,
 )
+from constructions.chapters.model import MoCModel
 from constructions.chapters.train import build, toy_configs
 from theory.__main__ import main as theory_main
 from theory.chapters import flops as fl
@@ -189,7 +189,7 @@ def test_weights_inside_attention_equal_weighted_tokens():
 
 @pytest.mark.parametrize("length", [3, 16, 20])
 def test_short_sequence_self_attention_matches_sdpa(length):
-    from constructions.chapters.layer import Block, rope
+    from constructions.chapters.model import Block, rope
 
     block = Block(dict(d_model=16, n_heads=4, n_kv_heads=2, head_dim=4, d_ff=32), False, dtype=torch.float64)
     _randomise(block, 2)

@@ -11,7 +11,8 @@ import torch
 
 from constructions.chapters import train as ct
 from constructions.chapters.flat_adam import FlatAdam
-from constructions.chapters.layer import MemoryLayer, MoCModel, rope
+from constructions.chapters.layer import MemoryLayer
+from constructions.chapters.model import MoCModel, rope
 from theory.chapters.flops import TOY_CONFIG
 
 
@@ -79,7 +80,7 @@ def test_rope_by_roll_is_rotate_half():
 
 
 def ct_rope_tables(x):
-    from constructions.chapters.layer import _rope_tables
+    from constructions.chapters.model import _rope_tables
 
     return _rope_tables(x.shape[-2], x.shape[-1], 1e5, x.device, x.dtype)
 

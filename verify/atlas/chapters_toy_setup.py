@@ -116,7 +116,7 @@ def n_params(n_facts: int, n_chapters: int, p: dict) -> dict:
 def parameter_groups(n_facts: int, n_chapters: int, p: dict) -> dict:
     """Trained parameters of the model by group, counted on the meta device from the module itself
     (the test of :func:`n_params`)."""
-    from constructions.chapters.layer import MoCModel
+    from constructions.chapters.model import MoCModel
 
     model = MoCModel(config(n_facts, n_chapters, p), device="meta")  # counted, not built
     groups = {"bank": 0, "router": 0, "memory_attention": 0, "embedding": 0, "backbone": 0}

@@ -341,7 +341,7 @@ def _torch_memory_flops(cfg, n_sel):
     "paper's printed counts: three computations sharing no code",
 )
 def check_params(params, ctx):
-    from constructions.chapters.layer import MoCModel
+    from constructions.chapters.model import MoCModel
     from theory.chapters.flops import parameter_counts
 
     cfg = _paper_cfg(params)
