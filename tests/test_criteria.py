@@ -241,9 +241,3 @@ def test_falsify_json_gives_every_claim_a_resolution(tmp_path, capsys, monkeypat
     assert main(["falsify", claim, "--json"]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["resolution"]["rule"] == "threshold" and row["resolution"]["from"] == "stored record"
-
-
-def test_threshold_budget_names_what_the_interval_is_over():
-    t = Threshold("efficacy", 0.95, ">=", "convention")
-    assert t.judge([0.9, 0.99], seeds=3).budget.endswith(" seeds")
-    assert t.judge([0.9, 0.99], seeds=3, unit="draws").budget.endswith(" draws")

@@ -150,8 +150,7 @@ class Threshold:
     def text(self) -> str:
         return f"{self.quantity} {self.side} {self.value:.4g} ({self.source})"
 
-    def judge(self, measured, seeds: int | None = None, unit: str = "seeds") -> Judgement:
-        """``seeds``: how many values the interval is over (``unit``: seeds, draws), for the budget."""
+    def judge(self, measured, seeds: int | None = None) -> Judgement:
         lo, hi = _interval(measured)
         near, far = (lo, hi) if self.side in (">=", ">") else (hi, lo)
         ok_near = _clears(near, self.value, self.side)
@@ -162,9 +161,7 @@ class Threshold:
         budget = None
         if verdict == "inconclusive" and seeds:
             needed = abs((lo + hi) / 2 - self.value)
-            budget = (
-                f"about {seeds_to_decide(half, needed, seeds)} {unit}" if needed > 0 else "a larger scale"
-            )
+            budget = f"about {seeds_to_decide(half, needed, seeds)} seeds" if needed > 0 else "a larger scale"
         return Judgement(
             verdict,
             {self.quantity: f"{self.side} {self.value:.4g}", "threshold_source": self.source},
