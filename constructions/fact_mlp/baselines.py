@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from constructions import search
+from constructions.adam import adam_update
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.tasks import check_generator
 
@@ -252,15 +253,7 @@ def _manual_epochs(
         grads = [gg.t().mm(K), gu.t().mm(K), gy.t().mm(t)]
         if biases:
             grads += [gg.sum_to_size(bg.shape), gu.sum_to_size(bu.shape), gy.sum_to_size(bd.shape)]
-        step = float(epoch + 1)
-        bias1, bias2 = 1 - 0.9**step, 1 - 0.999**step
-        torch._foreach_lerp_(exp_avg, grads, 1 - 0.9)
-        torch._foreach_mul_(exp_avg_sq, 0.999)
-        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - 0.999)
-        denom = torch._foreach_sqrt(exp_avg_sq)
-        torch._foreach_div_(denom, bias2**0.5)
-        torch._foreach_add_(denom, 1e-8)
-        torch._foreach_addcdiv_(params, exp_avg, denom, value=-(lrs[epoch] / bias1))
+        adam_update(params, grads, exp_avg, exp_avg_sq, epoch + 1, lrs[epoch])
         epochs_run = epoch + 1
         if loss.item() < loss_stop:
             break

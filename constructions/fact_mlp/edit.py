@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from constructions.adam import adam_update
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.fact_mlp.transformer import OneLayerRecallTransformer, clone_model, recall, swap_mlp
 from constructions.tasks import check_generator
@@ -235,15 +236,7 @@ def _finetune_manual(
             grads.append(g.t().mm(x))
             if lin.bias is not None:
                 grads.append(g.sum_to_size(lin.bias.shape))
-        step = float(done)
-        bias1, bias2 = 1 - 0.9**step, 1 - 0.999**step
-        torch._foreach_lerp_(exp_avg, grads, 1 - 0.9)
-        torch._foreach_mul_(exp_avg_sq, 0.999)
-        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - 0.999)
-        denom = torch._foreach_sqrt(exp_avg_sq)
-        torch._foreach_div_(denom, bias2**0.5)
-        torch._foreach_add_(denom, 1e-8)
-        torch._foreach_addcdiv_(params, exp_avg, denom, value=-(lr / bias1))
+        adam_update(params, grads, exp_avg, exp_avg_sq, done, lr)
     return done
 
 

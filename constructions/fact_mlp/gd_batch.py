@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
+from constructions.adam import adam_update
 from constructions.fact_mlp.baselines import trace_row
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.search import Bisection
@@ -308,15 +309,17 @@ class _ManualBatchStep:
         g_Wg = _contiguous(K.transpose(1, 2).bmm(gg).transpose(1, 2))
         grads = [g_Wg, g_Wu, g_Wd, g_bg, g_bu, g_bd]
         self.n_updates += 1
-        step = float(self.n_updates)
-        bias1, bias2 = 1 - self.beta1**step, 1 - self.beta2**step
-        torch._foreach_lerp_(self.exp_avg, grads, 1 - self.beta1)
-        torch._foreach_mul_(self.exp_avg_sq, self.beta2)
-        torch._foreach_addcmul_(self.exp_avg_sq, grads, grads, value=1 - self.beta2)
-        denom = torch._foreach_sqrt(self.exp_avg_sq)
-        torch._foreach_div_(denom, bias2**0.5)
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(self.params, self.exp_avg, denom, value=-(lr / bias1))
+        adam_update(
+            self.params,
+            grads,
+            self.exp_avg,
+            self.exp_avg_sq,
+            self.n_updates,
+            lr,
+            self.beta1,
+            self.beta2,
+            self.eps,
+        )
 
 
 def _contiguous(t: torch.Tensor) -> torch.Tensor:

@@ -281,6 +281,16 @@ def train_attention(
         torch.set_num_threads(threads)
 
 
+def _check(hist: dict, step: int, logits, tgt, loss, streak: int, stop_acc: float) -> int:
+    """Record a check of the batch accuracy at ``step`` in ``hist``; returns the new streak of
+    checks at accuracy >= ``stop_acc`` (training stops once it reaches the patience)."""
+    acc = float((logits.argmax(-1) == tgt).double().mean())
+    hist["steps"].append(step)
+    hist["loss"].append(loss.item())
+    hist["batch_acc"].append(acc)
+    return streak + 1 if acc >= stop_acc else 0
+
+
 def _train(model, target, rng, steps, lr, batch, seq_len, weight_decay, eval_every, patience, stop_acc):
     fmap = model.mlp_facts.fact_map if target == "value" else np.arange(model.task.n_facts)
     params = list(model.attention_parameters().values())
@@ -298,11 +308,7 @@ def _train(model, target, rng, steps, lr, batch, seq_len, weight_decay, eval_eve
         loss.backward()
         opt.step()
         if step % eval_every == 0 or step == steps:
-            acc = float((logits.argmax(-1) == tgt).double().mean())
-            hist["steps"].append(step)
-            hist["loss"].append(loss.item())
-            hist["batch_acc"].append(acc)
-            streak = streak + 1 if acc >= stop_acc else 0
+            streak = _check(hist, step, logits, tgt, loss, streak, stop_acc)
             if streak >= patience:
                 break
     return hist

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from constructions.fact_mlp.transformer import recall_sequences
+from constructions.adam import adam_update
+from constructions.fact_mlp.transformer import _check, recall_sequences
 
 
 def _manual_mlp(mlp: nn.Module) -> str | tuple | None:
@@ -107,23 +108,11 @@ def _train_manual(
         gq = k.transpose(1, 2).bmm(gs3).reshape(B, d, 1).permute(0, 2, 1).permute(0, 2, 1).squeeze(2)
         grads = [gq.t().mm(xq), gk.t().mm(x.reshape(B * L, d))]
         # AdamW step (torch.optim.AdamW's single-tensor path, foreach forms)
-        n_step = float(step)
         if weight_decay != 0:
             torch._foreach_mul_(params, 1 - lr * weight_decay)
-        bias1, bias2 = 1 - 0.9**n_step, 1 - 0.999**n_step
-        torch._foreach_lerp_(exp_avg, grads, 1 - 0.9)
-        torch._foreach_mul_(exp_avg_sq, 0.999)
-        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - 0.999)
-        denom = torch._foreach_sqrt(exp_avg_sq)
-        torch._foreach_div_(denom, bias2**0.5)
-        torch._foreach_add_(denom, 1e-8)
-        torch._foreach_addcdiv_(params, exp_avg, denom, value=-(lr / bias1))
+        adam_update(params, grads, exp_avg, exp_avg_sq, step, lr)
         if step % eval_every == 0 or step == steps:
-            acc = float((logits.argmax(-1) == tgt).double().mean())
-            hist["steps"].append(step)
-            hist["loss"].append(loss.item())
-            hist["batch_acc"].append(acc)
-            streak = streak + 1 if acc >= stop_acc else 0
+            streak = _check(hist, step, logits, tgt, loss, streak, stop_acc)
             if streak >= patience:
                 break
     return hist

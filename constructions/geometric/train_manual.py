@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from constructions.adam import adam_update
 from constructions.geometric.train import PARAM_NAMES, TrainedModel, _check_finite
 
 
@@ -76,15 +77,17 @@ class _ManualStep:
         grads["relation"] = self.grad_relation.zero_().index_put_((self.rel,), gh0, accumulate=True)
         g = [grads[k] for k in self.trainable]
         self.n_updates += 1
-        step = float(self.n_updates)
-        bias1, bias2 = 1 - self.beta1**step, 1 - self.beta2**step
-        torch._foreach_lerp_(self.exp_avg, g, 1 - self.beta1)
-        torch._foreach_mul_(self.exp_avg_sq, self.beta2)
-        torch._foreach_addcmul_(self.exp_avg_sq, g, g, value=1 - self.beta2)
-        denom = torch._foreach_sqrt(self.exp_avg_sq)
-        torch._foreach_div_(denom, bias2**0.5)
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(self.params, self.exp_avg, denom, value=-(self.lr / bias1))
+        adam_update(
+            self.params,
+            g,
+            self.exp_avg,
+            self.exp_avg_sq,
+            self.n_updates,
+            self.lr,
+            self.beta1,
+            self.beta2,
+            self.eps,
+        )
 
 
 @torch.no_grad()
