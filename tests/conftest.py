@@ -78,6 +78,13 @@ def pytest_configure(config):
         "markers", "claims_of(area): the test reads quick records of that area's claims (same xdist group)"
     )
     if os.environ.get("PYTEST_XDIST_WORKER"):
+        # numpy and scipy may have loaded their OpenBLAS before this file set OMP_NUM_THREADS (a
+        # plugin imports numpy first); their pools then start one thread per core, and two workers'
+        # BLAS calls on two cores oversubscribe the machine (the fact_mlp claims took 2.4x their
+        # one-thread time). Limit every loaded pool now, as the main job's workers are limited.
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
         try:
             import torch
 
