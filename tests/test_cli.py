@@ -17,6 +17,18 @@ def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=cwd)
 
 
+def cli(capsys, *args):
+    """``python -m verify ARGS`` in this process (no interpreter start): (exit status, stdout, stderr)."""
+    from verify.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as stop:  # argparse's own errors
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def test_run_json_and_resume(tmp_path):
     out = run(
         "verify", "run", FAST, "geometric.single_hop.construct_transfer", "--json", "--out", str(tmp_path)
@@ -47,19 +59,16 @@ def test_run_json_and_resume(tmp_path):
     assert len(ResultStore(tmp_path).records()) == 2  # nothing recomputed, nothing appended
 
 
-def test_unknown_claim_and_device_fail_loudly(tmp_path):
-    out = run("verify", "run", "nope.*", "--out", str(tmp_path))
-    assert out.returncode == 2 and "no claim matches" in out.stderr
-    bad = run("verify", "run", FAST, "--device", "tpu", "--out", str(tmp_path))
-    assert bad.returncode == 2 and "not a device" in bad.stderr
+def test_unknown_claim_and_device_fail_loudly(tmp_path, capsys):
+    code, _, err = cli(capsys, "run", "nope.*", "--out", str(tmp_path))
+    assert code == 2 and "no claim matches" in err
+    code, _, err = cli(capsys, "run", FAST, "--device", "tpu", "--out", str(tmp_path))
+    assert code == 2 and "not a device" in err
 
 
-def test_list_markdown():
-    out = run("verify", "list", "--markdown")
-    assert (
-        out.returncode == 0
-        and "| `geometric.single_hop.selector_exact` | empirical | derived |" in out.stdout
-    )
+def test_list_markdown(capsys):
+    code, out, _ = cli(capsys, "list", "--markdown")
+    assert code == 0 and "| `geometric.single_hop.selector_exact` | empirical | derived |" in out
 
 
 def _fake(check, cid="geometric.fake.claim"):
@@ -104,10 +113,12 @@ def test_every_claim_is_well_formed():
     assert select(["geometric.single_hop.*"])
 
 
-def test_paper_figs_from_stored_results(tmp_path):
+@pytest.mark.claims_of("geometric")
+def test_paper_figs_from_stored_results(tmp_path, quick_record):
+    """paper_figs draws from a results folder it is given (here the record of this session's
+    registry run, not a second run of the claim) and names the command when the folder is empty."""
     res, figs = tmp_path / "res", tmp_path / "figs"
-    out = run("verify", "run", "geometric.single_hop.log_scaling", "--out", str(res))
-    assert out.returncode == 0, out.stdout + out.stderr
+    ResultStore(res).append(quick_record("geometric.single_hop.log_scaling"))
     draw = run("paper_figs", "geometric.fig_threshold", "--results", str(res), "--out", str(figs))
     assert draw.returncode == 0, draw.stderr
     assert (figs / "geometric.fig_threshold.png").stat().st_size > 10_000
@@ -201,11 +212,11 @@ def test_claim_kinds_are_validated():
         _with_controls(_threshold, [Control("a", {}, "w"), Control("a", {}, "w")])
 
 
-def test_falsify_reports_claims_without_controls(tmp_path):
-    out = run("verify", "falsify", "geometric.single_hop.selector_exact", "--json")
-    row = json.loads(out.stdout.splitlines()[0])
+def test_falsify_reports_claims_without_controls(tmp_path, capsys):
+    code, out, _ = cli(capsys, "falsify", "geometric.single_hop.selector_exact", "--json")
+    row = json.loads(out.splitlines()[0])
     assert row["id"] == "geometric.single_hop.selector_exact"
-    assert out.returncode == (0 if row["ok"] else 1)
+    assert code == (0 if row["ok"] else 1)
     if not row["ok"]:
         assert row["problems"]
 

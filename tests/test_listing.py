@@ -52,15 +52,12 @@ def test_an_unknown_bound_id_is_refused():
         bound_rows(fake)
 
 
-def test_list_where_cli_prints_existing_locations():
-    out = subprocess.run(
-        [sys.executable, "-m", "verify", "list", "--where", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    rows = json.loads(out)
+def test_list_where_cli_prints_existing_locations(monkeypatch, capsys):
+    from verify.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["list", "--where", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
     assert len(rows) == len(load_all())
     for r in rows:
         path, line = r["location"].rsplit(":", 1)
@@ -68,10 +65,12 @@ def test_list_where_cli_prints_existing_locations():
         assert int(line) >= 1
 
 
-def test_paper_figs_where_adds_the_figures():
-    out = subprocess.run(
-        [sys.executable, "-m", "paper_figs", "where"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
+def test_paper_figs_where_adds_the_figures(monkeypatch, capsys):
+    from paper_figs.__main__ import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["where"]) == 0
+    out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("geometric.single_hop.margin_suff "))
     assert "verify/" in line and "geometric.d0_suff (B2)" in line and "geometric.fig_margin" in line
 
