@@ -137,3 +137,22 @@ def test_command_line(tmp_path, capsys):
     )
     assert "4 points finished" in capsys.readouterr().out
     assert len(load_records(out)) == 4
+
+
+def test_local_workers_run_one_thread_whatever_the_environment(tmp_path, monkeypatch):
+    """A local worker limits torch's pool and every BLAS pool to one thread, even where the
+    environment asks for four (spawned workers start from the environment, not from this process)."""
+    import multiprocessing
+
+    from verify.sweep import pool_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    records = run_grid(
+        pool_threads,
+        [{}],
+        seeds=[0, 1],
+        out_path=None,
+        workers=2,
+        mp_context=multiprocessing.get_context("spawn"),
+    )
+    assert [r["result"] for r in records] == [[1], [1]]
