@@ -105,10 +105,10 @@ def _train_batch(facts, hidden, seeds, epochs, lr, device, loss_stop, manual_gra
     bd = torch.zeros((B, d), device=device, requires_grad=True)
     params = [Wg, Wu, Wd, bg, bu, bd]
     if manual_gradient:
-        from constructions.fact_mlp.gd_batch_manual import train_batch_manual
+        from constructions.fact_mlp.gd_batch_manual import _train_batch_manual
 
         with torch.no_grad():
-            final, epochs_run, last_loss = train_batch_manual(
+            final, epochs_run, last_loss = _train_batch_manual(
                 facts, hidden, [q.detach() for q in params], [K, V, fmap, mask], epochs, lr, loss_stop
             )
         return _outputs(facts, hidden, final, epochs_run, last_loss)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 _LR_SCHEDULES: dict = {}
 
 
-def cosine_lrs(lr: float, epochs: int) -> list[float]:
+def _cosine_lrs(lr: float, epochs: int) -> list[float]:
     """The learning rate of each epoch under ``CosineAnnealingLR(T_max=max(1, epochs),
     eta_min=1e-6)`` stepped once per epoch, read from the scheduler itself (its recursive update
     in float64), once per (lr, epochs) and process."""
@@ -138,13 +138,13 @@ def _contiguous(t: torch.Tensor) -> torch.Tensor:
     return t if t.is_contiguous() else t.contiguous()
 
 
-def train_batch_manual(facts, hidden, params, data, epochs, lr, loss_stop) -> tuple[list, list, list]:
+def _train_batch_manual(facts, hidden, params, data, epochs, lr, loss_stop) -> tuple[list, list, list]:
     """The epoch loop of :func:`constructions.fact_mlp.gd_batch.train_gated_mlp_batch`'s autograd
     path (same stopping rules, same compaction) with :class:`_ManualBatchStep`: each draw's final
     weights (padded), epochs run and last loss."""
     B = len(facts)
     run = _ManualBatchStep([q.clone() for q in params], data, lr)
-    lrs = cosine_lrs(lr, epochs)
+    lrs = _cosine_lrs(lr, epochs)
     last_loss = run.losses(run.logits()).tolist()  # the loss at initialisation (epochs = 0)
     final = [None] * B
     epochs_run = [0] * B
