@@ -18,13 +18,16 @@ of every unfinished search together in each round.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
 from constructions.fact_mlp.baselines import trace_row
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.search import Bisection
+
+if TYPE_CHECKING:
+    import torch
 
 
 def train_gated_mlp_batch(
@@ -157,32 +160,48 @@ def _train_batch(facts, hidden, seeds, epochs, lr, device, loss_stop, manual_gra
         per_draw.sum().backward()
         opt.step()
         sched.step()
-        vals = per_draw.detach().tolist()
-        check = epoch % 50 == 49
-        if check:
-            with torch.no_grad():
-                fm = data[2]
-                zz = z.detach()
-                correct = zz.gather(2, fm[:, :, None]).squeeze(2)
-                zz = zz.scatter(2, fm[:, :, None], float("-inf"))
-                stored = ((correct - zz.max(dim=2).values) > 1e-3).all(dim=1).tolist()
-        keep = []
-        for r, b in enumerate(alive):
-            epochs_run[b] = epoch + 1
-            last_loss[b] = vals[r]
-            if vals[r] < loss_stop or (check and stored[r]):
-                final[b] = [q[r].detach().clone() for q in params]  # its weights after this step
-            else:
-                keep.append(r)
+        stored = _stored_rows(z, data[2]) if epoch % 50 == 49 else None
+        keep = _retire(
+            epoch, alive, per_draw.detach().tolist(), stored, loss_stop, params, final, epochs_run, last_loss
+        )
         if not keep:
             break
         if len(keep) < len(alive):
             alive = [alive[r] for r in keep]
             compact(keep)
+    _unfinished(alive, params, final)
+    return _outputs(facts, hidden, final, epochs_run, last_loss)
+
+
+def _stored_rows(z: torch.Tensor, fmap: torch.Tensor) -> list[bool]:
+    """Per draw (row of the logits z, (draws, F, n_V)): every fact's target logit beats every other
+    logit by more than 1e-3, the early stop's test at every 50th epoch."""
+    zz = z.detach()
+    correct = zz.gather(2, fmap[:, :, None]).squeeze(2)
+    zz = zz.scatter(2, fmap[:, :, None], float("-inf"))
+    return ((correct - zz.max(dim=2).values) > 1e-3).all(dim=1).tolist()
+
+
+def _retire(epoch, alive, vals, stored, loss_stop, params, final, epochs_run, last_loss) -> list[int]:
+    """Book one epoch for every live draw (row r is draw alive[r]) and keep the weights after this
+    step of each draw that stops (loss below ``loss_stop``, or every fact stored at a check);
+    the rows that go on. Shared by the autograd and the hand-written epoch loops."""
+    keep = []
+    for r, b in enumerate(alive):
+        epochs_run[b] = epoch + 1
+        last_loss[b] = vals[r]
+        if vals[r] < loss_stop or (stored is not None and stored[r]):
+            final[b] = [q[r].detach().clone() for q in params]
+        else:
+            keep.append(r)
+    return keep
+
+
+def _unfinished(alive, params, final) -> None:
+    """The weights of the draws still running when the epochs ran out."""
     for r, b in enumerate(alive):
         if final[b] is None:
             final[b] = [q[r].detach().clone() for q in params]
-    return _outputs(facts, hidden, final, epochs_run, last_loss)
 
 
 def _outputs(facts, hidden, final, epochs_run, last_loss) -> list[FactMLP]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from constructions.adam import adam_update
+from constructions.fact_mlp.gd_batch import _retire, _stored_rows, _unfinished
 
 if TYPE_CHECKING:
     import torch
@@ -153,27 +154,14 @@ def _train_batch_manual(facts, hidden, params, data, epochs, lr, loss_stop) -> t
         z = run.logits()
         per_draw = run.losses(z)
         run.update(lrs[epoch])
-        vals = per_draw.tolist()
-        check = epoch % 50 == 49
-        if check:
-            fm = run.data[2]
-            correct = z.gather(2, fm[:, :, None]).squeeze(2)
-            zz = z.scatter(2, fm[:, :, None], float("-inf"))
-            stored = ((correct - zz.max(dim=2).values) > 1e-3).all(dim=1).tolist()
-        keep = []
-        for r, b in enumerate(alive):
-            epochs_run[b] = epoch + 1
-            last_loss[b] = vals[r]
-            if vals[r] < loss_stop or (check and stored[r]):
-                final[b] = [q[r].clone() for q in run.params]
-            else:
-                keep.append(r)
+        stored = _stored_rows(z, run.data[2]) if epoch % 50 == 49 else None
+        keep = _retire(
+            epoch, alive, per_draw.tolist(), stored, loss_stop, run.params, final, epochs_run, last_loss
+        )
         if not keep:
             break
         if len(keep) < len(alive):
             alive = [alive[r] for r in keep]
             run.keep_rows(keep)
-    for r, b in enumerate(alive):
-        if final[b] is None:
-            final[b] = [q[r].clone() for q in run.params]
+    _unfinished(alive, run.params, final)
     return final, epochs_run, last_loss
