@@ -11,6 +11,10 @@
     python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
                                           run every control; exit 1 if one passes (the claim is
                                           vacuous) or an empirical/must_fail claim has none
+    python -m verify stability ID|GLOB ... --seeds 0,1,2,3,4 [--json] [--out DIR] [--scale S]
+                                          run the claims at several base seeds (records in a
+                                          scratch folder unless --out) and list every claim whose
+                                          verdict differs between them; exit 1 on a problem
     python -m verify bench [--json] [NAME ...]
     python -m verify atlas [--json] [--results DIR]
                                           the capacity atlas from stored records (DIR/atlas.json)
@@ -95,6 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_fals.add_argument("--dtype", choices=("float64", "float32"), default=None)
     p_fals.add_argument("--seed", type=int, default=0)
     p_fals.add_argument("--json", action="store_true", help="one JSON row per claim on stdout")
+    p_stab = sub.add_parser("stability", help="verdicts across base seeds (verify/stability.py)")
+    p_stab.add_argument("ids", nargs="+", metavar="ID|GLOB")
+    p_stab.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated base seeds (default 0,1,2,3,4)")
+    p_stab.add_argument("--scale", choices=("quick", "full"), default="quick")
+    p_stab.add_argument("--device", default=None)
+    p_stab.add_argument("--dtype", choices=("float64", "float32"), default=None)
+    p_stab.add_argument(
+        "--out", default="", help="results folder of the runs (default: a scratch folder, never results/)"
+    )
+    p_stab.add_argument(
+        "--any-revision", action="store_true", help="reuse records in --out made at another revision"
+    )
+    p_stab.add_argument("--json", action="store_true", help="one strict JSON document on stdout")
     p_bench = sub.add_parser("bench", help="performance of the measurement kernels")
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
@@ -205,6 +222,10 @@ def main(argv=None) -> int:
             from verify.commands import cmd_falsify
 
             return cmd_falsify(args)
+        if args.cmd == "stability":
+            from verify.stability import cmd_stability
+
+            return cmd_stability(args)
         if args.cmd == "bench":
             from verify.bench import main as bench_main
 

@@ -9,7 +9,13 @@ exit status non-zero while it keeps failing, but a ledgered claim that starts pa
 An entry with ``flips_with_seed=True`` records a claim whose verdict depends on the base seed (it
 passes at some ``--seed`` values and fails at others). A verdict that flips with the seed is not a
 pass, so such a claim is reported "not reproduced" at every seed; the seed's own verdict is kept in
-the record (field ``seed_verdict``).
+the record (field ``seed_verdict``, and ``criterion_verdict``: pass, fail or inconclusive). Its
+``seed_verdicts`` map the base seeds it was run at to the criterion's verdict there, at least two
+of them different: the entry's expected behaviour is "differs between seeds", which ``verify
+stability`` checks (a claim recorded as flipping that now gives one verdict at every seed run, or
+another verdict than recorded at a recorded seed, is listed for someone to update this file). A
+verdict that flips with the seed never reports "ledger now passes": that status means a refutation
+no longer holds.
 
 An entry may name ``known_vacuous`` controls: controls on which the (unchanged) criterion is known
 to pass as well, so the criterion does not discriminate against them. Such a claim is not
@@ -23,7 +29,10 @@ scale and passes at quick scale has a full-scale entry only, so the quick run st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+SEED_VERDICTS = ("pass", "fail", "inconclusive")
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,26 @@ class LedgerEntry:
     flips_with_seed: bool = False  # passes at some base seeds, fails at others (numbers in `measured`)
     scales: tuple[str, ...] = ("quick", "full")  # the scales at which the claim was not reproduced
     known_vacuous: tuple[str, ...] = ()  # controls on which the criterion is known to pass too
+    #: base seed -> the criterion's verdict there (flips_with_seed entries: at least two differ)
+    seed_verdicts: Mapping[int, str] = field(default_factory=dict)
 
     def __post_init__(self):
+        if self.seed_verdicts:
+            if not self.flips_with_seed:
+                raise ValueError(
+                    f"ledger entry {self.claim_id}: seed_verdicts belong to a flips_with_seed entry"
+                )
+            bad = {s: v for s, v in self.seed_verdicts.items() if v not in SEED_VERDICTS}
+            if bad or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.seed_verdicts):
+                raise ValueError(
+                    f"ledger entry {self.claim_id}: seed_verdicts must map int base seeds to one of "
+                    f"{SEED_VERDICTS}, got {dict(self.seed_verdicts)}"
+                )
+            if len(set(self.seed_verdicts.values())) < 2:
+                raise ValueError(
+                    f"ledger entry {self.claim_id}: flips_with_seed needs two seeds with different "
+                    f"verdicts, got {dict(self.seed_verdicts)}"
+                )
         if not self.scales or set(self.scales) - {"quick", "full"}:
             raise ValueError(
                 f"ledger entry {self.claim_id}: scales {self.scales} must be a non-empty "

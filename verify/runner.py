@@ -194,8 +194,18 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["error"] = error
     if entry is not None:
         record["ledger"] = entry.reason
-        if entry.flips_with_seed and outcome is not None:
-            record["seed_verdict"] = bool(outcome.passed)
+        if outcome is not None and error is None and not outcome.skipped:
+            verdict = (
+                "inconclusive" if outcome.inconclusive is not None else ("pass" if outcome.passed else "fail")
+            )
+            record["criterion_verdict"] = verdict  # the criterion's own verdict at this seed
+            if entry.flips_with_seed:
+                record["seed_verdict"] = bool(outcome.passed)
+                recorded = entry.seed_verdicts.get(int(ctx.seed))
+                if recorded is not None and recorded != verdict:
+                    record["ledger_differs"] = (
+                        f"the ledger records {recorded} at base seed {ctx.seed}; this run gives {verdict}"
+                    )
     return record
 
 
