@@ -241,3 +241,44 @@ def test_falsify_json_gives_every_claim_a_resolution(tmp_path, capsys, monkeypat
     assert main(["falsify", claim, "--json"]) == 0
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["resolution"]["rule"] == "threshold" and row["resolution"]["from"] == "stored record"
+
+
+def test_every_criterion_resolution_says_what_its_value_is():
+    judged = [
+        Threshold("accuracy", 0.9).judge([0.92, 0.95]),
+        IntervalTest("exponent", 1.0, {"0.8": 0.8}, unit="dimensionless").judge([0.9, 1.1]),
+        Bracket("d0", boundary=6.0, below=4, above=9).judge(True, True),
+        EverySeed("gap", 0.0, ">").judge([0.1, 0.2]),
+        KOfN("gap", 0.0, ">", k=1).judge([0.1, -0.2]),
+        Agreement("difference", 1e-9).judge(1e-12),
+    ]
+    kinds = [j.resolution["kind"] for j in judged]
+    assert kinds == [
+        "distance_to_threshold",
+        "distance_to_nearest_rejected",
+        "bracket_factor",
+        "worst_clearance",
+        "seeds_to_spare",
+        "absolute_difference",
+    ]
+    assert (
+        judged[1].resolution["unit"] == "dimensionless" and judged[0].resolution["unit"] == "unit of accuracy"
+    )
+    whole = all_of(a=judged[0], b=judged[1]).resolution
+    assert (whole["kind"], whole["unit"]) == ("parts", "none")
+
+
+def test_interval_test_holds_exact_data_within_its_tolerance():
+    law = IntervalTest("exponent", 1.0, {"bound^0.8": 0.8, "bound^1.2": 1.2})
+    assert law.judge([1.0000000000000002, 1.0000000000000002]).verdict == "pass"
+    assert law.judge([1.001, 1.002]).verdict == "fail"
+    with pytest.raises(ValueError, match="tolerance"):
+        IntervalTest("exponent", 1.0, {}, tol=-1.0)
+
+
+def test_growth_law_rejects_a_falling_threshold():
+    rising = _seeds(lambda n: 3 * math.log(n), 4, 0.05)
+    falling = [[60 - v for v in y] for y in rising]
+    assert growth_law_judgement(NS, rising).verdict == "pass"
+    judged = growth_law_judgement(NS, falling)
+    assert judged.verdict == "fail" and judged.resolution["parts"]["slope"]["value"] == 0.0

@@ -51,12 +51,28 @@ class Judgement:
     predicted: the statement's numbers (the theory's value, thresholds, alternatives).
     measured: the measurement the verdict was read from (interval, point, per-seed values).
     resolution: what the verdict rules out: ``rule`` (which criterion), ``value`` (a number: the
-      nearest rejected alternative's distance, the bracket's factor), ``coarse`` (True when the
-      resolution misses the rule's requirement) and ``text``.
+      nearest rejected alternative's distance, the bracket's factor), ``kind`` and ``unit`` (what
+      ``value`` is and in which unit), ``coarse`` (True when the resolution misses the rule's
+      requirement) and ``text``. The kinds the criteria objects give:
+
+      - ``distance_to_threshold`` (:class:`Threshold`): how far the interval's near end clears the
+        threshold (0 when it does not), in the quantity's unit;
+      - ``distance_to_nearest_rejected`` (:class:`IntervalTest`): the distance from the theory's
+        value to the nearest alternative the interval excludes, in the quantity's unit
+        ("dimensionless" for an exponent);
+      - ``bracket_factor`` (:class:`Bracket`): max(boundary/below, above/boundary), a ratio;
+      - ``worst_clearance`` (:class:`EverySeed`): the worst seed's margin over the threshold, in
+        the quantity's unit;
+      - ``seeds_to_spare`` (:class:`KOfN`): clearing seeds minus k, counted in the rule's unit;
+      - ``absolute_difference`` (:class:`Agreement`): the two computations' difference;
+      - ``parts`` (:func:`all_of`): no value of its own (``value`` None, unit "none"); each part
+        carries its own.
     budget: for an inconclusive verdict, what would decide it (e.g. "about 12 seeds").
 
     >>> Judgement("pass", {}, {}, {"rule": "x", "value": 1.0, "coarse": False, "text": ""}).passed
     True
+    >>> Threshold("accuracy", 0.9, ">=", "convention").judge(0.95).resolution["kind"]
+    'distance_to_threshold'
     """
 
     verdict: str
@@ -140,6 +156,8 @@ class Threshold:
     value: float
     side: str = ">="
     source: str = "theory"
+    #: the quantity's unit, for the resolution (default: "unit of <quantity>")
+    unit: str = ""
 
     def __post_init__(self):
         _check_side(self.side)
@@ -169,6 +187,8 @@ class Threshold:
             {
                 "rule": "threshold",
                 "value": clearance,
+                "kind": "distance_to_threshold",
+                "unit": unit_of(self.quantity, self.unit),
                 "coarse": verdict == "pass" and lo != hi and clearance <= half,
                 "text": f"{self.text}: measured {_fmt(lo, hi)}",
             },
@@ -181,7 +201,9 @@ class IntervalTest:
     """An interval of ``quantity`` that must contain the theory's value ``theory`` and exclude
     every alternative in ``alternatives`` (name -> the value that alternative predicts).
 
-    Pass: theory inside, every alternative outside. Fail: theory outside. Inconclusive: theory
+    An end of the interval within ``tol`` of a value counts as holding it (float round-off: exactly
+    proportional data fit an exponent of 1.0000000000000002 with a zero-width interval, which must
+    hold 1). Pass: theory inside, every alternative outside. Fail: theory outside. Inconclusive: theory
     inside and some alternative inside too (the data cannot tell them apart); the budget is the
     seed count at which the interval would be narrow enough to separate the theory from the
     nearest alternative it still contains. The resolution names the nearest rejected alternative
@@ -192,18 +214,28 @@ class IntervalTest:
     'pass'
     >>> law.judge([-0.05, 0.2], seeds=5).verdict, law.judge([0.15, 0.3]).verdict
     ('inconclusive', 'fail')
+    >>> IntervalTest("exponent", 1.0, {"0.8": 0.8}).judge([1.0000000000000002] * 2).verdict
+    'pass'
     """
 
     quantity: str
     theory: float
     alternatives: Mapping[str, float]
     theory_name: str = "theory"
+    #: the quantity's unit, for the resolution (default: "unit of <quantity>")
+    unit: str = ""
+    #: an interval end within tol of a value holds it (absolute; round-off of exact data)
+    tol: float = 1e-9
+
+    def __post_init__(self):
+        if not self.tol >= 0:
+            raise ValueError(f"{self.quantity}: the tolerance must be >= 0, not {self.tol}")
 
     def judge(self, measured, seeds: int | None = None) -> Judgement:
         lo, hi = _interval(measured)
-        inside = {n: v for n, v in self.alternatives.items() if lo <= v <= hi}
+        inside = {n: v for n, v in self.alternatives.items() if lo - self.tol <= v <= hi + self.tol}
         outside = {n: v for n, v in self.alternatives.items() if n not in inside}
-        theory_in = lo <= self.theory <= hi
+        theory_in = lo - self.tol <= self.theory <= hi + self.tol
         verdict = "fail" if not theory_in else "pass" if not inside else "inconclusive"
         below = {n: v for n, v in outside.items() if v < self.theory}
         above = {n: v for n, v in outside.items() if v > self.theory}
@@ -236,6 +268,8 @@ class IntervalTest:
             {
                 "rule": "interval_test",
                 "value": min((abs(v - self.theory) for v in outside.values()), default=None),
+                "kind": "distance_to_nearest_rejected",
+                "unit": unit_of(self.quantity, self.unit),
                 "coarse": verdict != "pass" or missing_side,
                 "text": text,
                 "rejected": [n for n, _ in (x for x in nearest if x is not None)],
@@ -243,6 +277,15 @@ class IntervalTest:
             },
             budget,
         )
+
+
+def unit_of(quantity: str, unit: str = "") -> str:
+    """The unit a resolution's value is in: ``unit`` when given, else "unit of <quantity>".
+
+    >>> unit_of("accuracy"), unit_of("exponent", "dimensionless")
+    ('unit of accuracy', 'dimensionless')
+    """
+    return unit or f"unit of {quantity}"
 
 
 def _fmt(lo: float, hi: float) -> str:
@@ -271,6 +314,8 @@ def all_of(**judgements: Judgement) -> Judgement:
         {n: dict(j.measured) for n, j in judgements.items()},
         {
             "rule": "all_of",
+            "kind": "parts",
+            "unit": "none",
             "parts": {n: dict(j.resolution) for n, j in judgements.items()},
             "coarse": any(j.resolution.get("coarse", False) for j in judgements.values()),
             "text": "; ".join(f"{n}: {j.resolution.get('text', j.verdict)}" for n, j in undecided.items())
@@ -291,6 +336,7 @@ from verify.criteria_growth import (  # noqa: E402
     growth_exponent,
     growth_law_judgement,
     log_power,
+    slope_interval,
 )
 from verify.criteria_seeds import Agreement, EverySeed, KOfN, binomial_k  # noqa: E402
 
@@ -315,4 +361,6 @@ __all__ = [
     "growth_law_judgement",
     "log_power",
     "seeds_to_decide",
+    "slope_interval",
+    "unit_of",
 ]

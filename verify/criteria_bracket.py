@@ -84,7 +84,14 @@ class Bracket:
                 "holds_above": True,
             },
             {"breaks_below": bool(breaks_below), "holds_above": bool(holds_above)},
-            {"rule": "bracket", "value": self.factor, "coarse": self.coarse, "text": text},
+            {
+                "rule": "bracket",
+                "value": self.factor,
+                "kind": "bracket_factor",
+                "unit": "ratio (dimensionless)",
+                "coarse": self.coarse,
+                "text": text,
+            },
         )
 
     def judge_side(self, side: str, breaks_below: bool, breaks_above: bool) -> Judgement:

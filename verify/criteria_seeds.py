@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.criteria import SOURCES, Judgement, _check_side, _clears
+from verify.criteria import SOURCES, Judgement, _check_side, _clears, unit_of
 
 
 def _per_seed(values, seeds) -> tuple[list[float], list]:
@@ -88,6 +88,8 @@ class EverySeed:
             {
                 "rule": "every_seed",
                 "value": margins[worst],
+                "kind": "worst_clearance",
+                "unit": unit_of(self.quantity),
                 "coarse": False,
                 "text": text,
                 "worst_seed": labels[worst],
@@ -142,6 +144,8 @@ class KOfN:
             {
                 "rule": "k_of_n",
                 "value": cleared - self.k,
+                "kind": "seeds_to_spare",
+                "unit": self.unit,
                 "coarse": False,
                 "text": f"{rule} ({self.source}): {cleared} cleared"
                 + (f"; missed on {self.unit} {missed}" if missed else ""),
@@ -203,6 +207,8 @@ class Agreement:
             {
                 "rule": "agreement",
                 "value": abs(diff),
+                "kind": "absolute_difference",
+                "unit": unit_of(self.quantity),
                 "coarse": False,
                 "text": f"{self.quantity} = {abs(diff):.3g} {op} {self.tol:.3g} ({bound}): measured {diff:.3g}",
             },
