@@ -198,6 +198,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
             verdict = (
                 "inconclusive" if outcome.inconclusive is not None else ("pass" if outcome.passed else "fail")
             )
+            if verdict == "pass" and any(c["status"] == "inconclusive" for c in control_rows or []):
+                verdict = "inconclusive"  # as status_of: a control not told apart is not ruled out
             record["criterion_verdict"] = verdict  # the criterion's own verdict at this seed
             if entry.flips_with_seed:
                 record["seed_verdict"] = bool(outcome.passed)

@@ -130,3 +130,20 @@ record(
         scales=("full",),
     )
 )
+
+record(
+    LedgerEntry(
+        claim_id="icrecall.finetune.unseen_facts",
+        measured="quick scale, |acc_unseen - acc_seen| at the 3 seeds of each base seed against <= 0.05 on "
+        "every seed: base seed 0 [0.009, 0.002, 0.027], 1 [0.002, 0.027, 0.043], 2 [0.027, 0.043, 0.002], "
+        "3 [0.043, 0.002, 0.004], 4 [0.002, 0.004, 0.008], 11 [0.058, 0.037, 0.017] (fail), 13 [0.017, "
+        "0.021, 0.030]",
+        tried="nothing after the judged seeds (``verify stability``); the tolerance is kept",
+        reason="per-seed gaps range 0.002-0.058 with the tolerance 0.05 inside that range, and the rule "
+        "needs every seed: a base seed whose window holds one large gap fails (training seed 11 alone); "
+        "the full-scale run fails the same way (seed 1, 0.054, entry above)",
+        flips_with_seed=True,
+        scales=("quick",),
+        seed_verdicts={0: "pass", 1: "pass", 2: "pass", 3: "pass", 4: "pass", 11: "fail", 13: "pass"},
+    )
+)
