@@ -15,6 +15,9 @@
                                           run the claims at several base seeds (records in a
                                           scratch folder unless --out) and list every claim whose
                                           verdict differs between them; exit 1 on a problem
+    python -m verify rejudge [--scale quick|full] [--results DIR] [--write] [--json]
+                                          stored records judged by today's criteria, nothing run
+                                          (--write: the generated section of DIR/README.md)
     python -m verify bench [--json] [NAME ...]
     python -m verify atlas [--json] [--results DIR]
                                           the capacity atlas from stored records (DIR/atlas.json)
@@ -112,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--any-revision", action="store_true", help="reuse records in --out made at another revision"
     )
     p_stab.add_argument("--json", action="store_true", help="one strict JSON document on stdout")
+    p_rej = sub.add_parser("rejudge", help="stored records judged by today's criteria (verify/rejudge.py)")
+    p_rej.add_argument("--scale", choices=("quick", "full"), default="full")
+    p_rej.add_argument(
+        "--results",
+        default=None,
+        help="results folder (default: RECALL_RESULTS or results/, plus full/ at full scale)",
+    )
+    p_rej.add_argument("--write", action="store_true", help="update the generated section of DIR/README.md")
+    p_rej.add_argument("--json", action="store_true", help="one strict JSON document on stdout")
     p_bench = sub.add_parser("bench", help="performance of the measurement kernels")
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
@@ -184,6 +196,10 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["run", "*", *argv]  # `python -m verify [--out DIR ...]`: every claim
+    if argv and argv[0] == "oc":  # operating characteristics: verify/oc/command.py
+        from verify.oc.command import main as oc_main
+
+        return oc_main(argv[1:])
     args = parser.parse_args(argv)
     try:
         if args.cmd == "list":
@@ -226,6 +242,10 @@ def main(argv=None) -> int:
             from verify.stability import cmd_stability
 
             return cmd_stability(args)
+        if args.cmd == "rejudge":
+            from verify.rejudge import cmd_rejudge
+
+            return cmd_rejudge(args)
         if args.cmd == "bench":
             from verify.bench import main as bench_main
 
