@@ -219,8 +219,9 @@ def summary_markdown(rows: Sequence[Mapping], scale: str, source: str) -> str:
     cost = sum(r["seconds"] for r in replaced)
     lines += [
         "",
-        f"{len(replaced)} records were judged by a replaced criterion; re-running them at full scale took "
-        f"{cost:,.0f} claim-seconds when they ran (wall seconds under load on the shared 2-core CPU). "
+        f"{len(replaced)} records were judged by a replaced criterion; their runs took {cost:,.0f} "
+        "claim-seconds (the records' wall seconds, on the machines and under the load they ran with), "
+        "about what re-running them costs. "
         f"{len(paper)} of them check a statement of a paper (provenance abstract or paper; "
         f"{sum(r['seconds'] for r in paper):,.0f} claim-seconds):",
         "",
@@ -231,7 +232,19 @@ def summary_markdown(rows: Sequence[Mapping], scale: str, source: str) -> str:
             f"{r['revision']}): {'; '.join(r['reasons'])}"
         )
     lines.append(END)
-    return "\n".join(lines)
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _wrap(line: str, width: int = 100) -> str:
+    """A prose or list line of the section wrapped at ``width`` (table rows and markers as they are)."""
+    import textwrap
+
+    if line.startswith(("|", "<!--")) or len(line) <= width:
+        return line
+    indent = "  " if line.startswith("- ") else ""
+    return textwrap.fill(
+        line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    )
 
 
 def write_section(readme: Path, section: str) -> None:
