@@ -157,7 +157,7 @@ class Threshold:
     side: str = ">="
     source: str = "theory"
     #: the quantity's unit, for the resolution (default: "unit of <quantity>")
-    unit: str = ""
+    quantity_unit: str = ""
 
     def __post_init__(self):
         _check_side(self.side)
@@ -168,7 +168,8 @@ class Threshold:
     def text(self) -> str:
         return f"{self.quantity} {self.side} {self.value:.4g} ({self.source})"
 
-    def judge(self, measured, seeds: int | None = None) -> Judgement:
+    def judge(self, measured, seeds: int | None = None, unit: str = "seeds") -> Judgement:
+        """``seeds``: how many values the interval is over (``unit``: seeds, draws), for the budget."""
         lo, hi = _interval(measured)
         near, far = (lo, hi) if self.side in (">=", ">") else (hi, lo)
         ok_near = _clears(near, self.value, self.side)
@@ -179,7 +180,9 @@ class Threshold:
         budget = None
         if verdict == "inconclusive" and seeds:
             needed = abs((lo + hi) / 2 - self.value)
-            budget = f"about {seeds_to_decide(half, needed, seeds)} seeds" if needed > 0 else "a larger scale"
+            budget = (
+                f"about {seeds_to_decide(half, needed, seeds)} {unit}" if needed > 0 else "a larger scale"
+            )
         return Judgement(
             verdict,
             {self.quantity: f"{self.side} {self.value:.4g}", "threshold_source": self.source},
@@ -188,7 +191,7 @@ class Threshold:
                 "rule": "threshold",
                 "value": clearance,
                 "kind": "distance_to_threshold",
-                "unit": unit_of(self.quantity, self.unit),
+                "unit": unit_of(self.quantity, self.quantity_unit),
                 "coarse": verdict == "pass" and lo != hi and clearance <= half,
                 "text": f"{self.text}: measured {_fmt(lo, hi)}",
             },

@@ -46,7 +46,7 @@ from verify.fact_mlp.transformer_setup import (
     mlp_first,
     task,
 )
-from verify.ledger import LedgerEntry, record
+from verify.measure import t_interval
 
 WIDTH = 576  # H m_c of the encoder-decoder at BASE (12 x 48)
 EQUAL = dict(BASE, gd_hidden=WIDTH, ks=[4, 16, 32], draws=3, ft_steps=300, ft_lr=1e-3, ft_contexts=2)
@@ -185,8 +185,6 @@ def equal_rows(ctx, p, methods, ks=None):
 
 def summarise(rows) -> dict:
     """{"mlp/method@k": {metric: {"mean", "ci95", "per_draw"}}} for efficacy, specificity, score."""
-    from verify.measure import t_interval
-
     table = {}
     for r in rows:
         table.setdefault(f"{r['mlp']}/{r['method']}@{r['k']}", []).append(r)
@@ -210,20 +208,38 @@ def _cell(table, mlp, method, k, metric):
     return table[f"{mlp}/{method}@{k}"][metric]["mean"]
 
 
-def _cells_rule(cells: dict, rows: list) -> dict:
-    """The judgements of "mean efficacy and mean retention >= MIN_CELL in every cell, attention
-    bit-identical in every edited model": the worst cell of each metric against the bar (every
-    cell clears it exactly when the worst does)."""
+def _cells_rule(cells: dict, rows: list, table: dict) -> dict:
+    """The judgements of "efficacy and retention >= MIN_CELL in every cell, attention bit-identical
+    in every edited model". Each cell's mean over the draws is judged by its 95% t interval
+    (:func:`summarise`): the worst cell of a metric is the interval [lowest lower end, lowest upper
+    end] over the cells, so the rule passes when every cell's interval clears the bar, fails when
+    some cell's interval lies wholly below it, and is inconclusive otherwise."""
     changed = sum(not r["attention_unchanged"] for r in rows)
+    draws = len({r["draw"] for r in rows})
+
+    def worst(metric: str) -> list[float]:
+        ivs = [table[c][metric]["ci95"] for c in cells]
+        return [min(lo for lo, _ in ivs), min(hi for _, hi in ivs)]
+
     return {
-        "efficacy": Threshold("lowest mean efficacy over the cells", MIN_CELL, ">=", "convention").judge(
-            min(e for e, _ in cells.values())
-        ),
-        "retention": Threshold("lowest mean retention over the cells", MIN_CELL, ">=", "convention").judge(
-            min(s for _, s in cells.values())
-        ),
+        "efficacy": Threshold(
+            "lowest 95% t interval of a cell's mean efficacy", MIN_CELL, ">=", "convention"
+        ).judge(worst("efficacy"), seeds=draws, unit="draws"),
+        "retention": Threshold(
+            "lowest 95% t interval of a cell's mean retention", MIN_CELL, ">=", "convention"
+        ).judge(worst("specificity"), seeds=draws, unit="draws"),
         "attention": Threshold("edited models whose attention changed", 0, "<=", "theory").judge(changed),
     }
+
+
+def _point_rule(cells: dict, least_gap: float | None = None) -> dict:
+    """The replaced rule, kept in the record: every cell's MEAN (a point, no interval) >= MIN_CELL
+    (and, given ``least_gap``, every mean retention gap full-map FT - edits-only FT > 0)."""
+    rule = f"every cell's mean efficacy and mean retention >= {MIN_CELL} (point means)"
+    passed = min(min(e, s) for e, s in cells.values()) >= MIN_CELL
+    if least_gap is not None:
+        rule, passed = rule + "; every mean retention gap > 0", passed and least_gap > 0
+    return {"rule": rule, "passed": bool(passed)}
 
 
 UNEDITED = Control(
@@ -244,7 +260,8 @@ UNEDITED = Control(
     "F={n_facts}), the covariance-aware edits, ROME (rank-one with C^-1 k*) and MEMIT "
     "(batched least squares, the unedited keys' covariance as regulariser), reach mean "
     "efficacy >= 0.95 and mean retention (specificity) >= 0.95 (a convention) over {draws} draws of the "
-    "edited keys (the mean, not an interval) on BOTH MLPs at every k in {ks}, with attention "
+    "edited keys (each cell's 95% t interval over the draws clears 0.95; inconclusive when one "
+    "straddles it) on BOTH MLPs at every k in {ks}, with attention "
     "bit-identical: the construction has no editing advantage over a GD MLP of its width under these "
     "edits",
     quick=dict(EQUAL, methods=["rome", "memit"]),
@@ -263,8 +280,9 @@ def check_equal_width(p, ctx):
         for k in p["ks"]
     }
     return Outcome.judged(
-        all_of(**_cells_rule(cells, rows)),
+        all_of(**_cells_rule(cells, rows, table)),
         details={
+            "previous_criterion": _point_rule(cells),
             "cells": {c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
             "table": table,
             "rows": rows,
@@ -318,10 +336,11 @@ def check_rank_one_equal_width(p, ctx):
     templated=True,
     statement="with EQUAL information (the whole edited map, as the swap gets), fine-tuning "
     "the MLP (Adam, <= {ft_steps} steps, on {ft_contexts} training contexts per key, evaluated on "
-    "{contexts} others) keeps mean efficacy and retention >= 0.95 (a convention) over {draws} "
-    "draws on both the encoder-decoder (width {n_gates} x {code_dim}) and the GD MLP (width {gd_hidden}) at "
+    "{contexts} others) keeps mean efficacy and retention >= 0.95 (a convention; each cell's 95% t "
+    "interval over {draws} draws clears it, inconclusive when one straddles it) on both the encoder-decoder (width {n_gates} x {code_dim}) and the GD MLP (width {gd_hidden}) at "
     "k in {ft_ks} of {n_facts} edits, as does the swap of the construction; fine-tuning on the k "
-    "edit prompts only retains strictly less than fine-tuning on the full map on both MLPs "
+    "edit prompts only retains strictly less than fine-tuning on the full map on both MLPs (95% t "
+    "interval of the paired per-draw difference) "
     "(the swap's advantage over fine-tuning came from the information, not the "
     "method). Quick scale: k = 32 only (fine-tuning costs ~0.5 CPU-s a run); full "
     "scale: every k of edit.equal_width",
@@ -348,49 +367,31 @@ def check_equal_information(p, ctx):
         for k in p["ft_ks"]
         for mlp, m in (("encoder_decoder", "swap"), ("encoder_decoder", full), ("gd", full))
     }
+    less_keys = [(mlp, k) for mlp in ("encoder_decoder", "gd") for k in p["ft_ks"]]
     less = {
-        f"{mlp}@{k}": (
-            _cell(table, mlp, "finetune_edits", k, "specificity"),
-            _cell(table, mlp, "finetune_full", k, "specificity"),
-        )
-        for mlp in ("encoder_decoder", "gd")
-        for k in p["ft_ks"]
+        f"{mlp}@{k}": tuple(_cell(table, mlp, f"finetune_{on}", k, "specificity") for on in ("edits", "full"))
+        for mlp, k in less_keys
     }
-    parts = _cells_rule(cells, rows)
+    parts = _cells_rule(cells, rows, table)
+
+    def per_draw(mlp, k, on):
+        return table[f"{mlp}/finetune_{on}@{k}"]["specificity"]["per_draw"]
+
+    # per (MLP, k): the 95% t interval of the paired per-draw retention difference
+    gaps = [t_interval(np.subtract(per_draw(m, k, "full"), per_draw(m, k, "edits"))) for m, k in less_keys]
     parts["edits_only_retains_less"] = Threshold(
-        "smallest retention(full-map FT) - retention(edits-only FT) over MLPs and k", 0.0, ">", "theory"
-    ).judge(min(b - a for a, b in less.values()))
+        "lowest 95% t interval of retention(full-map FT) - retention(edits-only FT) over MLPs and k",
+        0.0,
+        ">",
+        "theory",
+    ).judge([min(lo for lo, _ in gaps), min(hi for _, hi in gaps)], seeds=p["draws"], unit="draws")
     return Outcome.judged(
         all_of(**parts),
         details={
+            "previous_criterion": _point_rule(cells, min(b - a for a, b in less.values())),
             "cells": {c: [round(e, 3), round(s, 3)] for c, (e, s) in cells.items()},
             "retention_edits_only_vs_full": less,
             "table": table,
             "rows": rows,
         },
     )
-
-
-record(
-    LedgerEntry(
-        "fact_mlp.edit.equal_information",
-        measured="quick scale, k = 32 of 64, 3 draws, mean (efficacy, retention). Seed 0 FAILS: the "
-        "construction's swap (0.949, 0.988) misses efficacy >= 0.95 by one prompt in 768; "
-        "full-map fine-tuning (0.956, 0.992) on the construction, (1.0, 1.0) on the GD MLP; "
-        "edits-only fine-tuning retains 0.626 (construction) and 0.866 (GD). Seed 1 passes: "
-        "swap (1.0, 1.0), full-map FT (0.990, 1.0) and (1.0, 1.0), edits-only retention "
-        "0.738 / 0.917. Seed 2 passes: swap (0.990, 0.979), full-map FT (0.977, 0.983) and "
-        "(1.0, 1.0), edits-only retention 0.811 / 0.815. (First version, fine-tuning on the "
-        "evaluation contexts: the same swap failure at seed 0, full-map FT (0.997, 0.999).)",
-        tried="criterion fixed on a pilot at seed 10 (every cell 1.0) before seeds 0-2 were run; "
-        "not changed after the seed-0 failure. The fine-tuning contexts were then moved off the "
-        "evaluation contexts for cost (21 -> ~5 CPU-s); the failing cell, the swap, does not "
-        "depend on them",
-        reason="the swap's efficacy is capped by the MLP-first model's own recall through its frozen "
-        "attention (0.969 at seed 0, transformer.recall), which sits at the 0.95 threshold; the "
-        "rest of the criterion (full-map fine-tuning keeps everything, edits-only retains less) "
-        "holds at every seed",
-        flips_with_seed=True,
-        scales=("quick",),
-    )
-)

@@ -77,6 +77,36 @@ def threshold_search(params, seed) -> dict:
     return {"d_star": d_star, "tried": tried}
 
 
+def judge_threshold_scaling(ns, by_seed) -> Judgement:
+    """threshold_scaling's criterion on a measurement (per-seed trained thresholds over ``ns``):
+    :func:`verify.criteria.growth_law_judgement`, inconclusive (not pass) over a grid spanning less
+    than two decades. The check is this on the measured table; ``python -m verify oc`` feeds it
+    simulated ones.
+
+    >>> judge_threshold_scaling([64, 128, 256, 512], [[4, 4, 5, 5], [3, 4, 4, 6]]).verdict
+    'inconclusive'
+    """
+    judgement = growth_law_judgement(ns, by_seed)
+    span = ns[-1] / ns[0]
+    if span < 100 and judgement.verdict != "fail":
+        judgement = Judgement(
+            "inconclusive",
+            {"span": ">= 100 (two decades, so that the laws can be told apart)", **judgement.predicted},
+            {"span": span, **judgement.measured},
+            {
+                "rule": "range",
+                "value": span,
+                "kind": "grid_span",
+                "unit": "ratio N_max/N_min",
+                "coarse": True,
+                "text": f"the grid spans {span:g}x < 100x; " + judgement.resolution["text"],
+                "parts": {"growth": dict(judgement.resolution)},
+            },
+            "a grid over two decades of N (the full scale's N = 64..16384)",
+        )
+    return judgement
+
+
 @claim(
     "geometric.gd.threshold_scaling",
     source=f"{SRC}, log dimension suffices (abstract)",
@@ -167,22 +197,8 @@ def gd_threshold_scaling(p, ctx):
     fit = linear_fit([math.log(r["N"]) for r in rows], [r["mean"] for r in rows])
     construction_fit = linear_fit([math.log(r["N"]) for r in rows], [r["construction_d"] for r in rows])
     by_seed = [[table[n][s] for n in ns] for s in range(len(table[ns[0]]))]
-    judgement = growth_law_judgement(ns, by_seed)
+    judgement = judge_threshold_scaling(ns, by_seed)
     span = ns[-1] / ns[0]
-    if span < 100 and judgement.verdict != "fail":
-        judgement = Judgement(
-            "inconclusive",
-            {"span": ">= 100 (two decades, so that the laws can be told apart)", **judgement.predicted},
-            {"span": span, **judgement.measured},
-            {
-                "rule": "range",
-                "value": span,
-                "coarse": True,
-                "text": f"the grid spans {span:g}x < 100x; " + judgement.resolution["text"],
-                "parts": {"growth": dict(judgement.resolution)},
-            },
-            "a grid over two decades of N (the full scale's N = 64..16384)",
-        )
     factors = [hi / lo for lo, hi in zip(table[ns[0]], table[ns[-1]])]
     interval = bootstrap_interval(factors, 0.95, seed=ctx.seed)
     competitors = {name: LAWS[name](ns[-1]) / LAWS[name](ns[0]) for name in ("quarter", "cuberoot", "lnsq")}

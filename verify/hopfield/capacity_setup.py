@@ -136,9 +136,16 @@ WRONG_CONTEXT = Control(
 )
 
 
-def _gain_judgement(rows, n_eff: int, kappa: float):
+#: the plain law N_g = N_u e^kappa (gain exponent c = 1), D3's nearest competitor: a named
+#: alternative of capacity.gain and capacity.d3 (without it c = 1 data passed 30-71% of the time,
+#: ``python -m verify oc 'hopfield.capacity.*'``)
+PLAIN = "N_u e^kappa (c = 1)"
+
+
+def _gain_judgement(rows, n_eff: int, kappa: float, plain: bool = True):
     """capacity.gain's criterion on a sweep's rows: the paired interval of the gain exponent
-    c = ln(N_g/N_u)/kappa must contain D3's and exclude 0.75 and 1.25; a seed with a capacity off
+    c = ln(N_g/N_u)/kappa must contain D3's and exclude 0.75, 1.25 and the plain law's c = 1
+    (:data:`PLAIN`; ``plain=False`` is the replaced rule without it); a seed with a capacity off
     the grid (or not above N_eff) fails it. Returns (judgement, (c_D3, per-seed c - c_D3) or None)."""
     paired = _paired_d3(rows, n_eff, kappa)
     if paired is None:
@@ -151,10 +158,38 @@ def _gain_judgement(rows, n_eff: int, kappa: float):
     judgement = IntervalTest(
         "gain exponent c = ln(N_g/N_u)/kappa",
         c_d3,
-        {"e^(0.75 kappa)": 0.75, "e^(1.25 kappa)": 1.25},
+        {"e^(0.75 kappa)": 0.75, "e^(1.25 kappa)": 1.25, **({PLAIN: 1.0} if plain else {})},
         theory_name="D3",
+        unit="dimensionless",
     ).judge([c_d3 + lo, c_d3 + hi], seeds=len(rows))
     return judgement, paired
+
+
+def _d3_judgement(rows, n_eff: int, kappa: float, max_factor: float, plain: bool = True):
+    """capacity.d3's criterion on a sweep's rows: the t-interval over seeds of ln(N_g / D3's
+    prediction) must contain 0 and exclude +-ln(max_factor) and the plain law's mean
+    ln(N_u e^kappa / prediction) (:data:`PLAIN`; ``plain=False`` is the replaced rule); a seed
+    with a capacity off the grid or not above N_eff fails it."""
+    factors, plain_logs = [], []
+    for r in rows:
+        nu, ng = r["capacity_ungated"], r["capacity_gated"]
+        if nu is None or ng is None or nu <= n_eff:
+            factors.append(None)
+            continue
+        pred = gated_capacity_prediction(nu, n_eff, kappa)
+        factors.append(ng / pred)
+        plain_logs.append(math.log(nu * math.exp(kappa) / pred))
+    if not all(f is not None and f > 0 for f in factors):
+        return Threshold("seeds with both capacities above N_eff", len(rows), ">=", "convention").judge(
+            float(sum(f is not None for f in factors))
+        )
+    off = math.log(max_factor)
+    alternatives = {f"x{max_factor:g}": off, f"/{max_factor:g}": -off}
+    if plain:
+        alternatives[PLAIN] = float(np.mean(plain_logs))
+    return IntervalTest("ln(N_g / D3 prediction)", 0.0, alternatives, "D3", unit="ln of a ratio").judge(
+        list(t_interval([math.log(f) for f in factors])), seeds=len(rows)
+    )
 
 
 def _paired_d3(rows, n_eff: int, kappa: float):

@@ -1,0 +1,135 @@
+"""The operating characteristic of a claim's criterion (README.md, "Kinds of claim, controls and
+verdicts over seeds"): how often the claim's own criterion passes, is inconclusive or fails when
+its measurement is drawn from the theory's law and from each named alternative, with the noise
+measured in the claim's stored record and at the claim's budget (seeds, grid).
+
+``python -m verify oc ID|GLOB [--reps N] [--json] [--write]``. The simulators
+(:mod:`verify.oc.simulators`) draw measurements only: no training. A claim's *power* is its pass
+rate under the theory; a pass may mean something only where every named alternative passes at
+most :data:`MAX_ALTERNATIVE` of the time. Where the power is below :data:`TARGET_POWER`, the same
+simulation at more seeds names the budget that reaches it. ``--write`` stores the
+characteristics in :data:`STORE` (the only file the command writes); :func:`stored` reads them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from verify.oc.simulators import SIMULATORS, NotCovered, Setup, threshold_intervals
+
+STORE = Path(__file__).with_name("operating.json")
+#: the largest pass rate a named alternative may have where a pass is to mean anything
+MAX_ALTERNATIVE = 0.05
+#: the power a budget should reach
+TARGET_POWER = 0.8
+DEFAULT_REPS = 200
+
+
+def rates(setup: Setup, reps: int = DEFAULT_REPS, seed: int = 0) -> dict:
+    """P(pass), P(inconclusive), P(fail) under each law of ``setup``, over ``reps`` draws each.
+
+    >>> from verify.criteria import Threshold
+    >>> s = Setup("t", {"t": lambda rng: Threshold("x", 0.0).judge(float(rng.normal(3, 1)))})
+    >>> rates(s, reps=50)["t"]["pass"] > 0.9
+    True
+    """
+    if reps < 1:
+        raise ValueError(f"reps must be a positive integer, not {reps}")
+    out = {}
+    for k, (name, draw) in enumerate(setup.laws.items()):
+        rng = np.random.default_rng([seed, k])
+        counts = {"pass": 0, "inconclusive": 0, "fail": 0}
+        for _ in range(reps):
+            counts[draw(rng).verdict] += 1
+        out[name] = {v: c / reps for v, c in counts.items()}
+    return out
+
+
+def simulator_for(claim_id: str):
+    """The simulator of a claim id (:data:`verify.oc.simulators.SIMULATORS`), else the generic
+    one of Threshold-on-an-interval claims.
+
+    >>> simulator_for("atlas.hopfield.within_constant").__name__
+    'atlas'
+    """
+    for pattern, sim in SIMULATORS.items():
+        if fnmatch.fnmatchcase(claim_id, pattern):
+            return sim
+    return threshold_intervals
+
+
+def characteristic(claim_id: str, record: Mapping, reps: int = DEFAULT_REPS, budget: bool = True) -> dict:
+    """The operating characteristic of one claim from its stored ``record``: the rates under
+    each law, the power, the worst alternative and its pass rate, the noise and budget used,
+    and (``budget``; power below :data:`TARGET_POWER`) the seeds that reach it, or a dict with
+    ``covered`` False and the reason."""
+    sim = simulator_for(claim_id)
+    try:
+        setup = sim(record)
+    except NotCovered as exc:
+        return {"covered": False, "reason": str(exc)}
+    table = rates(setup, reps)
+    worst = max(setup.alternatives, key=lambda n: table[n]["pass"])
+    power = table[setup.theory]["pass"]
+    out = {
+        "covered": True,
+        "simulator": sim.__name__,
+        "theory": setup.theory,
+        "rates": table,
+        "power": power,
+        "worst_alternative": worst,
+        "worst_pass_rate": table[worst]["pass"],
+        "reps": reps,
+        "noise": dict(setup.noise),
+        "budget": dict(setup.budget),
+        "admissible": table[worst]["pass"] <= MAX_ALTERNATIVE,
+    }
+    if budget and power < TARGET_POWER and ("seeds" in setup.budget or "draws" in setup.budget):
+        out["budget_for_power"] = _budget(sim, record, setup, reps)
+    return out
+
+
+def _budget(sim, record, setup: Setup, reps: int) -> dict:
+    """The smallest seed count (doubling, up to 64) at which the power reaches TARGET_POWER."""
+    start = int(setup.budget.get("seeds", setup.budget.get("draws", 2)))
+    seeds = start
+    while seeds < 64:
+        seeds = min(64, seeds * 2)
+        try:
+            trial = sim(record, seeds)
+        except NotCovered as exc:
+            return {"reached": False, "reason": str(exc)}
+        power = rates(Setup(trial.theory, {trial.theory: trial.laws[trial.theory]}), max(reps // 2, 20))[
+            trial.theory
+        ]["pass"]
+        if power >= TARGET_POWER:
+            return {"reached": True, "seeds": seeds, "power": power}
+    return {"reached": False, "seeds_tried": seeds, "reason": "more than 64 seeds, or a larger grid"}
+
+
+def stored(claim_id: str, scale: str = "quick") -> dict | None:
+    """The stored operating characteristic of a claim at ``scale`` (:data:`STORE`), or None.
+
+    >>> stored("no.such.claim") is None
+    True
+    """
+    if not STORE.exists():
+        return None
+    return json.loads(STORE.read_text()).get(scale, {}).get(claim_id)
+
+
+__all__ = [
+    "MAX_ALTERNATIVE",
+    "STORE",
+    "TARGET_POWER",
+    "NotCovered",
+    "Setup",
+    "characteristic",
+    "rates",
+    "stored",
+]

@@ -1,0 +1,347 @@
+"""The simulators of :mod:`verify.oc`: for each covered claim, the measurement drawn from the
+theory's law and from each named alternative, with the noise measured in the claim's stored
+record, judged by the claim's own criterion function (never a second copy of a rule).
+
+Each simulator takes the claim's stored record (and optionally a number of seeds other than the
+record's) and returns a :class:`Setup`, or raises :class:`NotCovered` with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from verify.oc.laws import power_through, through
+
+
+class NotCovered(ValueError):
+    """A claim (or its record) whose measurement this module cannot simulate; the message says why."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What one claim's simulation needs: ``laws`` (name -> a function ``rng -> Judgement`` that
+    draws one measurement under that law and judges it with the claim's criterion), ``theory``
+    (the law the claim states), the ``noise`` measured in the record, and the ``budget`` (seeds,
+    grid) the draws are made at.
+
+    >>> from verify.criteria import Threshold
+    >>> s = Setup("theory", {"theory": lambda rng: Threshold("x", 0.0).judge(1.0)}, {}, {"seeds": 1})
+    >>> s.alternatives
+    []
+    """
+
+    theory: str
+    laws: Mapping[str, Callable]
+    noise: Mapping = field(default_factory=dict)
+    budget: Mapping = field(default_factory=dict)
+
+    @property
+    def alternatives(self) -> list[str]:
+        return [n for n in self.laws if n != self.theory]
+
+
+def _pooled_sd(by_seed, xs) -> float:
+    """Residual sd of each seed's curve around its own affine fit in ln x, pooled over seeds."""
+    logs = np.log(np.asarray(xs, dtype=float))
+    ss, dof = 0.0, 0
+    for y in by_seed:
+        y = np.asarray(y, dtype=float)
+        ss += float(((y - np.polyval(np.polyfit(logs, y, 1), logs)) ** 2).sum())
+        dof += len(y) - 2
+    return math.sqrt(ss / dof) if dof > 0 else 0.0
+
+
+#: the named alternatives of a "grows like ln N" claim: no growth, the opposite sign and the
+#: nearest laws on each side
+LOG_ALTERNATIVES = ("no growth", "falling ln N", "N^(1/8)", "(ln N)^(3/2)", "ln N ln ln N")
+
+
+def _growth_setup(record, seeds, rows_key, judge) -> Setup:
+    rows = record["details"]["rows"]
+    ns = [float(r["N"]) for r in rows]
+    table = [r[rows_key] for r in rows]
+    by_seed = [[table[i][s] for i in range(len(ns))] for s in range(len(table[0]))]
+    n = int(seeds or len(by_seed))
+    sd = max(_pooled_sd(by_seed, ns), 0.5)  # integer thresholds: at least the rounding's spread
+    means = np.mean(by_seed, axis=0)
+    fit = np.polyfit(np.log(ns), means, 1)
+    first, last = np.polyval(fit, math.log(ns[0])), np.polyval(fit, math.log(ns[-1]))
+
+    def law(name):
+        curve = through(ns, name, first, last)
+
+        def draw(rng):
+            ys = np.rint(curve[None, :] + sd * rng.standard_normal((n, len(ns))))
+            return judge([int(v) for v in ns], ys.tolist())
+
+        return draw
+
+    return Setup(
+        "ln N",
+        {name: law(name) for name in ("ln N", *LOG_ALTERNATIVES)},
+        {"residual_sd": sd, "from": "pooled residual sd around each seed's ln N fit (at least 0.5)"},
+        {"seeds": n, "grid": [int(v) for v in ns]},
+    )
+
+
+def log_scaling(record, seeds=None) -> Setup:
+    """geometric.single_hop.log_scaling: thresholds per (N, seed), judged with the record's margins."""
+    from verify.geometric.scaling import judge_log_scaling
+
+    p = record["params"]
+    details = record["details"]
+    margins = details.get("model_margin_at_own_threshold") or [details["model_margin_at_threshold"]]
+
+    def judge(ns, by_seed):
+        table = {n: [row[i] for row in by_seed] for i, n in enumerate(ns)}
+        k = len(by_seed)
+        return judge_log_scaling({**p, "n_values": ns}, table, (list(margins) * k)[:k])
+
+    return _growth_setup(record, seeds, "d0_star", judge)
+
+
+def gd_threshold_scaling(record, seeds=None) -> Setup:
+    """geometric.gd.threshold_scaling: trained thresholds per (N, seed)."""
+    from verify.geometric.gd_threshold import judge_threshold_scaling
+
+    return _growth_setup(record, seeds, "trained_d_star", judge_threshold_scaling)
+
+
+#: the named alternatives of an atlas claim (size proportional to its bound): the nearest laws on
+#: each side, no growth and the opposite sign
+ATLAS_LAWS = {"bound^1": 1.0, "bound^0.8": 0.8, "bound^1.2": 1.2, "no growth": 0.0, "bound^-1": -1.0}
+
+
+def atlas(record, seeds=None) -> Setup:
+    """atlas.<family>.within_constant: sizes per (point, draw) against the bound."""
+    from verify.atlas.verdict import within_constant_judgement, within_constant_verdict
+
+    points = record["details"].get("points")
+    if not points:
+        raise NotCovered("the record holds no sizes per point (a draw stored at no size of its grid)")
+    sizes = [[float(v) for v in pt["size_per_draw"]] for pt in points]
+    bounds = [float(np.median(s)) / float(pt["ratio"]) for s, pt in zip(sizes, points)]
+    draws = int(seeds or len(sizes[0]))
+    flat_b = np.log([b for b, s in zip(bounds, sizes) for _ in s])
+    flat_s = np.log([v for s in sizes for v in s])
+    resid = flat_s - np.polyval(np.polyfit(flat_b, flat_s, 1), flat_b)
+    sd = float(np.sqrt((resid**2).sum() / max(len(resid) - 2, 1)))
+    anchor_b = float(np.exp(np.mean(np.log(bounds))))
+    anchor_s = float(np.exp(np.mean(flat_s)))
+    p, scale = record["params"], record.get("scale", "quick")
+
+    def law(exponent):
+        curve = power_through(bounds, exponent, anchor_b, anchor_s)
+
+        def draw(rng):
+            drawn = [list(c * np.exp(sd * rng.standard_normal(draws))) for c in curve]
+            v = within_constant_verdict(
+                drawn, [[b] * draws for b in bounds], p["constant"], p["max_exponent"]
+            )
+            return within_constant_judgement(v, p["constant"], scale)
+
+        return draw
+
+    return Setup(
+        "bound^1",
+        {name: law(e) for name, e in ATLAS_LAWS.items()},
+        {"log_residual_sd": sd, "from": "residual sd of log size around the record's log-log fit"},
+        {"draws": draws, "bounds": bounds},
+    )
+
+
+def _capacity_setup(record, seeds, judge) -> Setup:
+    from theory.hopfield.derived import gated_capacity_prediction
+
+    p = record["params"]
+    rows = record["details"]["seeds"]
+    nu = [r["capacity_ungated"] for r in rows]
+    ng = [r["capacity_gated"] for r in rows]
+    if any(v is None for v in nu + ng):
+        raise NotCovered("a seed's capacity is off the grid in the record")
+    kappa, ne = float(p["kappa"]), int(p["n_eff"])
+    n = int(seeds or len(rows))
+    mu, sd_u = float(np.mean(np.log(nu))), float(np.std(np.log(nu), ddof=1))
+    diffs = [math.log(g / gated_capacity_prediction(u, ne, kappa)) for u, g in zip(nu, ng)]
+    sd_g = float(np.std(diffs, ddof=1))
+    laws = {
+        "D3": lambda u: gated_capacity_prediction(u, ne, kappa),
+        "N_u e^kappa (c = 1)": lambda u: u * math.exp(kappa),
+        "e^(0.75 kappa)": lambda u: u * math.exp(0.75 * kappa),
+        "e^(1.25 kappa)": lambda u: u * math.exp(1.25 * kappa),
+        "no gain": lambda u: u,
+    }
+
+    def law(f):
+        def draw(rng):
+            us = np.exp(mu + sd_u * rng.standard_normal(n))
+            gs = [f(u) * math.exp(sd_g * e) for u, e in zip(us, rng.standard_normal(n))]
+            return judge(
+                [{"capacity_ungated": float(u), "capacity_gated": float(g)} for u, g in zip(us, gs)], p
+            )
+
+        return draw
+
+    return Setup(
+        "D3",
+        {name: law(f) for name, f in laws.items()},
+        {"ln_nu_sd": sd_u, "ln_ng_given_nu_sd": sd_g, "from": "the record's per-seed capacities"},
+        {"seeds": n},
+    )
+
+
+def capacity_gain(record, seeds=None, plain=True) -> Setup:
+    """hopfield.capacity.gain: ungated and gated capacities per seed."""
+    from verify.hopfield.capacity_setup import _gain_judgement
+
+    return _capacity_setup(
+        record, seeds, lambda rows, p: _gain_judgement(rows, p["n_eff"], float(p["kappa"]), plain)[0]
+    )
+
+
+def capacity_d3(record, seeds=None, plain=True) -> Setup:
+    """hopfield.capacity.d3: ungated and gated capacities per seed."""
+    from verify.hopfield.capacity_setup import _d3_judgement
+
+    return _capacity_setup(
+        record,
+        seeds,
+        lambda rows, p: _d3_judgement(rows, p["n_eff"], float(p["kappa"]), p["max_factor"], plain),
+    )
+
+
+def retrieval_fit(record, seeds=None) -> Setup:
+    """retrieval.scaling.fit: N_c per grid point, log-normal noise around F1 (or an alternative)."""
+    import verify.retrieval.scaling as rs
+
+    p = record["params"]
+    grid, n_c = record["details"]["grid"], record["details"]["n_c"]
+    pred = np.array([rs.th.nc_pred(V, d, L) for V, d, L in grid])
+    resid = np.log(n_c) - np.log(pred)
+    sd = float(np.std(resid - resid.mean(), ddof=1))
+    level = float(np.exp(resid.mean()))
+    no_margin = np.array([4 * V * L * math.log(V) / d for V, d, L in grid])
+    no_margin *= np.exp(np.mean(np.log(pred) - np.log(no_margin)))
+    geo = float(np.exp(np.mean(np.log(pred))))
+    laws = {
+        "F1": pred,
+        "F1 without its margin factor": no_margin,
+        "no dependence": np.full(len(grid), geo),
+        "opposite sign": geo**2 / pred,
+    }
+
+    def law(curve):
+        def draw(rng):
+            drawn = level * curve * np.exp(sd * rng.standard_normal(len(grid)))
+            return rs.f1_exponents_judgement(grid, drawn.tolist(), p["r2"])[0]
+
+        return draw
+
+    if seeds:
+        raise NotCovered("one fit over the grid: its budget is grid points, not seeds")
+    return Setup(
+        "F1",
+        {name: law(c) for name, c in laws.items()},
+        {"log_sd": sd, "from": "sd of log(N_c / F1) over the record's grid"},
+        {"grid_points": len(grid)},
+    )
+
+
+def _leaves(res, measured, predicted, path=()):
+    """(path, resolution, measured, predicted) of every criterion leaf under an all_of tree."""
+    measured = measured if isinstance(measured, dict) else {}
+    predicted = predicted if isinstance(predicted, dict) else {}
+    if res.get("rule") == "all_of":
+        for name, part in (res.get("parts") or {}).items():
+            yield from _leaves(part, measured.get(name), predicted.get(name), (*path, name))
+    else:
+        yield path, res, measured, predicted
+
+
+def _control_center(record, path, quantity):
+    for control in record.get("controls") or []:
+        m = control.get("measured") or {}
+        for name in path:
+            m = m.get(name, {}) if isinstance(m, dict) else {}
+        value = m.get(quantity) if isinstance(m, dict) else None
+        if isinstance(value, list) and len(value) == 2:
+            return control.get("name"), (value[0] + value[1]) / 2
+        if isinstance(value, (int, float)):
+            return control.get("name"), float(value)
+    return None
+
+
+def threshold_intervals(record, seeds=None) -> Setup:
+    """Any claim judged by :class:`verify.criteria.Threshold` on an interval over seeds (or draws):
+    each such part's per-seed sd is read back from its 95% Student-t interval in the record and the
+    seed count of its parameters (``seeds`` or ``draws``); the part is drawn at the measured mean
+    (the theory), at the threshold itself (the wrong side's nearest value) and at the mean of the
+    claim's own control (no effect), and judged by the part's Threshold. Assumes the interval is
+    a 95% Student-t interval over that seed count (the claim's seed_rule says which)."""
+    from scipy import stats
+
+    from verify.criteria import Threshold
+    from verify.measure import t_interval
+
+    params = record.get("params", {})
+    n0 = params.get("seeds", params.get("draws"))
+    if not isinstance(n0, int) or n0 < 2:
+        raise NotCovered("no seed count (params seeds or draws >= 2) to read an interval's spread from")
+    n = int(seeds or n0)
+    parts = []
+    for path, res, meas, pred in _leaves(
+        record.get("resolution") or {}, record.get("measured"), record.get("predicted")
+    ):
+        if res.get("rule") != "threshold" or not isinstance(meas, dict) or len(meas) != 1:
+            continue
+        ((quantity, value),) = meas.items()
+        if not (isinstance(value, list) and len(value) == 2 and value[1] > value[0]):
+            continue
+        try:
+            side, thr = str(pred.get(quantity, "")).split(" ", 1)
+            rule = Threshold(quantity, float(thr), side, pred.get("threshold_source", "theory"))
+        except ValueError:  # a predicted text that is not "<side> <value>"
+            continue
+        sd = (value[1] - value[0]) / 2 * math.sqrt(n0) / float(stats.t.ppf(0.975, n0 - 1))
+        parts.append((path, rule, (value[0] + value[1]) / 2, sd, _control_center(record, path, quantity)))
+    if not parts:
+        raise NotCovered(
+            "no Threshold part judged on an interval (a point, a rule over seeds, a bracket or an identity)"
+        )
+    path, rule, center, sd, control = parts[0]
+
+    def law(mean):
+        def draw(rng):
+            return rule.judge(list(t_interval(mean + sd * rng.standard_normal(n))), seeds=n)
+
+        return draw
+
+    laws = {"as measured": law(center), "at the threshold": law(rule.value)}
+    if control is not None:
+        laws[f"no effect (control {control[0]})"] = law(control[1])
+    return Setup(
+        "as measured",
+        laws,
+        {
+            "sd": sd,
+            "part": ".".join(path) or "(whole)",
+            "from": "the part's 95% t-interval over the record's seeds",
+            "other_parts": len(parts) - 1,
+        },
+        {"seeds": n},
+    )
+
+
+#: claim id (or fnmatch pattern) -> simulator
+SIMULATORS: dict[str, Callable] = {
+    "geometric.single_hop.log_scaling": log_scaling,
+    "geometric.gd.threshold_scaling": gd_threshold_scaling,
+    "hopfield.capacity.gain": capacity_gain,
+    "hopfield.capacity.d3": capacity_d3,
+    "retrieval.scaling.fit": retrieval_fit,
+    "atlas.*.within_constant": atlas,
+}
