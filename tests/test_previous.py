@@ -25,7 +25,7 @@ def test_the_stored_run_is_found_only_for_its_scale_seed_and_parameters():
     other = stored_previous(c.id, "quick", 1, {**quick, "dim": 8}, added_since=("context",))
     assert other["stored"] is None and other["rule"] == hit["rule"]
     with pytest.raises(ValueError, match="no replaced criterion"):
-        stored_previous("geometric.single_hop.log_scaling", "quick", 0, {})
+        stored_previous("retrieval.scaling.fit", "quick", 0, {})
 
 
 def test_the_claim_record_reads_the_store_without_sweeping(monkeypatch):

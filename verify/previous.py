@@ -7,6 +7,10 @@ its own sweep, that sweep is not re-run for history at every run: its result was
 with the old criterion's code, and is stored in ``verify/previous_criteria.json`` by claim, scale,
 base seed and parameters, with the revision that measured it. A run at another seed or with other
 parameters says that nothing is stored for it.
+
+The same file keeps the history of replaced rules (:func:`replaced_rules`): per claim, each
+replaced rule's text, the rule that replaced it, why (the operating characteristic's numbers,
+``python -m verify oc``) and the revision of the change.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def stored_previous(
     from verify.results import jsonable
 
     runs = _table().get(claim_id)
-    if runs is None:
+    if runs is None or not runs["runs"]:
         raise ValueError(f"no replaced criterion is stored for {claim_id!r} (see {STORE.name})")
     wanted = jsonable({k: v for k, v in params.items() if k not in added_since})
     for run in runs["runs"]:
@@ -60,3 +64,16 @@ def stored_previous(
         "note": "the replaced criterion was measured once, at the stored scales, base seeds and "
         f"parameters of {STORE.name}; none matches this run",
     }
+
+
+def replaced_rules(claim_id: str) -> list[dict]:
+    """The replaced rules of a claim, oldest first: ``rule`` (its text), ``replaced_by``, ``why``
+    (the simulation's numbers that decided it), ``simulation`` (the rates) and ``revision``; an
+    empty list when none is stored.
+
+    >>> [r["replaced_by"][:25] for r in replaced_rules("hopfield.capacity.gain")]
+    ['the same interval test wi']
+    >>> replaced_rules("no.such.claim")
+    []
+    """
+    return list((_table().get(claim_id) or {}).get("replaced", []))
