@@ -96,6 +96,12 @@ def _stored_resolutions() -> dict:
     return {cid: (r.get("status"), resolution_of(None, r)) for cid, r in stored.items()}
 
 
+def _operating(claim_id: str):
+    from verify.oc import summary
+
+    return summary(claim_id)
+
+
 def claims_json(claims, where: bool = False) -> str:
     rows = []
     resolutions = _stored_resolutions()
@@ -118,6 +124,7 @@ def claims_json(claims, where: bool = False) -> str:
         status, resolution = resolutions.get(c.id, (None, None))
         row["stored_status"] = status
         row["resolution"] = resolution or resolution_of_missing()
+        row["operating"] = _operating(c.id)
         if where:
             row["location"] = str(location(c.check))
             row["bounds"] = bound_rows(c)
@@ -145,6 +152,12 @@ def claims_text(claims, where: bool = False) -> str:
             + ("coarse: " if resolution.get("coarse") else "")
             + str(resolution.get("text", ""))[:300]
         )
+        op = _operating(c.id)
+        if op and op.get("covered"):
+            out.append(
+                f"    operating: power {op['power']:.2f}, worst alternative {op['worst_alternative']} "
+                f"passes {op['worst_pass_rate']:.2f} ({op['reps']} replications; verify oc)"
+            )
         if where:
             out.append(f"    at {location(c.check)}")
             out.append("    bounds: " + (", ".join(bound_text(r) for r in bound_rows(c)) or "-"))

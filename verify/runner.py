@@ -182,6 +182,10 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["shared_mutated"] = mutated
     if outcome is not None and outcome.resolution is not None:
         record["resolution"] = jsonable(outcome.resolution)
+    from verify.oc import summary as operating  # the stored operating characteristic (verify oc)
+
+    if operating(claim.id, ctx.scale) is not None:
+        record["operating"] = operating(claim.id, ctx.scale)
     if outcome is not None and outcome.inconclusive is not None:
         record["inconclusive"] = outcome.inconclusive
     if control_rows and status == "inconclusive" and outcome.inconclusive is None:

@@ -48,7 +48,7 @@ RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
     "exponentially in kappa as D3 predicts: the gain exponent c = ln(N_g/N_u)/kappa has a 95% "
     "interval over {seeds} seeds (D3's mean exponent plus the paired t-interval of each seed's "
     "difference from D3's, which cancels the ungated capacity's noise) that contains D3's c and "
-    "excludes e^(0.75 kappa) and e^(1.25 kappa) (c = 0.75, 1.25)",
+    "excludes e^(0.75 kappa), the plain N_u e^kappa and e^(1.25 kappa) (c = 0.75, 1, 1.25)",
     quick=CAPACITY_QUICK,
     full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)]},
     seed_rule="95% paired Student-t interval over seeds seed..seed+2 of c - c_D3",
@@ -96,7 +96,8 @@ def capacity_gain(params, ctx):
     statement="at kappa = {kappa} the measured gated capacity N_g matches D3's effective-competitor "
     "prediction N_eff + (N_u - N_eff) e^kappa from each seed's measured ungated capacity N_u: the 95% "
     "t-interval over {seeds} seeds of ln(N_g / prediction) contains 0 (factor 1) and excludes "
-    "ln({max_factor}) and -ln({max_factor}) (off by a factor {max_factor} either way)",
+    "ln({max_factor}) and -ln({max_factor}) (off by a factor {max_factor} either way) and the plain law "
+    "N_u e^kappa's mean ln(N_u e^kappa / prediction)",
     quick={**CAPACITY_QUICK, "max_factor": 2.0},
     full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)], "max_factor": 2.0},
     seed_rule="95% Student-t interval over seeds seed..seed+2 (the same sweep as capacity.gain)",

@@ -123,6 +123,23 @@ def stored(claim_id: str, scale: str = "quick") -> dict | None:
     return json.loads(STORE.read_text()).get(scale, {}).get(claim_id)
 
 
+def summary(claim_id: str, scale: str = "quick") -> dict | None:
+    """What a record and ``verify list`` carry as ``operating``: the stored characteristic's power,
+    worst alternative and its pass rate, the replications and (power below 0.8) the budget that
+    reaches it; or ``covered`` False with the reason; None when nothing is stored.
+
+    >>> summary("hopfield.capacity.gain")["worst_alternative"]
+    'N_u e^kappa (c = 1)'
+    """
+    entry = stored(claim_id, scale)
+    if entry is None:
+        return None
+    if not entry["covered"]:
+        return {"covered": False, "reason": entry["reason"]}
+    keys = ("power", "worst_alternative", "worst_pass_rate", "reps", "admissible", "budget_for_power")
+    return {"covered": True, **{k: entry[k] for k in keys if k in entry}}
+
+
 __all__ = [
     "MAX_ALTERNATIVE",
     "STORE",
