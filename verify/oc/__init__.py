@@ -67,7 +67,13 @@ def characteristic(claim_id: str, record: Mapping, reps: int = DEFAULT_REPS, bud
     """The operating characteristic of one claim from its stored ``record``: the rates under
     each law, the power, the worst alternative and its pass rate, the noise and budget used,
     and (``budget``; power below :data:`TARGET_POWER`) the seeds that reach it, or a dict with
-    ``covered`` False and the reason."""
+    ``covered`` False and the reason.
+
+    >>> from verify.oc.command import _records
+    >>> c = characteristic("hopfield.capacity.d3", _records("quick")["hopfield.capacity.d3"], reps=20, budget=False)
+    >>> c["worst_pass_rate"] <= MAX_ALTERNATIVE, c["reps"]
+    (True, 20)
+    """
     sim = simulator_for(claim_id)
     try:
         setup = sim(record)

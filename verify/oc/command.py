@@ -25,7 +25,11 @@ def _records(scale: str) -> dict:
 
 
 def run(patterns, reps: int, scale: str) -> dict:
-    """{claim id: characteristic} for the claims matching ``patterns`` (empirical claims only)."""
+    """{claim id: characteristic} for the claims matching ``patterns`` (empirical claims only).
+
+    >>> run(["hopfield.capacity.constants"], 10, "quick")["hopfield.capacity.constants"]["covered"]
+    False
+    """
     from verify.claims import select
     from verify.oc import characteristic
 
@@ -42,7 +46,11 @@ def run(patterns, reps: int, scale: str) -> dict:
 
 
 def main(argv=None) -> int:
-    """Entry point of ``python -m verify oc``."""
+    """Entry point of ``python -m verify oc``; the exit status (2 on a pattern that names no claim).
+
+    >>> main(["no.such.*", "--reps", "5"])
+    2
+    """
     from verify.oc import STORE
 
     ap = argparse.ArgumentParser(prog="python -m verify oc", description=__doc__.split("\n\n")[0])

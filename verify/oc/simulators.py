@@ -89,7 +89,13 @@ def _growth_setup(record, seeds, rows_key, judge) -> Setup:
 
 
 def log_scaling(record, seeds=None) -> Setup:
-    """geometric.single_hop.log_scaling: thresholds per (N, seed), judged with the record's margins."""
+    """geometric.single_hop.log_scaling: thresholds per (N, seed), judged with the record's margins.
+
+    >>> from verify.oc.command import _records
+    >>> setup = log_scaling(_records("quick")["geometric.single_hop.log_scaling"])
+    >>> setup.theory, setup.alternatives[:2]
+    ('ln N', ['no growth', 'falling ln N'])
+    """
     from verify.geometric.scaling import judge_log_scaling
 
     p = record["params"]
@@ -105,7 +111,13 @@ def log_scaling(record, seeds=None) -> Setup:
 
 
 def gd_threshold_scaling(record, seeds=None) -> Setup:
-    """geometric.gd.threshold_scaling: trained thresholds per (N, seed)."""
+    """geometric.gd.threshold_scaling: trained thresholds per (N, seed).
+
+    >>> from verify.oc.command import _records
+    >>> setup = gd_threshold_scaling(_records("quick")["geometric.gd.threshold_scaling"])
+    >>> setup.budget['grid']
+    [64, 128, 256, 512]
+    """
     from verify.geometric.gd_threshold import judge_threshold_scaling
 
     return _growth_setup(record, seeds, "trained_d_star", judge_threshold_scaling)
@@ -117,7 +129,13 @@ ATLAS_LAWS = {"bound^1": 1.0, "bound^0.8": 0.8, "bound^1.2": 1.2, "no growth": 0
 
 
 def atlas(record, seeds=None) -> Setup:
-    """atlas.<family>.within_constant: sizes per (point, draw) against the bound."""
+    """atlas.<family>.within_constant: sizes per (point, draw) against the bound.
+
+    >>> from verify.oc.command import _records
+    >>> setup = atlas(_records("quick")["atlas.hopfield.within_constant"])
+    >>> setup.theory
+    'bound^1'
+    """
     from verify.atlas.verdict import within_constant_judgement, within_constant_verdict
 
     points = record["details"].get("points")
@@ -195,7 +213,13 @@ def _capacity_setup(record, seeds, judge) -> Setup:
 
 
 def capacity_gain(record, seeds=None, plain=True) -> Setup:
-    """hopfield.capacity.gain: ungated and gated capacities per seed."""
+    """hopfield.capacity.gain: ungated and gated capacities per seed.
+
+    >>> from verify.oc.command import _records
+    >>> setup = capacity_gain(_records("quick")["hopfield.capacity.gain"])
+    >>> setup.budget
+    {'seeds': 3}
+    """
     from verify.hopfield.capacity_setup import _gain_judgement
 
     return _capacity_setup(
@@ -204,7 +228,13 @@ def capacity_gain(record, seeds=None, plain=True) -> Setup:
 
 
 def capacity_d3(record, seeds=None, plain=True) -> Setup:
-    """hopfield.capacity.d3: ungated and gated capacities per seed."""
+    """hopfield.capacity.d3: ungated and gated capacities per seed.
+
+    >>> from verify.oc.command import _records
+    >>> setup = capacity_d3(_records("quick")["hopfield.capacity.d3"])
+    >>> 'N_u e^kappa (c = 1)' in setup.alternatives
+    True
+    """
     from verify.hopfield.capacity_setup import _d3_judgement
 
     return _capacity_setup(
@@ -215,7 +245,13 @@ def capacity_d3(record, seeds=None, plain=True) -> Setup:
 
 
 def retrieval_fit(record, seeds=None) -> Setup:
-    """retrieval.scaling.fit: N_c per grid point, log-normal noise around F1 (or an alternative)."""
+    """retrieval.scaling.fit: N_c per grid point, log-normal noise around F1 (or an alternative).
+
+    >>> from verify.oc.command import _records
+    >>> setup = retrieval_fit(_records("quick")["retrieval.scaling.fit"])
+    >>> setup.budget
+    {'grid_points': 12}
+    """
     import verify.retrieval.scaling as rs
 
     p = record["params"]
@@ -281,7 +317,12 @@ def threshold_intervals(record, seeds=None) -> Setup:
     seed count of its parameters (``seeds`` or ``draws``); the part is drawn at the measured mean
     (the theory), at the threshold itself (the wrong side's nearest value) and at the mean of the
     claim's own control (no effect), and judged by the part's Threshold. Assumes the interval is
-    a 95% Student-t interval over that seed count (the claim's seed_rule says which)."""
+    a 95% Student-t interval over that seed count (the claim's seed_rule says which).
+
+    >>> from verify.oc.command import _records
+    >>> threshold_intervals(_records("quick")["hopfield.capacity.r4_tightness"]).alternatives[0]
+    'at the threshold'
+    """
     from scipy import stats
 
     from verify.criteria import Threshold
