@@ -18,6 +18,7 @@ import numpy as np
 from verify.atlas.core import fit_exponent
 from verify.claims import Control, choice
 from verify.criteria import IntervalTest, Judgement, Threshold, all_of
+from verify.oc.laws import power_through
 
 CONSTANT = 2.0
 MAX_EXPONENT = 1.25  # the previous rule's one-sided bound (kept in details["previous_criterion"])
@@ -131,7 +132,7 @@ def synthetic_sizes(p, sizes_per_point, bounds_per_point):
 def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
     """A control's sizes: every draw's size set to size_first * (bound / bound_first)^growth."""
     s0, b0 = float(np.median(sizes_per_point[0])), float(np.median(bounds_per_point[0]))
-    return [[s0 * (b / b0) ** growth for b in bs] for bs in bounds_per_point]
+    return [power_through(bs, growth, b0, s0).tolist() for bs in bounds_per_point]
 
 
 def within_constant_outcome(

@@ -14,6 +14,7 @@ from theory.geometric import single_hop as B
 from verify.claims import Control
 from verify.geometric.single_hop_setup import _rng
 from verify.measure import min_pairwise_gap
+from verify.oc.laws import GROWTH_LAWS
 
 LAWS = {
     "quarter": lambda n: n**0.25,
@@ -26,12 +27,10 @@ LAWS = {
 #: synthetic competitors of the ln N law (controls): the measured noise around each seed's own
 #: ln N fit, added to the competitor's curve through that seed's smallest-N threshold
 SCALING_LAWS = {
-    "N^(1/8)": lambda n: n ** (1 / 8),
-    "N^(1/5)": lambda n: n**0.2,
-    "N^(1/4)": lambda n: n**0.25,
-    "N^(1/3)": lambda n: n ** (1 / 3),
-    "(ln N)^(3/2)": lambda n: math.log(n) ** 1.5,
-    "(ln N)^2": lambda n: math.log(n) ** 2,
+    **{
+        name: GROWTH_LAWS[name]  # the laws verify.oc simulates with: one definition
+        for name in ("N^(1/8)", "N^(1/5)", "N^(1/4)", "N^(1/3)", "(ln N)^(3/2)", "(ln N)^2")
+    },
     "constant": lambda n: 1.0,
 }
 

@@ -17,7 +17,9 @@ import numpy as np
 GROWTH_LAWS: dict[str, Callable[[float], float]] = {
     "ln N": math.log,
     "N^(1/8)": lambda n: n ** (1 / 8),
+    "N^(1/5)": lambda n: n**0.2,
     "N^(1/4)": lambda n: n**0.25,
+    "N^(1/3)": lambda n: n ** (1 / 3),
     "(ln N)^(3/2)": lambda n: math.log(n) ** 1.5,
     "ln N ln ln N": lambda n: math.log(n) * math.log(math.log(n)),
     "(ln N)^2": lambda n: math.log(n) ** 2,
