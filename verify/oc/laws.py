@@ -1,5 +1,5 @@
 """Synthetic data from competing laws: the one helper the operating characteristic
-(:mod:`verify.oc`) draws its measurements with (docs/verify.md, README.md "Kinds of claim").
+(:mod:`verify.oc`) draws its measurements with (README.md, "Kinds of claim, controls and verdicts over seeds").
 
 A *law* is a curve g over the sizes; :func:`through` places it through two anchor values (the
 theory's curve at the smallest and the largest size), so every law grows (or falls) by the same
