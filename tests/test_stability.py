@@ -93,11 +93,17 @@ def test_ledger_entries_check_their_seed_verdicts():
         LedgerEntry("a.b.c", "m", "t", "r", flips_with_seed=True, seed_verdicts={0: "passed", 1: "fail"})
 
 
-def test_every_registered_flips_with_seed_entry_names_differing_verdicts():
+def test_every_flips_with_seed_entry_gives_its_numbers_at_each_recorded_seed():
+    import re
+
     load_all()
-    for (cid, _scale), entry in BY_SCALE.items():
-        if entry.seed_verdicts:
-            assert len(set(entry.seed_verdicts.values())) > 1, cid
+    entries = {id(e): e for e in BY_SCALE.values() if e.seed_verdicts}
+    assert entries, "no flips_with_seed entry records its seeds"
+    for entry in entries.values():
+        named = {int(n) for n in re.findall(r"\b(\d+)\b", entry.measured)}
+        missing = set(entry.seed_verdicts) - named
+        assert not missing, f"{entry.claim_id}: measured names no numbers at seeds {sorted(missing)}"
+        assert "base seed" in entry.measured, entry.claim_id
 
 
 def test_seed_lists_and_verdicts_are_checked():
