@@ -101,3 +101,22 @@ def test_no_stored_full_record_passes_under_a_replaced_criterion():
     passes = [r for r in rows if r["status"] == "pass"]
     assert all(r["basis"] in ("current criterion", "rejudged") for r in passes)
     assert all(r["basis"] == REPLACED for r in rows if r["status"] == REPLACED)
+
+
+def test_a_record_older_than_a_stored_rule_replacement_is_judged_by_the_replaced_rule(toy):
+    import subprocess
+
+    from verify import rejudge as module
+    from verify.results import REPO
+
+    head, parent = (
+        subprocess.run(["git", "rev-parse", rev], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        for rev in ("HEAD", "HEAD~1")
+    )
+    if not head or not parent:
+        pytest.skip("no git history in this checkout")
+    record = {**run_claim(CLAIMS[TOY], Context(scale="full")), "code": parent}
+    toy.setattr(module, "replaced_rules", lambda cid: [{"revision": head, "rule": "the point rule"}])
+    row = rejudge_record(record, CLAIMS, "full")
+    assert row["status"] == REPLACED and "the point rule" in row["reasons"][0]
+    assert rejudge_record({**record, "code": head}, CLAIMS, "full")["status"] == "pass"

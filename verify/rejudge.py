@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from verify.previous import replaced_rules
+
 REPLACED = "judged by a replaced criterion"
 BASES = ("rejudged", "current criterion", REPLACED, "claim removed")
 BEGIN, END = "<!-- rejudge:begin -->", "<!-- rejudge:end -->"
@@ -68,7 +70,11 @@ def _replacements() -> dict[str, list[str]]:
 
 
 def replaced_because(claim, record: Mapping, scale: str) -> list[str]:
-    """Why ``record`` was not judged by ``claim``'s current criterion (empty when it was).
+    """Why ``record`` was not judged by ``claim``'s current criterion (empty when it was): a
+    different statement, kind or rule over seeds, no criterion object's resolution, or a revision
+    older than a criterion replacement stored in verify/previous_criteria.json (the revision at
+    which a replaced criterion was last measured, or the one that replaced a rule:
+    :func:`verify.previous.replaced_rules`).
 
     >>> from verify.claims import load_all
     >>> c = load_all()["hopfield.capacity.gain"]
@@ -88,6 +94,13 @@ def replaced_because(claim, record: Mapping, scale: str) -> list[str]:
     for old in _replacements().get(claim.id, []):
         if revision and is_ancestor(revision, old):
             reasons.append(f"it ran at or before {old[:10]}, after which the criterion was replaced")
+            break
+    for rule in replaced_rules(claim.id):
+        since = str(rule.get("revision") or "")
+        if revision and since and is_ancestor(since, revision) is False:
+            reasons.append(
+                f"it ran before {since[:10]}, which replaced the rule {str(rule.get('rule'))[:60]!r}"
+            )
             break
     return reasons
 
