@@ -2,7 +2,9 @@
 
 A figure reads the newest stored record of each claim it names (``results/claims.jsonl``, written
 by ``python -m verify`` or :func:`verify.run_claim` with ``results=``); docs/README.md lists the
-figures of each area and the claims they read.
+figures of each area and the claims they read. The results folder follows the command line's rule:
+the ``results`` argument (a relative path is relative to the working directory), else the
+environment variable RECALL_RESULTS, else the checkout's ``results/`` (never ``./results``).
 """
 
 from __future__ import annotations
@@ -30,43 +32,43 @@ def list_figures(pattern: str = "*") -> list[str]:
     return [fid for fid in load_all() if fnmatch.fnmatchcase(fid, pattern)]
 
 
-def stored_records(results: str | os.PathLike[str] = "results") -> dict[str, dict[str, Any]]:
-    """The newest stored record of every claim in the results folder ``results`` (read only).
+def stored_records(results: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The newest stored record of every claim in the results folder ``results`` (read only; None:
+    RECALL_RESULTS, else the checkout's results/, :func:`verify.results.results_root`).
 
-    >>> import verify
-    >>> records = stored_records(os.path.join(verify.PROJECT_ROOT, "results"))
-    >>> isinstance(records, dict)
+    >>> records = stored_records()
+    >>> "fact_mlp.capacity.linear_cost" in records
     True
     """
-    from verify.results import RESULTS_FILE, ResultStore
+    from verify.results import RESULTS_FILE, ResultStore, results_root
 
-    path = Path(results)
+    path = results_root(results)
     if not (path / RESULTS_FILE).is_file():
         raise LookupError(
             f"no stored results in {path}: run `python -m verify` (or verify.run_claim(..., results=...)) first"
         )
-    return ResultStore(path).latest()
+    return ResultStore(path, create=False).latest()
 
 
 def draw_figure(
     figure_id: str,
-    results: str | os.PathLike[str] = "results",
+    results: str | os.PathLike[str] | None = None,
     *,
     records: Mapping[str, dict[str, Any]] | None = None,
 ) -> Figure:
-    """Draw the figure ``figure_id`` from the records stored in ``results`` (or from ``records``,
-    claim id -> record) and return the matplotlib Figure (the caller saves or closes it). A claim
+    """Draw the figure ``figure_id`` from the records stored in ``results`` (None: RECALL_RESULTS,
+    else the checkout's results/; or from ``records``, claim id -> record) and return the matplotlib Figure (the caller saves or closes it). A claim
     the figure needs without a stored record is a LookupError that names it; an unknown id is a
     ValueError naming the closest ids.
 
-    >>> import os, verify
-    >>> fig = draw_figure("fact_mlp.fig_capacity", os.path.join(verify.PROJECT_ROOT, "results"))
+    >>> fig = draw_figure("fact_mlp.fig_capacity")
     >>> type(fig).__name__, len(fig.axes) > 0
     ('Figure', True)
     >>> from paper_figs.registry import pyplot
     >>> pyplot().close(fig)
     """
     from paper_figs.registry import load_all, pyplot
+    from verify.results import results_root
 
     pyplot()  # the non-interactive backend unless pyplot is already set up
     figures = load_all()
@@ -76,22 +78,21 @@ def draw_figure(
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown figure {figure_id!r}{hint} `python -m paper_figs --list` shows them")
     recs = dict(records) if records is not None else stored_records(results)
-    return entry.draw(recs, results=Path(results)) if entry.files else entry.draw(recs)
+    return entry.draw(recs, results=results_root(results)) if entry.files else entry.draw(recs)
 
 
 def save_figure(
     figure_id: str,
     out: str | os.PathLike[str] = "figures",
-    results: str | os.PathLike[str] = "results",
+    results: str | os.PathLike[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
     """Draw the figure ``figure_id`` (:func:`draw_figure`) and save it as ``out/<id>.<format>``
-    for each format; returns the paths written.
+    for each format (``out`` relative to the working directory); returns the paths written.
 
-    >>> import os, tempfile, verify
+    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
-    ...     paths = save_figure("fact_mlp.fig_capacity", out,
-    ...                         os.path.join(verify.PROJECT_ROOT, "results"), formats=("png",))
+    ...     paths = save_figure("fact_mlp.fig_capacity", out, formats=("png",))
     ...     [p.name for p in paths]
     ['fact_mlp.fig_capacity.png']
     """

@@ -34,7 +34,7 @@ def test_run_json_and_resume(tmp_path):
         "verify", "run", FAST, "geometric.single_hop.construct_transfer", "--json", "--out", str(tmp_path)
     )
     assert out.returncode == 0, out.stderr
-    records = [json.loads(line) for line in out.stdout.splitlines()]
+    records = json.loads(out.stdout)  # one JSON document: the list of records
     assert [r["id"] for r in records] == [FAST, "geometric.single_hop.construct_transfer"]
     for r in records:
         for field in (
@@ -54,8 +54,8 @@ def test_run_json_and_resume(tmp_path):
         assert r["passed"] is True and r["device"] == "cpu" and r["dtype"] == "float64"
         assert r["versions"]["cpu"]  # the processor: float32 sums may differ between processors
     assert (tmp_path / "report.md").read_text().count("| `geometric.") == 2
-    again = run("verify", "run", FAST, "--json", "--out", str(tmp_path))
-    assert json.loads(again.stdout)["resumed"] is True
+    again = run("verify", "run", FAST, "--jsonl", "--out", str(tmp_path))
+    assert json.loads(again.stdout)["resumed"] is True  # one record per line: here one line
     assert len(ResultStore(tmp_path).records()) == 2  # nothing recomputed, nothing appended
 
 
@@ -214,7 +214,7 @@ def test_claim_kinds_are_validated():
 
 def test_falsify_reports_claims_without_controls(tmp_path, capsys):
     code, out, _ = cli(capsys, "falsify", "geometric.single_hop.selector_exact", "--json")
-    row = json.loads(out.splitlines()[0])
+    row = json.loads(out)["claims"][0]
     assert row["id"] == "geometric.single_hop.selector_exact"
     assert code == (0 if row["ok"] else 1)
     if not row["ok"]:

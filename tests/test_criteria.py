@@ -234,12 +234,12 @@ def test_falsify_json_gives_every_claim_a_resolution(tmp_path, capsys, monkeypat
     monkeypatch.setenv("RECALL_RESULTS", str(tmp_path))
     claim = "hopfield.capacity.constants"
     assert main(["falsify", claim, "--json"]) == 0
-    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    row = json.loads(capsys.readouterr().out)["claims"][0]
     assert row["resolution"]["rule"] == "not computed" and row["resolution"]["coarse"]
     stored = {"rule": "threshold", "value": 0.2, "coarse": False, "text": "x >= 1: measured 1.2"}
     ResultStore(tmp_path).append({"id": claim, "scale": "quick", "status": "pass", "resolution": stored})
     assert main(["falsify", claim, "--json"]) == 0
-    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    row = json.loads(capsys.readouterr().out)["claims"][0]
     assert row["resolution"]["rule"] == "threshold" and row["resolution"]["from"] == "stored record"
 
 

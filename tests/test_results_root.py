@@ -80,7 +80,7 @@ def test_verify_atlas_reads_the_environment_folder_and_writes_strict_json(tmp_pa
     (res / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in fake_records()) + "\n")
     work = tmp_path / "cwd"
     work.mkdir()
-    done = _run(["verify", "atlas", "--json"], cwd=work, env=_env(**{RESULTS_ENV: str(res)}))
+    done = _run(["verify", "atlas", "--json", "--write"], cwd=work, env=_env(**{RESULTS_ENV: str(res)}))
     assert done.returncode == 0, done.stderr[-2000:]
     printed = json.loads(done.stdout, parse_constant=_reject)
     stored = json.loads((res / "atlas.json").read_text(), parse_constant=_reject)

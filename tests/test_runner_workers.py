@@ -90,7 +90,8 @@ def test_dry_run_reports_expected_time_per_area_and_runs_nothing(tmp_path, capsy
         )
         == 0
     )
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    printed = json.loads(capsys.readouterr().out)  # one document: areas and total
+    rows = printed["areas"] + [printed["total"]]
     by_area = {r["area"]: r for r in rows if "area" in r}
     assert by_area["hopfield"]["expected_seconds"] == 12.5
     assert by_area["hopfield"]["measured_on"] == ["cuda"] and by_area["hopfield"]["max_peak_rss_gb"] == 1.0
@@ -115,7 +116,8 @@ def test_dry_run_full_falls_back_to_quick_records_as_a_labelled_lower_bound(tmp_
     store.append({"id": KILLED, "scale": "full", "seconds": 40.0, "status": "pass", "device": "cpu"})
     args = ["run", FAST, KILLED, "--scale", "full", "--dry-run", "--jobs", "1", "--out", str(tmp_path)]
     assert main(args + ["--json"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    printed = json.loads(capsys.readouterr().out)  # one document: areas and total
+    rows = printed["areas"] + [printed["total"]]
     by_area = {r["area"]: r for r in rows if "area" in r}
     assert by_area["hopfield"]["expected_seconds"] == 0.0
     assert by_area["hopfield"]["quick_lower_bound_seconds"] == 3.0

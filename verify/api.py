@@ -43,7 +43,9 @@ def run_claim(
     """Run the claim ``claim_id`` (with its controls unless ``controls`` is False) and return its
     record. ``params`` overrides the scale's parameters; ``dtype`` defaults to float64 on the CPU
     and float32 on a GPU; ``results``, a folder, appends the record to its ``claims.jsonl`` (what
-    the figures read). An unknown id is a ValueError naming the closest ids.
+    the figures read; checked for writing before anything runs). An unknown id is a ValueError
+    naming the closest ids; a seed that is not a non-negative integer is a TypeError (a string, a
+    float) or a ValueError (negative) naming it.
 
     >>> record = run_claim("chapters.router.zloss_zero_logits")
     >>> record["status"], record["passed"], record["kind"]
@@ -51,15 +53,19 @@ def run_claim(
     """
     from constructions.device import default_dtype
     from verify.claims import Context, load_all
+    from verify.inputs import seed_value, writable_folder
     from verify.runner import run_claim as run_one
 
+    seed = seed_value(seed)
+    if results is not None:
+        writable_folder(results, "results=")
     claims = load_all()
     claim = claims.get(claim_id)
     if claim is None:
         close = difflib.get_close_matches(claim_id, list(claims), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown claim {claim_id!r}{hint} `python -m verify list` shows the ids")
-    ctx = Context(seed=int(seed), device=device, dtype=dtype or default_dtype(device), scale=scale)
+    ctx = Context(seed=seed, device=device, dtype=dtype or default_dtype(device), scale=scale)
     record = run_one(claim, ctx, params, controls=controls)
     if results is not None:
         from verify.results import ResultStore

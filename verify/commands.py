@@ -1,13 +1,12 @@
-"""The commands of ``python -m verify`` (run, falsify, run --dry-run); verify/cli.py parses the
-arguments and calls these."""
+"""The commands of ``python -m verify`` (run, falsify, run --dry-run, prune); verify/cli.py parses
+the arguments and calls these. Each ``--json`` prints one strict JSON document; ``run --jsonl``
+prints one record per line as each claim finishes."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-
-DEFAULT_OUT = "results"  # the folder's name; the command lines resolve it with verify.results.results_root
 
 
 def _dumps(value, **kwargs) -> str:
@@ -35,6 +34,7 @@ def cmd_falsify(args) -> int:
     )
     bad, known_defects, coarse = 0, 0, 0
     stream = sys.stderr if args.json else sys.stdout
+    json_rows = []
     stored = _latest_records(ctx.scale, [str(results_root())])
     for c in claims:
         missing = missing_controls(c)
@@ -67,22 +67,19 @@ def cmd_falsify(args) -> int:
             }
         coarse += bool(resolution.get("coarse"))
         if args.json:
-            print(
-                _dumps(
-                    {
-                        "id": c.id,
-                        "kind": c.kind,
-                        "ok": not problems,
-                        "problems": problems,
-                        "resolution": resolution,
-                        "controls": rows,
-                        "seed": ctx.seed,
-                        "scale": ctx.scale,
-                        "device": ctx.device,
-                        "dtype": ctx.dtype,
-                    }
-                ),
-                flush=True,
+            json_rows.append(
+                {
+                    "id": c.id,
+                    "kind": c.kind,
+                    "ok": not problems,
+                    "problems": problems,
+                    "resolution": resolution,
+                    "controls": rows,
+                    "seed": ctx.seed,
+                    "scale": ctx.scale,
+                    "device": ctx.device,
+                    "dtype": ctx.dtype,
+                }
             )
         verdict = "ok" if not problems else "VACUOUS" if rows else "NO CONTROL"
         names = ", ".join(f"{r['name']}: {r['status']}" for r in rows) or ("-" if not missing else "")
@@ -102,6 +99,9 @@ def cmd_falsify(args) -> int:
         + (f"; {known_defects} control(s) known to pass, recorded in the ledger" if known_defects else ""),
         file=stream,
     )
+    if args.json:
+        summary = {"claims": len(claims), "without_failing_control": bad, "coarse": coarse}
+        print(_dumps({"claims": json_rows, "summary": dict(summary, known_defects=known_defects)}))
     return 1 if bad else 0
 
 
@@ -229,9 +229,7 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
         "quick_from": quick_folders,
     }
     if args.json:
-        for r in rows:
-            print(_dumps(r))
-        print(_dumps(total))
+        print(_dumps({"areas": rows, "total": total}))
         return 0
     lower = args.scale == "full"
     head = f"{'area':<12} {'claims':>6} {'expected s':>11} {'no record':>9}"
@@ -263,10 +261,14 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
 
 
 def cmd_run(args, patterns) -> int:
+    """``run``: run the selected claims, append their records to ``--out``/claims.jsonl, and rebuild
+    ``report.md`` there from the newest record of every registered claim (:func:`rebuild_report`),
+    so that a run of a few claims never drops the others from the report."""
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
+    from verify.inputs import writable_folder
     from verify.parallel import run_claims_parallel
-    from verify.results import REPORT_FILE, ResultStore, results_root, write_report
+    from verify.results import ResultStore, results_root
     from verify.runner import is_failure, run_claims
 
     args.out = str(results_root(args.out))
@@ -280,19 +282,24 @@ def cmd_run(args, patterns) -> int:
         raise ValueError(f"--jobs={jobs} must be >= 1")
     if getattr(args, "dry_run", False):
         return cmd_dry_run(args, claims, jobs)
+    writable_folder(args.out)  # before anything is computed
     store = ResultStore(args.out)
+    lines = getattr(args, "jsonl", False)
 
     def emit(record):
-        if args.json:
+        if lines:
             print(_dumps(record), flush=True)
 
     if jobs > 1 and len(areas) > 1:
         records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
     else:
         records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
-    report = write_report(records, Path(args.out) / REPORT_FILE)
-    stream = sys.stderr if args.json else sys.stdout
-    if not args.json:
+    report = rebuild_report(store)
+    quiet = args.json or lines
+    stream = sys.stderr if quiet else sys.stdout
+    if args.json:
+        print(_dumps(records))
+    if not quiet:
         _print_table(records, stream)
     failures = [r for r in records if is_failure(r)]
     counts = {}
@@ -305,3 +312,76 @@ def cmd_run(args, patterns) -> int:
 
         print("\n" + profile_text(records), file=stream)
     return 1 if failures else 0
+
+
+def report_records(store) -> list[dict]:
+    """The newest record of every registered claim in ``store`` (a
+    :class:`verify.results.ResultStore`), in registry order: what ``report.md`` shows.
+
+    >>> import tempfile
+    >>> from verify.results import ResultStore
+    >>> store = ResultStore(tempfile.mkdtemp())
+    >>> store.append({"id": "chapters.router.zloss_zero_logits", "status": "fail"})
+    >>> store.append({"id": "no.such.claim", "status": "pass"})
+    >>> store.append({"id": "chapters.router.zloss_zero_logits", "status": "pass"})
+    >>> [(r["id"], r["status"]) for r in report_records(store)]
+    [('chapters.router.zloss_zero_logits', 'pass')]
+    """
+    from verify.claims import load_all
+
+    latest = store.latest()
+    return [latest[cid] for cid in load_all() if cid in latest]
+
+
+def rebuild_report(store) -> Path:
+    """Write ``report.md`` beside ``store``'s claims.jsonl from :func:`report_records`; returns
+    its path. The report is a function of the stored records alone, whichever claims ran last.
+
+    >>> import tempfile
+    >>> from verify.results import ResultStore
+    >>> store = ResultStore(tempfile.mkdtemp())
+    >>> rebuild_report(store).read_text().splitlines()[2]
+    '0 claims; status counts: '
+    """
+    from verify.results import REPORT_FILE, write_report
+
+    return write_report(report_records(store), store.dir / REPORT_FILE)
+
+
+def cmd_prune(args) -> int:
+    """``prune [--results DIR] [--dry-run]``: remove from DIR/claims.jsonl the records of claims
+    that are no longer registered (and rewrite any bare NaN/Infinity as strict JSON), say what
+    was removed, and rebuild DIR/report.md, where there is one, when the file changed."""
+    from verify.claims import load_all
+    from verify.inputs import writable_folder
+    from verify.results import (
+        REPORT_FILE,
+        RESULTS_FILE,
+        ResultStore,
+        missing_results,
+        non_strict_lines,
+        results_root,
+    )
+
+    folder = results_root(args.results)
+    store = ResultStore(folder, create=False)
+    if not store.path.is_file():
+        raise ValueError(missing_results(store.path))
+    if not args.dry_run:
+        writable_folder(folder, "--results")
+    before = store.path.read_bytes()
+    loose = non_strict_lines(store.path)
+    removed = store.prune(set(load_all()), dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    if loose:
+        print(
+            f"{'would rewrite' if args.dry_run else 'rewrote'} {len(loose)} line(s) holding a bare "
+            f"NaN/Infinity as strict JSON (lines {', '.join(map(str, loose))}; unregistered ones removed)"
+        )
+    for cid, n in sorted(removed.items()):
+        print(f"{verb} {n} record(s) of {cid} (no longer registered)")
+    total = sum(removed.values())
+    print(f"{folder / RESULTS_FILE}: {verb} {total} record(s) of {len(removed)} unregistered claim(s)")
+    if not args.dry_run and store.path.read_bytes() != before and (folder / REPORT_FILE).is_file():
+        print(f"rebuilt {rebuild_report(store)}")
+    return 0

@@ -1,7 +1,7 @@
 """Run claims in worker processes, whole areas per worker (``python -m verify run ... --jobs N``).
 
 Split from :mod:`verify.runner`, which runs claims in this process; a worker is itself a
-``python -m verify run ... --json`` process, and a worker that dies has its unreported claims
+``python -m verify run ... --jsonl`` process, and a worker that dies has its unreported claims
 recorded as errors at once, naming the exit status or the signal."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def run_claims_parallel(
     resume: bool = True,
     on_record=None,
 ) -> list[dict]:
-    """Run claims in ``jobs`` worker processes (``python -m verify run ... --json``), whole areas per
+    """Run claims in ``jobs`` worker processes (``python -m verify run ... --jsonl``), whole areas per
     worker, each with ``cpu_count // jobs`` threads. Records are appended to ``store`` by this
     process as they arrive, so an interrupted run keeps every finished claim; a worker that dies
     leaves error records for the claims it did not report as soon as its output closes (while the
@@ -98,7 +98,7 @@ def run_claims_parallel(
                 "verify",
                 "run",
                 *[c.id for c in group],
-                "--json",
+                "--jsonl",
                 "--fresh",
                 "--jobs",
                 "1",
@@ -153,7 +153,10 @@ def run_claims_parallel(
             bar.update(1)
             bar.set_postfix_str(record["id"])
         bar.close()
-    return [done[c.id] for c in claims]
+    records = [done[c.id] for c in claims]
+    if store is not None:
+        store.keep_newest(records)
+    return records
 
 
 def exit_cause(returncode: int | None) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Iterable
 
 from verify.bench import bench_case, load_average
@@ -114,11 +113,11 @@ def bench_registry(device: str = "cpu", patterns=("*",), seed: int = 0, out: str
     """Run the quick registry as the main job does (worker processes, whole areas each, fresh) and
     store its claim-seconds per claim and per area with the processor, the load average and a
     reference matmul time before and after, appended to ``<out>/bench_registry.jsonl``
-    (``out`` defaults to the repository's results folder). Not part of a plain ``bench``."""
+    (``out`` defaults to the one results folder: RECALL_RESULTS, else the checkout's results/).
+    Not part of a plain ``bench``."""
     from verify.claims import Context, select
-    from verify.commands import DEFAULT_OUT
     from verify.parallel import run_claims_parallel
-    from verify.results import cpu_model, git_revision
+    from verify.results import cpu_model, git_revision, results_root
 
     claims = select(list(patterns))
     ctx = Context(seed=int(seed), device=device, dtype="float64" if device == "cpu" else "float32")
@@ -150,7 +149,7 @@ def bench_registry(device: str = "cpu", patterns=("*",), seed: int = 0, out: str
         "reference_matmul_s": [round(ref_before, 5), round(reference_matmul_seconds(), 5)],
         "load_average": [load_before, load_average()],
     }
-    path = Path(out or DEFAULT_OUT) / "bench_registry.jsonl"
+    path = results_root(out) / "bench_registry.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as fh:
         fh.write(json.dumps(row) + "\n")

@@ -12,10 +12,16 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: appends are whole lines, but unlocked
+    fcntl = None
 
 from theory.cli_support import dumps
 
@@ -135,11 +141,90 @@ def params_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 
+class ResultsFileError(ValueError):
+    """A results file that cannot be read as records; the message names the file and the line.
+
+    >>> issubclass(ResultsFileError, ValueError)
+    True
+    """
+
+
+_WARNED: set[tuple[str, int, int]] = set()  # (file, line, length): each skipped line reported once
+
+
+def _lock(fh, exclusive: bool) -> None:
+    """Hold an advisory lock on the open file ``fh`` until it is closed (POSIX ``flock``: shared for
+    readers, exclusive for writers; nothing where the standard library has no ``fcntl``)."""
+    if fcntl is not None:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+
+def _skip(path: Path, number: int, raw: bytes, why: str) -> None:
+    """Report on stderr, once per process, a line of ``path`` that is skipped and why."""
+    key = (str(path), number, len(raw))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"warning: {path}:{number}: line skipped: {why}", file=sys.stderr)
+
+
+def parse_records(path: str | os.PathLike, data: bytes) -> list[dict]:
+    """The records of the results file ``path`` whose bytes are ``data``, one JSON object per line.
+
+    A line that is not JSON (a line cut by an interrupted write, or garbage) is skipped and
+    reported on stderr with the file and the line number; a line that is JSON but not an object,
+    a record without a string ``id``, or bytes that are not UTF-8 are a :class:`ResultsFileError`
+    naming the file and the line.
+
+    >>> parse_records("r.jsonl", b'{"id": "a"}\\n{"id": "b", "x": 1}\\n')
+    [{'id': 'a'}, {'id': 'b', 'x': 1}]
+    >>> try:
+    ...     parse_records("r.jsonl", b'[1, 2]\\n')
+    ... except ResultsFileError as exc:
+    ...     print(exc)
+    r.jsonl:1: a record must be a JSON object, not list
+    """
+    path = Path(path)
+    rows: list[dict] = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        cut = number == len(lines)  # the last line has no newline: an interrupted write
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if cut and exc.reason == "unexpected end of data":
+                _skip(path, number, raw, "cut inside a character by an interrupted write")
+                continue
+            raise ResultsFileError(
+                f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line): not a results "
+                "file written by verify (one JSON record per line)"
+            ) from None
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            why = "the last line, cut by an interrupted write" if cut else f"not JSON ({exc.msg})"
+            _skip(path, number, raw, why)
+            continue
+        if not isinstance(row, dict):
+            raise ResultsFileError(
+                f"{path}:{number}: a record must be a JSON object, not {type(row).__name__}"
+            )
+        if not isinstance(row.get("id"), str):
+            raise ResultsFileError(f"{path}:{number}: a record must have a string 'id' (the claim's id)")
+        rows.append(row)
+    return rows
+
+
 class ResultStore:
     """Append-only JSON-lines file in ``out_dir`` (created unless ``create=False``: a reader that
     must not make folders). Records are written as strict JSON (:func:`theory.cli_support.dumps`:
     a non-finite number is null with its value in ``<key>_nonfinite``), the form the worker
     processes of a parallel run report in, so a record has one shape whichever way it ran.
+
+    Every append is one whole line that starts on a line of its own (after a line cut by an
+    interrupted write, which is kept and skipped when read), written under an exclusive lock on
+    the file, so that writers in several processes lose nothing; readers take a shared lock.
 
     >>> import tempfile
     >>> store = ResultStore(tempfile.mkdtemp())
@@ -155,21 +240,30 @@ class ResultStore:
         self.path = self.dir / RESULTS_FILE
 
     def records(self) -> list[dict]:
-        if not self.path.exists():
+        """Every record, oldest first (see :func:`parse_records` for the lines that are skipped
+        or refused).
+
+        >>> import tempfile
+        >>> ResultStore(tempfile.mkdtemp()).records()
+        []
+        """
+        try:
+            with self.path.open("rb") as fh:
+                _lock(fh, exclusive=False)
+                data = fh.read()
+        except FileNotFoundError:
             return []
-        rows = []
-        with self.path.open() as fh:
-            for line in fh:
-                line = line.strip()
-                if line:
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        continue  # a line cut by an interrupted write: ignore it
-        return rows
+        return parse_records(self.path, data)
 
     def latest(self) -> dict[str, dict]:
-        """The newest record of every claim id."""
+        """The newest record of every claim id.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.append({"id": "a", "v": 1}); store.append({"id": "a", "v": 2})
+        >>> store.latest()
+        {'a': {'id': 'a', 'v': 2}}
+        """
         out = {}
         for row in self.records():
             out[row["id"]] = row
@@ -193,12 +287,140 @@ class ResultStore:
                 return row
         return None
 
-    def append(self, record: dict) -> None:
+    def _open_locked(self):
+        """The results file opened for appending under an exclusive lock, reopened when another
+        process replaced the file (:meth:`prune`) while this one waited for the lock."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a") as fh:
-            fh.write(dumps(record) + "\n")
+        while True:
+            fh = self.path.open("a+b")
+            _lock(fh, exclusive=True)
+            try:
+                if os.stat(self.path).st_ino == os.fstat(fh.fileno()).st_ino:
+                    return fh
+            except FileNotFoundError:
+                pass
+            fh.close()
+
+    def append(self, record: dict) -> None:
+        """Append ``record`` (a dict with a string ``id``) as one strict-JSON line.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> _ = store.path.write_bytes(b'{"id": "a", "cut mid')  # an interrupted write
+        >>> store.append({"id": "b"})
+        >>> store.path.read_bytes()
+        b'{"id": "a", "cut mid\\n{"id": "b"}\\n'
+        """
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise TypeError(f"a record must be a dict with a string 'id', not {type(record).__name__}")
+        line = (dumps(record) + "\n").encode("utf-8")
+        with self._open_locked() as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    line = b"\n" + line  # never glue a record to a line cut by an interrupted write
+            fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+    def keep_newest(self, records: list[dict]) -> int:
+        """Make each of ``records`` (one run's, resumed ones marked ``resumed``) its claim's newest
+        stored record: a resumed record that an older or failed record follows in the file is
+        appended again (without the mark), so that the report and the figures, which read the
+        newest record of each claim, show what the run reported. Returns the number appended.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.append({"id": "a", "status": "pass"}); store.append({"id": "a", "status": "error"})
+        >>> store.keep_newest([{"id": "a", "status": "pass", "resumed": True}])
+        1
+        >>> store.latest()["a"]["status"]
+        'pass'
+        """
+        newest = self.latest()
+        added = 0
+        for record in records:
+            if record.get("resumed"):
+                plain = {k: v for k, v in record.items() if k != "resumed"}
+                if newest.get(record["id"]) != plain:
+                    self.append(plain)
+                    added += 1
+        return added
+
+    def prune(self, keep, dry_run: bool = False) -> dict[str, int]:
+        """Remove the records whose id is not in ``keep`` (the registered claims) and rewrite lines
+        holding a bare NaN or Infinity as strict JSON (``<key>_nonfinite``); lines that cannot be
+        read are left as they are. Returns the number of records removed per id (nothing is
+        written when ``dry_run``). The file is replaced whole, under the writers' lock.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.append({"id": "a"}); store.append({"id": "gone"})
+        >>> store.prune({"a"})
+        {'gone': 1}
+        >>> store.records()
+        [{'id': 'a'}]
+        """
+        keep = set(keep)
+        if not self.path.is_file():
+            return {}
+        removed: dict[str, int] = {}
+        with self._open_locked() as fh:
+            fh.seek(0)
+            data = fh.read()
+            out = []
+            for raw in data.split(b"\n"):
+                try:
+                    row = json.loads(raw.decode("utf-8")) if raw.strip() else None
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    row = None
+                if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                    out.append(raw)
+                elif row["id"] not in keep:
+                    removed[row["id"]] = removed.get(row["id"], 0) + 1
+                else:
+                    try:
+                        json.loads(raw, parse_constant=_refuse_constant)
+                    except ValueError:
+                        raw = dumps(row).encode("utf-8")
+                    out.append(raw)
+            new = b"\n".join(out)
+            if dry_run or new == data:
+                return removed
+            tmp = self.path.with_name(self.path.name + ".prune-tmp")
+            with tmp.open("wb") as new_fh:
+                new_fh.write(new)
+                new_fh.flush()
+                os.fsync(new_fh.fileno())
+            os.replace(tmp, self.path)
+        return removed
+
+
+def _refuse_constant(token: str):
+    raise ValueError(f"not strict JSON: {token}")
+
+
+def non_strict_lines(path: str | os.PathLike) -> list[int]:
+    """The numbers of the lines of ``path`` that hold a bare NaN, Infinity or -Infinity (JSON
+    that ``json.loads`` reads but strict JSON refuses).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "claims.jsonl"
+    >>> _ = path.write_text('{"id": "a", "x": Infinity}\\n{"id": "b"}\\n')
+    >>> non_strict_lines(path)
+    [1]
+    """
+    bad = []
+    for number, raw in enumerate(Path(path).read_bytes().split(b"\n"), 1):
+        if raw.strip():
+            try:
+                json.loads(raw, parse_constant=_refuse_constant)
+            except ValueError as exc:
+                if "not strict JSON" in str(exc):
+                    bad.append(number)
+    return bad
 
 
 def _fmt(value) -> str:

@@ -284,4 +284,6 @@ def run_claims(
         records.append(record)
         if on_record is not None:
             on_record(record)
+    if store is not None:
+        store.keep_newest(records)  # the newest stored record of each claim is the one it reported
     return records

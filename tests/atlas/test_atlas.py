@@ -298,7 +298,7 @@ def test_hopfield_atlas_claims_share_the_search_and_read_it_like_the_record(clai
 def test_cli_atlas_writes_the_json(results_dir, capsys):
     from verify.cli import main
 
-    assert main(["atlas", "--json", "--results", str(results_dir)]) == 0
+    assert main(["atlas", "--json", "--write", "--results", str(results_dir)]) == 0
     printed = json.loads(capsys.readouterr().out)
     stored = json.loads((results_dir / "atlas.json").read_text())
     assert printed == stored and len(stored["rows"]) > 0

@@ -10,13 +10,12 @@ point). Beside them, two lines that are NOT measured here: the information limit
 parameter ([derived], P = I/32) and about 2 bits per parameter measured for trained language
 models by Allen-Zhu and Li (arXiv 2404.05405, "Physics of Language Models 3.3") [reference].
 
-``python -m verify atlas [--json]`` prints the table and stores it in ``results/atlas.json``.
+``python -m verify atlas [--json]`` prints the table; with ``--write`` it stores it in ``results/atlas.json``.
 The claims ``atlas.<family>.within_constant`` live in :mod:`verify.atlas.claims`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -43,24 +42,23 @@ INFO_LIMIT = {
 
 
 def _resolve(folder) -> Path:
+    """``folder`` as a path: None is the one results folder (:func:`verify.results.results_root`);
+    a relative path is relative to the repository (the atlas claims' parameter ``results``)."""
+    if folder is None:
+        from verify.results import results_root
+
+        return results_root()
     path = Path(folder)
     return path if path.is_absolute() else REPO / path
 
 
-def load_records(folder="results", scale: str = "quick") -> dict[str, dict]:
-    """Newest non-error record of every claim at ``scale`` in ``folder``/claims.jsonl (empty if none)."""
-    path = _resolve(folder) / "claims.jsonl"
+def load_records(folder=None, scale: str = "quick") -> dict[str, dict]:
+    """Newest non-error record of every claim at ``scale`` in ``folder``/claims.jsonl (empty if
+    none); a skipped or malformed line is reported as :class:`verify.results.ResultStore` does."""
+    from verify.results import ResultStore
+
     out: dict[str, dict] = {}
-    if not path.exists():
-        return out
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by an interrupted write
+    for row in ResultStore(_resolve(folder), create=False).records():
         if row.get("scale", "quick") == scale and row.get("status") != "error":
             out[row["id"]] = row
     return out
@@ -205,9 +203,12 @@ def build_atlas(records_by_scale: dict[str, dict]) -> dict:
     }
 
 
-def atlas_from_results(folder="results") -> dict:
+def atlas_from_results(folder=None) -> dict:
+    """The atlas from the records stored in ``folder`` (and ``folder``/full); None: the one
+    results folder (:func:`verify.results.results_root`)."""
+    folder = _resolve(folder)
     by_scale = {"quick": load_records(folder, "quick")}
-    full = load_records(Path(folder) / "full", "full")
+    full = load_records(folder / "full", "full")
     if full:
         by_scale["full"] = full
     return build_atlas(by_scale)
@@ -263,7 +264,8 @@ def table_text(atlas: dict) -> str:
 
 
 def main(args) -> int:
-    """``python -m verify atlas [--json] [--results DIR]``: print the table and store atlas.json.
+    """``python -m verify atlas [--json] [--write] [--results DIR]``: print the table (with
+    ``--write``, also store it in DIR/atlas.json; without it nothing is written).
 
     DIR defaults to the one results folder (:func:`verify.results.results_root`: RECALL_RESULTS,
     else the checkout's results/); a missing results file is a ValueError naming the path and the
@@ -284,10 +286,18 @@ def main(args) -> int:
     except ValueError as exc:
         raise ValueError(f"{exc} (records read from {path}; write there with --out {folder})") from None
     out = folder / ATLAS_FILE
-    out.write_text(dumps(atlas, indent=1) + "\n")
+    if getattr(args, "write", False):
+        from verify.inputs import writable_folder
+
+        writable_folder(folder, "--results")
+        out.write_text(dumps(atlas, indent=1) + "\n")
     if getattr(args, "json", False):
         print(dumps(atlas))
     else:
         print(table_text(atlas))
-        print(f"\nstored in {out}")
+        print(
+            f"\nstored in {out}"
+            if getattr(args, "write", False)
+            else f"\nnot stored (--write stores it in {out})"
+        )
     return 0
