@@ -106,20 +106,53 @@ def claim_records():
 
 
 @pytest.fixture(scope="session")
-def quick_record(claim_cache, claim_records):
+def claim_reads():
+    """Per claim id, the shared results (``ctx.shared`` keys, outermost calls, with their counts)
+    that each check of its quick record read: the claim's own check first, then each control's in
+    order (tests/test_controls_differ.py reads them)."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def quick_record(claim_cache, claim_records, claim_reads):
     """``quick_record(claim_id)``: the claim's quick record of this session, run once (with its
     controls, in the registry test's context) and shared by the registry test and every test that
     draws from it. Mark such tests ``@pytest.mark.claims_of(area)`` so they run in the claims'
     xdist group."""
+    import dataclasses
+    from collections import Counter
+
     from verify.claims import Context, load_all
     from verify.runner import run_claim
 
     claims = load_all()
 
+    class ReadingContext(Context):
+        """A Context that counts the outermost shared results each check reads."""
+
+        reads: Counter | None = None
+
+        def shared(self, key, compute):
+            if self.reads is not None and self._shared_depth == 0:
+                self.reads[key] += 1
+            return super().shared(key, compute)
+
     def get(claim_id: str) -> dict:
         if claim_id not in claim_records:
-            ctx = Context(seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache, audit=True)
-            claim_records[claim_id] = run_claim(claims[claim_id], ctx)
+            claim, reads = claims[claim_id], claim_reads.setdefault(claim_id, [])
+            ctx = ReadingContext(
+                seed=0, device="cpu", dtype="float64", scale="quick", cache=claim_cache, audit=True
+            )
+
+            def check(params, ctx, _check=claim.check):  # the claim's check, then each control's
+                ctx.reads = Counter()
+                try:
+                    return _check(params, ctx)
+                finally:
+                    reads.append(ctx.reads)
+                    ctx.reads = None
+
+            claim_records[claim_id] = run_claim(dataclasses.replace(claim, check=check), ctx)
         return claim_records[claim_id]
 
     return get

@@ -41,12 +41,12 @@ record(
 )
 
 
-def _usage_rows(p, ctx, lb_coef, steps):
+def _usage_rows(p, ctx, lb_coef, steps, offset=0):
     from constructions.chapters.train import usage
 
     window = max(1, p["n_facts"] // p["batch"])  # one epoch of the facts
     rows = []
-    for i, s in enumerate(ctx.seeds(p["usage_seeds"])):
+    for i, s in enumerate(s + offset for s in ctx.seeds(p["usage_seeds"])):
         # The first `seeds` seeds reuse the full phase-1 runs; the others train the first epoch
         # only (same schedule, so the first epoch is the same as in a full run). Usage reads the
         # routing frequencies alone, so a run no other claim shares is not evaluated.
@@ -109,26 +109,43 @@ def check_utilisation(p, ctx):
     source=f"{SOURCE}; Switch Transformer load balance",
     provenance="derived",
     statement="without L_lb (coefficient 0), chapter usage over the first epoch collapses: its "
-    "normalised entropy is <= the entropy with L_lb - 0.1 in every seed of 5",
-    quick=dict(BASE, **USAGE, steps_nolb=24, lb_coef_dropped=0.0),
-    full=dict(FULL, **USAGE, steps_nolb=300, lb_coef_dropped=0.0),
+    "normalised entropy is <= the entropy with L_lb - 0.1 in every seed of 5 (paired by seed). "
+    "It cites no bound: the theory places no boundary in the load-balance coefficient, and the "
+    "0.1 is a convention",
+    quick=dict(BASE, **USAGE, steps_nolb=24, lb_coef_dropped=0.0, without_seed_offset=0),
+    full=dict(FULL, **USAGE, steps_nolb=300, lb_coef_dropped=0.0, without_seed_offset=0),
     demonstrates_failure=True,
     needs=("torch",),
     seed_rule="every seed of 0..4",
     controls=[
         Control(
-            "lb_kept",
-            {"lb_coef_dropped": 0.01},
-            "the other side of the bracket: the 'without' arm keeps L_lb at 0.01, so "
-            "its usage equals the with-L_lb run and the collapse criterion must fail",
+            "lb_kept_other_runs",
+            lambda p: {"lb_coef_dropped": 0.01, "without_seed_offset": p["usage_seeds"]},
+            "the other side: the 'without' arm keeps L_lb at 0.01 and is trained from other "
+            "seeds (the next usage_seeds), so the gap is the run-to-run spread of two "
+            "load-balanced runs, and the collapse criterion must fail there",
         )
     ],
 )
 def check_lb_needed(p, ctx):
-    base = {k: v for k, v in p.items() if k not in ("steps_nolb", "lb_coef_dropped")}
+    """The control used to keep L_lb in the 'without' arm on the same seeds, which made that arm the
+    with-L_lb run itself (the same cached runs): its gap was 0.0 on every seed whatever the data, so
+    it could never pass. The control now trains the kept arm from other seeds (first epoch only,
+    all the claim reads)."""
+    base = {k: v for k, v in p.items() if k not in ("steps_nolb", "lb_coef_dropped", "without_seed_offset")}
     with_lb, window = _usage_rows(base, ctx, 0.01, base["steps1"])
-    coef = p["lb_coef_dropped"]
-    without, _ = _usage_rows(base, ctx, coef, base["steps1"] if coef == 0.01 else p["steps_nolb"])
+    coef, offset = p["lb_coef_dropped"], int(p["without_seed_offset"])
+    if offset < 0:
+        raise ValueError(f"without_seed_offset must be >= 0, got {offset}")
+    if offset:  # independent runs: the first epoch of each, none shared with the with-L_lb arm
+        without, _ = _usage_rows({**base, "seeds": 0}, ctx, coef, window, offset=offset)
+    elif coef == 0.01:
+        raise ValueError(
+            "lb_coef_dropped = 0.01 on the same seeds is the with-L_lb arm itself; "
+            "an L_lb-kept arm needs without_seed_offset > 0"
+        )
+    else:
+        without, _ = _usage_rows(base, ctx, coef, p["steps_nolb"])
     e_with = [r["first_epoch"]["entropy"] for r in with_lb]
     e_without = [r["first_epoch"]["entropy"] for r in without]
     # Not a bracket: the theory gives no boundary in the load-balance coefficient, so the rule
@@ -201,9 +218,10 @@ def check_topk(p, ctx):
                 "reported": {str(k): losses[k] for k in p["report_ks"]},
             }
         )
-    # Criterion changed twice: the old tolerance (+0.02 per step, one seed) accepted a flat or
-    # slightly rising curve while the effect is ~0.005 nats; "every increment <= 0 in every seed"
-    # could not be decided at quick scale (it was a ledger entry, not a refutation). Both kept below.
+    # Criterion changed twice: the first rule (+0.02 per step, one seed) accepted a flat or
+    # slightly rising curve while the effect is ~0.005 nats; its successor, "every increment <= 0
+    # in every seed", could not be decided at quick scale (a ledger entry, not a refutation) and is
+    # the rule the interval rule replaced (previous_criterion; the first rule is its "earlier").
     first = rows[0]
     parts = {
         f"k {a}->{b}": Threshold(f"loss increment k {a}->{b} (nats)", 0.0, "<=", "theory").judge(
@@ -219,13 +237,19 @@ def check_topk(p, ctx):
             "loss": first["loss"],
             "increments": first["increments"],
             "reported": first["reported"],
+            # the rule the interval rule replaced, and (earlier) the rule that one replaced
             "previous_criterion": {
-                "rule": "every increment <= +0.02, first seed only",
-                "passed": all(x <= 0.02 for x in first["increments"]),
-            },
-            "previous_criterion_every_seed": {
-                "rule": "every increment <= 0 in every seed (ledgered: not decidable at quick scale)",
+                "rule": "every increment <= 0 in every seed (every seed of 0..2)",
                 "passed": all(r["passed"] for r in rows),
+                "why_changed": "not decidable at quick scale: the k 4 -> 8 increment changed sign "
+                "with the seed (a ledger entry, not a refutation); the interval over the seeds "
+                "says inconclusive and names the deciding budget instead",
+                "earlier": {
+                    "rule": "every increment <= +0.02, first seed only",
+                    "passed": all(x <= 0.02 for x in first["increments"]),
+                    "why_changed": "the +0.02 tolerance accepted a flat or slightly rising curve "
+                    "(the reversed curve passed) while the effect is about 0.005 nats",
+                },
             },
         },
     )
