@@ -1,7 +1,7 @@
 """``python -m paper_figs [FIG ...] [--recompute] [--results DIR] [--out DIR]``.
 
 python -m paper_figs --list [PATTERN ...]     the figures (those a PATTERN selects) and their claims
-python -m paper_figs docs [--write|--check]   the generated sections of README.md and docs/*.md
+python -m paper_figs docs [--write|--check]   the generated sections of docs/*.md
 python -m paper_figs where                    each claim's file:line, bounds and figures
 
 The figures are drawn from the stored results in --results DIR, else the environment variable

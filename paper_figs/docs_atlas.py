@@ -1,4 +1,5 @@
-"""The README's capacity-atlas table, from results/atlas.json (docs/atlas.md); used by
+"""The capacity-atlas table of docs/atlas.md, from results/atlas.json, and the table of inconclusive
+claims of docs/claims.md; used by
 ``paper_figs.docs`` (split from it)."""
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """The command line of the generated docs (split from ``paper_figs.docs``): ``python -m paper_figs
-docs [--write | --check]`` and ``python -m paper_figs where`` (each claim with its file:line, bounds
+docs [--write | --check]`` (without a flag: the generated pages, each with "current" or "stale") and ``python -m paper_figs where`` (each claim with its file:line, bounds
 and figures)."""
 
 from __future__ import annotations
 
 from paper_figs import docs
-from paper_figs.docs import Index, readme_sections, stale, write
+from paper_figs.docs import Index
+from paper_figs.docs_pages import ROOT, stale, targets, write
 
 
 def where_text(ix: Index | None = None) -> str:
@@ -32,9 +33,7 @@ def main(argv) -> int:
         description=docs.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--write", action="store_true", help="rewrite the generated sections of README.md and docs/*.md"
-    )
+    parser.add_argument("--write", action="store_true", help="rewrite the generated sections of docs/*.md")
     parser.add_argument(
         "--check", action="store_true", help="exit 1 and name the files whose generated sections are stale"
     )
@@ -49,5 +48,8 @@ def main(argv) -> int:
         for name in bad:
             print(f"stale: {name} (run `python -m paper_figs docs --write`)")
         return 1 if bad else 0
-    print(readme_sections(ix))
+    bad = set(stale(ix))
+    for path in targets(ix):
+        name = path.relative_to(ROOT).as_posix()
+        print(f"{name}: {'stale' if name in bad else 'current'}")
     return 0

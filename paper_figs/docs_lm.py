@@ -1,4 +1,4 @@
-"""The README's answer-table geometry table, from results/lm_geometry.json (written by
+"""The answer-table geometry table of docs/lm_geometry.md, from results/lm_geometry.json (written by
 ``python -m verify lm-geometry``); used by ``paper_figs.docs`` and the figure
 ``lm.fig_answer_geometry``."""
 
@@ -68,10 +68,12 @@ def lm_geometry_table(path: Path | None = None) -> str:
         "From `results/lm_geometry.json` (`python -m verify lm-geometry`, seed "
         f"{rec['seed']}; `python -m paper_figs lm.fig_answer_geometry` draws it). The answer table "
         "of a relation is the unit unembedding rows of its distinct answers' first tokens [our "
-        "formalisation]; rho is the decodability of [docs/fact_mlp.md](docs/fact_mlp.md#setting) "
+        "formalisation]; rho is the decodability of [docs/fact_mlp.md](fact_mlp.md"
+        "#setting) "
         "with its certificate gap, B2 m_c = 8 ln n_V / rho^2 its code dimension (compared with d "
         "by us), mu = max |cos| between rows, and 1 - max cos the smallest nearest-row margin "
-        "(the margin of [docs/geometric.md](docs/geometric.md#setting)). The control is a table "
+        "(the margin of [docs/geometric.md](geometric.md"
+        "#setting)). The control is a table "
         "of i.i.d. Gaussian unit rows of the same n_V x d.",
         "",
         "| model | relation | n_V | d | rho | gap | B2 m_c | m_c <= d | mu | 1 - max cos "

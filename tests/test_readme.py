@@ -4,14 +4,14 @@ ledger, area map, each paper's bounds and claims), and the README links only ins
 import re
 from pathlib import Path
 
-from paper_figs import docs
+from paper_figs import docs, docs_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_COMMAND = 'python -m pytest -q -m "not slow" -n auto --dist loadgroup'
 
 
 def test_readme_and_docs_are_current():
-    stale = docs.stale()
+    stale = docs_pages.stale()
     assert not stale, f"stale generated sections in {stale}: run `python -m paper_figs docs --write`"
 
 
@@ -19,7 +19,7 @@ def test_a_changed_registry_makes_the_docs_stale(monkeypatch):
     ix = docs.Index()
     claim = next(iter(ix.claims.values()))
     monkeypatch.setitem(ix.claims, claim.id, type(claim)(**{**claim.__dict__, "statement": "changed"}))
-    assert "README.md" in docs.stale(ix)
+    assert "docs/claims.md" in docs_pages.stale(ix)
 
 
 def test_one_page_per_paper_with_prose_outside_the_markers():
