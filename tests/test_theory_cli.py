@@ -199,9 +199,9 @@ def test_arrays_evaluate_and_a_bad_shape_names_the_parameters():
     b = get_bound("fact_mlp.B2")
     values = b.evaluate(n_values=np.array([10, 100, 1000]), rho=0.3)
     assert values.shape == (3,) and values[0] == pytest.approx(8 * math.log(10) / 0.09)
-    assert b.evaluate(n_values=[[10], [100]], rho=[0.3, 0.5]).shape == (2, 2)
-    with pytest.raises(ValueError, match=r"n_values \(3,\), rho \(2,\)"):
-        b.evaluate(n_values=[10, 100, 1000], rho=[0.3, 0.5])
+    assert b.evaluate(n_values=[10, 100, 1000], rho=[0.3, 0.5]).shape == (3, 2)  # every combination
+    with pytest.raises(ValueError, match="parameter n_values is a nested list"):
+        b.evaluate(n_values=[[10], [100]], rho=[0.3, 0.5])
     with pytest.raises(ValueError, match="n_values=1"):
         b.evaluate(n_values=[10, 1], rho=0.3)
     assert [r["params"] for r in b.grid(n_values=[10, 100], rho=0.3)] == [

@@ -136,7 +136,7 @@ def _cmd_eval(args) -> int:
     defaults = {k: v for k, v in bound.defaults().items() if k not in values}
     grid = any(isinstance(v, list) for v in values.values())
     try:
-        rows = bound.grid(**values) if grid else [{"params": values, "value": bound.evaluate(**values)}]
+        rows = bound.grid(**values)  # one row per point, every combination of the lists
     except TypeError as exc:  # a value of the wrong kind: the message names the bound and the point
         raise ValueError(str(exc)) from None
     latex = bound.latex() if (args.latex or args.json) else None
@@ -146,8 +146,8 @@ def _cmd_eval(args) -> int:
             "name": bound.name,
             "label": bound.label,
             "area_label": bound.area_label,
-            "params": {**row["params"], **defaults},
-            "defaults": defaults,
+            "params": row["params"],
+            "defaults": row["defaults"],
             "value": row["value"],
             "provenance": bound.provenance,
             "statement": bound.statement,

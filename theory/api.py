@@ -27,39 +27,25 @@ def list_bounds(area: str | None = None) -> list[str]:
     return [n for n in names if n.split(".", 1)[0] == area]
 
 
-def _is_array(value: Any) -> bool:
-    if isinstance(value, (str, bytes)):
-        return False
-    return isinstance(value, (list, tuple, range)) or getattr(value, "ndim", 0) > 0
-
-
 def evaluate(name: str, **params: Any) -> Any:
-    """The bound ``name`` at ``params`` (the names ``python -m theory list`` prints).
+    """The bound ``name`` at ``params`` (the names ``python -m theory list`` prints, or their paper
+    symbols): :meth:`theory.registry.Bound.evaluate`.
 
-    Scalars give a float. Array-likes (numpy arrays, lists) are broadcast against each other as
-    numpy broadcasts and give a float array of the broadcast shape, one evaluation per point (so
-    every point is validated: a point outside a bound's hypotheses raises ValueError).
+    Scalars give a number. A list, tuple, range or 1-D numpy array is one axis of a grid, and
+    several axes give every combination (the lengths may differ): a float array with one
+    dimension per axis, in the bound's parameter order, the values ``python -m theory eval``
+    prints for the same lists. Every point is validated: a point outside a bound's hypotheses,
+    or a value that is not a number (a string such as ``"1000"``), raises an error naming the
+    parameter.
 
     >>> round(evaluate("geometric.d0_suff", N=1000, t=0.5, delta=0.01), 2)
     152.91
-    >>> import numpy as np
-    >>> evaluate("geometric.d0_suff", N=np.array([10, 100, 1000]), t=0.5, delta=0.01).round(1).tolist()
+    >>> evaluate("geometric.d0_suff", N=[10, 100, 1000], t=0.5, delta=0.01).round(1).tolist()
     [79.2, 116.1, 152.9]
+    >>> evaluate("geometric.d0_nec", N=[100, 10000], gamma=[0.25, 0.5, 1.0]).round(2).tolist()
+    [[3.43, 4.19, 5.22], [6.86, 8.38, 10.45]]
     """
-    bound = get_bound(name)
-    arrays = {k: v for k, v in params.items() if _is_array(v)}
-    if not arrays:
-        return bound.evaluate(**params)
-    import numpy as np
-
-    arrays = {k: np.asarray(v) for k, v in arrays.items()}
-    shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    wide = {k: np.broadcast_to(a, shape) for k, a in arrays.items()}
-    out = np.empty(shape, dtype=np.float64)
-    for idx in np.ndindex(*shape):
-        point = {k: (wide[k][idx].item() if k in wide else v) for k, v in params.items()}
-        out[idx] = float(bound.evaluate(**point))
-    return out
+    return get_bound(name).evaluate(**params)
 
 
 def expression(name: str) -> Any:

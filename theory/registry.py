@@ -163,9 +163,12 @@ class Bound:
     def evaluate(self, **values):
         """The bound at ``values`` (parameter names or their paper symbols).
 
-        Scalars give a number. Array-likes (lists, numpy arrays) are broadcast against each other
-        as numpy does and give a float array of the broadcast shape, one evaluation per element
-        (:meth:`grid` gives every combination instead). A point that violates a hypothesis raises
+        Scalars give a number. A list, tuple, range or 1-D numpy array is one axis of a grid, and
+        several axes give every combination (their Cartesian product; the lengths may differ): a
+        float array of shape ``(len(axis), ...)``, one dimension per axis in parameter order, whose
+        flattened values are the ``value`` of :meth:`grid`'s rows in order (``python -m theory
+        eval`` prints the same). A nested list or a multi-dimensional array is a ValueError (an
+        axis is flat), and so is an empty one. A point that violates a hypothesis raises
         ValueError naming the bound and the point.
 
         >>> from theory.registry import bounds_labelled, get_bound
@@ -173,44 +176,51 @@ class Bound:
         113.5
         >>> get_bound("fact_mlp.B2").evaluate(n_values=[10, 100, 1000], rho=0.3).round(1).tolist()
         [204.7, 409.3, 614.0]
+        >>> get_bound("fact_mlp.B2").evaluate(n_values=[10, 100, 1000], rho=[0.3, 0.6]).shape
+        (3, 2)
         """
         values = self.canonical(values)
-        arrays = {k: v for k, v in values.items() if _is_array(v)}
-        if not arrays:
+        axes = {k: _axis(self.name, k, v) for k, v in values.items() if _is_array(v)}
+        if not axes:
             return self._evaluate_point(values)
         import numpy as np
 
-        arrays = {k: np.asarray(v) for k, v in arrays.items()}
-        try:
-            shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-        except ValueError:
-            shapes = ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
-            raise ValueError(f"bound {self.name}: the arrays do not broadcast together: {shapes}") from None
-        wide = {k: np.broadcast_to(a, shape) for k, a in arrays.items()}
-        out = np.empty(shape, dtype=float)
-        for idx in np.ndindex(*shape):
-            point = {k: (wide[k][idx].item() if k in wide else v) for k, v in values.items()}
-            out[idx] = self._evaluate_point(point)
-        return out
+        rows = self._rows({**values, **axes})
+        return np.array([float(r["value"]) for r in rows], dtype=float).reshape(
+            [len(a) for a in axes.values()]
+        )
 
     def grid(self, **values) -> list[dict]:
-        """Every combination of the given values (an array-like gives several, a scalar one), in
-        parameter order, the last parameter varying fastest: one row ``{"params": ..., "value":
-        ...}`` per point, ``params`` keyed by parameter names (defaults not filled in).
+        """Every combination of the given values (an array-like is an axis of several values, a
+        scalar one value; see :meth:`evaluate`), in parameter order, the last parameter varying
+        fastest: one row per point, ``{"params": ..., "defaults": ..., "value": ...}``, where
+        ``params`` holds every parameter of the point keyed by its name (the defaults filled in)
+        and ``defaults`` the parameters left at their defaults (the records of ``python -m
+        theory eval --json``).
 
         >>> from theory.registry import bounds_labelled, get_bound
         >>> [round(r["value"], 1) for r in get_bound("fact_mlp.B2").grid(n_values=[10, 100], rho=0.3)]
         [204.7, 409.3]
+        >>> get_bound("geometric.param_bound").grid(N=[8, 16], R=[1, 2, 3])[1]["params"]
+        {'n_subjects': 8, 'n_relations': 2, 'bits_per_param': 32}
         """
+        values = self.canonical(values)
+        return self._rows({k: _axis(self.name, k, v) if _is_array(v) else v for k, v in values.items()})
+
+    def _rows(self, values: Mapping[str, object]) -> list[dict]:
+        """The rows of :meth:`grid` for canonical ``values`` whose axes are lists."""
         import itertools
 
-        values = self.canonical(values)
         keys = list(values)
-        axes = [_as_list(values[k]) if _is_array(values[k]) else [values[k]] for k in keys]
+        axes = [values[k] if isinstance(values[k], list) else [values[k]] for k in keys]
+        defaults = {k: v for k, v in self.defaults().items() if k not in values}
         rows = []
         for combo in itertools.product(*axes):
-            point = dict(zip(keys, combo))
-            rows.append({"params": point, "value": self._evaluate_point(point)})
+            given = dict(zip(keys, combo))
+            params = {
+                p: given[p] if p in given else defaults[p] for p in self.params if p in given or p in defaults
+            }
+            rows.append({"params": params, "defaults": dict(defaults), "value": self._evaluate_point(given)})
         return rows
 
     def _evaluate_point(self, values: Mapping[str, object]):
@@ -254,8 +264,17 @@ def _is_array(value) -> bool:
     return getattr(value, "ndim", 0) > 0
 
 
-def _as_list(value) -> list:
-    return value.tolist() if hasattr(value, "tolist") else list(value)
+def _axis(bound: str, name: str, value) -> list:
+    """The values of a grid axis as a flat, non-empty list (ValueError naming the parameter)."""
+    items = value.tolist() if hasattr(value, "tolist") else list(value)
+    if not items:
+        raise ValueError(f"bound {bound}: parameter {name} is an empty grid axis (give at least one value)")
+    if any(_is_array(x) for x in items):
+        raise ValueError(
+            f"bound {bound}: parameter {name} is a nested list or a multi-dimensional array; a grid "
+            "axis is one flat list of values (several axes give every combination)"
+        )
+    return items
 
 
 class Registry(dict):
@@ -347,7 +366,7 @@ def get_bound(name: str) -> Bound:
         raise ValueError(_unknown(name, bounds))
     if len(hits) == 1:
         return hits[0]
-    areas = list(dict.fromkeys(b.area for b in hits))
+    areas = sorted({b.area for b in hits}, key=lambda a: AREAS.index(a) if a in AREAS else len(AREAS))
     if len(areas) > 1:
         per_area = [
             f"{a}.{hits[0].label} (" + ", ".join(b.name for b in hits if b.area == a) + ")" for a in areas
