@@ -127,8 +127,9 @@ def construction_params(n_facts: int, d_model: int, code_dim: int) -> float:
     >>> construction_params(200, 32, 32)
     21504.0
     """
+    h = n_gates(n_facts, d_model)  # validates n_facts and d_model first
     code_dim = require_int("code_dim", code_dim, 1)
-    return 3.0 * d_model * n_gates(n_facts, d_model) * code_dim
+    return 3.0 * require_int("d_model", d_model) * h * code_dim
 
 
 def construction_params_unique(n_facts: int, d_model: int, code_dim: int) -> float:
@@ -140,8 +141,9 @@ def construction_params_unique(n_facts: int, d_model: int, code_dim: int) -> flo
     >>> construction_params_unique(200, 32, 32)
     8416.0
     """
+    h = n_gates(n_facts, d_model)  # validates n_facts and d_model first
     code_dim = require_int("code_dim", code_dim, 1)
-    h = n_gates(n_facts, d_model)
+    d_model = require_int("d_model", d_model)
     return float(h * d_model + h * d_model * code_dim + code_dim * d_model)
 
 

@@ -160,7 +160,8 @@ def ungated_error_bound(beta, n_patterns, norm_bound, separation, radius) -> flo
     >>> round(ungated_error_bound(2, 16, 1, 3.0, 0), 6)
     0.074363
     """
-    eps = gated_epsilon_scalar(beta, n_patterns, separation, norm_bound, radius, 0.0)
+    n = require_int("N", n_patterns, 1)  # checked under its own name (D2's reads N_eff)
+    eps = gated_epsilon_scalar(beta, n, separation, norm_bound, radius, 0.0)
     return error_bound(eps, norm_bound)
 
 

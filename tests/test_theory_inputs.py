@@ -1,0 +1,73 @@
+"""Inputs of the bounds checked where they enter (theory/validate.py): a value that is not a number
+(text, a truth value) is a TypeError naming the parameter, a non-integral size a ValueError, an
+integral float an accepted size; the command line parses its text before it calls."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import theory
+from tests.test_grids import GRIDS
+from theory.__main__ import main as theory_main
+from theory.registry import get_bound
+from theory.validate import require_int, require_real
+
+
+def _point(name: str) -> dict:
+    bound = get_bound(name)
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in bound.canonical(GRIDS[name]).items()}
+
+
+def _numeric_params(name: str) -> list[str]:
+    defaults = get_bound(name).defaults()
+    return [k for k in _point(name) if not isinstance(defaults.get(k), (str, bool))]
+
+
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_a_string_for_a_number_is_a_type_error_naming_the_parameter(name):
+    bound = get_bound(name)
+    for key in _numeric_params(name):
+        point = _point(name)
+        point[key] = str(point[key])
+        with pytest.raises(TypeError) as info:
+            bound.evaluate(**point)
+        reason = str(info.value).split(": ", 1)[1]  # after "bound NAME at POINT"
+        names = [key, *(a for a, t in bound.aliases.items() if t == key)]
+        assert any(re.search(rf"\b{re.escape(n)}=", reason) for n in names), (key, reason)
+        assert "must be" in reason
+
+
+def test_theory_evaluate_rejects_a_string_and_the_command_line_still_parses_text(capsys):
+    with pytest.raises(TypeError, match="N='1000' must be an integer, got str"):
+        theory.evaluate("geometric.d0_suff", N="1000", t=0.5, delta=0.01)
+    with pytest.raises(TypeError, match="t='0.5' must be a real number, got str"):
+        theory.evaluate("geometric.d0_suff", N=1000, t="0.5", delta=0.01)
+    assert theory_main(["eval", "geometric.d0_suff", "N=1000", "t=0.5", "delta=0.01"]) == 0
+    assert "152.91" in capsys.readouterr().out
+
+
+def test_sizes_are_integers_an_integral_float_is_one():
+    assert theory.evaluate("geometric.d_cot", R=3.0, d0=np.int64(16)) == theory.evaluate(
+        "geometric.d_cot", R=3, d0=16
+    )
+    with pytest.raises(ValueError, match="R=2.5 must be an integer"):
+        theory.evaluate("geometric.d_cot", R=2.5, d0=16)
+    with pytest.raises(ValueError, match="must be an integer"):
+        require_int("n", float("nan"))
+    with pytest.raises(TypeError, match="n=True must be an integer, got bool"):
+        require_int("n", True)
+    with pytest.raises(TypeError, match="got NoneType"):
+        require_int("n", None)
+    assert require_int("n", np.float64(7.0)) == 7 and type(require_int("n", np.int32(7))) is int
+
+
+def test_reals_reject_text_truth_values_lists_and_nan():
+    for bad, kind in (("0.5", "str"), (True, "bool"), (np.bool_(True), "bool"), ([0.5], "list")):
+        with pytest.raises(TypeError, match=f"got {kind}"):
+            require_real("rho", bad)
+    with pytest.raises(ValueError, match="rho is NaN"):
+        require_real("rho", float("nan"))
+    assert require_real("rho", np.float32(0.5)) == 0.5
