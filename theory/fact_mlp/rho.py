@@ -67,15 +67,23 @@ SCREEN_EXACT = 0.05
 SCREEN_MARGIN = 1e-3
 #: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
 VIOLATION_TOL = 1e-12
+#: The range of every rho_i (and of its primal and dual bounds): a value computed outside it by
+#: rounding (1 + 2^-52 for two values, 71 of 200 random two-value tables) is clipped to it, so
+#: the result is always a valid ``rho`` of the bounds (fact_mlp.jl_code_dim takes 0 < rho <= 1).
+RANGE = (0.0, 1.0)
+#: The range of the coherence mu (a cosine), to which :func:`coherence` clips its rounding.
+COHERENCE_RANGE = (-1.0, 1.0)
 
 
 @dataclass(frozen=True)
 class Decodability:
     """Result of :func:`decodability` (docs/fact_mlp.md#setting).
 
-    rho: min_i rho_i. per_value: rho_i for every value (the primal value of the separator,
-    clipped at 0). separators: (n_V, d) unit rows u*_i (a zero row where rho_i = 0).
-    primal / dual: lower and upper bounds on every rho_i (see module docstring).
+    rho: min_i rho_i, in [0, 1]. per_value: rho_i for every value (the primal value of the
+    separator, clipped to [0, 1]: rounding can put it a few ulps above 1, e.g. 1 + 2^-52 for
+    two values, and rho_i <= 1 always holds, so the clipped number is still a lower bound). separators: (n_V, d) unit rows u*_i (a zero row where rho_i = 0).
+    primal / dual: lower and upper bounds on every rho_i (see module docstring), clipped to
+    [0, 1] like per_value.
     gap: max_i (dual_i - primal_i). working_set: number of columns each NNLS needed.
     """
 
@@ -324,6 +332,9 @@ def decodability(
 
 
 def _result(separators, primal, dual, sizes) -> Decodability:
+    # rho_i lies in [0, 1] (u and w_ij are unit vectors); a bound rounded past 1 (1 + 2^-52 for
+    # two values) is clipped to 1, so rho is inside the domain of fact_mlp.jl_code_dim (RANGE)
+    primal, dual = np.clip(primal, *RANGE), np.clip(dual, *RANGE)
     gap = float(np.max(dual - primal))
     return Decodability(
         rho=float(primal.min()),
@@ -342,7 +353,12 @@ def coherence(values, *, normalise: bool = False) -> float:
     The values must have unit norm (to 1e-8): :func:`rho_lower_bound` holds only for them, and a
     silent normalisation once gave a "bound" above rho for non-unit values.
     ``normalise=True`` returns the coherence of the directions v_i / ||v_i|| instead; that
-    number does not bound rho of the un-normalised table.
+    number does not bound rho of the un-normalised table. The result is clipped to [-1, 1]
+    (COHERENCE_RANGE; rounding of a cosine can leave it by an ulp), the domain of
+    :func:`rho_lower_bound`.
+
+    >>> round(coherence([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]), 3)
+    0.8
     """
     V = check_values(values)
     norms = np.linalg.norm(V, axis=1)
@@ -360,7 +376,7 @@ def coherence(values, *, normalise: bool = False) -> float:
         G = U[start : start + 1024] @ U.T
         G[np.arange(G.shape[0]), np.arange(start, start + G.shape[0])] = -np.inf
         best = max(best, float(G.max()))
-    return best
+    return float(np.clip(best, *COHERENCE_RANGE))
 
 
 def rho_lower_bound(mu: float) -> float:
