@@ -3,6 +3,7 @@
 python -m paper_figs --list [PATTERN ...]     the figures (those a PATTERN selects) and their claims
 python -m paper_figs docs [--write|--check]   the generated sections of docs/*.md
 python -m paper_figs where                    each claim's file:line, bounds and figures
+python -m paper_figs apidocs [--out DIR]      the API reference (HTML, pdoc), default build/api/
 
 The figures are drawn from the stored results in --results DIR, else the environment variable
 RECALL_RESULTS, else the checkout's results/ (found from the package, whatever the working
@@ -22,6 +23,10 @@ def main(argv=None) -> int:
         from paper_figs.docs_cli import main as docs_main
 
         return docs_main(argv[1:])
+    if argv[:1] == ["apidocs"]:
+        from paper_figs.apidocs import main as apidocs_main
+
+        return apidocs_main(argv[1:])
     if argv[:1] == ["where"]:
         from paper_figs.docs_cli import where_text
 

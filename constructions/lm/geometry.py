@@ -41,15 +41,13 @@ import numpy as np
 CERTIFICATE_TOL = 1e-9
 
 
-class AnswerTable(NamedTuple):
-    """One relation's answer table: the distinct answers (sorted), their unit unembedding rows
-    (n_V x d, float64, in the order of ``answers``) and the tokenisation report of
-    :meth:`constructions.lm.text.TextEncoder.prepare` with ``answer_tokens`` (answer -> token id)
-    added."""
-
-    answers: list
-    rows: np.ndarray
-    report: dict
+# The functional form gives the fields their types as objects: under ``from __future__ import
+# annotations`` the class form would store them as the strings 'list', 'np.ndarray', 'dict', which
+# the generated ``__new__`` cannot resolve (its globals are not this module's).
+AnswerTable = NamedTuple("AnswerTable", [("answers", list), ("rows", np.ndarray), ("report", dict)])
+AnswerTable.__doc__ = """One relation's answer table: the distinct answers (sorted), their unit
+unembedding rows (n_V x d, float64, in the order of ``answers``) and the tokenisation report of
+:meth:`constructions.lm.text.TextEncoder.prepare` with ``answer_tokens`` (answer -> token id) added."""
 
 
 @dataclass(frozen=True)
