@@ -3,9 +3,12 @@
 
 Every page here has hand-written prose above the markers and its generated tables between them:
 docs/README.md (area map), docs/<area>.md (bounds, claims, figures, ledger of one paper),
-docs/claims.md, docs/figures.md, docs/ledger.md and docs/lm_geometry.md. :func:`stale` names the
-pages whose generated section differs from the registries and the stored results; :func:`write`
-rewrites them.
+docs/claims.md, docs/figures.md, docs/ledger.md and docs/lm_geometry.md. Each paper's page also
+opens with a second generated block, its scorecard (``paper_figs.scorecards``: one row per
+statement of the paper, its claims' verdicts at quick and full scale and their operating
+characteristics), between the scorecard markers under its first paragraph. :func:`stale` names the
+pages whose generated sections differ from the registries and the stored results; :func:`write`
+rewrites them, :func:`write_scorecards` only the scorecards.
 
 Examples
 --------
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paper_figs import scorecards
 from paper_figs.docs import (
     BEGIN,
     END,
@@ -92,32 +96,75 @@ def targets(ix: Index | None = None) -> dict[Path, str]:
     return out
 
 
-def stale(ix: Index | None = None) -> list[str]:
-    """Pages whose generated sections differ from the registries (empty when all are current).
+def scorecard_targets(ix: Index | None = None, results: Path | None = None) -> dict[Path, str]:
+    """The page of every area with a statement list (:mod:`verify.statements`) and the scorecard
+    block it must hold, from the stored records in ``results`` (default: the checkout's results/).
+
+    >>> sorted(p.name for p in scorecard_targets(results=Path("/nonexistent")))[:2]
+    ['chapters.md', 'fact_mlp.md']
+    """
+    from verify.statements import STATEMENTS
+
+    ix = ix or Index()
+    verdicts = scorecards.Verdicts(results, ix.claims)
+    return {DOCS / f"{a}.md": scorecards.section(a, verdicts) for a in ix.areas if a in STATEMENTS}
+
+
+def stale(ix: Index | None = None, results: Path | None = None) -> list[str]:
+    """Pages whose generated sections (the scorecard included) differ from the registries and the
+    stored records in ``results`` (empty when all are current).
 
     >>> stale()  # the committed pages are current
     []
     """
+    ix = ix or Index()
     bad = []
-    for path, sections in targets(ix).items():
-        if not path.exists() or sections not in path.read_text():
-            bad.append(path.relative_to(ROOT).as_posix())
+    for path, sections in [*targets(ix).items(), *scorecard_targets(ix, results).items()]:
+        name = path.relative_to(ROOT).as_posix()
+        if (not path.exists() or sections not in path.read_text()) and name not in bad:
+            bad.append(name)
     return bad
 
 
-def write(ix: Index | None = None) -> list[str]:
-    """Rewrite the generated section of every page that is stale; the names of those rewritten.
+def _rewrite(path: Path, new_text) -> bool:
+    if not path.exists():
+        raise ValueError(f"{path} does not exist: write its prose and the markers first")
+    text = path.read_text()
+    new = new_text(text)
+    if new != text:
+        path.write_text(new)
+    return new != text
 
-    >>> write()  # nothing to rewrite when every page is current
-    []
+
+def write_scorecards(ix: Index | None = None, results: Path | None = None) -> list[str]:
+    """Rewrite the scorecard block of every paper's page that is stale (nothing else); the names of
+    those rewritten. A page without the scorecard markers is a ValueError.
+
+    >>> import inspect
+    >>> list(inspect.signature(write_scorecards).parameters)
+    ['ix', 'results']
     """
     changed = []
-    for path, sections in targets(ix).items():
-        if not path.exists():
-            raise ValueError(f"{path} does not exist: write its prose and the markers first")
-        text = path.read_text()
-        new = replace_in(text, sections, path.name)
-        if new != text:
-            path.write_text(new)
+    for path, block in scorecard_targets(ix, results).items():
+        if _rewrite(path, lambda text, b=block, n=path.name: scorecards.replace_in(text, b, n)):
             changed.append(path.relative_to(ROOT).as_posix())
+    return changed
+
+
+def write(ix: Index | None = None, results: Path | None = None) -> list[str]:
+    """Rewrite the generated sections of every page that is stale, scorecards included; the names
+    of those rewritten.
+
+    >>> import inspect
+    >>> list(inspect.signature(write).parameters)
+    ['ix', 'results']
+    """
+    ix = ix or Index()
+    changed = []
+    for path, sections in targets(ix).items():
+        if _rewrite(path, lambda text, s=sections, n=path.name: replace_in(text, s, n)):
+            changed.append(path.relative_to(ROOT).as_posix())
+    for name in write_scorecards(ix, results):
+        if name not in changed:
+            changed.append(name)
     return changed

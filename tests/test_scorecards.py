@@ -1,0 +1,149 @@
+"""The scorecard that opens each paper's page (paper_figs.scorecards, verify.statements): every
+statement names registered claims of its area and every claim of an area belongs to a statement;
+the table is generated from the stored records (a changed record changes it, a record judged by a
+replaced criterion is never a pass); the docs check reports a page stale when its scorecard differs
+and the writer touches nothing outside the scorecard markers."""
+
+import json
+import shutil
+
+import pytest
+
+from paper_figs import docs, docs_pages, scorecards
+from verify.claims import load_all
+from verify.statements import STATEMENTS, UNCHECKED, problems
+
+#: a paper statement checked by one claim only, so its row is that claim's verdict
+CLAIM = "retrieval.lower.intrinsic"
+STATEMENT = "a lower bound shows this multiplicative scaling is intrinsic"
+
+
+@pytest.fixture(scope="module")
+def ix():
+    return docs.Index()
+
+
+def _record(cid, scale, status, **extra):
+    return {"id": cid, "scale": scale, "status": status, "seconds": 1.0, **extra}
+
+
+def _write(folder, records):
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "claims.jsonl").open("a") as fh:
+        for r in records:
+            fh.write(json.dumps(r) + "\n")
+
+
+def _row(block, text=STATEMENT):
+    rows = [line for line in block.splitlines() if line.startswith("|") and text in line]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_every_paper_page_has_a_statement_list():
+    from theory.registry import AREAS
+
+    assert set(STATEMENTS) == set(AREAS) - {"atlas"}  # atlas.md is the capacity atlas, no paper
+    assert set(UNCHECKED) == set(STATEMENTS)
+
+
+def test_statements_cover_every_claim_and_name_only_registered_ones():
+    claims = load_all()
+    assert problems(claims) == []
+    for area, rows in STATEMENTS.items():
+        named = {cid for s in rows for cid in s.claims}
+        mine = {cid for cid in claims if cid.split(".", 1)[0] == area}
+        assert named == mine, area
+        assert all(s.claims and set(s.claims) <= mine for s in rows), area
+
+
+def test_the_coverage_check_can_fail():
+    claims = dict(load_all())
+    claims["geometric.new.claim"] = claims["geometric.gd.fit"]
+    assert "geometric: claim geometric.new.claim belongs to no statement" in problems(claims)
+    del claims["geometric.gd.fit"]
+    assert any("names geometric.gd.fit, which is not registered" in p for p in problems(claims))
+
+
+def test_a_changed_record_changes_the_table(tmp_path, ix):
+    kind = ix.claims[CLAIM].kind
+    name = "`lower.intrinsic`" + ("" if kind == "empirical" else f" ({kind})")
+    _write(tmp_path, [_record(CLAIM, "quick", "pass")])
+    before = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
+    assert f"{name}: pass / —" in before and "| **holds** | **undecided** (0 of 1 hold) |" in before
+    _write(tmp_path, [_record(CLAIM, "quick", "fail")])  # a newer record of the same claim
+    after = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
+    assert f"{name}: fail / —" in after and "| **refuted** (1 of 1 fail) |" in after
+
+
+def test_full_verdicts_are_judged_by_todays_registry(tmp_path, ix):
+    claim = ix.claims[CLAIM]
+    current = dict(statement=claim.statement_at("full"), resolution={"rule": "x"}, kind=claim.kind)
+    current["seed_rule"] = claim.seed_rule
+    _write(tmp_path / "full", [_record(CLAIM, "full", "pass", **current)])
+    row = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
+    assert ": — / pass" in row and "| **undecided** (0 of 1 hold) | **holds** |" in row
+    _write(tmp_path / "full", [_record(CLAIM, "full", "pass", **{**current, "statement": "an old text"})])
+    row = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
+    assert ": — / judged by a replaced criterion" in row
+    assert "| **undecided** (0 of 1 hold) | **undecided** (0 of 1 hold) |" in row
+
+
+def test_a_ledgered_claim_counts_by_its_criterion_verdict():
+    assert scorecards.category("not reproduced", {"status": "not reproduced"}) == "refuted"
+    assert (
+        scorecards.category("not reproduced", {"status": "not reproduced", "seed_verdict": True})
+        == "undecided"
+    )
+
+
+def test_kinds_are_read_at_generation_time(tmp_path, ix):
+    """A claim re-kinded (must_fail -> identity) shows its new kind and no law to simulate."""
+    v = scorecards.Verdicts(tmp_path, ix.claims)
+    kinds = {cid: c.kind for cid, c in ix.claims.items()}
+    kinds[CLAIM] = "identity"
+    row = _row(scorecards.table("retrieval", v, kinds)[0])
+    assert "`lower.intrinsic` (identity): — / —" in row
+    notes = scorecards.table("retrieval", v, kinds)[1]["notes"]
+    assert "a identity claim (no law to simulate)" in notes
+
+
+def test_operating_characteristic_comes_from_the_store():
+    from verify.oc import summary
+
+    cid = next(
+        c for c, k in load_all().items() if k.kind == "empirical" and (summary(c) or {}).get("covered")
+    )
+    oc = scorecards.operating(cid, "empirical", "quick")
+    assert oc == summary(cid, "quick")
+
+
+@pytest.fixture
+def tmp_docs(tmp_path, monkeypatch):
+    """A copy of docs/ in a tmp repository root, so that writing touches nothing of the checkout."""
+    shutil.copytree(docs_pages.DOCS, tmp_path / "docs")
+    monkeypatch.setattr(docs_pages, "ROOT", tmp_path)
+    monkeypatch.setattr(docs_pages, "DOCS", tmp_path / "docs")
+    return tmp_path
+
+
+def test_the_check_detects_a_stale_scorecard(tmp_docs, ix):
+    results = tmp_docs / "results"
+    _write(results, [_record(CLAIM, "quick", "pass")])
+    docs_pages.write(ix, results)
+    assert docs_pages.stale(ix, results) == []
+    _write(results, [_record(CLAIM, "quick", "fail")])
+    assert docs_pages.stale(ix, results) == ["docs/retrieval.md"]
+
+
+def test_writing_scorecards_touches_only_their_blocks(tmp_docs, ix):
+    results = tmp_docs / "results"
+    _write(results, [_record(CLAIM, "quick", "inconclusive")])
+    page = tmp_docs / "docs" / "retrieval.md"
+    before = page.read_text()
+    assert "docs/retrieval.md" in docs_pages.write_scorecards(ix, results)
+    after = page.read_text()
+    outside = [t.split(scorecards.BEGIN)[0] + t.split(scorecards.END)[1] for t in (before, after)]
+    assert outside[0] == outside[1]
+    assert "`lower.intrinsic`" in after.split(scorecards.END)[0]
+    assert docs_pages.write_scorecards(ix, results) == []  # now current
