@@ -186,7 +186,7 @@ def _claim_cells(cid: str, kind: str, v: Verdicts, notes: _Notes) -> tuple[str, 
         worst.append(f"{oc['worst_pass_rate']:.2f} ({oc['worst_alternative']})")
         b = oc.get("budget_for_power")
         if oc["power"] >= 0.8:
-            budget.append("at this budget")
+            budget.append("reached at this budget")
         elif b is None:
             budget.append("not searched (no seeds or draws in its budget)")
         elif b.get("reached"):
