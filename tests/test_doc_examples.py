@@ -1,9 +1,11 @@
 """Every Python example of README.md and docs/*.md runs as written.
 
 An example is a fenced ```python block holding doctest lines (``>>>``, ``...`` and the expected
-output). The blocks of one file run in order in one namespace, as a reader would type them,
-from the repository root, with the doctest flags ELLIPSIS and NORMALIZE_WHITESPACE; a mismatch
-fails with the file and the line of the example.
+output). The blocks of one file run in order in one namespace, as a reader would type them, from a
+temporary folder outside the checkout with ``RECALL_RESULTS`` unset (so an example that depends on
+the working directory fails: stored results are found by the results-root rule, not by a relative
+path), with the doctest flags ELLIPSIS and NORMALIZE_WHITESPACE; a mismatch fails with the file
+and the line of the example.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ def doc_files() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_examples_run(path, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_examples_run(path, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # a reader's working directory, not the checkout
+    monkeypatch.delenv("RECALL_RESULTS", raising=False)
     attempted, failures = run_examples(path)
     assert not failures, "\n".join(failures)
     if path == ROOT / "README.md" or path.stem in AREAS:
@@ -89,3 +92,29 @@ def test_a_wrong_output_fails_with_file_and_line(tmp_path):
     assert attempted == 2 and len(failures) == 1
     assert 'File "docs/probe.md", line 8' in failures[0]
     assert "Expected:\n    3\nGot:\n    2" in failures[0]
+
+
+def test_examples_run_outside_the_checkout(tmp_path, monkeypatch):
+    """An example that reads stored results by a path relative to the checkout fails from the
+    temporary folder the examples run in; the results-root rule finds them from anywhere."""
+    page = tmp_path / "docs" / "probe.md"
+    page.parent.mkdir()
+    page.write_text(
+        "```python\n>>> from pathlib import Path\n>>> Path('results/claims.jsonl').exists()\nTrue\n```\n\n"
+        "```python\n>>> from verify.results import results_root\n"
+        ">>> (results_root() / 'claims.jsonl').exists()\nTrue\n```\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RECALL_RESULTS", raising=False)
+    attempted, failures = run_examples(page, root=tmp_path)
+    assert attempted == 4 and len(failures) == 1
+    assert 'File "docs/probe.md", line 3' in failures[0]
+
+
+def test_the_python_guide_and_the_performance_page_are_collected():
+    """docs/python.md holds the moved examples and runs them; docs/performance.md and
+    docs/results.md are collected too (they hold no example)."""
+    files = doc_files()
+    for name in ("python.md", "performance.md", "results.md", "verdicts.md"):
+        assert ROOT / "docs" / name in files, name
+    assert len(example_blocks((ROOT / "docs" / "python.md").read_text())) >= 5
