@@ -164,13 +164,15 @@ def rejudge_record(record: Mapping, claims: Mapping, scale: str) -> dict:
         return {
             **row,
             "basis": "rejudged",
+            "verdict": verdict,
             "status": status_now(cid, verdict, scale),
             "resolution": dict(resolution) if resolution else None,
         }
     reasons = replaced_because(claim, record, scale)
     if reasons:
         return {**row, "basis": REPLACED, "status": REPLACED, "reasons": reasons}
-    return {**row, "basis": "current criterion", "status": status_now(cid, criterion_verdict(record), scale)}
+    verdict = criterion_verdict(record)
+    return {**row, "basis": "current criterion", "verdict": verdict, "status": status_now(cid, verdict, scale)}
 
 
 def rejudge(records: Sequence[Mapping], scale: str) -> list[dict]:
