@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.oc.simulators import SIMULATORS, NotCovered, Setup, threshold_intervals
+from verify.oc.generic import over_seeds
+from verify.oc.simulators import SIMULATORS, NotCovered, Setup
 
 STORE = Path(__file__).with_name("operating.json")
 #: the largest pass rate a named alternative may have where a pass is to mean anything
@@ -52,7 +53,7 @@ def rates(setup: Setup, reps: int = DEFAULT_REPS, seed: int = 0) -> dict:
 
 def simulator_for(claim_id: str):
     """The simulator of a claim id (:data:`verify.oc.simulators.SIMULATORS`), else the generic
-    one of Threshold-on-an-interval claims.
+    one of claims judged by rebuilt criterion objects (:func:`verify.oc.generic.over_seeds`).
 
     >>> simulator_for("atlas.hopfield.within_constant").__name__
     'atlas'
@@ -60,7 +61,7 @@ def simulator_for(claim_id: str):
     for pattern, sim in SIMULATORS.items():
         if fnmatch.fnmatchcase(claim_id, pattern):
             return sim
-    return threshold_intervals
+    return over_seeds
 
 
 def characteristic(claim_id: str, record: Mapping, reps: int = DEFAULT_REPS, budget: bool = True) -> dict:

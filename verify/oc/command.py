@@ -25,7 +25,8 @@ def _records(scale: str) -> dict:
 
 
 def run(patterns, reps: int, scale: str) -> dict:
-    """{claim id: characteristic} for the claims matching ``patterns`` (empirical claims only).
+    """{claim id: characteristic} for the claims matching ``patterns`` (empirical and must-fail
+    claims; an identity has no law to simulate).
 
     >>> run(["hopfield.capacity.constants"], 10, "quick")["hopfield.capacity.constants"]["covered"]
     False
@@ -36,7 +37,7 @@ def run(patterns, reps: int, scale: str) -> dict:
     records = _records(scale)
     out = {}
     for claim in select(patterns):
-        if claim.kind != "empirical":
+        if claim.kind == "identity":
             out[claim.id] = {"covered": False, "reason": f"a {claim.kind} claim (no law to simulate)"}
         elif claim.id not in records:
             out[claim.id] = {"covered": False, "reason": f"no stored {scale} record"}

@@ -1,0 +1,333 @@
+"""The generic simulator of :mod:`verify.oc`: any claim whose criterion is built from the
+criterion objects of :mod:`verify.criteria` (README.md, "Kinds of claim, controls and verdicts
+over seeds") with at least one part that varies with the seed.
+
+The claim's criterion is rebuilt from its stored record, part by part (the leaves of its
+:func:`verify.criteria.all_of` tree): an :class:`~verify.criteria.EverySeed` or
+:class:`~verify.criteria.KOfN` rule over seeds or draws, a :class:`~verify.criteria.Threshold` on a
+95% interval over seeds, a Threshold on a point or an :class:`~verify.criteria.Agreement`
+(deterministic parts, held at their stored value). A rebuilt part must give back, on the stored
+measurement, the stored resolution's text and value exactly; otherwise the claim is not covered.
+Every draw is judged by the rebuilt objects' own ``judge`` and combined by ``all_of``, so the
+rule is never written a second time here.
+
+What the laws are (a threshold names a side, not a value, so the theory's law is the record):
+
+* ``as measured`` (the theory): each part's per-seed values drawn from a normal with the record's
+  per-seed mean and spread (sd, ddof 1), 0/1 values from a Bernoulli with the measured fraction;
+  an interval part's per-seed sd is read back from its 95% Student-t interval and the seed count of
+  the claim's parameters (``seeds``, else ``draws``);
+* ``control <name>`` (the hypothesis dropped): every part drawn from that control's stored
+  measurement (its mean, and its own spread where it has one, else the record's);
+* ``<part> at the threshold`` (the nearest violating value): that part's mean placed on its
+  threshold with the record's spread, the other parts as measured. Only for a part whose values
+  vary (sd > 0, not 0/1): a part measured the same on every seed gives no spread to place there.
+
+A claim none of whose parts varies with the seed is not covered (the record shows no noise to
+draw from), nor is one with a part this module cannot rebuild (an interval test, a bracket, a
+rule over grid points whose values are not replicates).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from verify.oc.simulators import NotCovered, Setup
+
+#: the units of a rule over seeds whose values are replicates of one random experiment
+REPLICATES = ("seeds", "draws", "paired draws", "instances")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One leaf of a claim's criterion: the rebuilt ``rule``, how it is measured (``form``:
+    "seeds" per-seed values, "interval" a t-interval over ``n`` seeds, "fixed" a stored value) and
+    the record's per-seed ``mean`` and ``sd`` (``binary``: 0/1 values, drawn as Bernoulli).
+
+    >>> from verify.criteria import EverySeed
+    >>> p = Part("r2", EverySeed("r2", 0.3), "seeds", 3, 0.6, 0.01)
+    >>> p.judge(np.random.default_rng(0), 0.6, 0.01).verdict
+    'pass'
+    """
+
+    name: str
+    rule: object
+    form: str
+    n: int = 1
+    mean: float = 0.0
+    sd: float = 0.0
+    binary: bool = False
+    stored: object = None
+    unit: str = "seeds"
+
+    @property
+    def varies(self) -> bool:
+        """Whether the part's draws differ from seed to seed (an interval, a spread, a fraction
+        strictly between 0 and 1)."""
+        return self.form == "interval" or (
+            self.form == "seeds" and (self.sd > 0 if not self.binary else 0 < self.mean < 1)
+        )
+
+    def judge(self, rng: np.random.Generator, mean: float, sd: float, stored=None):
+        """The rule's own judgement of one draw at ``mean`` and ``sd`` (a fixed part: of
+        ``stored``, else the record's value; a part over seeds given ``stored`` values: those
+        values resampled).
+
+        >>> from verify.criteria import Threshold
+        >>> Part("x", Threshold("x", 1.0), "fixed", stored=2.0).judge(None, 0.0, 0.0).verdict
+        'pass'
+        """
+        if self.form == "fixed":
+            return self.rule.judge(self.stored if stored is None else stored)
+        if self.form == "interval":
+            from verify.measure import t_interval
+
+            x = mean + sd * rng.standard_normal(self.n)
+            return self.rule.judge(list(t_interval(x)), seeds=self.n)
+        if stored is not None:  # a control's non-finite values: resampled as they are
+            x = rng.choice(np.asarray(stored, dtype=float), self.n)
+        elif self.binary:
+            x = (rng.random(self.n) < mean).astype(float)
+        else:
+            x = mean + sd * rng.standard_normal(self.n)
+        return self.rule.judge(x.tolist(), seeds=list(range(self.n)))
+
+
+def _side_value(text: str) -> tuple[str, float]:
+    side, rest = str(text).split(" ", 1)
+    return side, float(rest.split(" ", 1)[0])
+
+
+def _rebuilt(candidates, measurement, res) -> object:
+    """The first candidate rule whose judgement of the stored measurement gives back the stored
+    resolution's text and value."""
+    for rule in candidates:
+        try:
+            j = rule.judge(measurement) if not isinstance(measurement, tuple) else rule.judge(*measurement)
+        except ValueError:
+            continue
+        value, stored = j.resolution.get("value"), res.get("value")
+        same = value == stored or (
+            isinstance(value, (int, float))
+            and isinstance(stored, (int, float))
+            and math.isclose(value, stored, rel_tol=1e-9, abs_tol=1e-12)
+        )
+        if j.resolution.get("text") == res.get("text") and same:
+            return rule
+    raise NotCovered(f"the record's criterion could not be rebuilt exactly ({res.get('text', '')[:80]})")
+
+
+def _spread(vals) -> tuple[float, float, bool]:
+    x = np.asarray(vals, dtype=float)
+    binary = bool(np.all((x == 0) | (x == 1)))
+    return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0, binary
+
+
+def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
+    from verify.criteria import Agreement, EverySeed, KOfN, Threshold
+
+    rule = res.get("rule")
+    where = f"part {name or '(whole)'}"
+    if rule == "bracket":
+        raise NotCovered(
+            f"{where}: a bracket of two verdicts (breaks below, holds above); the record keeps no "
+            "per-seed spread of either side in the criterion's form"
+        )
+    if rule == "interval_test" and not (isinstance(n0, int) and n0 >= 2):
+        raise NotCovered(
+            f"{where}: an interval test with no seed count in the parameters to read its spread from"
+        )
+    if not isinstance(meas, dict) or not isinstance(pred, dict):
+        raise NotCovered(f"{where}: the record's measurement is not stored in the criterion's form")
+    qs = [k for k in pred if k in meas and k not in ("threshold_source", "tolerance_source")]
+    if len(qs) != 1:
+        raise NotCovered(f"{where}: the record's measurement is not stored in the criterion's form")
+    q = qs[0]
+    value = meas[q]
+    if rule in ("every_seed", "k_of_n"):
+        units = [k for k in meas if k not in (q, "cleared")]
+        if len(units) != 1 or not isinstance(value, list) or not value:
+            raise NotCovered(f"part {name or '(whole)'}: no per-seed values stored")
+        unit, labels = units[0], meas[units[0]]
+        if unit not in REPLICATES:
+            raise NotCovered(
+                f"part {name or '(whole)'}: a rule over {unit}, whose values are not replicates "
+                "(no spread to draw from)"
+            )
+        side, thr = _side_value(pred[q])
+        src = pred.get("threshold_source", "theory")
+        if rule == "every_seed":
+            i = labels.index(res["worst_seed"]) if res.get("worst_seed") in labels else 0
+            exact = value[i] - (1.0 if side in (">=", ">") else -1.0) * float(res["value"])
+            cands = [EverySeed(q, v, side, src, unit) for v in (thr, exact)]
+        else:
+            k = int(pred[q].split(" on at least ", 1)[1].split(" ", 1)[0])
+            cands = [KOfN(q, thr, side, k, src, unit)]
+        built = _rebuilt(cands, (value, labels), res)
+        if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            raise NotCovered(f"part {name or '(whole)'}: a per-seed value is not finite in the record")
+        mean, sd, binary = _spread(value)
+        return Part(name, built, "seeds", len(value), mean, sd, binary, unit=unit)
+    if rule == "threshold":
+        side, thr = _side_value(pred[q])
+        src = pred.get("threshold_source", "theory")
+        interval = isinstance(value, list) and len(value) == 2 and value[1] > value[0]
+        lo = value[0] if isinstance(value, list) else value
+        near = lo if side in (">=", ">") else (value[1] if isinstance(value, list) else value)
+        exact = near - (1.0 if side in (">=", ">") else -1.0) * float(res.get("value") or 0.0)
+        cands = [Threshold(q, v, side, src) for v in (thr, exact)]
+        if not interval:
+            return Part(name, _rebuilt(cands, value, res), "fixed", stored=value)
+        if not isinstance(n0, int) or n0 < 2:
+            raise NotCovered("no seed count (params seeds or draws >= 2) to read an interval's spread from")
+        built = _rebuilt([_AtSeeds(c, n0) for c in cands], value, res).rule
+        from scipy import stats
+
+        sd = (value[1] - value[0]) / 2 * math.sqrt(n0) / float(stats.t.ppf(0.975, n0 - 1))
+        return Part(name, built, "interval", n0, (value[0] + value[1]) / 2, sd)
+    if rule == "agreement":
+        op, tol = _side_value(pred[q])
+        src = pred.get("tolerance_source", "convention")
+        cands = [Agreement(q, tol, "convention" if src == "exact" else src, op == "<")]
+        return Part(name, _rebuilt(cands, value, res), "fixed", stored=value)
+    raise NotCovered(f"part {name or '(whole)'}: a {rule} rule (not a threshold or a rule over seeds)")
+
+
+@dataclass(frozen=True)
+class _AtSeeds:
+    """A Threshold judged with its interval's seed count (the budget text depends on it)."""
+
+    rule: object
+    n: int
+
+    def judge(self, measured):
+        return self.rule.judge(measured, seeds=self.n)
+
+
+def _tree(res: Mapping, meas, pred, n0, path=()):
+    """The claim's criterion as a tree: a Part at a leaf, {name: subtree} under an all_of."""
+    if res.get("rule") == "all_of":
+        meas = meas if isinstance(meas, dict) else {}
+        pred = pred if isinstance(pred, dict) else {}
+        return {
+            name: _tree(part, meas.get(name), pred.get(name), n0, (*path, name))
+            for name, part in (res.get("parts") or {}).items()
+        }
+    return _part(".".join(path), res, meas, pred, n0)
+
+
+def _flat(tree) -> list[Part]:
+    return [tree] if isinstance(tree, Part) else [p for sub in tree.values() for p in _flat(sub)]
+
+
+def _control_leaf(measured, part: Part):
+    m = measured
+    for name in part.name.split(".") if part.name else []:
+        m = m.get(name) if isinstance(m, dict) else None
+    if not isinstance(m, dict) or part.rule.quantity not in m:
+        return None
+    return m[part.rule.quantity]
+
+
+def _control_draw(part: Part, value, n0):
+    """(mean, sd, stored) of a part under a control's stored measurement (None: as measured)."""
+    if value is None:
+        return None
+    if part.form == "fixed":
+        return (0.0, 0.0, value)
+    if part.form == "seeds":
+        if not isinstance(value, list) or not value:
+            return None
+        if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            return (math.nan, math.nan, [float(v) for v in value])
+        mean, sd, binary = _spread(value)
+        return (mean, sd if (len(value) > 1 or binary) else part.sd, None)
+    if isinstance(value, list) and len(value) == 2:
+        from scipy import stats
+
+        sd = (value[1] - value[0]) / 2 * math.sqrt(n0) / float(stats.t.ppf(0.975, n0 - 1))
+        return ((value[0] + value[1]) / 2, sd if sd > 0 else part.sd, None)
+    return (float(value), part.sd, None)
+
+
+def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
+    """The laws of a claim judged by rebuilt criterion objects (module docstring); ``seeds``
+    redraws every rule over seeds or draws, and every interval, at that count.
+
+    >>> from verify.oc.command import _records
+    >>> setup = over_seeds(_records("quick")["geometric.gd.superposition"])
+    >>> setup.theory, setup.alternatives
+    ('as measured', ['control init', 'r2 at the threshold', 'control_r2 at the threshold'])
+    """
+    from verify.criteria import KOfN, all_of
+
+    params = record.get("params", {})
+    n0 = params.get("seeds", params.get("draws"))
+    if not record.get("resolution"):
+        raise NotCovered("the record holds no criterion resolution (made before the criterion objects)")
+    tree = _tree(record.get("resolution") or {}, record.get("measured"), record.get("predicted"), n0)
+    parts = _flat(tree)
+    if not any(p.varies for p in parts):
+        raise NotCovered(
+            "no part varies with the seed in the record (every seed measured the same value, or "
+            "one seed): no spread to draw from"
+        )
+    if seeds:
+        if any(isinstance(p.rule, KOfN) for p in parts):
+            raise NotCovered("the k of a k-of-n rule at another seed count is the claim's own choice")
+        parts = [replace(p, n=int(seeds)) if p.form != "fixed" else p for p in parts]
+        tree = _retree(tree, iter(parts))
+
+    def law(settings: Mapping[str, tuple]) -> Callable:
+        def judge(node, rng):
+            if isinstance(node, Part):
+                mean, sd, stored = settings.get(node.name) or (node.mean, node.sd, None)
+                return node.judge(rng, mean, sd, stored)
+            return all_of(**{name: judge(sub, rng) for name, sub in node.items()})
+
+        return lambda rng: judge(tree, rng)
+
+    laws = {"as measured": law({})}
+    for control in record.get("controls") or []:
+        measured = control.get("measured")
+        if not isinstance(measured, dict):
+            continue
+        settings = {}
+        for p in parts:
+            got = _control_draw(p, _control_leaf(measured, p), n0)
+            if got is not None:
+                settings[p.name] = got
+        if settings:
+            laws[f"control {control.get('name')}"] = law(settings)
+    for p in parts:
+        if p.varies and not p.binary:
+            label = f"{p.name} at the threshold" if p.name else "at the threshold"
+            laws[label] = law({p.name: (float(p.rule.value), p.sd, None)})
+    varying = [p for p in parts if p.varies]
+    return Setup(
+        "as measured",
+        laws,
+        {
+            "parts": {p.name or "(whole)": _noise(p) for p in parts},
+            "from": "the record's per-seed values (mean, sd ddof 1; 0/1 values: the fraction), "
+            "an interval part's 95% t-interval over the record's seeds",
+        },
+        {"seeds": max(p.n for p in varying)},
+    )
+
+
+def _noise(p: Part) -> dict:
+    if p.form == "fixed":
+        return {"form": "fixed"}
+    out = {"form": p.form, "n": p.n, "mean": p.mean, "sd": p.sd}
+    return {**out, "binary": True} if p.binary else out
+
+
+def _retree(tree, parts):
+    if isinstance(tree, Part):
+        return next(parts)
+    return {name: _retree(sub, parts) for name, sub in tree.items()}
