@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     import matplotlib.pyplot as plt
 
     from paper_figs.registry import FIGURES, load_all
+    from verify.inputs import seed_arg
 
     load_all()
     parser = argparse.ArgumentParser(prog="python -m paper_figs", description=__doc__)
@@ -53,7 +54,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--out", default="figures", help="folder for the PNG and PDF files")
     parser.add_argument("--device", default=None)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="seed of the claims run with --recompute (a non-negative integer)",
+    )
     parser.add_argument(
         "--list", action="store_true", help="list figures (FIG: filter patterns) and their claims"
     )

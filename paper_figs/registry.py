@@ -69,6 +69,34 @@ def footer(fig, rec: dict) -> None:
     )
 
 
+def verdict_title(hypothesis: str, record: dict | None) -> str:
+    """A figure title that states ``hypothesis`` with the verdict of the stored ``record`` it is
+    drawn from: the record's status, scale and seed, or "no stored record" when ``record`` is None.
+    A title never states the hypothesis alone. A record without a status is a ValueError.
+
+    >>> verdict_title("log scaling of d0 with N", {"status": "pass", "scale": "quick", "seed": 0})
+    'log scaling of d0 with N — pass (quick, seed 0)'
+    >>> verdict_title("log scaling of d0 with N", {"status": "not reproduced", "scale": "full", "seed": 3})
+    'log scaling of d0 with N — not reproduced (full, seed 3)'
+    >>> verdict_title("log scaling of d0 with N", None)
+    'log scaling of d0 with N — no stored record'
+    """
+    if not isinstance(hypothesis, str) or not hypothesis.strip():
+        raise ValueError(f"a figure title needs its hypothesis as text, not {hypothesis!r}")
+    if record is None:
+        return f"{hypothesis} — no stored record"
+    status = record.get("status")
+    if not isinstance(status, str) or not status:
+        raise ValueError(
+            f"the record of {record.get('id', '?')} has no status, so the title of {hypothesis!r} "
+            "cannot state a verdict"
+        )
+    where = [str(record["scale"])] if record.get("scale") is not None else []
+    if record.get("seed") is not None:
+        where.append(f"seed {record['seed']}")
+    return f"{hypothesis} — {status}" + (f" ({', '.join(where)})" if where else "")
+
+
 def need(records: dict, claim_id: str) -> dict:
     """The stored record of ``claim_id``; a clear error when it is missing or errored."""
     rec = records.get(claim_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, verdict_title
 
 
 @figure(
@@ -125,8 +125,9 @@ def fig_mc(records):
 def fig_geometry(records):
     import matplotlib.pyplot as plt
 
-    an = need(records, "fact_mlp.decodability.rho_anisotropy")["details"]
-    gp = need(records, "fact_mlp.capacity.geometry_penalty")["details"]
+    an_rec = need(records, "fact_mlp.decodability.rho_anisotropy")
+    gp_rec = need(records, "fact_mlp.capacity.geometry_penalty")
+    an, gp = an_rec["details"], gp_rec["details"]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ax.plot(an["betas"], an["rho"], "o-", color="C0", label="rho, d=32, n_V=256")
     ax.plot(gp["betas"], gp["rho"], "s--", color="C0", alpha=0.6, label="rho, d=256, n_V=256")
@@ -139,7 +140,12 @@ def fig_geometry(records):
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower left")
-    ax.set_title("Anisotropy lowers rho (m_c* at d=256: ledgered)")
+    ax.set_title(
+        verdict_title("Anisotropy lowers rho (d=32)", an_rec)
+        + "\n"
+        + verdict_title("m_c* rises as rho falls (d=256)", gp_rec),
+        fontsize=9,
+    )
     return fig
 
 

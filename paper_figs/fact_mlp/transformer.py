@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, verdict_title
 from paper_figs.registry import pyplot as _plt
 
 FAMILY_STYLE = {
@@ -26,8 +26,9 @@ def _plain_log_ticks(ax):
     title="Capacity vs usability: Lipschitz constant against recall under noise",
 )
 def fig_tradeoff(records):
-    inside = need(records, "fact_mlp.transformer.tradeoff")["details"]
-    alone = need(records, "fact_mlp.usability.noise_usability")["details"]
+    inside_rec = need(records, "fact_mlp.transformer.tradeoff")
+    alone_rec = need(records, "fact_mlp.usability.noise_usability")
+    inside, alone = inside_rec["details"], alone_rec["details"]
     plt = _plt()
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
     for name, (color, marker, label) in (
@@ -52,7 +53,12 @@ def fig_tradeoff(records):
     _plain_log_ticks(ax0)
     ax0.set_xlabel("scale-free empirical Lipschitz constant (max ratio / mean output norm)")
     ax0.set_ylabel("accuracy under key noise σ = 0.1 (fraction)")
-    ax0.set_title("standalone, Gaussian key noise (d = 32)", fontsize=10)
+    ax0.set_title(
+        verdict_title(
+            "standalone, Gaussian key noise (d = 32):\nthe whitened readout loses more under noise", alone_rec
+        ),
+        fontsize=9,
+    )
     ax0.set_ylim(-0.02, 1.02)
     ax0.legend(fontsize=7, loc="lower left")
     pts = inside["points"]
@@ -82,13 +88,17 @@ def fig_tradeoff(records):
     ax1.set_xlabel("scale-free empirical Lipschitz constant (max ratio / mean output norm)")
     ax1.set_ylabel("recall inside the Transformer (fraction)")
     ax1.set_title(
-        f"inside the attention-first Transformer (noise = the attention's own)\n"
-        f"Spearman(Lipschitz, recall drop at length {inside['long_len']}) = {inside['spearman']:.2f}",
-        fontsize=10,
+        "inside the attention-first Transformer (noise = the attention's own):\n"
+        + verdict_title(
+            "the recall drop rises with the Lipschitz constant\n"
+            f"(Spearman at length {inside['long_len']} = {inside['spearman']:.2f})",
+            inside_rec,
+        ),
+        fontsize=9,
     )
     ax1.legend(fontsize=7, loc="lower left")
     fig.suptitle(
-        "MLPs storing every fact standalone: a higher Lipschitz constant costs recall under noise",
+        "MLPs storing every fact standalone: Lipschitz constant against recall under noise",
         fontsize=10,
     )
     fig.tight_layout()

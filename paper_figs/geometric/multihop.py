@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paper_figs.registry import figure, footer, need
+from paper_figs.registry import figure, footer, need, verdict_title
 
 
 @figure(
@@ -91,7 +91,7 @@ def fig_multihop(records):
         ax2.set_yscale("log")
         ax2.set_xticks(list(x), [f"d0 = {fr['block_dim']}" for fr in frows])
         ax2.set_ylabel("2-hop accuracy in one pass (log)")
-        ax2.set_title("2 hops in one pass: block count, not d0, decides", fontsize=9)
+        ax2.set_title(verdict_title("2 hops in one pass: block count, not d0, decides", fail), fontsize=9)
         ax2.grid(alpha=0.3, axis="y")
         ax2.legend(fontsize=7, loc="center right")
     else:

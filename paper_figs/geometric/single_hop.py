@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from paper_figs.registry import figure, footer, need
+from paper_figs.registry import figure, footer, need, verdict_title
 from theory.geometric import single_hop as B
 
 
@@ -82,7 +82,7 @@ def fig_threshold(records):
         )
     ax.set_xlabel("ln N  (N = number of subjects)")
     ax.set_ylabel(f"block dimension d0 (margin ≥ {margin:g})")
-    ax.set_title("Single-hop threshold grows like ln N (spherical codes)")
+    ax.set_title(verdict_title("Single-hop threshold grows like ln N (spherical codes)", rec))
     ax.set_ylim(0, 1.3 * max(mean.max(), 1))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5, loc="upper left")

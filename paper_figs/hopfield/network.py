@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_figs.registry import figure, need
+from paper_figs.registry import figure, need, verdict_title
 from paper_figs.registry import pyplot as _plt
 
 FLOOR = 1e-300  # errors that underflow to 0 are left out of log plots
@@ -31,7 +31,8 @@ def error_vs_separation(records):
     gat = np.asarray(
         need(records, "hopfield.gated.error_bound")["details"]["beta_delta_errg_boundg_err_bound"]
     )
-    exp = need(records, "hopfield.error.exponential_in_beta")["details"]
+    exp_rec = need(records, "hopfield.error.exponential_in_beta")
+    exp = exp_rec["details"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     k = _positive(ung[:, 1], ung[:, 2])
     ax1.scatter(ung[k, 0], ung[k, 1], s=6, c="C0", label="ungated error ||f(xi)-x_i||")
@@ -51,7 +52,11 @@ def error_vs_separation(records):
     ax2.set_xlabel("beta * Delta_i (dimensionless)")
     ax2.set_ylabel("||f(x_i) - x_i|| (unit-norm patterns)")
     ax2.set_title(
-        f"exponential in beta (fitted slope {exp.get('slopes', [float('nan')])[0]:.3f}, first seed)"
+        verdict_title(
+            f"error exponential in beta (fitted slope {exp.get('slopes', [float('nan')])[0]:.3f}, first seed)",
+            exp_rec,
+        ),
+        fontsize=9,
     )
     ax2.legend(fontsize=8)
     fig.tight_layout()
@@ -232,7 +237,9 @@ def tightness(records):
     lo, hi = det["factor_interval95"]
     ax.set_xlabel("number of memories N (beta=1, K=3, d=16)")
     ax.set_ylabel("fraction of pattern draws")
-    ax.set_title(f"R4 is loose: measured N / N_R4 in [{lo:.0f}, {hi:.0f}] (95%)", fontsize=9)
+    ax.set_title(
+        verdict_title(f"R4 is loose: measured N / N_R4 in [{lo:.0f}, {hi:.0f}] (95%)", r4t), fontsize=9
+    )
     ax.legend(fontsize=7)
     ax = axes[1, 0]
     br = pr["details"]["kappa_bracket"]
@@ -252,7 +259,9 @@ def tightness(records):
     ax.set_ylabel("participation ratio (memories)")
     exceed = [b["kappa"] for b in br if b["exceeds_n_eff"]]
     ax.set_title(
-        f"D5 needs hard gates: soft gates exceed N_eff at kappa <= {max(exceed) if exceed else '-'}",
+        verdict_title(
+            f"D5 needs hard gates:\nsoft gates exceed N_eff at kappa <= {max(exceed) if exceed else '-'}", pr
+        ),
         fontsize=9,
     )
     ax.legend(fontsize=7)
@@ -270,13 +279,17 @@ def tightness(records):
     ax.semilogx([r["beta"] for r in lo], share, "s-", base=2, c="C0", label="patterns meeting R1 (fraction)")
     ax.set_xlabel("inverse temperature beta")
     ax.set_ylabel("fraction of (pattern, seed) pairs")
-    ax.set_title(
-        "R1 (d=32, N=64, |x|=3) is loose by {:.2f}-{:.2f} in beta (95%): violators fail up to\n"
-        "beta = 1 and retrieve from beta = 2, where only a fifth of the patterns meet R1".format(
-            *r1["details"]["factor_interval95"]
-        ),
-        fontsize=8,
-    )
+    f_lo, f_hi = r1["details"]["factor_interval95"]
+    text = f"R1 (d=32, N=64, |x|=3) is loose by {f_lo:.2f}-{f_hi:.2f} in beta (95%)"
+    fails = [r["beta"] for r in lo if r["violating_R1"] and r["violators_outside"] == r["violating_R1"]]
+    wins = [r for r in lo if r["violating_R1"] and r["violators_outside"] == 0]
+    if fails and wins:
+        w = wins[0]
+        text += (
+            f":\nviolators fail up to beta = {max(fails):g} and retrieve from beta = {w['beta']:g},\n"
+            f"where {w['meeting_R1']} of {w['meeting_R1'] + w['violating_R1']} pattern-seed pairs meet R1"
+        )
+    ax.set_title(verdict_title(text, r1), fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
