@@ -136,7 +136,9 @@ def _breaks_exact_fit(r: dict, n_facts: int) -> bool:
     "(H d < F; d={d}, F={n_facts}) the encoder cannot interpolate: rank(Phi) < F and max fit error "
     "> 1e-6; at H = ceil(F/d) (the boundary itself, where H d = F) the fit is exact (both points "
     "measured; resolution max(F/(H_below d), H_above d/F)). Accuracy reported (it may stay 1: storage "
-    "needs only the argmax)",
+    "needs only the argmax). The break side is a counting identity, not a measurement (rank(Phi) <= "
+    "H d < F: F targets cannot all be fitted); the empirical part is the hold side, where the random "
+    "features of H d = F must reach full rank and fit exactly",
     quick={"n_facts": 2048, "n_values": 256, "d": 128, "code_dim": 48, "n_gates": 15},
     demonstrates_failure=True,
     controls=[
@@ -175,6 +177,16 @@ def check_encoder_underparam(p, ctx):
         judgement,
         details={
             **r,
+            "bracket": {
+                "bound": "the construction's condition H d >= F (theory.fact_mlp.bounds.n_gates)",
+                "quantity": "H (gates)",
+                "boundary": F / d,
+                "below": bracket.below,
+                "above": bracket.above,
+                "factor": bracket.factor,
+                "breaks_by": "rank(Phi) < F and max fit error > 1e-6; on the below side a counting "
+                "identity (rank <= H d < F)",
+            },
             "inner_check_exact_fit": r["max_error"] < 1e-8,
             "by_gates": {
                 str(h): {k: v[k] for k in ("rank", "max_error", "accuracy")} for h, v in fits.items()

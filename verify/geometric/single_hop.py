@@ -25,6 +25,7 @@ from verify.claims import Control, Outcome, claim
 from verify.criteria import Agreement, EverySeed, KOfN, Threshold, all_of, binomial_k
 from verify.geometric.single_hop_setup import (
     SRC,
+    _crossing_from_one,
     _rng,
     model_decoding,
 )
@@ -242,9 +243,10 @@ def margin_suff(p, ctx):
     templated=True,
     statement="B3 is a necessary condition (below d0_nec(N, gamma) = ln N / ln(1 + sqrt(2/gamma)) no code "
     "of N = {n_subjects} reaches margin gamma = {margin}), so it is not bracketed: the claim measures "
-    "where random spherical codes reach gamma (d0*, by bisection, each of {seeds} seeds) and reports "
-    "B3's looseness d0*/d0_nec; the 95% interval of the looseness lies at or above 1 (B3 holds for the "
-    "measured codes)",
+    "where random spherical codes reach gamma (d0*, by bisection over 1 <= d0 <= {d0_max}: its lower "
+    "end assumes nothing of B3, so a crossing below d0_nec would contradict it; each of {seeds} seeds) and "
+    "reports B3's looseness d0*/d0_nec; the 95% interval of the looseness lies at or above 1 (B3 holds "
+    "for the measured codes)",
     quick={"n_subjects": 1000, "margin": 0.5, "seeds": 5, "d0_max": 160, "bound_scale": 1.0},
     full={"n_subjects": 1000, "margin": 0.5, "seeds": 20, "d0_max": 160, "bound_scale": 1.0},
 )
@@ -256,18 +258,29 @@ def margin_nec(p, ctx):
     bracket at d0 = 4 / 9 missed the margin on both sides at seeds 0-2 (largest margin 0.040 at 9).
     So, as for the sufficient conditions, the claim measures the true (random-code) boundary and
     reports the looseness. Its old verdict, measured once, is stored (details["previous_criterion"],
-    verify.previous)."""
-    from verify.geometric.scaling_setup import threshold_bisect
+    verify.previous).
+
+    The search starts at d0 = 1 (:func:`_crossing_from_one`). It started at ceil(d0_nec) - 1 (the
+    search of verify.geometric.scaling_setup.threshold_bisect), which assumed B3 and so made every
+    d0* >= ceil(d0_nec) and the looseness >= 1 by construction; that rule's d0*, measured once, is
+    stored (details["previous_criterion"], the bracket before it under "earlier")."""
 
     n, g = p["n_subjects"], p["margin"]
     seeds = ctx.seeds(p["seeds"])
     bound = B.d0_necessary(n, g) * p["bound_scale"]
-    stars = [threshold_bisect(n, g, s, p["d0_max"])[0] for s in seeds]
+    searched = [_crossing_from_one(n, g, s, p["d0_max"]) for s in seeds]
+    stars = [d for d, _ in searched]
     factors = [d / bound for d in stars]
     judgement = Threshold("looseness d0*/d0_nec", 1.0, ">=", "theory").judge(
         list(t_interval(factors)), seeds=len(seeds)
     )
-    details = {"d0_nec": bound, "d0_star": stars, "factors": factors}
+    details = {
+        "d0_nec": bound,
+        "d0_star": stars,
+        "factors": factors,
+        "search_from": 1,
+        "probed": [{str(d): gap for d, gap in sorted(probed.items())} for _, probed in searched],
+    }
     if p["bound_scale"] == 1.0:
         details["previous_criterion"] = stored_previous(
             "geometric.single_hop.margin_nec", ctx.scale, ctx.seed, p
@@ -293,7 +306,10 @@ def margin_nec(p, ctx):
     statement="with binary codes drawn without replacement (rademacher_distinct) and d0 = floor(log2 N) "
     "< log2 N two attributes share a code, so the guarantee 'accuracy = 1' FAILS on every seed "
     "(ties are errors); at d0 = ceil(log2 N) it does not fail on every seed (bracket around log2 N, "
-    "both points measured; resolution max(log2 N / floor, ceil / log2 N) = 1.11 at N = 1000)",
+    "both points measured; resolution max(log2 N / floor, ceil / log2 N) = 1.11 at N = 1000). The "
+    "break side is a counting identity, not a measurement: 2^d0 < N sign patterns cannot give N "
+    "distinct codes (pigeonhole; details: distinct codes = min(2^d0, N)); the empirical part is the "
+    "hold side, where the built model must decode every fact once 2^d0 >= N",
     quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 9, "seeds": 5},
     full={"n_subjects": 1000, "n_relations": 4, "block_dim": 9, "seeds": 5},
 )
@@ -328,6 +344,16 @@ def pigeonhole_fail(p, ctx):
     return Outcome.judged(
         judgement,
         details={
+            "bracket": {
+                "bound": "geometric.pigeonhole_dim",
+                "quantity": "d0",
+                "boundary": log2n,
+                "below": bracket.below,
+                "above": bracket.above,
+                "factor": bracket.factor,
+                "breaks_by": "accuracy = 1 fails on every seed (ties are errors); on the below side a "
+                "counting identity (2^d0 < N patterns)",
+            },
             "log2_N": log2n,
             "accuracy": accs[d0],
             "accuracy_by_d0": {str(d): v for d, v in accs.items()},

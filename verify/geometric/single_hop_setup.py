@@ -109,3 +109,25 @@ def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
     for d0 in d0s[len(gaps) :] if full_curve else ():
         reaches(d0)
     return found, gaps
+
+
+def _crossing_from_one(n: int, margin: float, seed: int, d0_max: int) -> tuple[int, dict]:
+    """A crossing d0* of the spherical code gap through ``margin`` searched over 1 <= d0 <= d0_max
+    (nothing assumed about B3), with the gaps probed: the bisection of
+    verify.geometric.scaling_setup.threshold_bisect (same codes: its ``code_gap``) with its lower
+    end at d0 = 1.
+
+    >>> d0, probed = _crossing_from_one(50, 0.5, 0, 64)
+    >>> d0, probed[d0] >= 0.5, probed[d0 - 1] < 0.5
+    (40, True, True)
+    """
+    probed: dict[int, float] = {}
+
+    def reaches(d0: int) -> bool:
+        probed[d0] = min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, 0)))
+        return probed[d0] >= margin
+
+    found = smallest_size(range(1, int(d0_max) + 1), reaches, top_stores=True)
+    if found.size is None:
+        raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
+    return found.size, probed

@@ -19,6 +19,7 @@ from verify.criteria import EverySeed, Threshold, all_of
 from verify.measure import binomial_interval
 
 PAPER = paper("hopfield")
+PITCHFORK = 2.0  # the multistable toy's pitchfork: m = tanh(lambda m / 2) gains roots at lambda > 2
 
 
 def _spread(states) -> float:
@@ -124,59 +125,94 @@ def fixed_point_unique(params, ctx):
     "hopfield.multistability.above",
     source=f"{PAPER}, D4 (our formalisation)",
     provenance="derived",
-    bounds=("hopfield.contraction",),
     demonstrates_failure=True,
     templated=True,
     statement="in the toy X = I_2, xi_q = (1/2, 1/2), beta = 1, a = (-20, -20), uniqueness fails "
-    "above the contraction regime: the smallest grid lambda with two converged fixed "
-    "points more than {distinct} apart, lambda_c, lies in {window} and lambda_c M^2 >= 1. D4's boundary "
-    "lambda M^2 = 1 is only sufficient for uniqueness; the toy's own boundary is its pitchfork at "
-    "lambda = 2 (gates e^(a + lambda x): p = softmax(lambda xi), and m = x_1 - x_2 solves "
-    "m = tanh(lambda m / 2), with a second solution for lambda > 2), inside the window",
+    "above the toy's own boundary, its pitchfork at lambda = 2 (gates e^(a + lambda x): p = "
+    "softmax(lambda xi), and m = x_1 - x_2 solves m = tanh(lambda m / 2), with a second solution "
+    "for lambda > 2): at lambda = {bracket_lams[1]} two converged fixed points lie more than "
+    "{distinct} apart, at lambda = {bracket_lams[0]} they do not (a bracket around lambda = 2, judged "
+    "in 1/lambda, both sides measured; resolution 1.14), and the smallest grid lambda with two, "
+    "lambda_c, has lambda_c M^2 >= 1 (D4). D4's boundary lambda M^2 = 1 is only sufficient for "
+    "uniqueness (the toy's boundary lies 2x above it), so the claim cites no bound and brackets the "
+    "pitchfork instead",
     quick={
         "lams": [0.25 * k for k in range(33)],
         "starts": 21,
         "steps": 20_000,
         "distinct": 1e-3,
         "window": [1.5, 2.5],
+        "bracket_lams": [1.75, 2.25],
+        "side": "above the pitchfork",
     },
     controls=[
         Control(
-            "inside_contraction",
-            {"lams": [0.25 * k for k in range(5)]},
-            "the other side of the bracket: on the grid lambda M^2 <= 1 (D4's hypothesis "
-            "holds) no second fixed point may appear, so the demonstration must fail",
+            "below_pitchfork",
+            {"side": "below the pitchfork"},
+            "the other side of the bracket: at lambda = 1.75 < 2 the toy's fixed point is unique "
+            "(m = tanh(lambda m / 2) has only m = 0), so 'two fixed points' must fail there",
         )
     ],
 )
 def multistability_above(params, ctx):
+    """Was: lambda_c in the window [1.5, 2.5] (a convention) and lambda_c M^2 >= 1, citing D4
+    (hopfield.contraction), whose boundary lambda M^2 = 1 lies 2.25x below the measured lambda_c:
+    no bracket of D4 within a factor 2 exists in this toy. It is now a :class:`verify.criteria.Bracket`
+    around the toy's pitchfork (exact for this toy), in 1/lambda so that the guarantee (a unique fixed
+    point) holds above the boundary and breaks below it; "breaks" is the theory's quantity, two
+    distinct converged fixed points. The old rule's verdict is kept in details["previous_criterion"]."""
+    from verify.criteria import Bracket
+
     X, a, q = _toy()
     starts = ctx.rng(22).uniform(0.0, 1.0, (2, params["starts"]))
-    rows, lam_c = [], None
-    for lam in params["lams"]:
+    side = choice(params, "side", ("above the pitchfork", "below the pitchfork"))
+
+    def spread_at(lam):
         states, conv, _ = picard_many(X, q, 1.0, a, lam, starts, max_steps=params["steps"])
         good = states[:, conv]
-        spread = _spread(good) if good.shape[1] > 1 else 0.0
+        return (_spread(good) if good.shape[1] > 1 else 0.0), int(conv.sum())
+
+    rows, lam_c = [], None
+    for lam in params["lams"]:
+        spread, converged = spread_at(lam)
         rows.append(
-            {
-                "lam": lam,
-                "lam_M2": contraction_bound(lam, 1.0),
-                "spread": spread,
-                "converged": int(conv.sum()),
-            }
+            {"lam": lam, "lam_M2": contraction_bound(lam, 1.0), "spread": spread, "converged": converged}
         )
         if lam_c is None and spread > params["distinct"]:
             lam_c = lam
+    lo_lam, hi_lam = params["bracket_lams"]
+    two = {lam: spread_at(lam)[0] > params["distinct"] for lam in (lo_lam, hi_lam)}
+    bracket = Bracket("1/lambda", 1 / PITCHFORK, 1 / hi_lam, 1 / lo_lam)
+    judged = bracket.judge_side(
+        "below" if side == "above the pitchfork" else "above", two[hi_lam], two[lo_lam]
+    )
+    above_d4 = Threshold("lambda_c M^2", 1.0, ">=", "theory").judge(
+        contraction_bound(lam_c, 1.0) if lam_c is not None else 0.0
+    )
+    judgement = all_of(pitchfork=judged, above_d4=above_d4)
     lo, hi = params["window"]
-    if lam_c is None:
-        judgement = Threshold("grid lambdas with two distinct fixed points", 1, ">=", "theory").judge(0)
-    else:  # the window around the toy's pitchfork at lambda = 2 is a convention; lambda_c M^2 >= 1 is D4
-        judgement = all_of(
-            window_low=Threshold("lambda_c", lo, ">=", "convention").judge(lam_c),
-            window_high=Threshold("lambda_c", hi, "<=", "convention").judge(lam_c),
-            above_d4=Threshold("lambda_c M^2", 1.0, ">=", "theory").judge(contraction_bound(lam_c, 1.0)),
-        )
-    return Outcome.judged(judgement, details={"rows": rows, "lambda_c": lam_c, "pitchfork_lambda": 2.0})
+    return Outcome.judged(
+        judgement,
+        details={
+            "rows": rows,
+            "lambda_c": lam_c,
+            "pitchfork_lambda": PITCHFORK,
+            "two_fixed_points": {str(lam): v for lam, v in two.items()},
+            "bracket": {
+                "bound": "the toy's pitchfork lambda = 2 (exact here; D4's lambda M^2 = 1 is only sufficient)",
+                "quantity": "1/lambda",
+                "boundary": 1 / PITCHFORK,
+                "below": bracket.below,
+                "above": bracket.above,
+                "factor": bracket.factor,
+                "breaks_by": "two converged fixed points more than `distinct` apart",
+            },
+            "previous_criterion": {
+                "rule": f"lambda_c in [{lo}, {hi}] (a convention) and lambda_c M^2 >= 1, citing D4",
+                "passed": lam_c is not None and lo <= lam_c <= hi and contraction_bound(lam_c, 1.0) >= 1,
+            },
+        },
+    )
 
 
 @claim(

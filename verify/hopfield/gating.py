@@ -18,7 +18,6 @@ from constructions.hopfield.fixed_point import effective_rank
 from constructions.hopfield.networks import (
     context_gates,
     noisy_query,
-    retrieval_distribution,
     retrieval_error,
     sphere_patterns,
 )
@@ -28,13 +27,13 @@ from theory.hopfield.derived import (
     error_bound,
     gated_separation,
     norm_bound,
-    participation_ratio,
     pr_bound,
     separation,
 )
 from theory.papers import paper
 from verify.claims import Control, Outcome, choice, claim
-from verify.criteria import EverySeed, Threshold, all_of
+from verify.criteria import Agreement, EverySeed, Threshold, all_of
+from verify.hopfield.sparsity_setup import _pr_draws
 
 PAPER = paper("hopfield")
 
@@ -262,27 +261,20 @@ def gate_exponential(params, ctx):
     )
 
 
-def _pr_draws(params, ctx, kappa):
-    gen = ctx.rng(14)
-    n = params["n_patterns"]
-    pr_g, pr_u = [], []
-    for _ in range(params["draws"]):
-        X = sphere_patterns(n, params["dim"], 1.0, gen)
-        q = sphere_patterns(1, params["dim"], 1.0, gen)[:, 0]
-        u, _ = context_gates(n, int(gen.integers(n)), params["n_eff"], kappa, gen)
-        pr_g.append(participation_ratio(retrieval_distribution(X, q, params["beta"], u)))
-        pr_u.append(participation_ratio(retrieval_distribution(X, q, params["beta"])))
-    return pr_g, pr_u
-
-
 @claim(
     "hopfield.sparsity.pr",
     source=f"{PAPER}, D5 (our formalisation)",
     provenance="derived",
     bounds=("hopfield.pr_hard_gates",),
+    kind="identity",
+    independence="PR <= N_eff is Cauchy-Schwarz for N_eff non-zero entries (by construction); checked: the "
+    "gated softmax (retrieval_distribution) has as many non-zero entries as the gates' open set "
+    "(context_gates, counted apart), and theory's participation_ratio of it stays below that count",
     templated=True,
-    statement="with N_eff = {n_eff} hard gates (kappa = {kappa}), PR(p_g) <= N_eff in every one of {draws} draws, "
-    "while the ungated PR at beta = {beta} stays >= N/2 (N = {n_patterns}; N/2 is a convention)",
+    statement="identity (Cauchy-Schwarz): with N_eff = {n_eff} hard gates (kappa = {kappa}) the gated "
+    "retrieval distribution p_g has exactly N_eff non-zero entries and PR(p_g) <= N_eff in every one "
+    "of {draws} draws, while the ungated PR at beta = {beta} stays >= N/2 (N = {n_patterns}; N/2 is a "
+    "convention)",
     quick={"dim": 32, "n_patterns": 256, "beta": 0.5, "n_eff": 16, "draws": 50, "kappa": "inf"},
     seed_rule="every one of the draws from the run's seed",
     controls=[
@@ -297,12 +289,23 @@ def _pr_draws(params, ctx, kappa):
 def sparsity_pr(params, ctx):
     kappa = float(params["kappa"])
     n = params["n_patterns"]
-    pr_g, pr_u = _pr_draws(params, ctx, kappa)
+    supports: list[tuple[int, int]] = []
+    pr_g, pr_u = _pr_draws(params, ctx, kappa, supports)
     judgement = all_of(
+        support=Agreement("max |non-zero entries of p_g - N_eff| over draws", 0.0).judge(
+            max(abs(nz - params["n_eff"]) for nz, _ in supports)
+        ),
         gated=EverySeed("PR(p_g)", pr_bound(params["n_eff"]), "<=", "theory", unit="draws").judge(pr_g),
         ungated=EverySeed("ungated PR", 0.5 * n, ">=", "convention", unit="draws").judge(pr_u),
     )
     details = {
+        "support_p_g": [nz for nz, _ in supports],
+        "open_gates": [k for _, k in supports],
+        "previous_criterion": {  # kind empirical, the same two parts without the support count
+            "rule": "empirical: PR(p_g) <= N_eff in every draw and ungated PR >= N/2",
+            "why_changed": "PR <= N_eff is Cauchy-Schwarz on N_eff non-zero entries (an identity)",
+            "passed": bool(max(pr_g) <= pr_bound(params["n_eff"]) and min(pr_u) >= 0.5 * n),
+        },
         "pr_gated": pr_g,
         "pr_ungated": pr_u,
         "kappa": kappa,

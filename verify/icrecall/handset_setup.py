@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from constructions.icrecall.patterns import PATTERNS, handset_pattern, pattern_accuracy, token_embeddings
+from constructions.icrecall.patterns import (
+    PATTERNS,
+    handset_pattern,
+    mixed_input,
+    pattern_accuracy,
+    token_embeddings,
+)
 from constructions.icrecall.world import sample_icrecall, triplet_mlp
 from verify.claims import rng_for
 from verify.icrecall.memories_setup import DEFAULTS, _world
@@ -66,6 +72,37 @@ def handset_accuracies(p, ctx, rho=None, mode="single", n_pairs=None, patterns=P
                 )
         return {name: float(np.mean(v)) for name, v in out.items()} | {"per_seed": out}
 
+    return ctx.shared(key, compute)
+
+
+def correct_preactivation(p, ctx, rho: float) -> list[float]:
+    """Per seed, the mean over the prompts of the correct neuron's (s_q, r) pre-activation minus
+    theta, <e_{s_q}, z> + <e_r, z> - theta, under the hand-set pairwise pattern with omega = 2 / rho
+    of the default rho, in a world whose answers carry the relation with alignment ``rho``: the
+    theory's quantity of relation_signal_boundary (noise-free 1 + rho / rho_0 - theta; the neuron
+    fires iff rho > (theta - 1) rho_0). Same worlds and prompts as :func:`handset_accuracies`.
+
+    >>> from verify.claims import Context
+    >>> p = dict(HANDSET, n_queries=200, n_seeds=2)
+    >>> [round(v, 1) for v in correct_preactivation(p, Context(seed=0), 2**-0.5)]
+    [0.5, 0.5]
+    """
+    n = p["n_pairs"]
+
+    def compute():
+        out = []
+        for seed in ctx.seeds(p["n_seeds"]):
+            world = _world(p, seed, rho)
+            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode="single")
+            mlp = triplet_mlp(world, p["theta"])
+            z = mixed_input(mlp, prompts, handset_pattern("pairwise", n), 2.0 / p["rho"])
+            pre = np.einsum("kd,kd->k", z, world.subj[prompts.query]) + np.einsum(
+                "kd,kd->k", z, world.rel[prompts.relation]
+            )
+            out.append(float(np.mean(pre)) - p["theta"])
+        return out
+
+    key = ("icrecall.handset.correct_preactivation", tuple(p[k] for k in WORLD_KEYS), n, rho, ctx.seed)
     return ctx.shared(key, compute)
 
 
