@@ -93,7 +93,11 @@ def test_oc_json_is_one_strict_document_and_writes_nothing(capsys):
 #: 2 or 3 seeds whose part drawn on its threshold passes about 1/4 or 1/8 of the time (0.5^n).
 #: Their stored pass is not one a pass may mean anything by; reported to the coordinator, who decides
 #: (more seeds, or the verdict); the criterion itself is not changed here.
+#: retrieval.capacity.small_d_fail is the other kind: a bracket read as "mean accuracy over the
+#: draws below the target" on each side, a point rule that passes about half the time with either
+#: side's mean on the target.
 PASS_NOT_ALLOWED = {
+    "retrieval.capacity.small_d_fail",
     "chapters.toy.frozen_bank_parity",
     "fact_mlp.decodability.rho_anisotropy",
     "fact_mlp.decoder.mc_rho_scaling",
@@ -209,3 +213,47 @@ def test_a_record_with_no_spread_is_not_covered():
 
     with pytest.raises(S.NotCovered, match="no part varies"):
         over_seeds(_every_seed_record(5, sd=0.0))
+
+
+@pytest.mark.parametrize(
+    "cid, module, name, law",
+    [
+        (
+            "fact_mlp.transformer.tradeoff",
+            "verify.fact_mlp.transformer",
+            "tradeoff_judgement",
+            "opposite sign",
+        ),
+        (
+            "retrieval.capacity.small_d_fail",
+            "verify.retrieval.sufficient",
+            "small_d_judgement",
+            "as measured",
+        ),
+    ],
+)
+def test_the_rank_and_bracket_simulators_judge_with_the_claims_own_function(
+    monkeypatch, cid, module, name, law
+):
+    """The tradeoff's rank correlation and small_d_fail's bracket are judged by the claim module's
+    own function: replaced by one that always passes (tradeoff: the opposite sign then passes) or
+    always fails (the bracket as measured then never passes), the simulated rates follow it."""
+    import importlib
+
+    from verify.criteria import Threshold
+
+    sim = S.SIMULATORS[cid]
+    verdict = "pass" if law == "opposite sign" else "fail"
+    assert rates(sim(RECORDS[cid]), reps=40)[law]["pass"] == (0.0 if verdict == "pass" else 1.0)
+    j = Threshold("x", 0.0).judge(1.0 if verdict == "pass" else -1.0)
+    monkeypatch.setattr(importlib.import_module(module), name, lambda *a, **k: j)
+    assert rates(sim(RECORDS[cid]), reps=40)[law]["pass"] == (1.0 if verdict == "pass" else 0.0)
+
+
+def test_a_bracket_read_on_the_mean_passes_half_the_time_at_its_boundary():
+    """small_d_fail's named alternatives: the below point's mean accuracy on the target (the
+    guarantee barely holds there) passes about half the time, so the bracket's pass is not one a
+    pass may mean anything by (reported, criterion unchanged)."""
+    table = rates(S.small_d_bracket(RECORDS["retrieval.capacity.small_d_fail"]), reps=400)
+    assert 0.4 < table["holds below (mean on the target)"]["pass"] < 0.6
+    assert table["as measured"]["pass"] > 0.95

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, Outcome, choice, claim
-from verify.criteria import Threshold
+from verify.criteria import Judgement, Threshold
 from verify.fact_mlp.transformer_setup import (
     BASE,
     GRIDS,
@@ -121,6 +121,28 @@ def check_inserted(p, ctx):
     )
 
 
+def tradeoff_judgement(lipschitz, drops, long_len: int) -> Judgement:
+    """The tradeoff criterion on one zoo's stored MLPs: Spearman(Lipschitz constant, recall drop at
+    length ``long_len``) against :data:`MIN_SPEARMAN`; -1 (no evidence of a tradeoff) where fewer
+    than 3 MLPs are stored or either list is constant. The claim's check and its operating
+    characteristic (:mod:`verify.oc`) both judge with it.
+
+    >>> tradeoff_judgement([1.0, 2.0, 3.0], [0.0, 0.1, 0.2], 16).verdict
+    'pass'
+    >>> tradeoff_judgement([1.0, 2.0, 3.0], [0.0, 0.0, 0.0], 16).measured
+    {'Spearman(Lipschitz, recall drop at L=16)': -1.0}
+    """
+    from scipy.stats import spearmanr
+
+    if len(lipschitz) < 3 or np.ptp(drops) == 0 or np.ptp(lipschitz) == 0:
+        rho = -1.0  # constant drops (or too few points): no evidence of a tradeoff
+    else:
+        rho = float(spearmanr(lipschitz, drops).statistic)
+    return Threshold(
+        f"Spearman(Lipschitz, recall drop at L={long_len})", MIN_SPEARMAN, ">=", "convention"
+    ).judge(rho)
+
+
 @claim(
     "fact_mlp.transformer.tradeoff",
     source=SRC + " (abstract and reference: capacity vs usability)",
@@ -144,18 +166,14 @@ def check_inserted(p, ctx):
     ],
 )
 def check_tradeoff(p, ctx):
-    from scipy.stats import spearmanr
-
     rows, mlps = zoo(ctx, p)
     stored = [r for r in rows if r["standalone_acc"] == 1.0]
     lip = [r["lipschitz"] for r in stored]
     drop = [r["drop_long"] for r in stored]
     if choice(p, "mlp_inputs", ("attention output", "exact keys")) == "exact keys":  # the control: drop 0
         drop = [r["standalone_acc"] - mlps[(r["family"], str(r["size"]))].decode()[0] for r in stored]
-    if len(stored) < 3 or np.ptp(drop) == 0 or np.ptp(lip) == 0:
-        rho = -1.0  # constant drops (or too few points): no evidence of a tradeoff
-    else:
-        rho = float(spearmanr(lip, drop).statistic)
+    judgement = tradeoff_judgement(lip, drop, p["long_len"])
+    (rho,) = judgement.measured.values()
     keys = (
         "family",
         "size",
@@ -168,9 +186,6 @@ def check_tradeoff(p, ctx):
         "attention_noise_mean",
         "attention_noise_long",
     )
-    judgement = Threshold(
-        f"Spearman(Lipschitz, recall drop at L={p['long_len']})", MIN_SPEARMAN, ">=", "convention"
-    ).judge(rho)
     return Outcome.judged(
         judgement,
         details={

@@ -287,6 +287,95 @@ def retrieval_fit(record, seeds=None) -> Setup:
     )
 
 
+def tradeoff(record, seeds=None) -> Setup:
+    """fact_mlp.transformer.tradeoff: a rank correlation over the zoo of stored MLPs, judged by the
+    claim's own :func:`verify.fact_mlp.transformer.tradeoff_judgement`. Each MLP's long-context
+    recall is redrawn as a binomial fraction over its n_facts x contexts evaluations (every key in
+    every fresh context) at the measured recall; the Lipschitz constants are the record's (a
+    property of each stored MLP, not a draw). Laws: the drops as measured (the theory: drops rise
+    with the Lipschitz constant as measured), no relation (the same drops in a random order each
+    draw) and the opposite sign (the drops sorted against the Lipschitz ranks).
+
+    >>> from verify.oc.command import _records
+    >>> tradeoff(_records("quick")["fact_mlp.transformer.tradeoff"]).alternatives
+    ['no relation', 'opposite sign']
+    """
+    from verify.fact_mlp.transformer import tradeoff_judgement
+
+    if seeds:
+        raise NotCovered("one zoo of MLPs: its budget is evaluations, not seeds")
+    p, details = record["params"], record.get("details") or {}
+    points = details.get("points") or []
+    if len(points) < 3 or any("recall_long" not in pt or "lipschitz" not in pt for pt in points):
+        raise NotCovered("the record holds fewer than 3 stored MLPs with their long-context recall")
+    lip = np.array([float(pt["lipschitz"]) for pt in points])
+    recall = np.array([float(pt["recall_long"]) for pt in points])
+    m = int(p["n_facts"]) * int(p["contexts"])
+    long_len = int(details.get("long_len", p["long_len"]))
+    ranks = np.argsort(np.argsort(lip))
+
+    def law(order):
+        def draw(rng):
+            drops = 1.0 - rng.binomial(m, recall) / m
+            return tradeoff_judgement(lip.tolist(), order(drops, rng).tolist(), long_len)
+
+        return draw
+
+    return Setup(
+        "as measured",
+        {
+            "as measured": law(lambda d, rng: d),
+            "no relation": law(lambda d, rng: rng.permutation(d)),
+            "opposite sign": law(lambda d, rng: np.sort(d)[::-1][ranks]),
+        },
+        {"evaluations_per_mlp": m, "from": "binomial noise of each MLP's long-context recall"},
+        {"mlps": len(points), "evaluations": m},
+    )
+
+
+def small_d_bracket(record, seeds=None) -> Setup:
+    """retrieval.capacity.small_d_fail: a must-fail bracket around the plateau dimension d*, judged
+    by the claim's own :func:`verify.retrieval.sufficient.small_d_judgement` on per-draw accuracies
+    at the two sides. Draws: normal around each side's measured mean accuracy, with the per-draw
+    sd of the side the record stores (below; the same sd assumed above). Laws: as measured (breaks
+    below d*, holds above), and the nearest violating values: the guarantee holding at the below
+    point (its mean on the target) and breaking at the above point (its mean on the target).
+
+    >>> from verify.oc.command import _records
+    >>> small_d_bracket(_records("quick")["retrieval.capacity.small_d_fail"]).alternatives[0]
+    'holds below (mean on the target)'
+    """
+    from verify.criteria import Bracket
+    from verify.retrieval.sufficient import small_d_judgement
+
+    p, d, pred = record["params"], record.get("details") or {}, record.get("predicted") or {}
+    accs = d.get("accuracies") or []
+    if p.get("d_side") != "below" or len(accs) < 2 or "mean_accuracy_above" not in d:
+        raise NotCovered("the record holds no per-draw accuracies below and a mean above the boundary")
+    bracket = Bracket("d", float(pred["boundary"]), float(pred["below"]), float(pred["above"]))
+    n, target, sd = int(seeds or p["n_draws"]), float(p["target"]), float(np.std(accs, ddof=1))
+    low, high = float(d["mean_accuracy_below"]), float(d["mean_accuracy_above"])
+
+    def law(mean_below, mean_above):
+        def draw(rng):
+            below = mean_below + sd * rng.standard_normal(n)
+            above = mean_above + sd * rng.standard_normal(n)
+            return small_d_judgement(bracket, below.tolist(), above.tolist(), target, "below")
+
+        return draw
+
+    return Setup(
+        "as measured",
+        {
+            "as measured": law(low, high),
+            "holds below (mean on the target)": law(target, high),
+            "breaks above (mean on the target)": law(low, target),
+        },
+        {"per_draw_sd": sd, "from": "the record's per-draw accuracies below the boundary"},
+        {"draws": n},
+    )
+
+
 #: claim id (or fnmatch pattern) -> simulator
 SIMULATORS: dict[str, Callable] = {
     "geometric.single_hop.log_scaling": log_scaling,
@@ -295,4 +384,6 @@ SIMULATORS: dict[str, Callable] = {
     "hopfield.capacity.d3": capacity_d3,
     "retrieval.scaling.fit": retrieval_fit,
     "atlas.*.within_constant": atlas,
+    "fact_mlp.transformer.tradeoff": tradeoff,
+    "retrieval.capacity.small_d_fail": small_d_bracket,
 }

@@ -231,6 +231,17 @@ def _bracket_d(V: int, target: float, side: str) -> int:
     raise ValueError(f"d_side={side!r} must be 'below' or 'above'")
 
 
+def small_d_judgement(bracket, below: list, above: list, target: float, side: str) -> Judgement:
+    """small_d_fail's criterion: the bracket read as mean accuracy over the draws below ``target``.
+
+    >>> from verify.criteria import Bracket
+    >>> small_d_judgement(Bracket("d", 15.3, 14, 17), [0.85], [0.95], 0.9, "below").verdict
+    'pass'
+    """
+    mean_below, mean_above = float(np.mean(below)), float(np.mean(above))
+    return bracket.judge_side(side, mean_below < target, mean_above < target)
+
+
 @claim(
     "retrieval.capacity.small_d_fail",
     source=SOURCE + ", our F1 (population margin; docs/retrieval.md); plateau",
@@ -276,7 +287,8 @@ def small_d_fail(p, ctx):
         )
 
     means = {side: float(np.mean(accuracies(int(getattr(bracket, side))))) for side in ("below", "above")}
-    judgement = bracket.judge_side(p["d_side"], means["below"] < target, means["above"] < target)
+    sides = [accuracies(int(bracket.below)), accuracies(int(bracket.above))]
+    judgement = small_d_judgement(bracket, *sides, target, p["d_side"])
     d = _bracket_d(V, target, p["d_side"])
     return Outcome.judged(
         judgement,
