@@ -128,9 +128,11 @@ def status_now(claim_id: str, verdict: str, scale: str) -> str:
 
     if verdict not in ("pass", "fail", "inconclusive"):
         return verdict  # error, skipped, vacuous: kept as stored
+    from verify.runner import operating_gate
+
     entry = entry_for(claim_id, scale)
-    if entry is None:
-        return verdict
+    if entry is None:  # a pass its operating characteristic does not allow is inconclusive
+        return "inconclusive" if verdict == "pass" and operating_gate(claim_id, scale) else verdict
     if entry.flips_with_seed:
         return "not reproduced"
     return "ledger now passes" if verdict == "pass" else "not reproduced"

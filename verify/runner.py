@@ -51,6 +51,36 @@ def status_of(
     return "pass" if outcome.passed else "fail"
 
 
+def operating_gate(claim_id: str, scale: str) -> str | None:
+    """Why a pass of ``claim_id``'s criterion at ``scale`` may not count as one, or None.
+
+    A pass may mean something only where every named alternative of the claim's criterion (no
+    growth, the opposite sign, the nearest law on each side, the value on its threshold) passes at
+    most ``verify.oc.MAX_ALTERNATIVE`` (0.05) of the time in the stored operating characteristic
+    (``python -m verify oc``; README.md, "Kinds of claim, controls and verdicts over seeds"). Where
+    one passes more often, the runner reports the claim inconclusive with this text; the
+    criterion's own verdict and resolution stay in the record. None where the characteristic is
+    not stored or not simulated (nothing to say) or is admissible.
+
+    >>> operating_gate("no.such.claim", "quick") is None
+    True
+    """
+    from verify.oc import MAX_ALTERNATIVE, summary
+
+    oc = summary(claim_id, scale)
+    if not oc or not oc.get("covered") or oc.get("worst_pass_rate") is None:
+        return None
+    rate = float(oc["worst_pass_rate"])
+    if rate <= MAX_ALTERNATIVE:
+        return None
+    return (
+        f"the criterion passes the alternative '{oc.get('worst_alternative')}' {rate:.3f} of the time "
+        f"({oc.get('reps')} simulated replications at this budget, python -m verify oc {claim_id}): above "
+        f"{MAX_ALTERNATIVE}, so its pass here cannot tell the claim from that alternative; a larger budget "
+        "(more seeds) decides"
+    )
+
+
 def is_failure(record: dict) -> bool:
     """Statuses that make the exit status non-zero. Skips and ledgered failures do not."""
     return record["status"] in ("fail", "error", "ledger now passes", "vacuous")
@@ -123,6 +153,9 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "cpu_s": round(time.process_time() - cpu0, 3),  # process CPU time, every thread
     }
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
+    gated = operating_gate(claim.id, ctx.scale) if status == "pass" else None
+    if gated is not None:  # the criterion cannot tell a named alternative from the claim here
+        status = "inconclusive"
     entry = entry_for(claim.id, ctx.scale)
     record = {
         "id": claim.id,
@@ -141,6 +174,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
             and error is None
             and not outcome.skipped
             and status != "not reproduced"
+            and gated is None
         ),
         "status": status,
         "seed": ctx.seed,
@@ -188,6 +222,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["operating"] = operating(claim.id, ctx.scale)
     if outcome is not None and outcome.inconclusive is not None:
         record["inconclusive"] = outcome.inconclusive
+    if gated is not None:
+        record["inconclusive"] = gated
     if control_rows and status == "inconclusive" and outcome.inconclusive is None:
         record["inconclusive"] = "controls not told apart at this budget: " + ", ".join(
             f"{c['name']} ({c['inconclusive']})" for c in control_rows if c["status"] == "inconclusive"
