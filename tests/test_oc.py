@@ -257,3 +257,34 @@ def test_a_bracket_read_on_the_mean_passes_half_the_time_at_its_boundary():
     table = rates(S.small_d_bracket(RECORDS["retrieval.capacity.small_d_fail"]), reps=400)
     assert 0.4 < table["holds below (mean on the target)"]["pass"] < 0.6
     assert table["as measured"]["pass"] > 0.95
+
+
+def _interval_test_record(seed_rule: str):
+    from verify.criteria import IntervalTest
+    from verify.measure import t_interval
+
+    vals = 1.0 + 0.1 * np.random.default_rng(2).standard_normal(5)
+    rule = IntervalTest("slope", 1.0, {"no growth": 0.0, "square": 2.0}, "F1")
+    j = rule.judge(list(t_interval(vals)), seeds=5)
+    return {
+        "params": {"n_seeds": 5},
+        "seed_rule": seed_rule,
+        "predicted": dict(j.predicted),
+        "measured": dict(j.measured),
+        "resolution": dict(j.resolution),
+    }
+
+
+def test_an_interval_test_is_drawn_at_the_theorys_value_and_at_each_named_alternative():
+    """Where the criterion names the theory's value (an IntervalTest), the theory's law is drawn
+    there and each named alternative at its own value; the interval's spread is read back only
+    from a Student-t interval over seeds (a fit's interval is refused)."""
+    from verify.oc.generic import over_seeds
+
+    setup = over_seeds(_interval_test_record("95% Student-t interval over seeds of the slope"))
+    assert setup.theory == "theory (F1)" and setup.alternatives == ["no growth", "square"]
+    table = rates(setup, reps=200)
+    assert table["theory (F1)"]["pass"] > 0.8
+    assert max(table[a]["pass"] for a in setup.alternatives) <= MAX_ALTERNATIVE
+    with pytest.raises(S.NotCovered, match="Student-t"):
+        over_seeds(_interval_test_record("the 95% interval of a least-squares fit"))

@@ -31,12 +31,16 @@ rule over grid points whose values are not replicates).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from verify.oc.simulators import NotCovered, Setup
+
+#: a seed rule that names a 95% Student-t interval over seeds (the only interval read back here)
+T_INTERVAL = re.compile(r"student-t|\bt[- ]intervals?\b", re.IGNORECASE)
 
 #: the units of a rule over seeds whose values are replicates of one random experiment
 REPLICATES = ("seeds", "draws", "paired draws", "instances")
@@ -128,7 +132,7 @@ def _spread(vals) -> tuple[float, float, bool]:
 
 
 def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
-    from verify.criteria import Agreement, EverySeed, KOfN, Threshold
+    from verify.criteria import Agreement, EverySeed, IntervalTest, KOfN, Threshold
 
     rule = res.get("rule")
     where = f"part {name or '(whole)'}"
@@ -137,10 +141,12 @@ def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
             f"{where}: a bracket of two verdicts (breaks below, holds above); the record keeps no "
             "per-seed spread of either side in the criterion's form"
         )
-    if rule == "interval_test" and not (isinstance(n0, int) and n0 >= 2):
-        raise NotCovered(
-            f"{where}: an interval test with no seed count in the parameters to read its spread from"
-        )
+    if rule in ("interval_test", "threshold") and not (isinstance(n0, int) and n0 >= 2):
+        if rule == "interval_test" or _is_interval(meas):
+            raise NotCovered(
+                f"{where}: no Student-t interval over a seed count (params seeds, draws or n_seeds "
+                ">= 2 and a seed rule naming a t-interval) to read the interval's spread from"
+            )
     if not isinstance(meas, dict) or not isinstance(pred, dict):
         raise NotCovered(f"{where}: the record's measurement is not stored in the criterion's form")
     qs = [k for k in pred if k in meas and k not in ("threshold_source", "tolerance_source")]
@@ -182,19 +188,37 @@ def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
         cands = [Threshold(q, v, side, src) for v in (thr, exact)]
         if not interval:
             return Part(name, _rebuilt(cands, value, res), "fixed", stored=value)
-        if not isinstance(n0, int) or n0 < 2:
-            raise NotCovered("no seed count (params seeds or draws >= 2) to read an interval's spread from")
         built = _rebuilt([_AtSeeds(c, n0) for c in cands], value, res).rule
-        from scipy import stats
-
-        sd = (value[1] - value[0]) / 2 * math.sqrt(n0) / float(stats.t.ppf(0.975, n0 - 1))
-        return Part(name, built, "interval", n0, (value[0] + value[1]) / 2, sd)
+        return Part(name, built, "interval", n0, (value[0] + value[1]) / 2, _t_sd(value, n0))
+    if rule == "interval_test":
+        if not _is_interval({q: value}):
+            raise NotCovered(f"{where}: an interval test on a point")
+        text, alts = str(pred[q]), dict(pred.get("alternatives") or {})
+        head, name_part = text.removeprefix("interval contains ").split(" ", 1)
+        theory_name = name_part.strip("()")
+        step = float(res["value"]) if isinstance(res.get("value"), (int, float)) else 0.0
+        exact = [float(v) + sign * step for v in alts.values() for sign in (1.0, -1.0)]
+        cands = [IntervalTest(q, t, alts, theory_name) for t in (float(head), *exact)]
+        built = _rebuilt([_AtSeeds(c, n0) for c in cands], value, res).rule
+        return Part(name, built, "interval", n0, (value[0] + value[1]) / 2, _t_sd(value, n0))
     if rule == "agreement":
         op, tol = _side_value(pred[q])
         src = pred.get("tolerance_source", "convention")
         cands = [Agreement(q, tol, "convention" if src == "exact" else src, op == "<")]
         return Part(name, _rebuilt(cands, value, res), "fixed", stored=value)
     raise NotCovered(f"part {name or '(whole)'}: a {rule} rule (not a threshold or a rule over seeds)")
+
+
+def _is_interval(meas) -> bool:
+    value = next(iter(meas.values()), None) if isinstance(meas, dict) and len(meas) == 1 else None
+    return isinstance(value, list) and len(value) == 2 and value[1] > value[0]
+
+
+def _t_sd(interval, n: int) -> float:
+    """The per-seed sd behind a 95% Student-t interval of the mean over ``n`` seeds."""
+    from scipy import stats
+
+    return (interval[1] - interval[0]) / 2 * math.sqrt(n) / float(stats.t.ppf(0.975, n - 1))
 
 
 @dataclass(frozen=True)
@@ -247,9 +271,7 @@ def _control_draw(part: Part, value, n0):
         mean, sd, binary = _spread(value)
         return (mean, sd if (len(value) > 1 or binary) else part.sd, None)
     if isinstance(value, list) and len(value) == 2:
-        from scipy import stats
-
-        sd = (value[1] - value[0]) / 2 * math.sqrt(n0) / float(stats.t.ppf(0.975, n0 - 1))
+        sd = _t_sd(value, n0)
         return ((value[0] + value[1]) / 2, sd if sd > 0 else part.sd, None)
     return (float(value), part.sd, None)
 
@@ -266,7 +288,9 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
     from verify.criteria import KOfN, all_of
 
     params = record.get("params", {})
-    n0 = params.get("seeds", params.get("draws"))
+    n0 = next((params[k] for k in ("seeds", "draws", "n_seeds") if k in params), None)
+    if not T_INTERVAL.search(record.get("seed_rule") or ""):
+        n0 = None  # an interval that is not a t-interval over seeds (a fit's, a binomial one)
     if not record.get("resolution"):
         raise NotCovered("the record holds no criterion resolution (made before the criterion objects)")
     tree = _tree(record.get("resolution") or {}, record.get("measured"), record.get("predicted"), n0)
@@ -291,7 +315,14 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
 
         return lambda rng: judge(tree, rng)
 
-    laws = {"as measured": law({})}
+    tests = [p for p in parts if hasattr(p.rule, "alternatives")]
+    theory = "as measured"
+    if tests:  # the theory names a value: drawn there, each named alternative drawn at its own
+        theory = "theory (" + ", ".join(p.rule.theory_name for p in tests) + ")"
+    laws = {theory: law({p.name: (p.rule.theory, p.sd, None) for p in tests})}
+    for p in tests:
+        for alt, v in p.rule.alternatives.items():
+            laws[f"{p.name} {alt}".strip()] = law({p.name: (float(v), p.sd, None)})
     for control in record.get("controls") or []:
         measured = control.get("measured")
         if not isinstance(measured, dict):
@@ -304,12 +335,12 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
         if settings:
             laws[f"control {control.get('name')}"] = law(settings)
     for p in parts:
-        if p.varies and not p.binary:
+        if p.varies and not p.binary and p not in tests:
             label = f"{p.name} at the threshold" if p.name else "at the threshold"
             laws[label] = law({p.name: (float(p.rule.value), p.sd, None)})
     varying = [p for p in parts if p.varies]
     return Setup(
-        "as measured",
+        theory,
         laws,
         {
             "parts": {p.name or "(whole)": _noise(p) for p in parts},
