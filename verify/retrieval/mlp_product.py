@@ -65,6 +65,10 @@ def md_judgement(same: tuple, half: tuple, half_mean: float, tol: float, seeds: 
     return all_of(same_m_d=same_part, half_m_d=half_part)
 
 
+#: The control same_contrast trains its contrast at seed + this offset (outside every judged range).
+CONTRAST_SEED_OFFSET = 1000
+
+
 @claim(
     "retrieval.mlp.md_product",
     source=SOURCE + ", abstract (capacity); random-MLP variant (docs/retrieval.md)",
@@ -83,18 +87,33 @@ def md_judgement(same: tuple, half: tuple, half_mean: float, tol: float, seeds: 
         "counter": [256, 8],
         "n_seeds": 3,
         "rel_tol": 0.2,
+        "contrast_seed_offset": 0,
     },
     seed_rule="95% t-intervals over seeds seed..seed+2 of the per-seed differences",
     controls=[
         Control(
             "same_contrast",
-            {"contrast": [64, 32]},
-            "a contrast with the same (m, d) as the first pair cannot differ from it",
+            {"contrast": [64, 32], "contrast_seed_offset": CONTRAST_SEED_OFFSET},
+            "a contrast with the same (m, d) as the first pair, trained at other seeds (seed + "
+            f"{CONTRAST_SEED_OFFSET}, ...), cannot differ from it beyond the seed-to-seed spread",
         )
     ],
 )
 def mlp_md(p, ctx):
+    """The control same_contrast used to take the contrast (64, 32) on the claim's own seeds: the
+    contrast arm was the first pair's runs read again, its difference 0.0 on every seed by
+    construction. ``contrast_seed_offset`` > 0 trains the contrast arm at the seeds shifted by it
+    (outside every judged seed range): the same configuration, independent runs, so the control's
+    half-m*d difference is the seed-to-seed spread at one (m, d). The claim's offset is 0."""
     V, L, N = p["vocab_size"], p["seq_len"], p["n_samples"]
+    offset = int(p["contrast_seed_offset"])
+    if offset < 0:
+        raise ValueError(f"contrast_seed_offset must be >= 0, got {offset}")
+    if offset == 0 and list(p["contrast"]) == list(p["pairs"][0]):
+        raise ValueError(
+            f"contrast {p['contrast']} equals the first pair on the same seeds: it would be that "
+            "pair's runs read again; a same-(m, d) contrast needs contrast_seed_offset > 0"
+        )
     lr = float(V)
 
     def acc(m, d, seed):
@@ -103,7 +122,7 @@ def mlp_md(p, ctx):
 
     seeds = ctx.seeds(p["n_seeds"])
     accs = [[acc(m, d, s) for s in seeds] for m, d in p["pairs"]]
-    contrast = [acc(*p["contrast"], s) for s in seeds]
+    contrast = [acc(*p["contrast"], s + offset) for s in seeds]
     means = [float(np.mean(a)) for a in accs]
     c_mean = float(np.mean(contrast))
     tol = p["rel_tol"] * means[0]
@@ -126,6 +145,7 @@ def mlp_md(p, ctx):
             "mean_accuracy": means,
             "contrast": p["contrast"],
             "contrast_accuracies": contrast,
+            "contrast_seeds": [s + offset for s in seeds],
             "ci_same": [same_lo, same_hi],
             "ci_contrast": [diff_lo, diff_hi],
             "counter_example": p["counter"],
