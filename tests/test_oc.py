@@ -288,3 +288,16 @@ def test_an_interval_test_is_drawn_at_the_theorys_value_and_at_each_named_altern
     assert max(table[a]["pass"] for a in setup.alternatives) <= MAX_ALTERNATIVE
     with pytest.raises(S.NotCovered, match="Student-t"):
         over_seeds(_interval_test_record("the 95% interval of a least-squares fit"))
+
+
+def test_the_budget_at_which_no_alternative_passes_more_than_5_percent():
+    """An every-seed rule over 3 seeds, drawn on its threshold, passes 1/8 of the time: at 6 seeds
+    (1/64) it is admissible; small_d_fail's bracket read on two means passes about half the time
+    at its boundary whatever the number of draws, so no budget up to 64 mends it."""
+    from verify.oc import characteristic
+
+    c = characteristic("synthetic.every_seed.rule", _every_seed_record(3), reps=200)
+    assert not c["admissible"]
+    assert c["budget_for_admissible"]["reached"] and c["budget_for_admissible"]["seeds"] == 6
+    cid = "retrieval.capacity.small_d_fail"
+    assert not characteristic(cid, RECORDS[cid], reps=100)["budget_for_admissible"]["reached"]

@@ -94,6 +94,8 @@ def main(argv=None) -> int:
         )
         if "budget_for_power" in c:
             line += f"; power 0.8: {c['budget_for_power']}"
+        if "budget_for_admissible" in c:
+            line += f"; alternatives <= 0.05: {c['budget_for_admissible']}"
         print(line)
     print(
         f"{len(out)} claims, {sum(c['covered'] for c in out.values())} covered, {seconds:.1f} s",
