@@ -142,7 +142,10 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
     knows = ctx.shared(
         ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)
     )
-    probe_model = load_shared(spec, ctx.device, ctx, ctx.seed)[0] if random_weights else model
+    if random_weights:  # the twin (read once): the real model's architecture, seeded weights
+        probe_model, _, info = load_shared(spec, ctx.device, ctx, ctx.seed)
+    else:
+        probe_model = model
     rows, known_n, tried_n = [], 0, 0
     for sd in ctx.seeds(params["seeds"]):
         known, tried = known_facts(model, enc, pairs, rng_for(sd, 43), params["n_prompts"], ctx.device, knows)
@@ -166,8 +169,6 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
                 )
             ],
         )
-    if random_weights:
-        info = load_shared(spec, ctx.device, ctx, ctx.seed)[2]
     return {
         "rows": rows,
         "info": info,
