@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from theory.validate import require_int
+
 
 def check_generator(rng) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
@@ -14,18 +16,43 @@ def check_generator(rng) -> np.random.Generator:
     return rng
 
 
+def require_size(name: str, value, minimum: int, symbol: str | None = None, label: str | None = None) -> int:
+    """A size as an int (:func:`theory.validate.require_int`: 4.0 and numpy ints accepted, 2.5,
+    NaN, a truth value or text rejected naming ``name``), then ``value >= minimum``, the
+    hypothesis written with the paper's ``symbol`` (default: ``name``) and the value introduced
+    by ``label`` (default: ``name``).
+
+    >>> require_size("hidden", 4.0, 1, "m")
+    4
+    >>> require_size("hidden", 0, 1, "m")
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden=0 violates the hypothesis m >= 1
+    >>> require_size("hidden", 2.5, 1, "m")
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden=2.5 must be an integer
+    """
+    size = require_int(name, value)
+    if size < minimum:
+        raise ValueError(f"{label or name}={size} violates the hypothesis {symbol or name} >= {minimum}")
+    return size
+
+
 def make_bijections(n_subjects: int, n_relations: int, rng: np.random.Generator) -> np.ndarray:
     """Random bijections pi_r: [N] -> [N], one per relation (docs/geometric.md#setting).
 
     Returns an int64 array of shape (R, N); row r is ``rng.permutation(N)``, drawn for r = 0..R-1.
-    Hypotheses: N >= 2, R >= 1.
+    Hypotheses: N >= 2, R >= 1, both integers (4.0 is 4; 2.5 is a ValueError, never truncated).
+
+    >>> import numpy as np
+    >>> make_bijections(4, 2, np.random.default_rng(0)).shape
+    (2, 4)
     """
     check_generator(rng)
-    if int(n_subjects) != n_subjects or n_subjects < 2:
-        raise ValueError(f"n_subjects={n_subjects} violates the hypothesis N >= 2")
-    if int(n_relations) != n_relations or n_relations < 1:
-        raise ValueError(f"n_relations={n_relations} violates the hypothesis R >= 1")
-    return np.stack([rng.permutation(int(n_subjects)) for _ in range(int(n_relations))]).astype(np.int64)
+    n_subjects = require_size("n_subjects", n_subjects, 2, "N")
+    n_relations = require_size("n_relations", n_relations, 1, "R")
+    return np.stack([rng.permutation(n_subjects) for _ in range(n_relations)]).astype(np.int64)
 
 
 def check_bijections(perms: np.ndarray) -> np.ndarray:

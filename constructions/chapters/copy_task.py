@@ -13,12 +13,20 @@ import torch.nn.functional as F
 from constructions.chapters.layer import auxiliary_losses
 from constructions.chapters.train import BOS, N_SPECIAL, _adamw, lean_runtime, lr_factor
 from theory.chapters.flops import TOY_CONFIG
+from theory.validate import require_int
 
 
 def make_copy_batch(n_symbols: int, half: int, batch: int, gen: np.random.Generator) -> torch.Tensor:
     """``batch`` sequences [BOS, x_1..x_n, x_1..x_n], x_i i.i.d. uniform over ``n_symbols`` tokens
     (ids N_SPECIAL..N_SPECIAL + v - 1), n = ``half``. Under causal prediction the
-    first-half tokens x_2..x_n are unpredictable: their loss floor is ln v."""
+    first-half tokens x_2..x_n are unpredictable: their loss floor is ln v.
+
+    >>> import numpy as np
+    >>> make_copy_batch(5, 3, 2, np.random.default_rng(0)).shape  # BOS + 2 * half
+    torch.Size([2, 7])
+    """
+    n_symbols, half = require_int("n_symbols", n_symbols), require_int("half", half)
+    batch = require_int("batch", batch, 1)
     if n_symbols < 2 or half < 2:
         raise ValueError(
             f"the copy task needs v >= 2 symbols and n >= 2 (got v={n_symbols}, "
@@ -32,7 +40,12 @@ def copy_config(
     n_symbols: int, routing: str = "sequence", memory: bool = True, weighting: bool = True
 ) -> dict:
     """The toy model on the copy task's vocabulary; ``memory=False`` removes the memory layer
-    (variant (c)); ``weighting=False`` gives constant chapter weights (selection-only leak)."""
+    (variant (c)); ``weighting=False`` gives constant chapter weights (selection-only leak).
+
+    >>> copy_config(8)["vocab"] - copy_config(4)["vocab"]
+    4
+    """
+    n_symbols = require_int("n_symbols", n_symbols, 1)
     cfg = dict(TOY_CONFIG, vocab=N_SPECIAL + n_symbols, routing=routing, weighting=weighting)
     return cfg if memory else dict(cfg, mem_layers=[])
 

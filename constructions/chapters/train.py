@@ -25,6 +25,7 @@ from constructions.chapters.flat_adam import FlatAdam
 from constructions.chapters.layer import auxiliary_losses, normalised_entropy, selection_frequency
 from constructions.chapters.model import MoCModel
 from theory.chapters.flops import TOY_CONFIG, iso_flop_depth
+from theory.validate import require_int
 
 BOS, SEP, PAD, UNK = 0, 1, 2, 3
 N_SPECIAL = 4
@@ -49,9 +50,18 @@ def make_fact_dataset(
     key_start: int = N_SPECIAL,
     value_start: int | None = None,
 ) -> FactSet:
-    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys [derived]."""
+    """values[k] = gen.integers(n_values) for each of ``n_keys`` keys [derived].
+
+    >>> import numpy as np
+    >>> make_fact_dataset(3, 2, np.random.default_rng(0)).keys.tolist()
+    [4, 5, 6]
+    """
+    n_keys, n_values = require_int("n_keys", n_keys), require_int("n_values", n_values)
     if n_keys < 1 or n_values < 1:
         raise ValueError(f"n_keys={n_keys} and n_values={n_values} must be >= 1")
+    key_start = require_int("key_start", key_start, 0)
+    if value_start is not None:
+        value_start = require_int("value_start", value_start, 0)
     value_start = key_start + n_keys if value_start is None else value_start
     keys = np.arange(key_start, key_start + n_keys, dtype=np.int64)
     return FactSet(keys, value_start + gen.integers(n_values, size=n_keys).astype(np.int64))
@@ -79,7 +89,14 @@ def make_mixed_batches(datasets, batch: int, gen: np.random.Generator):
 
 def toy_configs(n_facts=1024, n_values=256, n_phase2=1024, top_k=4):
     """(MoC config, iso-FLOP dense config) of the toy of docs/chapters.md [derived]. The dense depth is
-    the smallest integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes)."""
+    the smallest integer >= 2 whose forward FLOPs at L = 3 reach the MoC toy's (21 at the toy sizes).
+
+    >>> moc, dense = toy_configs()
+    >>> dense["n_layers"]
+    21
+    """
+    n_facts, n_values = require_int("n_facts", n_facts, 1), require_int("n_values", n_values, 1)
+    n_phase2, top_k = require_int("n_phase2", n_phase2, 0), require_int("top_k", top_k, 1)
     moc = dict(TOY_CONFIG, vocab=N_SPECIAL + n_facts + n_phase2 + n_values, top_k=top_k)
     depth = iso_flop_depth(moc)
     dense = dict(moc, n_layers=depth, mem_layers=[])
@@ -299,6 +316,12 @@ def usage(f_steps: np.ndarray, end: int, window: int) -> dict:
 
 
 def build(cfg, seed, device="cpu", dtype=torch.float32):
-    """A toy model initialised from ``torch.Generator().manual_seed(seed)``."""
-    gen = torch.Generator().manual_seed(int(seed))
+    """A toy model initialised from ``torch.Generator().manual_seed(seed)`` (``seed`` an integer
+    >= 0: 4.0 is 4, 2.5 a ValueError naming it).
+
+    >>> from constructions.chapters.train import toy_configs
+    >>> build(toy_configs()[0], 0).__class__.__name__
+    'MoCModel'
+    """
+    gen = torch.Generator().manual_seed(require_int("seed", seed, 0))
     return MoCModel(cfg, generator=gen, device=device, dtype=dtype)

@@ -13,13 +13,21 @@ import numpy as np
 
 from constructions import search
 from constructions.adam import adam_update
-from constructions.fact_mlp.facts import FactMLP, FactSet
-from constructions.tasks import check_generator
+from constructions.fact_mlp.facts import FactMLP, FactSet, require_fact_set
+from constructions.tasks import check_generator, require_size
+from theory.validate import require_int
 
 
 def linear_memory(facts: FactSet) -> FactMLP:
     """Linear associative memory [reference, standard]: W = sum_i v_{f(i)} k_i^T, M(x) = W x.
-    d^2 parameters whatever F is."""
+    d^2 parameters whatever F is.
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> linear_memory(fact_set(4, 4, 16, np.random.default_rng(0))).params_standard
+    256
+    """
+    require_fact_set(facts)
     W = facts.targets.T @ facts.keys
     d = facts.d_model
     return FactMLP(
@@ -33,9 +41,13 @@ def linear_memory(facts: FactSet) -> FactMLP:
 
 
 def hermite(z: np.ndarray, degree: int) -> np.ndarray:
-    """Normalised probabilists' Hermite polynomial h_p(z) = He_p(z)/sqrt(p!) (h_1(z) = z)."""
-    if degree < 1:
-        raise ValueError(f"Hermite degree={degree} violates the hypothesis p >= 1")
+    """Normalised probabilists' Hermite polynomial h_p(z) = He_p(z)/sqrt(p!) (h_1(z) = z).
+
+    >>> import numpy as np
+    >>> hermite(np.array([2.0]), 2).round(6).tolist()  # (z^2 - 1) / sqrt(2)
+    [2.12132]
+    """
+    degree = require_size("degree", degree, 1, "p", "Hermite degree")
     prev, cur = np.ones_like(z), z
     for p in range(1, degree):
         prev, cur = cur, z * cur - p * prev
@@ -45,12 +57,18 @@ def hermite(z: np.ndarray, degree: int) -> np.ndarray:
 def ntk_memory(facts: FactSet, hidden: int, rng: np.random.Generator, degree: int = 1) -> FactMLP:
     """Prior-work ("NTK") associative MLP [reference; Nichani, Lee & Bietti 2025]:
     G (m, d) N(0,1); D (d, m) Gaussian with unit-norm columns;
-    U = (1/m) sum_i [h_p(G k_i) * (D^T v_{f(i)})] k_i^T; M(x) = D[(U x) * ReLU(G x)]. 3dm params."""
+    U = (1/m) sum_i [h_p(G k_i) * (D^T v_{f(i)})] k_i^T; M(x) = D[(U x) * ReLU(G x)]. 3dm params.
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> ntk_memory(fact_set(4, 4, 8, np.random.default_rng(0)), 16, np.random.default_rng(1)).params_standard
+    384
+    """
+    require_fact_set(facts)
     check_generator(rng)
     K, Vf = facts.keys, facts.targets
-    d, m = facts.d_model, int(hidden)
-    if m < 1:
-        raise ValueError(f"hidden={hidden} violates the hypothesis m >= 1")
+    d, m = facts.d_model, require_size("hidden", hidden, 1, "m")
+    degree = require_int("degree", degree, 1)
     G = rng.standard_normal((m, d))
     D = rng.standard_normal((d, m))
     D /= np.linalg.norm(D, axis=0, keepdims=True)
@@ -77,12 +95,18 @@ def hebbian_readout(
 ) -> FactMLP:
     """Hebbian readout [reference]: phi(x) = (A0 x) * (A1 x) / sqrt(m); unwhitened W = V_f^T Phi / F,
     whitened W = V_f^T Phi (Phi^T Phi + lambda I)^-1 (lambda = 1e-6). M(x) = W phi(x).
-    3dm parameters (A0, A1, W); a gated MLP without the ReLU (W_gate = A0 acts linearly)."""
+    3dm parameters (A0, A1, W); a gated MLP without the ReLU (W_gate = A0 acts linearly).
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> facts = fact_set(4, 4, 8, np.random.default_rng(0))
+    >>> hebbian_readout(facts, 16, np.random.default_rng(1), whitened=True).params_standard
+    384
+    """
+    require_fact_set(facts)
     check_generator(rng)
     K, Vf = facts.keys, facts.targets
-    d, m, F = facts.d_model, int(hidden), facts.n_facts
-    if m < 1:
-        raise ValueError(f"hidden={hidden} violates the hypothesis m >= 1")
+    d, m, F = facts.d_model, require_size("hidden", hidden, 1, "m"), facts.n_facts
     A0 = rng.standard_normal((m, d))
     A1 = rng.standard_normal((m, d))
 
@@ -125,8 +149,20 @@ def train_gated_mlp(
 
     manual_gradient: each epoch's gradient and Adam step are written out with the kernels
     autograd and ``torch.optim.Adam`` call on the same operands (bitwise the autograd epoch,
-    which ``manual_gradient=False`` runs; tests/fact_mlp/test_gd_batch.py compares them)."""
+    which ``manual_gradient=False`` runs; tests/fact_mlp/test_gd_batch.py compares them).
+    ``hidden``, ``seed`` and ``epochs`` are integers (4.0 is 4, 2.5 a ValueError naming it).
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> facts = fact_set(4, 4, 8, np.random.default_rng(0))
+    >>> train_gated_mlp(facts, 8, seed=0, epochs=2).params_standard
+    216
+    """
     import torch
+
+    require_fact_set(facts)
+    hidden, seed = require_size("hidden", hidden, 1, "m"), require_int("seed", seed, 0)
+    epochs = require_int("epochs", epochs, 0)
 
     # Tiny full-batch problems: intra-op threads only add contention (50x slower on a loaded
     # 2-core machine), so train on one thread and restore the caller's setting afterwards.

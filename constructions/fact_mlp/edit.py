@@ -25,19 +25,27 @@ from constructions.adam import adam_update
 from constructions.fact_mlp.facts import FactMLP, FactSet
 from constructions.fact_mlp.transformer import OneLayerRecallTransformer, clone_model, recall, swap_mlp
 from constructions.tasks import check_generator
+from theory.validate import require_int
 
 METHODS = ("swap", "rank_one", "finetune")
 
 
 def edit_fact_map(fact_map, n_edits: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(new map, edited key ids): ``n_edits`` distinct keys re-mapped to a value token drawn
-    uniformly among the F - 1 others (values are key tokens, [0, F))."""
+    uniformly among the F - 1 others (values are key tokens, [0, F)).
+
+    >>> import numpy as np
+    >>> new, edited = edit_fact_map(np.arange(6), 2, np.random.default_rng(0))
+    >>> len(edited), int((new != np.arange(6)).sum())
+    (2, 2)
+    """
     check_generator(rng)
     f = np.asarray(fact_map, dtype=np.int64)
     F = len(f)
+    n_edits = require_int("n_edits", n_edits, 1)
     if not 1 <= n_edits <= F:
         raise ValueError(f"n_edits={n_edits} violates the hypothesis 1 <= k <= F={F}")
-    edited = np.sort(rng.choice(F, int(n_edits), replace=False))
+    edited = np.sort(rng.choice(F, n_edits, replace=False))
     new = f.copy()
     new[edited] = (f[edited] + rng.integers(1, F, len(edited))) % F
     return new, edited

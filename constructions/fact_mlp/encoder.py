@@ -44,8 +44,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from constructions.fact_mlp.facts import FactMLP, FactSet
-from constructions.tasks import check_generator
+from constructions.fact_mlp.facts import FactMLP, FactSet, require_fact_set
+from constructions.tasks import check_generator, require_size
+from theory.validate import require_int
 
 if TYPE_CHECKING:
     from theory.fact_mlp.rho import Decodability
@@ -85,8 +86,7 @@ def covering_gates(keys: np.ndarray, n_gates: int, rng: np.random.Generator) -> 
     when it must. Returns G (H', d) with H' >= H; nothing is dropped silently.
     """
     F, d = keys.shape
-    if n_gates < 1:
-        raise ValueError(f"n_gates={n_gates} violates the hypothesis H >= 1")
+    n_gates = require_size("n_gates", n_gates, 1, "H")
     G = rng.standard_normal((n_gates - 1, d))
     while True:
         open_any = (keys @ G.T > 0).any(axis=1) if len(G) else np.zeros(F, dtype=bool)
@@ -119,9 +119,18 @@ def random_projection(
 ) -> np.ndarray:
     """Rp (m_c, d) with i.i.d. N(0, 1/m_c) entries. ``orthogonal`` (needs m_c >= d)
     [derived]: Rp with orthonormal columns, so Rp^T Rp = I and M(k_i) = u*_{f(i)} exactly; then
-    every feasible fact set (all used rho_j > 0, B4) is decoded with margin rho ||v_i - v_j||."""
-    if code_dim < 1:
-        raise ValueError(f"code_dim={code_dim} violates the hypothesis m_c >= 1")
+    every feasible fact set (all used rho_j > 0, B4) is decoded with margin rho ||v_i - v_j||.
+    Sizes are integers: ``code_dim`` 4.0 is 4, 2.5 a ValueError naming it.
+
+    >>> import numpy as np
+    >>> random_projection(3, 5, np.random.default_rng(0)).shape
+    (3, 5)
+    >>> random_projection(2.5, 5, np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: code_dim=2.5 must be an integer
+    """
+    code_dim, d = require_size("code_dim", code_dim, 1, "m_c"), require_int("d", d, 1)
     if orthogonal:
         if code_dim < d:
             raise ValueError(f"an orthogonal decoder needs m_c >= d, got m_c={code_dim}, d={d}")
@@ -143,7 +152,21 @@ def build_encoder_decoder(
     :class:`theory.fact_mlp.rho.Decodability` of ``facts.values`` (else computed).
     ``n_gates`` defaults to :func:`theory.fact_mlp.bounds.n_gates` = ceil(F/d). A used value inside
     the hull of the others (rho_j = 0, B4) raises ValueError naming it, unless
-    ``allow_undecodable`` (then its separator is 0 and its facts are ties: must-fail claims)."""
+    ``allow_undecodable`` (then its separator is 0 and its facts are ties: must-fail claims).
+    ``facts`` must be a :class:`FactSet` (else a TypeError naming it); ``code_dim`` and
+    ``n_gates`` are integers (4.0 is 4, 2.5 a ValueError naming the parameter).
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+    >>> build_encoder_decoder(facts, 8, np.random.default_rng(1)).accuracy()
+    1.0
+    >>> build_encoder_decoder(facts, 2.5, np.random.default_rng(1))
+    Traceback (most recent call last):
+    ...
+    ValueError: code_dim=2.5 must be an integer
+    """
+    require_fact_set(facts)
     return encoder_decoder_family(
         facts, [code_dim], rng, n_gates, decodability, allow_undecodable, orthogonal
     )[0]
@@ -159,16 +182,28 @@ def encoder_decoder_family(
     orthogonal: bool = False,
 ) -> list[FactMLP]:
     """One encoder-decoder MLP per code dimension m_c in ``code_dims``, sharing the gates and
-    the factorised F x F solve (only the decoder Rp and the target codes depend on m_c)."""
+    the factorised F x F solve (only the decoder Rp and the target codes depend on m_c).
+    Every code dimension is checked (an integer >= 1) before anything is built.
+
+    >>> import numpy as np
+    >>> from constructions.fact_mlp import fact_set
+    >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+    >>> [m.size["code_dim"] for m in encoder_decoder_family(facts, [4, 8], np.random.default_rng(1))]
+    [4, 8]
+    """
     from theory.fact_mlp.bounds import n_gates as default_gates
     from theory.fact_mlp.rho import decodability as compute_rho
 
+    require_fact_set(facts)
     check_generator(rng)
+    code_dims = [require_size("code_dim", m, 1, "m_c") for m in code_dims]
+    if n_gates is not None:
+        n_gates = require_size("n_gates", n_gates, 1, "H")
     V = facts.values
     distinct, _ = unique_keys(facts.keys, facts.fact_map)
     K, f = facts.keys[distinct], facts.fact_map[distinct]  # consistent duplicates stored once
     F, d = K.shape
-    H = default_gates(F, d) if n_gates is None else int(n_gates)
+    H = default_gates(F, d) if n_gates is None else n_gates
     rho = compute_rho(V) if decodability is None else decodability
     if rho.separators.shape != V.shape:
         raise ValueError(f"decodability separators {rho.separators.shape} do not match values {V.shape}")
@@ -213,7 +248,7 @@ def encoder_decoder_family(
 
     out = []
     for code_dim in code_dims:
-        m_c = int(code_dim)
+        m_c = code_dim
         Rp = random_projection(m_c, d, rng, orthogonal)
         target = (rho.separators @ Rp.T)[f]  # rows c_{f(i)} = Rp u*_{f(i)}
         A_flat = solve(target)

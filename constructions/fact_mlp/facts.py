@@ -18,21 +18,35 @@ from typing import Callable, overload
 import numpy as np
 
 from constructions.tasks import check_generator
+from theory.validate import require_int
 
 
 def spherical(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """n i.i.d. N(0, I_d) rows, each normalised to unit length."""
+    """n i.i.d. N(0, I_d) rows, each normalised to unit length. Sizes are integers (4.0 is 4;
+    2.5 is a ValueError naming the parameter, never truncated).
+
+    >>> import numpy as np
+    >>> spherical(3, 4, np.random.default_rng(0)).shape
+    (3, 4)
+    """
     check_generator(rng)
-    if int(n) < 1 or int(d) < 1:
+    n, d = require_int("n", n), require_int("d", d)
+    if n < 1 or d < 1:
         raise ValueError(f"spherical needs n >= 1 and d >= 1, got n={n}, d={d}")
-    X = rng.standard_normal((int(n), int(d)))
+    X = rng.standard_normal((n, d))
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
 def gaussian(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Un-normalised N(0, I_d / d) rows (norms fluctuate around 1)."""
+    """Un-normalised N(0, I_d / d) rows (norms fluctuate around 1).
+
+    >>> import numpy as np
+    >>> gaussian(3, 4, np.random.default_rng(0)).shape
+    (3, 4)
+    """
     check_generator(rng)
-    return rng.standard_normal((int(n), int(d))) / np.sqrt(d)
+    n, d = require_int("n", n, 1), require_int("d", d, 1)
+    return rng.standard_normal((n, d)) / np.sqrt(d)
 
 
 def spike(X: np.ndarray, beta: float, u: np.ndarray) -> np.ndarray:
@@ -51,10 +65,17 @@ def spike(X: np.ndarray, beta: float, u: np.ndarray) -> np.ndarray:
 def clustered(
     n: int, d: int, rng: np.random.Generator, n_clusters: int = 8, spread: float = 0.5
 ) -> np.ndarray:
-    """Unit rows drawn around ``n_clusters`` random unit centres: c + spread * g / sqrt(d)."""
+    """Unit rows drawn around ``n_clusters`` random unit centres: c + spread * g / sqrt(d).
+
+    >>> import numpy as np
+    >>> clustered(5, 4, np.random.default_rng(0), n_clusters=2).shape
+    (5, 4)
+    """
     check_generator(rng)
+    n, d = require_int("n", n, 1), require_int("d", d, 1)
+    n_clusters = require_int("n_clusters", n_clusters, 1)
     centres = spherical(n_clusters, d, rng)
-    X = centres[rng.integers(0, n_clusters, int(n))] + spread * rng.standard_normal((n, d)) / np.sqrt(d)
+    X = centres[rng.integers(0, n_clusters, n)] + spread * rng.standard_normal((n, d)) / np.sqrt(d)
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
@@ -64,7 +85,12 @@ GEOMETRIES = ("spherical", "gaussian", "spiked", "clustered")
 def embed(
     n: int, d: int, rng: np.random.Generator, geometry: str = "spherical", beta: float = 3.0
 ) -> np.ndarray:
-    """n embeddings of one of GEOMETRIES (spiked: spike(spherical, beta, u), u = spherical(1, d))."""
+    """n embeddings of one of GEOMETRIES (spiked: spike(spherical, beta, u), u = spherical(1, d)).
+
+    >>> import numpy as np
+    >>> embed(3, 4, np.random.default_rng(0), "spiked").shape
+    (3, 4)
+    """
     if geometry == "spherical":
         return spherical(n, d, rng)
     if geometry == "gaussian":
@@ -106,6 +132,25 @@ class FactSet:
         return self.values[self.fact_map]
 
 
+def require_fact_set(facts: FactSet, name: str = "facts") -> FactSet:
+    """``facts`` itself when it is a :class:`FactSet`; otherwise a TypeError naming FactSet and
+    the type given (a list, a dict or a tuple of arrays is not a fact set: build one with
+    ``FactSet(keys, values, fact_map)``).
+
+    >>> import numpy as np
+    >>> facts = fact_set(4, 2, 3, np.random.default_rng(0))
+    >>> require_fact_set(facts) is facts
+    True
+    >>> require_fact_set([facts.keys, facts.values, facts.fact_map])
+    Traceback (most recent call last):
+    ...
+    TypeError: facts must be a FactSet (keys, values, fact_map), got list
+    """
+    if not isinstance(facts, FactSet):
+        raise TypeError(f"{name} must be a FactSet (keys, values, fact_map), got {type(facts).__name__}")
+    return facts
+
+
 def check_fact_set(keys, values, fact_map) -> None:
     """Shapes, finiteness and range of a fact set; ValueError naming the offending shape."""
     K, V, f = np.asarray(keys), np.asarray(values), np.asarray(fact_map)
@@ -133,8 +178,16 @@ def fact_set(
     beta: float = 3.0,
 ) -> FactSet:
     """Untied: keys, values from ``geometry``, f = rng.integers(0, n_V, F);
-    tied: F = n_V, keys = values, f = rng.permutation(F)."""
+    tied: F = n_V, keys = values, f = rng.permutation(F). Sizes are integers (4.0 is 4).
+
+    >>> import numpy as np
+    >>> facts = fact_set(6, 3, 4, np.random.default_rng(0))
+    >>> facts.keys.shape, facts.values.shape, facts.fact_map.shape
+    ((6, 4), (3, 4), (6,))
+    """
     check_generator(rng)
+    n_facts, n_values = require_int("n_facts", n_facts, 1), require_int("n_values", n_values, 1)
+    d = require_int("d", d, 1)
     if tied:
         if n_facts != n_values:
             raise ValueError(f"tied fact set needs F = n_V, got F={n_facts}, n_V={n_values}")

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import numpy as np
 
 from constructions.fact_mlp.baselines import trace_row
-from constructions.fact_mlp.facts import FactMLP, FactSet
+from constructions.fact_mlp.facts import FactMLP, FactSet, require_fact_set
 from constructions.search import Bisection
+from constructions.tasks import require_size
+from theory.validate import require_int
 
 if TYPE_CHECKING:
     import torch
@@ -59,18 +61,18 @@ def train_gated_mlp_batch(
             f"train_gated_mlp_batch needs B >= 1 draws with one width and one seed each, got "
             f"{len(facts)} fact sets, {len(hidden)} widths, {len(seeds)} seeds"
         )
+    for b, f in enumerate(facts):
+        require_fact_set(f, f"facts[{b}]")
     shapes = {(f.n_facts, f.n_values, f.d_model) for f in facts}
     if len(shapes) != 1:
         raise ValueError(f"the draws of one batch must share (F, n_V, d), got {sorted(shapes)}")
-    if min(int(m) for m in hidden) < 1:
-        raise ValueError(f"hidden={list(hidden)} violates the hypothesis m >= 1")
-    if int(epochs) < 0:
-        raise ValueError(f"epochs={epochs} violates the hypothesis epochs >= 0")
+    hidden = [require_size(f"hidden[{b}]", m, 1, "m") for b, m in enumerate(hidden)]
+    seeds = [require_int(f"seeds[{b}]", s, 0) for b, s in enumerate(seeds)]
+    epochs = require_int("epochs", epochs, 0)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny problems: see train_gated_mlp
     try:
-        hidden, seeds = [int(m) for m in hidden], [int(s) for s in seeds]
-        return _train_batch(facts, hidden, seeds, int(epochs), lr, device, loss_stop, manual_gradient)
+        return _train_batch(facts, hidden, seeds, epochs, lr, device, loss_stop, manual_gradient)
     finally:
         torch.set_num_threads(threads)
 

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from constructions.fact_mlp.facts import check_fact_set
+from constructions.tasks import require_size
+from theory.validate import require_int
 
 if TYPE_CHECKING:
     from theory.fact_mlp.rho import Decodability
@@ -180,13 +182,16 @@ def build_large(
     f = np.asarray(assignment)
     check_fact_set(K, V, f)
     F, d = K.shape
-    s_max = d if bucket is None else int(bucket)
+    seed = require_int("seed", seed, 0)
+    if code_dim is not None:
+        code_dim = require_size("code_dim", code_dim, 1, "m_c")
+    s_max = d if bucket is None else require_int("bucket", bucket)
     if s_max < 1 or (s_max > d and not allow_overfull):
         raise ValueError(
             f"bucket={s_max} violates the hypothesis 1 <= bucket <= d = {d}: a bucket "
             "of more than d keys has no exact fit (too few gates per bucket)"
         )
-    s_min = s_max - s_max // 8 if min_bucket is None else int(min_bucket)
+    s_min = s_max - s_max // 8 if min_bucket is None else require_int("min_bucket", min_bucket)
     if not 1 <= s_min <= s_max:
         raise ValueError(f"min_bucket={s_min} violates 1 <= min_bucket <= bucket = {s_max}")
     rng = np.random.default_rng(seed)
@@ -202,9 +207,7 @@ def build_large(
     if code_dim is None:
         Rp = np.eye(d)
     else:
-        if int(code_dim) < 1:
-            raise ValueError(f"code_dim={code_dim} violates the hypothesis m_c >= 1")
-        Rp = rng.standard_normal((int(code_dim), d)) / math.sqrt(int(code_dim))
+        Rp = rng.standard_normal((code_dim, d)) / math.sqrt(code_dim)
     codes = rho.separators @ Rp.T  # (n_V, m_c)
     t1 = time.perf_counter()
     g = rng.standard_normal(d)

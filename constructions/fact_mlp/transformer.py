@@ -43,6 +43,7 @@ from torch import nn
 
 from constructions.fact_mlp.facts import FactMLP, FactSet, decode_numpy, spherical
 from constructions.tasks import check_generator
+from theory.validate import require_int
 
 N_JUNK = 16
 SCHEDULES = ("attention_first", "mlp_first")
@@ -87,21 +88,37 @@ class RecallTask:
 
 
 def recall_task(n_facts: int, d_model: int, rng: np.random.Generator, n_junk: int = N_JUNK) -> RecallTask:
-    """The Transformer task: E = spherical(F + n_junk + 1, d), f = rng.permutation(F)."""
+    """The Transformer task: E = spherical(F + n_junk + 1, d), f = rng.permutation(F).
+    Hypotheses: F >= 2, d >= 2, n_junk >= 1, all integers (4.0 is 4, 2.5 a ValueError).
+
+    >>> import numpy as np
+    >>> task = recall_task(5, 8, np.random.default_rng(0), n_junk=3)
+    >>> task.embedding.shape, task.n_facts
+    ((9, 8), 5)
+    """
     check_generator(rng)
+    n_facts, d_model = require_int("n_facts", n_facts), require_int("d_model", d_model)
+    n_junk = require_int("n_junk", n_junk)
     if n_facts < 2 or d_model < 2 or n_junk < 1:
         raise ValueError(
             f"recall task needs F >= 2, d >= 2, n_junk >= 1; got F={n_facts}, d={d_model}, n_junk={n_junk}"
         )
     E = spherical(n_facts + n_junk + 1, d_model, rng)
-    return RecallTask(E, rng.permutation(n_facts).astype(np.int64), int(n_facts), int(n_junk))
+    return RecallTask(E, rng.permutation(n_facts).astype(np.int64), n_facts, n_junk)
 
 
 def recall_sequences(task: RecallTask, key_ids, seq_len: int, rng: np.random.Generator) -> np.ndarray:
     """Token sequences (n, L): junk prefix, key k (position uniform in [0, L-2]), junk suffix,
-    query token last. Junk tokens are i.i.d. uniform over the n_junk junk tokens."""
+    query token last. Junk tokens are i.i.d. uniform over the n_junk junk tokens.
+
+    >>> import numpy as np
+    >>> task = recall_task(5, 8, np.random.default_rng(0), n_junk=3)
+    >>> recall_sequences(task, [0, 4], 6, np.random.default_rng(1)).shape
+    (2, 6)
+    """
     check_generator(rng)
     key_ids = np.asarray(key_ids, dtype=np.int64)
+    seq_len = require_int("seq_len", seq_len)
     if seq_len < 2:
         raise ValueError(f"seq_len={seq_len} violates the hypothesis L >= 2 (key and query)")
     if key_ids.size and (key_ids.min() < 0 or key_ids.max() >= task.n_facts):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from constructions.tasks import check_generator
+from constructions.tasks import check_generator, require_size
 
 CODE_KINDS = ("spherical", "rademacher", "rademacher_distinct")
 
@@ -19,22 +19,25 @@ def attribute_codes(n_attributes: int, block_dim: int, kind: str, rng: np.random
     rademacher_distinct: sign patterns drawn without replacement while the 2^d0 patterns last
     (every pattern once per round, in a random order), so two attributes share a code only when
     N > 2^d0 forces it (the pigeonhole bound B4, without the birthday collisions of i.i.d. signs).
+    Sizes are integers (4.0 is 4; 2.5 is a ValueError naming the parameter).
+
+    >>> import numpy as np
+    >>> attribute_codes(5, 3, "rademacher_distinct", np.random.default_rng(0)).shape
+    (5, 3)
     """
     check_generator(rng)
-    if int(block_dim) != block_dim or block_dim < 1:
-        raise ValueError(f"block_dim d0={block_dim} violates the hypothesis d0 >= 1")
-    if int(n_attributes) != n_attributes or n_attributes < 2:
-        raise ValueError(f"n_attributes={n_attributes} violates the hypothesis N >= 2")
+    block_dim = require_size("block_dim", block_dim, 1, "d0", "block_dim d0")
+    n_attributes = require_size("n_attributes", n_attributes, 2, "N")
     if kind == "spherical":
-        g = rng.standard_normal((int(n_attributes), int(block_dim)))
+        g = rng.standard_normal((n_attributes, block_dim))
         return g / np.linalg.norm(g, axis=1, keepdims=True)
     if kind == "rademacher":
-        signs = rng.integers(0, 2, size=(int(n_attributes), int(block_dim))) * 2 - 1
+        signs = rng.integers(0, 2, size=(n_attributes, block_dim)) * 2 - 1
         return signs / np.sqrt(block_dim)
     if kind == "rademacher_distinct":
         if block_dim > 62:
             raise ValueError(f"rademacher_distinct needs d0 <= 62 (integer patterns), got d0={block_dim}")
-        n, total = int(n_attributes), 2 ** int(block_dim)
+        n, total = n_attributes, 2**block_dim
         rounds = []
         while sum(len(r) for r in rounds) < n:
             take = min(total, n - sum(len(r) for r in rounds))
@@ -44,7 +47,7 @@ def attribute_codes(n_attributes: int, block_dim: int, kind: str, rng: np.random
                 else _distinct_ints(rng, total, take)
             )
         ints = np.concatenate(rounds)
-        bits = (ints[:, None] >> np.arange(int(block_dim))[None, :]) & 1
+        bits = (ints[:, None] >> np.arange(block_dim)[None, :]) & 1
         return (bits * 2 - 1) / np.sqrt(block_dim)
     raise ValueError(f"code kind {kind!r} not in {CODE_KINDS}")
 

@@ -21,7 +21,7 @@ from constructions.geometric.single_hop import (
     build_selector,
     check_codes,
 )
-from constructions.tasks import check_bijections, check_generator
+from constructions.tasks import check_bijections, check_generator, require_size
 from theory.geometric.multihop import dim_nocot
 
 QUERY_CHUNK = 4096
@@ -67,20 +67,26 @@ def multi_hop_queries(perms, n_hops: int, n_queries: int, rng: np.random.Generat
     """
     perms = check_bijections(perms)
     check_generator(rng)
-    if int(n_hops) != n_hops or n_hops < 1:
-        raise ValueError(f"n_hops k={n_hops} violates the hypothesis k >= 1")
-    if int(n_queries) != n_queries or n_queries < 1:
-        raise ValueError(f"n_queries={n_queries} violates the hypothesis n_queries >= 1")
+    n_hops, n_queries = (
+        require_size("n_hops", n_hops, 1, "k", "n_hops k"),
+        require_size("n_queries", n_queries, 1),
+    )
     n_rel, n = perms.shape
-    start = rng.integers(0, n, size=int(n_queries))
-    chains = rng.integers(0, n_rel, size=(int(n_queries), int(n_hops)))
+    start = rng.integers(0, n, size=n_queries)
+    chains = rng.integers(0, n_rel, size=(n_queries, n_hops))
     return start, chains, compose(perms, chains, start)
 
 
 def all_chains(n_relations: int, n_hops: int) -> np.ndarray:
-    """Every chain in [R]^k, shape (R^k, k), in mixed-radix order (r_1 most significant)."""
-    if n_hops < 1:
-        raise ValueError(f"n_hops k={n_hops} violates the hypothesis k >= 1")
+    """Every chain in [R]^k, shape (R^k, k), in mixed-radix order (r_1 most significant).
+
+    >>> all_chains(2, 2).tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    n_relations, n_hops = (
+        require_size("n_relations", n_relations, 1, "R"),
+        require_size("n_hops", n_hops, 1, "k", "n_hops k"),
+    )
     grids = np.meshgrid(*[np.arange(n_relations)] * n_hops, indexing="ij")
     return np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
 
@@ -222,8 +228,7 @@ def build_nocot_model(
     """
     perms = check_bijections(perms)
     n_rel, n = perms.shape
-    if int(n_hops) != n_hops or n_hops < 1:
-        raise ValueError(f"n_hops k={n_hops} violates the hypothesis k >= 1")
+    n_hops = require_size("n_hops", n_hops, 1, "k", "n_hops k")
     if codes is None:
         if block_dim is None or rng is None:
             raise ValueError("give codes, or block_dim together with rng")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from constructions.geometric.codes import attribute_codes
-from constructions.tasks import check_bijections, check_generator
+from constructions.tasks import check_bijections, check_generator, require_size
 
 
 @dataclass
@@ -59,10 +59,9 @@ def build_rotation_model(
 
     perms = check_bijections(perms)
     check_generator(rng)
-    if int(dim) != dim or dim < 2:
-        raise ValueError(f"dim d={dim} violates the hypothesis d >= 2")
+    dim = require_size("dim", dim, 2, "d", "dim d")
     n_rel, n = perms.shape
     codes = attribute_codes(n, dim, "spherical", rng)
-    rotations = np.stack([ortho_group.rvs(int(dim), random_state=rng) for _ in range(n_rel)])
+    rotations = np.stack([ortho_group.rvs(dim, random_state=rng) for _ in range(n_rel)])
     beta = float(gate_bias) if gate_bias is not None else 2.0 * n_rel + 1.0  # |M^T x| <= ||x|| <= R
     return RotationModel(perms=perms, codes=codes, rotations=rotations, beta=beta)

@@ -16,7 +16,7 @@ import torch
 from constructions.decode import Decoding, predict
 from constructions.decode import decode as decode_kernel
 from constructions.geometric.codes import attribute_codes, check_codes
-from constructions.tasks import check_bijections, single_hop_dataset
+from constructions.tasks import check_bijections, require_size, single_hop_dataset
 from theory.geometric.single_hop import require_sufficient_block_dim
 
 if TYPE_CHECKING:
@@ -70,14 +70,17 @@ class SelectorMLP:
 
 
 def build_selector(n_relations: int, block_dim: int, gate_bias: float = 10.0) -> SelectorMLP:
-    """The fact-independent selector of the block construction for R relations and block dimension d0."""
-    if int(n_relations) != n_relations or n_relations < 1:
-        raise ValueError(f"n_relations={n_relations} violates the hypothesis R >= 1")
-    if int(block_dim) != block_dim or block_dim < 1:
-        raise ValueError(f"block_dim d0={block_dim} violates the hypothesis d0 >= 1")
+    """The fact-independent selector of the block construction for R relations and block dimension d0.
+
+    >>> build_selector(2, 3).param_count()  # 2d^2 + 2d + 2d*d0 with d = R d0 = 6
+    120
+    """
+    r_, d0 = (
+        require_size("n_relations", n_relations, 1, "R"),
+        require_size("block_dim", block_dim, 1, "d0", "block_dim d0"),
+    )
     if not gate_bias > 0:
         raise ValueError(f"gate_bias beta={gate_bias} violates the hypothesis beta > 0")
-    r_, d0 = int(n_relations), int(block_dim)
     d = r_ * d0
     eye = np.eye(d)
     w_in = np.concatenate([eye, -eye])

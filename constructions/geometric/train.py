@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from constructions.tasks import check_bijections, single_hop_dataset
+from theory.validate import require_int
 
 PARAM_NAMES = ("subject", "relation", "unembed", "w1", "b1", "w2")
 #: Logit entries one chunk of facts may hold: 2^24, 64 MiB in float32. At quick scale
@@ -140,14 +141,9 @@ def init_params(
     n_subjects, n_relations, dim, mlp_width, generator, dtype=torch.float64, device="cpu"
 ) -> dict:
     """N(0, 1/fan_in) for every matrix, b1 = 0, drawn from ``generator`` on CPU."""
-    for name, value, low in (
-        ("n_subjects", n_subjects, 2),
-        ("n_relations", n_relations, 1),
-        ("dim", dim, 1),
-        ("mlp_width", mlp_width, 1),
-    ):
-        if int(value) != value or value < low:
-            raise ValueError(f"{name}={value} violates the hypothesis {name} >= {low}")
+    n_subjects = require_int("n_subjects", n_subjects, 2)
+    n_relations = require_int("n_relations", n_relations, 1)
+    dim, mlp_width = require_int("dim", dim, 1), require_int("mlp_width", mlp_width, 1)
     if not isinstance(generator, torch.Generator):
         raise ValueError("generator must be a torch.Generator (no global RNG)")
 
@@ -198,8 +194,7 @@ def train_model(
     """
     perms = check_bijections(perms)
     n_rel, n = perms.shape
-    if int(steps) != steps or steps < 1:
-        raise ValueError(f"steps={steps} violates the hypothesis steps >= 1")
+    steps, record_every = require_int("steps", steps, 1), require_int("record_every", record_every, 0)
     if not lr > 0:
         raise ValueError(f"lr={lr} violates the hypothesis lr > 0")
     p = init_params(n, n_rel, dim, mlp_width, generator, dtype, device)

@@ -24,6 +24,7 @@ import torch
 
 from constructions.icrecall.patterns import token_embeddings
 from constructions.icrecall.world import Prompts, TripletMLP, World
+from theory.validate import require_int
 
 PARAMETRISATIONS = ("full", "struct")
 
@@ -68,8 +69,7 @@ class TrainedMemory(torch.nn.Module):
         dtype=torch.float64,
     ):
         super().__init__()
-        if int(width) != width or width < 1:
-            raise ValueError(f"width={width} violates the hypothesis width >= 1")
+        width = require_int("width", width, 1)
         d = world.dim
         kw = dict(dtype=dtype)
         self.W1 = torch.nn.Parameter((torch.randn(width, d, generator=gen, **kw) / math.sqrt(d)).to(device))

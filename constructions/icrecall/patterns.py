@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from constructions.icrecall.world import Prompts, TripletMLP, _strict_argmax
+from theory.validate import require_int
 
 PATTERNS = ("pairwise", "query_only", "subjects_only", "answers_only", "uniform")
 
@@ -20,9 +21,7 @@ def handset_pattern(name: str, n_pairs: int) -> np.ndarray:
     """alpha (T,) of a hand-set pattern (docs/icrecall.md#setting) [derived]: pairwise = 1/(2n) on every
     context token and 0 on the query; query_only; subjects_only = 1/n on each s_i; answers_only = 1/n
     on each a_i; uniform = 1/T."""
-    if int(n_pairs) != n_pairs or n_pairs < 1:
-        raise ValueError(f"n_pairs={n_pairs} violates the hypothesis n_pairs >= 1")
-    n = int(n_pairs)
+    n = require_int("n_pairs", n_pairs, 1)
     T = 2 * n + 1
     alpha = np.zeros(T)
     if name == "pairwise":

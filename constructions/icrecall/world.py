@@ -16,6 +16,7 @@ import numpy as np
 
 from constructions.tasks import check_generator
 from theory.icrecall import mlp_guarantee_dim
+from theory.validate import require_int
 
 #: slot ids of the T = 2n + 1 positions: subject, answer, query.
 SUBJ, ANS, QUERY = 0, 1, 2
@@ -87,8 +88,7 @@ def make_world(
         ("n_ans_per_rel", n_ans_per_rel, 1),
         ("dim", dim, 2),
     ):
-        if isinstance(value, bool) or int(value) != value:
-            raise ValueError(f"{name}={value!r} must be an integer")
+        require_int(name, value)
         if value < low:
             extra = " (a relation without answers)" if name == "n_ans_per_rel" else ""
             raise ValueError(f"{name}={value} violates the hypothesis {name} >= {low}{extra}")
@@ -139,15 +139,13 @@ def sample_icrecall(
     """
     check_generator(gen)
     S, R = world.n_subj, world.n_rel
-    if int(n_pairs) != n_pairs or n_pairs < 1:
-        raise ValueError(f"n_pairs={n_pairs} violates the hypothesis n_pairs >= 1")
+    n_pairs = require_int("n_pairs", n_pairs, 1)
     if n_pairs > S - 1:
         raise ValueError(
             f"n_pairs={n_pairs} violates the hypothesis n_pairs <= n_subj - 1 = {S - 1} "
             "(the context subjects are distinct and differ from the query)"
         )
-    if int(n_seq) != n_seq or n_seq < 1:
-        raise ValueError(f"n_seq={n_seq} violates the hypothesis n_seq >= 1")
+    n_seq = require_int("n_seq", n_seq, 1)
     if relation_mode not in ("single", "mixed"):
         raise ValueError(f"relation_mode={relation_mode!r} must be 'single' or 'mixed'")
     n, K = int(n_pairs), int(n_seq)
@@ -176,10 +174,9 @@ def sample_icrecall(
 def sample_direct(world: World, n_samples: int, gen: np.random.Generator):
     """(s, r) -> a*(s, r) pairs for MLP pretraining [derived]: s ~ U[S], r ~ U[R]."""
     check_generator(gen)
-    if int(n_samples) != n_samples or n_samples < 1:
-        raise ValueError(f"n_samples={n_samples} violates the hypothesis n_samples >= 1")
-    s = gen.integers(0, world.n_subj, size=int(n_samples))
-    r = gen.integers(0, world.n_rel, size=int(n_samples))
+    n_samples = require_int("n_samples", n_samples, 1)
+    s = gen.integers(0, world.n_subj, size=n_samples)
+    r = gen.integers(0, world.n_rel, size=n_samples)
     return s, r, world.answer[s, r]
 
 

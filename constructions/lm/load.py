@@ -305,11 +305,14 @@ def random_like(model, seed: int, skip_init: bool = True):
     """
     import torch
 
+    from theory.validate import require_int
+
+    seed = require_int("seed", seed, 0)
     with torch.random.fork_rng(devices=[]), _skip_init(skip_init):
         fresh = type(model)(model.config)
     if skip_init:
         fresh.tie_weights()  # no_init_weights also leaves tied embeddings untied
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, param in sorted(fresh.named_parameters()):
             if "norm" in name:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from theory.retrieval.lower import pooled_noise_variance
+from theory.validate import require_int
 
 
 def sample_label_sums(
@@ -20,9 +21,8 @@ def sample_label_sums(
 ) -> dict:
     """One draw: Gaussian embeddings N(0, I_d/d) (unless ``emb`` is given), a unit trigger z, a
     uniform bijection pi (token -> label), multinomial label counts and the per-label sums."""
-    V, d = int(vocab_size), int(d_model)
-    if n_samples < 0:
-        raise ValueError(f"n_samples={n_samples} must be >= 0")
+    V, d = require_int("vocab_size", vocab_size, 2), require_int("d_model", d_model, 1)
+    seq_len, n_samples = require_int("seq_len", seq_len, 2), require_int("n_samples", n_samples, 0)
     sigma2 = pooled_noise_variance(d, seq_len)
     E = rng.standard_normal((V, d)) / np.sqrt(d) if emb is None else np.asarray(emb, dtype=float)
     if E.shape != (V, d):
@@ -31,7 +31,7 @@ def sample_label_sums(
     z /= np.linalg.norm(z)
     perm = rng.permutation(V)  # perm[x] = label of token x
     inv = np.argsort(perm)  # inv[y] = token of label y
-    counts = rng.multinomial(int(n_samples), np.full(V, 1.0 / V))
+    counts = rng.multinomial(n_samples, np.full(V, 1.0 / V))
     sums = counts[:, None] * (E[inv] + z) + np.sqrt(counts * sigma2)[:, None] * rng.standard_normal((V, d))
     return {"emb": E, "trigger": z, "label_perm": perm, "counts": counts, "sums": sums, "sigma2": sigma2}
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theory.validate import require_int
+
 EMBEDDINGS = ("gaussian", "orthogonal")
 
 
@@ -85,10 +87,7 @@ def check_sizes(vocab_size, d_model, seq_len=1, n_samples=1, embedding="gaussian
         ("seq_len", seq_len, 1),
         ("n_samples", n_samples, 1),
     ):
-        if isinstance(value, bool) or int(value) != value:
-            raise ValueError(f"{name}={value!r} must be an integer")
-        if value < low:
-            raise ValueError(f"{name}={value} violates the hypothesis {name} >= {low}")
+        require_int(name, value, low)
     if embedding not in EMBEDDINGS:
         raise ValueError(f"embedding={embedding!r} must be one of {EMBEDDINGS}")
     if embedding == "orthogonal" and d_model < vocab_size:
@@ -129,9 +128,7 @@ def make_retrieval_task(
         eos = eos / np.linalg.norm(eos)
     mlp = None
     if mlp_width is not None:
-        if int(mlp_width) < 1:
-            raise ValueError(f"mlp_width={mlp_width} violates the hypothesis mlp_width >= 1")
-        mlp = rng.standard_normal((int(mlp_width), d))
+        mlp = rng.standard_normal((require_int("mlp_width", mlp_width, 1), d))
     return RetrievalTask(
         emb=emb, label_perm=label_perm, trigger=trigger, eos=eos, embedding=embedding, mlp=mlp
     )
