@@ -138,12 +138,12 @@ def operating(claim_id: str, kind: str, scale: str) -> dict:
     claim is empirical now, else not covered (a claim of another kind has no law to simulate).
 
     >>> operating("hopfield.capacity.constants", "identity", "quick")
-    {'covered': False, 'reason': 'a identity claim (no law to simulate)'}
+    {'covered': False, 'reason': 'an identity claim (no law to simulate)'}
     """
     from verify.oc import summary
 
-    if kind != "empirical":
-        return {"covered": False, "reason": f"a {kind} claim (no law to simulate)"}
+    if kind == "identity":
+        return {"covered": False, "reason": "an identity claim (no law to simulate)"}
     got = summary(claim_id, scale)
     if got is None:
         return {

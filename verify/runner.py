@@ -73,11 +73,16 @@ def operating_gate(claim_id: str, scale: str) -> str | None:
     rate = float(oc["worst_pass_rate"])
     if rate <= MAX_ALTERNATIVE:
         return None
+    budget = oc.get("budget_for_admissible") or {}
+    decides = (
+        f"at {budget['seeds']} seeds every named alternative passes at most {MAX_ALTERNATIVE}"
+        if budget.get("reached")
+        else (budget.get("reason") or "a larger budget (more seeds) decides")
+    )
     return (
         f"the criterion passes the alternative '{oc.get('worst_alternative')}' {rate:.3f} of the time "
         f"({oc.get('reps')} simulated replications at this budget, python -m verify oc {claim_id}): above "
-        f"{MAX_ALTERNATIVE}, so its pass here cannot tell the claim from that alternative; a larger budget "
-        "(more seeds) decides"
+        f"{MAX_ALTERNATIVE}, so its pass here cannot tell the claim from that alternative; {decides}"
     )
 
 
