@@ -271,9 +271,11 @@ def small_d_judgement(bracket, below: list, above: list, target: float, side: st
     ],
 )
 def small_d_fail(p, ctx):
-    """Both sides of the bracket are measured once per run (the claim reads the break at
-    floor(d*) - 1 and the hold at ceil(d*) + 1; its control reads the above side alone) and judged
-    by :class:`verify.criteria.Bracket` around d*, whose resolution is the bracket's factor."""
+    """Both sides of the bracket are measured once per run and judged by
+    :class:`verify.criteria.Bracket` around d*, whose resolution is the bracket's factor: the claim
+    judges the break at floor(d*) - 1 (and reads the hold at ceil(d*) + 1), its control
+    above_boundary judges the side at ceil(d*) + 1. Both read each side once (the details reuse
+    the side's read): the control swaps the side judged, no arm stands in for another."""
     from verify.criteria import Bracket
 
     V, L, N, target = p["vocab_size"], p["seq_len"], p["n_samples"], p["target"]
@@ -286,15 +288,16 @@ def small_d_fail(p, ctx):
             lambda: draw_accuracies(V, d, L, N, ctx.seed, p["n_draws"]),
         )
 
-    means = {side: float(np.mean(accuracies(int(getattr(bracket, side))))) for side in ("below", "above")}
-    sides = [accuracies(int(bracket.below)), accuracies(int(bracket.above))]
+    accs = {side: accuracies(int(getattr(bracket, side))) for side in ("below", "above")}  # once each
+    means = {side: float(np.mean(a)) for side, a in accs.items()}
+    sides = [accs["below"], accs["above"]]
     judgement = small_d_judgement(bracket, *sides, target, p["d_side"])
     d = _bracket_d(V, target, p["d_side"])
     return Outcome.judged(
         judgement,
         details={
             "d_model": d,
-            "accuracies": accuracies(d),
+            "accuracies": accs[p["d_side"]],
             "accuracy": means[p["d_side"]],
             "mean_accuracy_below": means["below"],
             "mean_accuracy_above": means["above"],
