@@ -24,6 +24,11 @@ Assertions (each raises AssertionError with a message that names what failed):
 
 The assertions take any fact-storing model (constructions/measure.py): a block model, a fact
 MLP, or an object of the user's with ``decode``, ``accuracy`` and ``margins``.
+
+:func:`check_fact_model` (from :mod:`verify.fact_check`, docs/testing.md) checks, in one call,
+that such a model's three answers agree (ties are errors, the accuracy is the mean of decode ==
+target, a positive margin is a stored fact) and that its parameter count respects the
+information bound of its facts; it returns a :class:`FactModelReport`.
 """
 
 from __future__ import annotations
@@ -34,16 +39,20 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from verify.fact_check import FactModelReport, check_fact_model
+
 if TYPE_CHECKING:
     from constructions.measure import FactModel, Facts
     from theory.registry import Bound
 
 __all__ = [
+    "FactModelReport",
     "assert_bound_holds",
     "assert_margin_at_least",
     "assert_stores",
     "bijections",
     "block_dims",
+    "check_fact_model",
     "fact_sets",
     "n_relations",
     "n_subjects",
