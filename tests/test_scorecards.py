@@ -105,7 +105,7 @@ def test_kinds_are_read_at_generation_time(tmp_path, ix):
     row = _row(scorecards.table("retrieval", v, kinds)[0])
     assert "`lower.intrinsic` (identity): — / —" in row
     notes = scorecards.table("retrieval", v, kinds)[1]["notes"]
-    assert "a identity claim (no law to simulate)" in notes
+    assert "an identity claim (no law to simulate)" in notes
 
 
 def test_operating_characteristic_comes_from_the_store():
