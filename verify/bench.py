@@ -295,6 +295,18 @@ def bench_measure_chunks(
 
 
 def main(args) -> int:
+    """Run the named benches (default: all but ``EXPLICIT_ONLY``) and print their rows: a text
+    block per row, or with ``--json`` one JSON document, the list of the rows (strict JSON:
+    a non-finite number is null with a ``*_nonfinite`` note, theory/cli_support.py), printed once
+    every row is done.
+
+    >>> import argparse
+    >>> _ = BENCHES.add("doc_example", lambda device: {"name": "doc_example", "seconds": 0.5})
+    >>> main(argparse.Namespace(names=["doc_example"], json=True, device="cpu"))
+    [{"name": "doc_example", "seconds": 0.5}]
+    0
+    >>> _ = BENCHES.pop("doc_example")
+    """
     from constructions.device import resolve_device
     from verify.claims import load_all
 
@@ -310,11 +322,7 @@ def main(args) -> int:
     for name in names:
         row = BENCHES[name](device=device)
         rows.append(row)
-        if args.json:
-            from theory.cli_support import dumps
-
-            print(dumps(row), flush=True)
-        else:
+        if not args.json:
             print(f"[{name}]")
             for key, value in row.items():
                 if key == "name":
@@ -322,4 +330,8 @@ def main(args) -> int:
                 text = f"{value:.4g}" if isinstance(value, float) else str(value)
                 print(f"  {key:<26} {text}")
             sys.stdout.flush()
+    if args.json:
+        from theory.cli_support import dumps
+
+        print(dumps(rows), flush=True)
     return 0
