@@ -3,7 +3,9 @@ JSON document"): the commands run in process (their ``main``), stdout is parsed 
 ``json.loads`` rejecting NaN and Infinity, so two documents, a stray line of text or a bare NaN
 each fail. The claims run are the cheap ``fact_mlp.decodability`` ones (under a second at quick
 scale, ``python -m verify run --dry-run``), written to a scratch results folder that the
-commands reading stored records (dry run, rejudge, oc, atlas) are pointed at."""
+commands reading stored records (dry run, rejudge, oc) are pointed at. ``atlas --json`` needs the
+records of every atlas family (a full quick run) and ``probe-lm``/``lm-geometry`` a language
+model: they are not run here; paper_figs has no --json output."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ COMMANDS = {
     "verify falsify --json": (verify_main, ["falsify", "fact_mlp.decodability.rho_interior", "--json"], dict),
     "verify rejudge --json": (verify_main, ["rejudge", "--scale", "quick", "--json"], dict),
     "verify oc --json": (verify_main, ["oc", EMPIRICAL, "--reps", "5", "--json"], dict),
+    "verify stability --json": (verify_main, ["stability", "fact_mlp.decodability.rho_solver", "--seeds", "0,1", "--out", "{root}/stability", "--json"], dict),
     "theory list --json": (theory_main, ["list", "fact_mlp", "--json"], list),
     "theory eval --json": (theory_main, ["eval", "fact_mlp.info_bits", "n_facts=1000", "n_values=1000", "--json"], dict),
     "theory eval grid --json": (theory_main, ["eval", "fact_mlp.info_bits", "n_facts=10,100", "n_values=2,4", "--json"], list),
@@ -73,6 +76,7 @@ def test_every_json_output_is_one_strict_document(command, results, capsys, monk
     root, _ = results
     monkeypatch.setenv("RECALL_RESULTS", str(root))  # the records written above, not the checkout's
     main, argv, kind = COMMANDS[command]
+    argv = [a.replace("{root}", str(root)) for a in argv]
     capsys.readouterr()
     assert main(argv) == 0
     document = one_document(capsys.readouterr().out)
