@@ -36,7 +36,9 @@ from verify.claims import Control, Outcome, claim
 from verify.criteria import EverySeed, Judgement, all_of
 from verify.icrecall.finetune_setup import PFULL, train_run
 
-SWEEP = ("subjects", "grid", "eps")
+SWEEP = ("subjects", "grid", "eps", "large_seed_offset")
+#: The control fixed_S draws its S_max arm at seed + this offset: independent runs at the same S.
+FIXED_S_SEED_OFFSET = 1000
 QUICK = dict(
     PFULL,
     n_ans_per_rel=10,
@@ -47,6 +49,7 @@ QUICK = dict(
     grid=[2**k for k in range(1, 8)],
     eps=0.1,
     n_seeds=3,
+    large_seed_offset=0,
 )
 FULL = dict(
     PFULL,
@@ -58,6 +61,7 @@ FULL = dict(
     grid=[2**k for k in range(10)],
     eps=0.1,
     n_seeds=5,
+    large_seed_offset=0,
 )
 
 
@@ -139,8 +143,10 @@ RULE = (
     controls=[
         Control(
             "fixed_S",
-            lambda p: {"subjects": [p["subjects"][0]] * 2},
-            "S held fixed: the no-slot sample need cannot double, the growth half must fail",
+            lambda p: {"subjects": [p["subjects"][0]] * 2, "large_seed_offset": FIXED_S_SEED_OFFSET},
+            "S held fixed, the second size's runs drawn at other seeds (seed + "
+            f"{FIXED_S_SEED_OFFSET}, ...): the no-slot sample need cannot double beyond the "
+            "seed-to-seed spread, the growth half must fail",
         ),
         Control(
             "init",
@@ -151,15 +157,28 @@ RULE = (
     ],
 )
 def _n_star_vs_subjects(p, ctx):
+    """``large_seed_offset`` > 0 draws the S_max arm at the seeds shifted by it. The control fixed_S
+    sets it: with S_min = S_max on the same seeds, its S_max arm was the S_min arm's runs read
+    again, so N*(S_max) = N*(S_min) on every seed by construction; now the S_max arm is an
+    independent draw of the same size, and its ratio is the seed-to-seed spread of N*. The
+    claim's offset is 0."""
     s_min, s_max = p["subjects"]
+    offset = int(p["large_seed_offset"])
     if not s_min <= s_max:
         raise ValueError(f"subjects={p['subjects']} violates the hypothesis S_min <= S_max")
+    if offset < 0:
+        raise ValueError(f"large_seed_offset must be >= 0, got {offset}")
+    if s_min == s_max and offset == 0:
+        raise ValueError(
+            f"subjects={p['subjects']} on the same seeds makes the S_max arm the S_min arm's runs "
+            "read again; a fixed-S comparison needs large_seed_offset > 0"
+        )
     rows = []
     for seed in ctx.seeds(p["n_seeds"]):
         row = {"seed": seed}
         for name, slots in (("no_slots", False), ("slots", True)):
             small = n_star(p, ctx, s_min, seed, slots)
-            large = n_star(p, ctx, s_max, seed, slots, upto=small["n_star"] or p["grid"][-1])
+            large = n_star(p, ctx, s_max, seed + offset, slots, upto=small["n_star"] or p["grid"][-1])
             row[name] = {
                 "n_star": [small["n_star"], large["n_star"]],
                 "censored_above": large["censored_above"],
