@@ -71,3 +71,12 @@ def test_reals_reject_text_truth_values_lists_and_nan():
     with pytest.raises(ValueError, match="rho is NaN"):
         require_real("rho", float("nan"))
     assert require_real("rho", np.float32(0.5)) == 0.5
+
+
+@pytest.mark.parametrize("bad, error", [(10000.5, ValueError), ("4", TypeError), (True, TypeError)])
+def test_sufficient_block_dim_is_an_integer(bad, error):
+    from theory.geometric.single_hop import require_sufficient_block_dim
+
+    with pytest.raises(error, match="block_dim"):
+        require_sufficient_block_dim(bad, 100)
+    require_sufficient_block_dim(200.0, 100)  # an integral float is the integer it names

@@ -113,8 +113,23 @@ def d0_sufficient(n_subjects, threshold, fail_prob) -> float:
     return 2.0 * math.log(2.0 * n * n / dd) / (tt * tt)
 
 
-def require_sufficient_block_dim(block_dim, n_subjects, threshold=1.0, fail_prob=0.01) -> None:
-    """Raise ValueError when block_dim is below B2's sufficient dimension (the caller asked for the guarantee)."""
+def require_sufficient_block_dim(
+    block_dim: int, n_subjects: int, threshold: float = 1.0, fail_prob: float = 0.01
+) -> None:
+    """Raise ValueError when block_dim is below B2's sufficient dimension (the caller asked for the
+    guarantee); a block_dim that is not an integer is an error naming it.
+
+    >>> require_sufficient_block_dim(200, 100)
+    >>> require_sufficient_block_dim(20, 100)
+    Traceback (most recent call last):
+    ...
+    ValueError: dim=20 is below the sufficient dimension 29.0 for N=100, t=1.0, delta=0.01 (bound B2)
+    >>> require_sufficient_block_dim(200.5, 100)
+    Traceback (most recent call last):
+    ...
+    ValueError: block_dim=200.5 must be an integer
+    """
+    block_dim = require_int("block_dim", block_dim, 1)
     need = d0_sufficient(n_subjects, threshold, fail_prob)
     if block_dim < need:
         raise ValueError(
