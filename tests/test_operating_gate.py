@@ -43,3 +43,24 @@ def test_no_characteristic_no_gate(monkeypatch):
     assert operating_gate(TOY, "quick") is None
     assert run_claim(_claim(), Context(seed=0, device="cpu", scale="quick"))["status"] == "pass"
     assert status_now(TOY, "fail", "quick") == "fail"
+
+
+def test_the_gate_text_survives_controls(monkeypatch):
+    """A gated claim with controls keeps the gate's reason (the controls' own text is for a claim
+    made inconclusive by an undecided control)."""
+    import dataclasses
+
+    from verify.claims import Control
+
+    monkeypatch.setattr(oc, "summary", _stored(0.25))
+    claim = dataclasses.replace(
+        _claim(),
+        quick={"x": 1},
+        full={"x": 1},
+        check=lambda p, ctx: Outcome(0, p["x"], p["x"] > 0),
+        controls=[Control("zero", {"x": 0}, "x = 0 must fail")],
+    )
+    record = run_claim(claim, Context(seed=0, device="cpu", scale="quick"))
+    assert record["status"] == "inconclusive"
+    assert record["controls"][0]["status"] == "fails as required"
+    assert record["inconclusive"].startswith("the criterion passes the alternative 'at the threshold'")

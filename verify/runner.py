@@ -229,7 +229,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["inconclusive"] = outcome.inconclusive
     if gated is not None:
         record["inconclusive"] = gated
-    if control_rows and status == "inconclusive" and outcome.inconclusive is None:
+    if control_rows and status == "inconclusive" and outcome.inconclusive is None and gated is None:
         record["inconclusive"] = "controls not told apart at this budget: " + ", ".join(
             f"{c['name']} ({c['inconclusive']})" for c in control_rows if c["status"] == "inconclusive"
         )
