@@ -34,6 +34,7 @@ def test_a_pass_its_characteristic_does_not_allow_is_inconclusive(monkeypatch, r
     assert record["passed"] is (status == "pass")
     if status == "inconclusive":
         assert "at the threshold" in record["inconclusive"] and "0.250" in record["inconclusive"]
+        assert "would decide" in record["inconclusive"]  # as every inconclusive record says
         assert operating_gate(TOY, "quick") == record["inconclusive"]
     assert status_now(TOY, "pass", "quick") == status
 

@@ -74,10 +74,12 @@ def operating_gate(claim_id: str, scale: str) -> str | None:
     if rate <= MAX_ALTERNATIVE:
         return None
     budget = oc.get("budget_for_admissible") or {}
-    decides = (
-        f"at {budget['seeds']} seeds every named alternative passes at most {MAX_ALTERNATIVE}"
+    decides = "would decide: " + (
+        f"{budget['seeds']} seeds (every named alternative then passes at most {MAX_ALTERNATIVE})"
         if budget.get("reached")
-        else (budget.get("reason") or "a larger budget (more seeds) decides")
+        else "a rule that reads intervals, or a larger budget ("
+        + (budget.get("reason") or "more seeds than were simulated")
+        + ")"
     )
     return (
         f"the criterion passes the alternative '{oc.get('worst_alternative')}' {rate:.3f} of the time "
