@@ -104,17 +104,28 @@ def characteristic(claim_id: str, record: Mapping, reps: int = DEFAULT_REPS, bud
     return out
 
 
-def _admissible_budget(sim, record, setup: Setup, reps: int) -> dict:
-    """The smallest seed count (doubling, up to 64) at which every named alternative passes at
-    most MAX_ALTERNATIVE of the time, or why none does (a rule whose boundary pass rate does not
-    fall with seeds, such as a mean read as a point, is not mended by more of them)."""
+def _doubled(sim, record, setup: Setup):
+    """The claim's simulation at doubling seed counts from its budget up to 64: (seeds, trial), or
+    (seeds, the NotCovered that stopped it) as the last pair."""
     seeds = int(setup.budget.get("seeds", setup.budget.get("draws", 2)))
     while seeds < 64:
         seeds = min(64, seeds * 2)
         try:
             trial = sim(record, seeds)
         except NotCovered as exc:
-            return {"reached": False, "reason": str(exc)}
+            yield seeds, exc
+            return
+        yield seeds, trial
+
+
+def _admissible_budget(sim, record, setup: Setup, reps: int) -> dict:
+    """The smallest seed count (doubling, up to 64) at which every named alternative passes at
+    most MAX_ALTERNATIVE of the time, or why none does (a rule whose boundary pass rate does not
+    fall with seeds, such as a mean read as a point, is not mended by more of them)."""
+    seeds, worst, table = None, None, {}
+    for seeds, trial in _doubled(sim, record, setup):
+        if isinstance(trial, NotCovered):
+            return {"reached": False, "reason": str(trial)}
         table = rates(trial, max(reps // 2, 20))
         worst = max(trial.alternatives, key=lambda n: table[n]["pass"])
         if table[worst]["pass"] <= MAX_ALTERNATIVE:
@@ -123,21 +134,17 @@ def _admissible_budget(sim, record, setup: Setup, reps: int) -> dict:
         "reached": False,
         "seeds_tried": seeds,
         "worst_alternative": worst,
-        "worst_pass_rate": table[worst]["pass"],
+        "worst_pass_rate": table[worst]["pass"] if worst is not None else None,
         "reason": "an alternative still passes more than 5% at 64 seeds: more seeds do not mend the rule",
     }
 
 
 def _budget(sim, record, setup: Setup, reps: int) -> dict:
     """The smallest seed count (doubling, up to 64) at which the power reaches TARGET_POWER."""
-    start = int(setup.budget.get("seeds", setup.budget.get("draws", 2)))
-    seeds = start
-    while seeds < 64:
-        seeds = min(64, seeds * 2)
-        try:
-            trial = sim(record, seeds)
-        except NotCovered as exc:
-            return {"reached": False, "reason": str(exc)}
+    seeds = int(setup.budget.get("seeds", setup.budget.get("draws", 2)))
+    for seeds, trial in _doubled(sim, record, setup):
+        if isinstance(trial, NotCovered):
+            return {"reached": False, "reason": str(trial)}
         power = rates(Setup(trial.theory, {trial.theory: trial.laws[trial.theory]}), max(reps // 2, 20))[
             trial.theory
         ]["pass"]
