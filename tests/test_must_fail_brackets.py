@@ -31,8 +31,6 @@ KNOWN = {
     "(rho = 0 inside the hull against a value outside it: no boundary in a scale)",
     "fact_mlp.transformer.foreign_table_fails": "says 'a convention' for its threshold but neither "
     "'tests a convention' nor a bracket (structural: a re-drawn table)",
-    "fact_mlp.transformer.attention_separability_fails": "judged by a Bracket around Cover's d = (F + 16)/2 "
-    "but its record carries no details['bracket']",
     "icrecall.finetune.no_slots_per_subject": "no details['bracket'] and no 'tests a convention' statement",
     "icrecall.finetune.mixed_context_uninformative": "cites icrecall.relation_chance (an acceptance "
     "ceiling, not a boundary in a scale) without a bracket",
@@ -42,8 +40,6 @@ KNOWN = {
     "'tests a convention'",
     "retrieval.lower.intrinsic": "a necessary and a sufficient size about 6x apart, no boundary; no "
     "'tests a convention' statement",
-    "retrieval.capacity.small_d_fail": "judged by a Bracket at the plateau dimension but its record "
-    "carries no details['bracket']",
     "retrieval.capacity.small_n_fail": "cites retrieval.coupon_floor and retrieval.all_seen_upper, "
     "about 100x apart (98x at quick scale): no bracket within 2 exists",
 }

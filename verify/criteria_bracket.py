@@ -94,6 +94,23 @@ class Bracket:
             },
         )
 
+    def details(self, bound: str, breaks_by: str) -> dict:
+        """The record's ``details["bracket"]``: where "it breaks" was measured (below) and where it
+        does not (above), around the boundary of the cited ``bound`` (docs/verdicts.md).
+
+        >>> Bracket("d", boundary=40, below=27, above=60).details("fact_mlp.cover", "acc < 0.95")["factor"]
+        1.5
+        """
+        return {
+            "bound": str(bound),
+            "quantity": self.quantity,
+            "boundary": float(self.boundary),
+            "below": float(self.below),
+            "above": float(self.above),
+            "factor": float(self.factor),
+            "breaks_by": str(breaks_by),
+        }
+
     def judge_side(self, side: str, breaks_below: bool, breaks_above: bool) -> Judgement:
         """A must-fail claim (``side="below"``) and its control (``side="above"``) from one
         measurement of both points. Below: :meth:`judge`, the guarantee holding above where the

@@ -159,6 +159,10 @@ def check_separability(p, ctx):
     details = {
         side: {**row, "separable_fraction": separable_fraction(n, row["d"])} for side, row in sides.items()
     }
+    details["bracket"] = bracket.details(
+        "theory.fact_mlp.bounds.separability_dim (Cover's (n - 1)/2, n = F + 17)",
+        "attention-first copy accuracy and the inserted encoder-decoder's recall both < 0.95",
+    )
     if p["side"] == "below":
         details["previous_criterion"] = stored_previous(
             "fact_mlp.transformer.attention_separability_fails", ctx.scale, ctx.seed, p

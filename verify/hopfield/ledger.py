@@ -37,3 +37,61 @@ record(
         },
     )
 )
+
+
+# Full scale (run of 2026-12-06 on the 2-core Intel Xeon, revision b18dcc4, seed 0; results/full):
+# judged by the claims' current criteria, not reproduced there; the quick-scale verdicts stand.
+
+record(
+    LedgerEntry(
+        claim_id="hopfield.capacity.d3",
+        measured="full scale (d = 32, beta = 16, kappa = 4, N_eff = 16, 3 seeds): ungated capacity N_u = "
+        "371.0 / 355.8 / 372.3, gated N_g = 22,923 / 22,838 / 22,965 against D3's N_eff + (N_u - N_eff) "
+        "e^kappa = 19,396 / 18,567 / 19,467: N_g / prediction = 1.182 / 1.230 / 1.180, 95% t-interval of "
+        "ln(N_g / prediction) [0.121, 0.238], which excludes D3's 0 (and the factor-2 alternatives); the "
+        "plain N_u e^kappa law (ln ratio -0.044 from D3) is rejected too. Quick scale (d = 16) passes: "
+        "[-0.439, 0.002]. Control wrong_context fails as required",
+        tried="one full-scale run at seed 0 under the criterion fixed from its operating characteristic; "
+        "no parameter changed after it",
+        reason="suspected: at d = 32 the gated capacity exceeds D3's effective-competitor count by a "
+        "stable 18-23% on every seed (the three factors agree to 0.05), so the gated-off memories crowd "
+        "the open ones less than e^-kappa times their ungated crosstalk predicts; whether the excess "
+        "depends on d or kappa was not tried",
+        scales=("full",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="hopfield.lm.margin",
+        measured="full scale (50 prompts per relation and draw, draws 0-2: 864 SmolLM2 and 870 Gemma "
+        "prompts), relation-stated prompts: SmolLM2 margin up 0.772, mass up 0.921 (holds); Gemma 3 "
+        "270M margin up 0.609 (0.607 / 0.617 / 0.603 by draw) against 0.7, mass up 0.948. Gemma's "
+        "margin up rate by relation: capital 0.893, city_country 0.558, continent 0.720, currency "
+        "0.207, language 0.553, symbol 0.713. Control random weights fails as required (margin up "
+        "0.51 / 0.46, mass up 0.42 / 0.53)",
+        tried="one full-scale run at seed 0 with the statement and its point criterion as at quick scale",
+        reason="at quick scale (72 prompts) Gemma's rate sat within sampling noise of 0.7 and flipped with "
+        "the seed; with 870 prompts it is 0.61 on every draw, so the statement does not hold for Gemma: "
+        "the context raises the answer's margin over the other candidates in about 60% of prompts, "
+        "much less for currency (0.21) and language (0.55; why per relation was not investigated); "
+        "the candidate mass rises almost always",
+        scales=("full",),
+    )
+)
+
+record(
+    LedgerEntry(
+        claim_id="hopfield.lm.zero_shot_discriminates",
+        measured="full scale (864 SmolLM2 and 870 Gemma prompts), relation-ambiguous prompts: SmolLM2 "
+        "accf_V 0.617 [0.586, 0.648], acc0_C - 3/|C| 0.004 [-0.021, 0.028] (at chance), acc0_C - accf_V "
+        "-0.463 [-0.498, -0.428]; Gemma 3 270M accf_V 0.734 [0.703, 0.763], acc0_C - 3/|C| 0.333 "
+        "[0.295, 0.368], acc0_C - accf_V -0.256 [-0.294, -0.218] (misses the -0.1). Controls random "
+        "weights and shuffled query fail as required",
+        tried="the statement as restated before any judged run; one full-scale run at seed 0",
+        reason="as at quick scale (same entry there): with a query that names only the subject the "
+        "zero-shot pass cannot know which relation is asked, so within one relation's candidates it "
+        "ranks the answer at chance (SmolLM2) or well below the full prompt's recall (Gemma)",
+        scales=("full",),
+    )
+)

@@ -24,3 +24,19 @@ record(
         seed_verdicts={0: "pass", 1: "pass", 2: "pass", 3: "pass", 4: "pass", 11: "pass", 13: "fail"},
     )
 )
+
+
+record(
+    LedgerEntry(
+        claim_id="retrieval.capacity.nc_increases_l",
+        measured="full scale (V = 256, d = 32, L = 4 ... 256, 3 draws), seed 0: N_c = 5233, 6153, 9475, "
+        "16253, 31060, 69783, 174657 (F1: 4196 ... 268534); per-seed log-log slopes 0.854, 0.804, 0.876, "
+        "95% Student-t interval [0.752, 0.936]: excludes F1's 1 (and no growth). Controls law_flat and "
+        "law_steep fail as required. Run of 2026-12-06 at revision b18dcc4",
+        tried="one full-scale run at seed 0 under the criterion of the quick scale",
+        reason="as at quick scale (entry beside the claim): N_c grows like A + B L, so the slope over "
+        "L = 4..32 is about 0.5 and over L = 4..256 about 0.85; the local slope between L = 128 and 256 "
+        "is 1.32 (seed 0). Whether it settles at 1 for larger L was not tried; the criterion is kept",
+        scales=("full",),
+    )
+)

@@ -296,6 +296,9 @@ def small_d_fail(p, ctx):
     return Outcome.judged(
         judgement,
         details={
+            "bracket": bracket.details(
+                "retrieval.plateau_accuracy", f"mean oracle accuracy over the draws < {target}"
+            ),
             "d_model": d,
             "accuracies": accs[p["d_side"]],
             "accuracy": means[p["d_side"]],
