@@ -95,3 +95,19 @@ record(
         scales=("full",),
     )
 )
+
+record(
+    LedgerEntry(
+        claim_id="hopfield.capacity.gain",
+        measured="full scale (d = 32, kappa = 4, N_eff = 16, 3 seeds), seed 0, revision 9e61c93: N_u = "
+        "371.0 / 355.8 / 372.3, N_g = 22,923 / 22,838 / 22,965, N_g / N_u = 61.8 / 64.2 / 61.7; gain "
+        "exponent c interval [1.019, 1.049] against D3's 0.989: excludes D3 (and 0.75 and the plain "
+        "c = 1). Control wrong_context fails as required. Quick scale (d = 16) passes at seed 0",
+        tried="one full-scale run at seed 0 under the criterion fixed from its operating characteristic",
+        reason="the same excess as capacity.d3 at full scale: the gated capacity is 18-23% above D3's "
+        "effective-competitor prediction on every seed, which moves c above D3's 0.989 by about 0.045 "
+        "with a paired interval only 0.03 wide; why the gated-off memories crowd less than predicted "
+        "at d = 32 was not investigated",
+        scales=("full",),
+    )
+)
