@@ -174,7 +174,12 @@ def rejudge_record(record: Mapping, claims: Mapping, scale: str) -> dict:
     if reasons:
         return {**row, "basis": REPLACED, "status": REPLACED, "reasons": reasons}
     verdict = criterion_verdict(record)
-    return {**row, "basis": "current criterion", "verdict": verdict, "status": status_now(cid, verdict, scale)}
+    return {
+        **row,
+        "basis": "current criterion",
+        "verdict": verdict,
+        "status": status_now(cid, verdict, scale),
+    }
 
 
 def rejudge(records: Sequence[Mapping], scale: str) -> list[dict]:

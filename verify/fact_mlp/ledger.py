@@ -107,3 +107,74 @@ record(
         seed_verdicts={0: "fail", 1: "fail", 2: "fail", 3: "pass", 4: "pass", 11: "fail", 13: "fail"},
     )
 )
+
+
+record(
+    LedgerEntry(
+        claim_id="fact_mlp.edit.equal_width",
+        measured="quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 inconclusive "
+        "{efficacy: {lowest 95% t interval of a cells mean efficacy: [0.7790561362604391, "
+        "0.989526245487412]}, reten...; 1 pass {efficacy: {lowest 95% t interval of a cells mean "
+        "efficacy: [0.9835868418496108, 1.0]}, retention: {lowest ...; 2 inconclusive {efficacy: "
+        "{lowest 95% t interval of a cells mean efficacy: [0.9447640340651098, 1.0]}, retention: "
+        "{lowest ...; 3 pass {efficacy: {lowest 95% t interval of a cells mean efficacy: 1.0}, "
+        "retention: {lowest 95% t interval of a ce...; 4 inconclusive {efficacy: {lowest 95% t "
+        "interval of a cells mean efficacy: [0.9252155421271216, 0.9886753290751946]}, rete...",
+        tried="nothing after the judged seeds: the criterion is kept (verify stability over the "
+        "whole registry)",
+        reason="its 95% interval over seeds ends near its threshold at this budget, so whether it clears"
+        " it depends on the base seed (pass at some, inconclusive at others, never fail): at the "
+        "inconclusive seeds the lowest cell's efficacy interval straddles the 0.95 convention",
+        flips_with_seed=True,
+        scales=("quick",),
+        seed_verdicts={0: "inconclusive", 1: "pass", 2: "inconclusive", 3: "pass", 4: "inconclusive"},
+    )
+)
+
+
+record(
+    LedgerEntry(
+        claim_id="fact_mlp.edit.equal_information",
+        measured="quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 inconclusive "
+        "{efficacy: {lowest 95% t interval of a cells mean efficacy: [0.9022855584766712, "
+        "0.9915160361224924]}, rete...; 1 inconclusive {efficacy: {lowest 95% t interval of a "
+        "cells mean efficacy: [0.9651629838045217, 1.0]}, retention: {lowest ...; 2 inconclusive "
+        "{efficacy: {lowest 95% t interval of a cells mean efficacy: [0.9175374226830638, 1.0]}, "
+        "retention: {lowest ...; 3 pass {efficacy: {lowest 95% t interval of a cells mean "
+        "efficacy: [0.9930955042581386, 1.0]}, retention: {lowest ...; 4 pass {efficacy: {lowest "
+        "95% t interval of a cells mean efficacy: [0.9666597585162775, 0.9890694081503892]}, "
+        "rete...",
+        tried="nothing after the judged seeds: the criterion is kept (verify stability over the "
+        "whole registry)",
+        reason="its 95% interval over seeds ends near its threshold at this budget, so whether it clears"
+        " it depends on the base seed (pass at some, inconclusive at others, never fail): at the "
+        "inconclusive seeds the lowest cell's efficacy interval straddles the 0.95 convention",
+        flips_with_seed=True,
+        scales=("quick",),
+        seed_verdicts={0: "inconclusive", 1: "inconclusive", 2: "inconclusive", 3: "pass", 4: "pass"},
+    )
+)
+
+
+record(
+    LedgerEntry(
+        claim_id="fact_mlp.edit.by_k",
+        measured="quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 pass "
+        "{swap_min_score_ge_0.9: {min swap Score over k: 0.9509892086330934}, "
+        "swap_beats_finetune_ed: {Score(swap) -...; 1 pass {swap_min_score_ge_0.9: {min swap "
+        "Score over k: 0.9947368421052631}, swap_beats_finetune_ed: {Score(swap) -...; 2 pass "
+        "{swap_min_score_ge_0.9: {min swap Score over k: 0.9574468085106383}, "
+        "swap_beats_finetune_ed: {Score(swap) -...; 3 pass {swap_min_score_ge_0.9: {min swap "
+        "Score over k: 1.0}, swap_beats_finetune_ed: {Score(swap) - Score(finetune...; 4 fail "
+        "{swap_min_score_ge_0.9: {min swap Score over k: 0.9947677615990708}, "
+        "swap_beats_finetune_ed: {Score(swap) -...",
+        tried="nothing after the judged seeds: the criterion is kept (verify stability over the "
+        "whole registry)",
+        reason="fails at base seed 4 only, on its part 'rank-one edit close to the swap on the "
+        "construction at every k' (max gap 0.065 at seed 4, 0.023 at seed 3): a point rule on one"
+        " draw near its tolerance; not investigated further",
+        flips_with_seed=True,
+        scales=("quick",),
+        seed_verdicts={0: "pass", 1: "pass", 2: "pass", 3: "pass", 4: "fail"},
+    )
+)

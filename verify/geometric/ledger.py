@@ -17,7 +17,16 @@ record(
         "[0.033, 0.060] (pass); the random change's hit rate 0.005 at every seed. The intervals move by up "
         "to 0.005 between runs of one revision (seed 1: [0.099, 0.177] and [0.101, 0.177]; seed 2: [0.099, "
         "0.177] and [0.096, 0.178]) and at revision 819e643 seeds 2 and 11 passed ([0.101, 0.177], [0.122, "
-        "0.150] / [0.031, 0.059]): as much as their distance to the thresholds",
+        "0.150] / [0.031, 0.059]): as much as their distance to the thresholds"
+        ". quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 inconclusive "
+        "{hit: {mean hit rate: [0.10744415410601241, 0.17855584589398757]}, random_hit: {random "
+        "changes largest hit ...; 1 inconclusive {hit: {mean hit rate: [0.10262876523180721, "
+        "0.17937123476819278]}, random_hit: {random changes largest hit ...; 2 inconclusive {hit:"
+        " {mean hit rate: [0.09819475716050464, 0.17980524283949534]}, random_hit: {random "
+        "changes largest hit ...; 3 inconclusive {hit: {mean hit rate: [0.08863054103391263, "
+        "0.17536945896608738]}, random_hit: {random changes largest hit ...; 4 inconclusive {hit:"
+        " {mean hit rate: [0.10078843915841765, 0.14521156084158235]}, random_hit: {random "
+        "changes largest hit ...",
         tried="nothing after the judged seeds (``verify stability``); the thresholds are kept",
         reason="the intervals' lower ends sit within 0.01 of the 0.1 and 0.03 conventions at every base "
         "seed, so whether they clear them depends on the draw: pass at two base seeds, inconclusive at "
@@ -26,7 +35,7 @@ record(
         flips_with_seed=True,
         scales=("quick",),
         seed_verdicts={
-            0: "pass",
+            0: "inconclusive",
             1: "inconclusive",
             2: "inconclusive",
             3: "inconclusive",
