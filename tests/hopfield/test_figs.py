@@ -7,6 +7,8 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from paper_figs.registry import load_all as load_figures  # noqa: E402
+from verify.claims import load_all as load_claims  # noqa: E402
+from verify.ledger import entry_for  # noqa: E402
 
 CHEAP = [
     "hopfield.gated.exponential_in_kappa",
@@ -62,7 +64,16 @@ def test_tightness_and_capacity_figures_draw(quick_record):
     """F-hop7 (tightness of R1, R4, D1, D2, D5) and F-hop3 draw from claim records with controls
     (the registry test's records of this session)."""
     records = {cid: quick_record(cid) for cid in TIGHTNESS}
-    assert all(r["status"] == "pass" for r in records.values())
+    load_claims()  # registers the ledger entries with the claims
+    for cid, r in records.items():
+        entry = entry_for(cid, "quick")
+        if entry is not None and entry.flips_with_seed:
+            # a verdict that flips with the base seed is reported "not reproduced" at every seed;
+            # the figure still draws its measurement, and the record keeps this seed's verdict
+            assert r["status"] == "not reproduced", (cid, r["status"])
+            assert r["criterion_verdict"] in {"pass", "fail", "inconclusive"}, cid
+        else:
+            assert r["status"] == "pass", (cid, r["status"])
     figs = load_figures()
     _check_drawn(figs["hopfield.fig_tightness"].draw(records))
     _check_drawn(figs["hopfield.fig_capacity"].draw(records))
