@@ -28,16 +28,12 @@ CONVENTION = "tests a convention"
 #: must_fail claims that neither bracket a boundary within 2 nor say they test a convention (yet)
 KNOWN = {
     "fact_mlp.decodability.rho_interior": "no details['bracket'] and no 'tests a convention' statement "
-    "(rho = 0 inside the hull against a value outside it: no boundary in a scale)",
-    "fact_mlp.transformer.foreign_table_fails": "says 'a convention' for its threshold but neither "
-    "'tests a convention' nor a bracket (structural: a re-drawn table)",
-    "icrecall.finetune.no_slots_per_subject": "no details['bracket'] and no 'tests a convention' statement",
+    "(rho = 0 at one point of the scale c, not a boundary; its rho < 1e-8 and facts-lost rule is "
+    "the theory's, not a convention)",
     "icrecall.finetune.mixed_context_uninformative": "cites icrecall.relation_chance (an acceptance "
     "ceiling, not a boundary in a scale) without a bracket",
     "hopfield.wrong_context.fails": "cites hopfield.capacity_shift without a bracket of it (the wrong "
     "context is structural: no scale to straddle)",
-    "chapters.toy.lb_needed": "no details['bracket']; its statement says it cites no bound but not "
-    "'tests a convention'",
     "retrieval.lower.intrinsic": "a necessary and a sufficient size about 6x apart, no boundary; no "
     "'tests a convention' statement",
     "retrieval.capacity.small_n_fail": "cites retrieval.coupon_floor and retrieval.all_seen_upper, "

@@ -120,8 +120,8 @@ def check_utilisation(p, ctx):
     provenance="derived",
     statement="without L_lb (coefficient 0), chapter usage over the first epoch collapses: its "
     "normalised entropy is <= the entropy with L_lb - 0.1 in every seed of 5 (paired by seed). "
-    "It cites no bound: the theory places no boundary in the load-balance coefficient, and the "
-    "0.1 is a convention",
+    "It tests a convention (the 0.1 entropy drop) and cites no bound: the theory places no "
+    "boundary in the load-balance coefficient",
     quick=dict(BASE, **USAGE, steps_nolb=24, lb_coef_dropped=0.0, without_seed_offset=0),
     full=dict(FULL, **USAGE, steps_nolb=300, lb_coef_dropped=0.0, without_seed_offset=0),
     demonstrates_failure=True,

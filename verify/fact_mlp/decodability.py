@@ -198,8 +198,9 @@ def check_rho_range(p, ctx):
     provenance="derived",
     statement="must fail: a value inside the hull (midpoint of v_1, v_2) has rho < 1e-8 and "
     "every construction (encoder-decoder with random or orthogonal decoder, NTK, "
-    "whitened Hebbian, linear) decodes its facts with accuracy < 1; bracket: at "
-    "1.1 times the midpoint (just outside) this fails",
+    "whitened Hebbian, linear) decodes its facts with accuracy < 1; the control, 1.1 times the "
+    "midpoint (just outside), does not fail. Not a bracket: along c (v_1 + v_2)/2 rho = 0 only "
+    "at the point c = 1, a point with no side that breaks",
     quick={"n_values": 20, "d": 32, "n_facts": 64, "midpoint_facts": 8, "outward": 1.0},
     demonstrates_failure=True,
     controls=[

@@ -36,7 +36,8 @@ from verify.previous import stored_previous
     "table (d = {d_model}) is refused by swap_mlp, and forced in anyway it recalls < 0.2 of the facts "
     "(chance 1/(F+17); 0.2 a convention); the MLP only works on the table it was built for. The "
     "hypothesis dropped (the table the MLP was built on) has no numerical boundary, so this is not a "
-    "bracket: the control is the same construction on the model's own table",
+    "bracket: the control is the same construction on the model's own table. It tests a convention "
+    "(the 0.2 recall ceiling) and cites no bound",
     quick=dict(BASE, mlp_table="redrawn"),
     templated=True,
     controls=[

@@ -190,7 +190,7 @@ NOSLOT = dict(PFULL, n_ans_per_rel=20, dim=128, slots=False, n_train=64, subject
     "above 0.8 (means over {n_seeds} seeds). The accuracy at every S is recorded (drop from the "
     "smallest S to the largest), not judged: at this fixed d the slotted model's accuracy also "
     "falls with S. Slot embeddings or not is structural (no parameter to bracket): the control "
-    "adds them",
+    "adds them. It tests a convention (the 0.2 and 0.8 accuracy thresholds) and cites no bound",
     templated=True,
     quick=NOSLOT,
     full=dict(NOSLOT, n_train=256, subjects=[200, 2000]),
