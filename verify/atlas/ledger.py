@@ -36,7 +36,10 @@ record(
         "search was pinned to one thread); seed 1 300.5 / 170.5 / 146.0 "
         "(spread 2.058, exponent 0.48, [0.10, 0.85]); seed 2: F = 128 draw 1 does not store (see "
         "atlas.chapters_bank.smallest_bank), so the criterion fails. Pilot seeds: 100 spread 2.06, "
-        "101 spread 1.42. Control faster_than_bound: exponent 1.5, fails as required",
+        "101 spread 1.42. Control faster_than_bound: exponent 1.5, fails as required. Full scale (F = 32 "
+        "/ 64 / 128 / 256, 5 draws), seed 0: draws 1 and 3 at F = 256 store at no size of the grid "
+        "(atlas.chapters_bank.smallest_bank's C* at F = 256: 32, none, 32, none, 64), so the criterion "
+        "fails before its spread and exponent are computed",
         tried="nothing after the judged seeds: the shared criterion of the atlas claims is kept",
         reason="P grows more slowly than the bound, not faster: the fixed memory attention "
         "(4 d^2 + d = 1040 of the 1202 parameters at C = 2) dominates at F = 32, so P/I falls by "

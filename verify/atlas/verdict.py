@@ -180,17 +180,25 @@ def previous(v: dict, p) -> dict:
 def not_storing_outcome(family_name: str, rows: list, size_key: str, star_key: str):
     """The failing Outcome of a searched family's within-constant claim when some draw stores at
     no size of its grid (no size, so no point; the criterion fails), else None. ``size_key`` names
-    the rows' size ("F", "N"), ``star_key`` their per-draw smallest sizes ("c_star", "d_star")."""
+    the rows' size ("F", "N"), ``star_key`` their per-draw smallest sizes ("c_star", "d_star").
+    Judged by a criterion object, so the record carries a resolution like every other verdict.
+
+    >>> out = not_storing_outcome("toy", [{"F": 32, "c_star": [2, None]}], "F", "c_star")
+    >>> out.passed, out.resolution["text"], out.details["draws not storing (F, k)"]
+    (False, 'draws storing at no size of the grid <= 0 (theory): measured 1', [(32, 1)])
+    >>> not_storing_outcome("toy", [{"F": 32, "c_star": [2, 4]}], "F", "c_star") is None
+    True
+    """
     from verify.claims import Outcome
+    from verify.criteria import Threshold
 
     missing = [(r[size_key], k) for r in rows for k, c in enumerate(r[star_key]) if c is None]
     if not missing:
         return None
-    return Outcome(
-        predicted={"every draw stores": True},
-        measured={f"draws not storing ({size_key}, k)": missing},
-        passed=False,
-        details={"family": family_name, "rows": rows},
+    every_draw = Threshold("draws storing at no size of the grid", 0, "<=", "theory", "draws")
+    return Outcome.judged(
+        every_draw.judge(float(len(missing)), unit="draws"),
+        details={"family": family_name, "rows": rows, f"draws not storing ({size_key}, k)": missing},
     )
 
 
