@@ -120,3 +120,17 @@ def test_a_record_older_than_a_stored_rule_replacement_is_judged_by_the_replaced
     row = rejudge_record(record, CLAIMS, "full")
     assert row["status"] == REPLACED and "the point rule" in row["reasons"][0]
     assert rejudge_record({**record, "code": head}, CLAIMS, "full")["status"] == "pass"
+
+
+def test_a_pass_the_operating_gate_refuses_is_listed_with_its_reason(toy):
+    import verify.runner
+    from verify.rejudge import summary_markdown
+
+    record = run_claim(CLAIMS[TOY], Context(scale="full"))
+    assert rejudge_record(record, CLAIMS, "full").get("gate") is None  # nothing stored: no gate
+    toy.setattr(verify.runner, "operating_gate", lambda cid, scale: "an alternative passes 0.2")
+    row = rejudge_record(record, CLAIMS, "full")
+    assert (row["verdict"], row["status"], row["gate"]) == ("pass", "inconclusive", "an alternative passes 0.2")
+    text = summary_markdown([row], "full", "claims.jsonl")
+    assert f"- `{TOY}` (derived): an alternative passes 0.2" in text
+    assert "No record is judged by a replaced criterion." in text

@@ -163,23 +163,34 @@ def rejudge_record(record: Mapping, claims: Mapping, scale: str) -> dict:
     hook = getattr(claim, "judge", None) or getattr(claim.check, "judge", None)
     if hook is not None and record["status"] not in ("error", "skipped"):
         verdict, resolution = _verdict_of(hook(record.get("params", {}), record))
-        return {
+        return _gated({
             **row,
             "basis": "rejudged",
             "verdict": verdict,
             "status": status_now(cid, verdict, scale),
             "resolution": dict(resolution) if resolution else None,
-        }
+        }, scale)
     reasons = replaced_because(claim, record, scale)
     if reasons:
         return {**row, "basis": REPLACED, "status": REPLACED, "reasons": reasons}
     verdict = criterion_verdict(record)
-    return {
+    return _gated({
         **row,
         "basis": "current criterion",
         "verdict": verdict,
         "status": status_now(cid, verdict, scale),
-    }
+    }, scale)
+
+
+def _gated(row: dict, scale: str) -> dict:
+    """``row`` with ``gate``, the operating gate's reason, where its criterion passes but the gate
+    reports it inconclusive (verify.runner.operating_gate)."""
+    from verify.ledger import entry_for
+    from verify.runner import operating_gate
+
+    if row["verdict"] == "pass" and row["status"] == "inconclusive" and entry_for(row["id"], scale) is None:
+        return {**row, "gate": operating_gate(row["id"], scale)}
+    return row
 
 
 def rejudge(records: Sequence[Mapping], scale: str) -> list[dict]:
@@ -239,6 +250,22 @@ def summary_markdown(rows: Sequence[Mapping], scale: str, source: str) -> str:
             f"| {area} | {len(mine)} | " + " | ".join(map(str, cells)) + f" | {other} | {seconds:,.0f} |"
         )
     cost = sum(r["seconds"] for r in replaced)
+    gated = [r for r in rows if r.get("gate")]
+    if gated:
+        lines += [
+            "",
+            f"{len(gated)} records pass their criterion but are inconclusive today: the stored "
+            "operating characteristic of the criterion at this scale (`python -m verify oc ID --scale "
+            f"{scale}`) lets a named alternative pass more than 5% of the time, so a pass cannot tell "
+            "the claim from it (the paper statements' first):",
+            "",
+        ]
+        for r in sorted(gated, key=lambda r: (r.get("provenance") not in ("abstract", "paper"), r["id"])):
+            lines.append(f"- `{r['id']}` ({r.get('provenance')}): {r['gate']}")
+    if not replaced:
+        lines += ["", "No record is judged by a replaced criterion."]
+        lines.append(END)
+        return "\n".join(_wrap(line) for line in lines)
     lines += [
         "",
         f"{len(replaced)} records were judged by a replaced criterion; their runs took {cost:,.0f} "

@@ -83,7 +83,8 @@ def operating_gate(claim_id: str, scale: str) -> str | None:
     )
     return (
         f"the criterion passes the alternative '{oc.get('worst_alternative')}' {rate:.3f} of the time "
-        f"({oc.get('reps')} simulated replications at this budget, python -m verify oc {claim_id}): above "
+        f"({oc.get('reps')} simulated replications at this budget, python -m verify oc {claim_id}"
+        f"{' --scale full' if scale == 'full' else ''}): above "
         f"{MAX_ALTERNATIVE}, so its pass here cannot tell the claim from that alternative; {decides}"
     )
 
