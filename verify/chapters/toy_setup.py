@@ -4,6 +4,7 @@ Registers no claim."""
 
 from __future__ import annotations
 
+from constructions.device import one_thread
 from theory.papers import paper
 from verify.claims import rng_for
 from verify.criteria import Threshold
@@ -95,18 +96,19 @@ def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01, evaluate=True)
         model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
         a, _ = _data(p, seed)
         batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), 12))
-        hist = train(
-            model,
-            batches,
-            steps,
-            lr=p["lr"],
-            lr_memory=p["lr_memory"],
-            lb_coef=lb_coef,
-            eval_sets=[a] if evaluate else [],
-            eval_every=p["eval_every"],
-            schedule_steps=p["steps1"],
-            device=ctx.device,
-        )
+        with one_thread():  # the trained weights must not depend on the machine's thread count
+            hist = train(
+                model,
+                batches,
+                steps,
+                lr=p["lr"],
+                lr_memory=p["lr_memory"],
+                lb_coef=lb_coef,
+                eval_sets=[a] if evaluate else [],
+                eval_every=p["eval_every"],
+                schedule_steps=p["steps1"],
+                device=ctx.device,
+            )
         return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     key = ("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef) + (() if evaluate else ("no_eval",))
@@ -136,18 +138,19 @@ def phase2(p, ctx, seed, kind, bank="slow"):
         )
         batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), 13))
         lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
-        return train(
-            model,
-            batches,
-            p["steps2"],
-            lr=p["lr"],
-            lr_memory=p["lr_memory"],
-            lr_bank=lr_bank,
-            eval_sets=[a, b],
-            eval_every=p["steps2"] if bank == "frozen" else p["eval_every"],
-            device=ctx.device,
-            initial_eval=[start_a, start_b],
-        )
+        with one_thread():  # as phase 1: the result must not depend on the thread count
+            return train(
+                model,
+                batches,
+                p["steps2"],
+                lr=p["lr"],
+                lr_memory=p["lr_memory"],
+                lr_bank=lr_bank,
+                eval_sets=[a, b],
+                eval_every=p["steps2"] if bank == "frozen" else p["eval_every"],
+                device=ctx.device,
+                initial_eval=[start_a, start_b],
+            )
 
     return ctx.shared(("chapters.phase2", _key(p), seed, kind, bank), compute)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from constructions.device import one_thread
 from constructions.geometric.train import TrainedModel, init_params, train_model
 from constructions.tasks import make_bijections
 from theory.papers import paper
@@ -83,18 +84,19 @@ def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
                 history={"step": [0]},
                 snapshots=[(0, params["subject"].cpu().numpy(), params["unembed"].cpu().numpy())],
             )
-        return train_model(
-            perms,
-            dim,
-            p["mlp_width"],
-            steps=p["steps"],
-            lr=p["lr"],
-            generator=gen,
-            freeze_subject=freeze_subject,
-            record_every=p["record_every"],
-            dtype=_dtype(p),
-            device=ctx.device,
-        )
+        with one_thread():  # the trained weights must not depend on the machine's thread count
+            return train_model(
+                perms,
+                dim,
+                p["mlp_width"],
+                steps=p["steps"],
+                lr=p["lr"],
+                generator=gen,
+                freeze_subject=freeze_subject,
+                record_every=p["record_every"],
+                dtype=_dtype(p),
+                device=ctx.device,
+            )
 
     return ctx.shared(key, compute)
 

@@ -26,7 +26,11 @@ record(
         "changes largest hit ...; 3 inconclusive {hit: {mean hit rate: [0.08863054103391263, "
         "0.17536945896608738]}, random_hit: {random changes largest hit ...; 4 inconclusive {hit:"
         " {mean hit rate: [0.10078843915841765, 0.14521156084158235]}, random_hit: {random "
-        "changes largest hit ...",
+        "changes largest hit .... The runs that moved used different thread counts: at two intra-op "
+        "threads (revision 80dd953) base seeds 0 and 1 passed and 2-4 were inconclusive, because the "
+        "float32 training's reductions depended on the thread count. The training runs on one thread "
+        "since, so any thread count reproduces the one-thread intervals above (seed 1: [0.1026, 0.1794] "
+        "at one and at two threads)",
         tried="nothing after the judged seeds (``verify stability``); the thresholds are kept",
         reason="the intervals' lower ends sit within 0.01 of the 0.1 and 0.03 conventions at every base "
         "seed, so whether they clear them depends on the draw: pass at two base seeds, inconclusive at "
