@@ -8,7 +8,6 @@ This is a benchmark, not a test: it prints numbers, it asserts nothing.
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -292,46 +291,3 @@ def bench_measure_chunks(
     finally:
         torch.set_num_threads(before)
     return row
-
-
-def main(args) -> int:
-    """Run the named benches (default: all but ``EXPLICIT_ONLY``) and print their rows: a text
-    block per row, or with ``--json`` one JSON document, the list of the rows (strict JSON:
-    a non-finite number is null with a ``*_nonfinite`` note, theory/cli_support.py), printed once
-    every row is done.
-
-    >>> import argparse
-    >>> _ = BENCHES.add("doc_example", lambda device: {"name": "doc_example", "seconds": 0.5})
-    >>> main(argparse.Namespace(names=["doc_example"], json=True, device="cpu"))
-    [{"name": "doc_example", "seconds": 0.5}]
-    0
-    >>> _ = BENCHES.pop("doc_example")
-    """
-    from constructions.device import resolve_device
-    from verify.claims import load_all
-
-    load_all()  # areas may register rows
-    import verify.profile  # noqa: F401  (registers the "registry" row)
-
-    device = resolve_device(getattr(args, "device", None))
-    names = args.names or [n for n in BENCHES if n not in EXPLICIT_ONLY]
-    unknown = [n for n in names if n not in BENCHES]
-    if unknown:
-        raise ValueError(f"unknown bench {unknown}; available: {list(BENCHES)}")
-    rows = []
-    for name in names:
-        row = BENCHES[name](device=device)
-        rows.append(row)
-        if not args.json:
-            print(f"[{name}]")
-            for key, value in row.items():
-                if key == "name":
-                    continue
-                text = f"{value:.4g}" if isinstance(value, float) else str(value)
-                print(f"  {key:<26} {text}")
-            sys.stdout.flush()
-    if args.json:
-        from theory.cli_support import dumps
-
-        print(dumps(rows), flush=True)
-    return 0

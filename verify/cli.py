@@ -279,7 +279,7 @@ def main(argv=None) -> int:
 
             return cmd_rejudge(args)
         if args.cmd == "bench":
-            from verify.bench import main as bench_main
+            from verify.commands import bench_command as bench_main
 
             return bench_main(args)
         if args.cmd == "atlas":

@@ -385,3 +385,48 @@ def cmd_prune(args) -> int:
     if not args.dry_run and store.path.read_bytes() != before and (folder / REPORT_FILE).is_file():
         print(f"rebuilt {rebuild_report(store)}")
     return 0
+
+
+def bench_command(args) -> int:
+    """``python -m verify bench``: run the named benches of :mod:`verify.bench` (default: all but
+    ``EXPLICIT_ONLY``) and print their rows: a text block per row, or with ``--json`` one JSON
+    document, the list of the rows (strict JSON: a non-finite number is null with a
+    ``*_nonfinite`` note, theory/cli_support.py), printed once every row is done.
+
+    >>> import argparse
+    >>> from verify.bench import BENCHES
+    >>> _ = BENCHES.add("doc_example", lambda device: {"name": "doc_example", "seconds": 0.5})
+    >>> bench_command(argparse.Namespace(names=["doc_example"], json=True, device="cpu"))
+    [{"name": "doc_example", "seconds": 0.5}]
+    0
+    >>> _ = BENCHES.pop("doc_example")
+    """
+    import verify.profile  # noqa: F401  (registers the "registry" row)
+    from constructions.device import resolve_device
+    from verify.bench import BENCHES, EXPLICIT_ONLY
+    from verify.claims import load_all
+
+    load_all()  # areas may register rows
+
+    device = resolve_device(getattr(args, "device", None))
+    names = args.names or [n for n in BENCHES if n not in EXPLICIT_ONLY]
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        raise ValueError(f"unknown bench {unknown}; available: {list(BENCHES)}")
+    rows = []
+    for name in names:
+        row = BENCHES[name](device=device)
+        rows.append(row)
+        if not args.json:
+            print(f"[{name}]")
+            for key, value in row.items():
+                if key == "name":
+                    continue
+                text = f"{value:.4g}" if isinstance(value, float) else str(value)
+                print(f"  {key:<26} {text}")
+            sys.stdout.flush()
+    if args.json:
+        from theory.cli_support import dumps
+
+        print(dumps(rows), flush=True)
+    return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify.criteria import Judgement
+from verify.criteria_base import Judgement
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from verify.criteria import IntervalTest, Judgement, Threshold, all_of
+from verify.criteria_base import IntervalTest, Judgement, Threshold, all_of
 from verify.measure import t_interval
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.criteria import SOURCES, Judgement, _check_side, _clears, unit_of
+from verify.criteria_base import SOURCES, Judgement, _check_side, _clears, unit_of
 
 
 def _per_seed(values, seeds) -> tuple[list[float], list]:

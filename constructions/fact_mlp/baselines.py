@@ -262,7 +262,7 @@ def _manual_epochs(
     the broadcast add's sum_to). Returns (epochs run, last loss)."""
     import torch
 
-    from constructions.fact_mlp.gd_batch_manual import _cosine_lrs
+    from constructions.adam import cosine_lrs
 
     Wg, Wu, Wd = params[:3]
     bg, bu, bd = params[3:] if biases else (0, 0, 0)
@@ -272,7 +272,7 @@ def _manual_epochs(
     gls[torch.arange(F, device=K.device), f] = -(torch.ones((), dtype=K.dtype, device=K.device) / total)
     exp_avg = [torch.zeros_like(q) for q in params]
     exp_avg_sq = [torch.zeros_like(q) for q in params]
-    lrs = _cosine_lrs(lr, epochs)
+    lrs = cosine_lrs(lr, epochs)
     epochs_run = 0
     for epoch in range(epochs):
         g = K @ Wg.T + bg

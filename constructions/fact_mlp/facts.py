@@ -373,13 +373,3 @@ def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
 
     return _Gated().to(device=device, dtype=dtype)
 
-
-def __getattr__(name):
-    """``constructions.fact_mlp.facts.build_large``: the bucketed builder lives in
-    constructions/fact_mlp/large.py, which imports this module, so it is re-exported lazily
-    (PEP 562) rather than by a top-level import that would be circular."""
-    if name == "build_large":
-        from constructions.fact_mlp.large import build_large
-
-        return build_large
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from constructions.hopfield.gate import gate_split, gated_token, log_softmax
-from constructions.lm.prefix import grouped_last
+from constructions.lm.prefix import batch_last, grouped_last, last_logits, padded_batches  # noqa: F401
 from constructions.lm.text import DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts, read_pairs  # noqa: F401
 from theory.validate import require_int
 
@@ -138,66 +138,6 @@ def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
 
 # ---------------------------------------------------------------------------------------------
 # probe
-def last_logits(model, ids, device="cpu"):
-    """Next-token logits (float64 numpy, full vocabulary) and final hidden state at the last position."""
-    import torch
-
-    kwargs = {"logits_to_keep": 1} if hasattr(model, "config") else {}  # HF models: last logits only
-    with torch.no_grad():
-        out = model(torch.tensor([ids], device=device), output_hidden_states=True, **kwargs)
-    logits = out.logits[0, -1].double().cpu().numpy()
-    hidden = out.hidden_states[-1][0, -1].double().cpu().numpy()
-    if not np.all(np.isfinite(logits)):
-        raise ValueError("model produced non-finite logits")
-    return logits, hidden
-
-
-def padded_batches(id_lists, chunk=16):
-    """Right-padded batches of token-id lists, shortest first: yields (indices, lengths, ids tensor).
-    Causal attention: padding after a sequence's last token cannot change that token's state."""
-    import torch
-
-    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
-    for start in range(0, len(order), int(chunk)):
-        idx = order[start : start + int(chunk)]
-        lens = [len(id_lists[i]) for i in idx]
-        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
-        for row, i in enumerate(idx):
-            batch[row, : lens[row]] = torch.tensor(id_lists[i])
-        yield idx, lens, batch
-
-
-def batch_last(model, id_lists, device="cpu", chunk=16):
-    """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
-    sequence, float64 numpy.
-
-    Hugging Face models run in batches: sequences are right-padded, so with causal attention the
-    padding (after each sequence's last token) cannot change the positions read; positions start
-    at 0 as for a single sequence. Logits come from the LM head on the gathered final states
-    only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
-    """
-    if not (hasattr(model, "model") and hasattr(model, "lm_head")):
-        pairs = [last_logits(model, ids, device) for ids in id_lists]
-        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
-    import torch
-
-    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
-    for idx, lens, batch in padded_batches(id_lists, chunk):
-        with torch.inference_mode():
-            states = model.model(input_ids=batch.to(device)).last_hidden_state
-            last = states[
-                torch.arange(len(idx), device=states.device), torch.tensor(lens, device=states.device) - 1
-            ]
-            out = model.lm_head(last)
-        for row, i in enumerate(idx):
-            logits[i] = out[row].double().cpu().numpy()
-            hidden[i] = last[row].double().cpu().numpy()
-    logits = np.stack(logits)
-    if not np.all(np.isfinite(logits)):
-        raise ValueError("model produced non-finite logits")
-    return logits, np.stack(hidden)
-
-
 def pearson(x, y) -> float:
     x, y = np.asarray(x, float) - np.mean(x), np.asarray(y, float) - np.mean(y)
     den = math.sqrt(float(x @ x) * float(y @ y))

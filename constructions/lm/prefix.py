@@ -1,5 +1,6 @@
-"""Forward passes that share a common prefix (the language-model probe of docs/hopfield.md, a speed-up only)
-[derived].
+"""Forward passes of a causal language model read at the last position: one sequence
+(:func:`last_logits`), right-padded batches (:func:`batch_last`), and groups that share a common
+prefix (the language-model probe of docs/hopfield.md, a speed-up only) [derived].
 
 The probes read the last position of sequences that come in groups with a common beginning: the
 full prompt and the context-only prompt share their demonstrations (or their repeated
@@ -43,6 +44,66 @@ def _padded(rows):
         ids[k, : len(r)] = torch.tensor(r, dtype=torch.long)
         mask[k, : len(r)] = 1
     return ids, mask
+
+
+def last_logits(model, ids, device="cpu"):
+    """Next-token logits (float64 numpy, full vocabulary) and final hidden state at the last position."""
+    import torch
+
+    kwargs = {"logits_to_keep": 1} if hasattr(model, "config") else {}  # HF models: last logits only
+    with torch.no_grad():
+        out = model(torch.tensor([ids], device=device), output_hidden_states=True, **kwargs)
+    logits = out.logits[0, -1].double().cpu().numpy()
+    hidden = out.hidden_states[-1][0, -1].double().cpu().numpy()
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, hidden
+
+
+def padded_batches(id_lists, chunk=16):
+    """Right-padded batches of token-id lists, shortest first: yields (indices, lengths, ids tensor).
+    Causal attention: padding after a sequence's last token cannot change that token's state."""
+    import torch
+
+    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    for start in range(0, len(order), int(chunk)):
+        idx = order[start : start + int(chunk)]
+        lens = [len(id_lists[i]) for i in idx]
+        batch = torch.zeros(len(idx), max(lens), dtype=torch.long)
+        for row, i in enumerate(idx):
+            batch[row, : lens[row]] = torch.tensor(id_lists[i])
+        yield idx, lens, batch
+
+
+def batch_last(model, id_lists, device="cpu", chunk=16):
+    """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
+    sequence, float64 numpy.
+
+    Hugging Face models run in batches: sequences are right-padded, so with causal attention the
+    padding (after each sequence's last token) cannot change the positions read; positions start
+    at 0 as for a single sequence. Logits come from the LM head on the gathered final states
+    only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
+    """
+    if not (hasattr(model, "model") and hasattr(model, "lm_head")):
+        pairs = [last_logits(model, ids, device) for ids in id_lists]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    import torch
+
+    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
+    for idx, lens, batch in padded_batches(id_lists, chunk):
+        with torch.inference_mode():
+            states = model.model(input_ids=batch.to(device)).last_hidden_state
+            last = states[
+                torch.arange(len(idx), device=states.device), torch.tensor(lens, device=states.device) - 1
+            ]
+            out = model.lm_head(last)
+        for row, i in enumerate(idx):
+            logits[i] = out[row].double().cpu().numpy()
+            hidden[i] = last[row].double().cpu().numpy()
+    logits = np.stack(logits)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError("model produced non-finite logits")
+    return logits, np.stack(hidden)
 
 
 def prefix_last(model, groups, device="cpu", chunk=16):
@@ -104,11 +165,9 @@ def grouped_last(model, sequences_per_group, device="cpu", chunk=16):
     """Like :func:`prefix_last` for groups given as whole sequences (the same number in each):
     each group's longest common prefix runs once. Returns (n x k x V, n x k x d). Models that are
     not Hugging Face causal LMs (the stubs), or a group without a common first token, take one
-    plain pass per sequence (:func:`constructions.hopfield.lm.batch_last`)."""
+    plain pass per sequence (:func:`batch_last`)."""
     cuts = [common_prefix(seqs) for seqs in sequences_per_group]
     if not is_causal_lm(model) or min(cuts, default=0) < 1:
-        from constructions.hopfield.lm import batch_last
-
         k = len(sequences_per_group[0])
         flat = [list(s) for seqs in sequences_per_group for s in seqs]
         if any(len(seqs) != k for seqs in sequences_per_group):

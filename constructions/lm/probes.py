@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from constructions.hopfield.lm import batch_last, padded_batches
-from constructions.lm.prefix import nested_last
+from constructions.lm.prefix import batch_last, nested_last, padded_batches
 
 SUBJECT_PROMPT = "Facts about {s}"
 STORY = "In this story, {q} {a}.\n"

@@ -45,28 +45,19 @@ import numpy as np
 
 from theory.fact_mlp.nnls import gram_weights as _gram_weights
 from theory.fact_mlp.nnls import ldp_min_norm as _ldp_min_norm
-from theory.fact_mlp.screen import screened
+from theory.fact_mlp.screen import (  # noqa: F401  (the tolerances are part of this module's interface)
+    DUPLICATE_TOL,
+    NEAR_TOL,
+    SCREEN_EXACT,
+    SCREEN_MARGIN,
+    VIOLATION_TOL,
+    _raise_on_duplicates,
+    screened,
+)
 
-#: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
-#: largest value norm are the same value (scale invariant; the distance is computed directly
-#: from the difference vector, not by expanding norms).
-DUPLICATE_TOL = 1e-10
-#: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
-#: recomputed from the difference vector (the expansion loses all digits there).
-NEAR_TOL = 1e-6
 #: Rows whose squared distances all exceed SEPARATED_TOL * max ||v||^2 read their directions'
 #: Gram matrix from the expanded value Gram matrix (cancellation costs at most ~1e-13 there).
 SEPARATED_TOL = 1e-2
-#: Float32 screening (large tables without a held Gram matrix): the n_V^2 distances and checks
-#: run in float32 on the table scaled to largest norm 1; pairs with float32 squared distance
-#: below SCREEN_EXACT get it recomputed from the difference vector, and every column whose
-#: float32 check value lies below ||p|| + SCREEN_MARGIN is re-checked exactly in float64.
-#: Float32 rounding moves a check value by at most ~(d + 4) * 6e-8 / sqrt(SCREEN_EXACT) (< 1e-4
-#: for d <= 256; 2e-4 at d = 1024), so every column that could violate is among those re-checked.
-SCREEN_EXACT = 0.05
-SCREEN_MARGIN = 1e-3
-#: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
-VIOLATION_TOL = 1e-12
 #: The range of every rho_i (and of its primal and dual bounds): a value computed outside it by
 #: rounding (1 + 2^-52 for two values, 71 of 200 random two-value tables) is clipped to it, so
 #: the result is always a valid ``rho`` of the bounds (fact_mlp.jl_code_dim takes 0 < rho <= 1).
@@ -126,17 +117,6 @@ def check_values(values, name: str = "values", duplicates: bool = True) -> np.nd
             rows = np.arange(start, min(n, start + chunk))
             _raise_on_duplicates(_pair_dist2(V, sq, rows, scale), rows, scale, name)
     return V
-
-
-def _raise_on_duplicates(dist2, rows, scale, name="values"):
-    hit = np.argwhere(dist2 <= DUPLICATE_TOL**2 * scale)
-    if len(hit):
-        a, b = rows[hit[0][0]], hit[0][1]
-        raise ValueError(
-            f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
-            f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
-            "cannot be decoded (rho = 0)"
-        )
 
 
 def _pair_dist2(

@@ -30,6 +30,38 @@ import numpy as np
 
 from theory.fact_mlp.nnls import ldp_min_norm
 
+#: The tolerances of the exact decodability check (theory.fact_mlp.rho) and of its float32
+#: screening, shared by both paths.
+#: Duplicate detection: two values whose difference has norm at most DUPLICATE_TOL times the
+#: largest value norm are the same value (scale invariant; the distance is computed directly
+#: from the difference vector, not by expanding norms).
+DUPLICATE_TOL = 1e-10
+#: Pairs whose expanded squared distance is below NEAR_TOL * max ||v||^2 get their distance
+#: recomputed from the difference vector (the expansion loses all digits there).
+NEAR_TOL = 1e-6
+#: Float32 screening (large tables without a held Gram matrix): the n_V^2 distances and checks
+#: run in float32 on the table scaled to largest norm 1; pairs with float32 squared distance
+#: below SCREEN_EXACT get it recomputed from the difference vector, and every column whose
+#: float32 check value lies below ||p|| + SCREEN_MARGIN is re-checked exactly in float64.
+#: Float32 rounding moves a check value by at most ~(d + 4) * 6e-8 / sqrt(SCREEN_EXACT) (< 1e-4
+#: for d <= 256; 2e-4 at d = 1024), so every column that could violate is among those re-checked.
+SCREEN_EXACT = 0.05
+SCREEN_MARGIN = 1e-3
+#: A column counts as violating when <u, w_ij> < ||p|| - VIOLATION_TOL.
+VIOLATION_TOL = 1e-12
+
+
+def _raise_on_duplicates(dist2, rows, scale, name="values"):
+    hit = np.argwhere(dist2 <= DUPLICATE_TOL**2 * scale)
+    if len(hit):
+        a, b = rows[hit[0][0]], hit[0][1]
+        raise ValueError(
+            f"{name}[{a}] and {name}[{b}] are duplicate values (distance <= "
+            f"{DUPLICATE_TOL:g} x the largest norm): a value repeated in the table "
+            "cannot be decoded (rho = 0)"
+        )
+
+
 #: Pool size per value: the columns with the smallest scores, min(n_V - 1, max(POOL_FACTOR *
 #: working set, POOL_MIN)); any choice is exact (the final check covers every column), a larger
 #: pool only trades final-check rounds for pool rounds.
@@ -98,8 +130,6 @@ def _pool_pass(Vb, V32, sq32, rows, dist, k: int, bufs: _Buffers):
     the float32 distances into ``dist`` (near pairs recomputed from the differences, duplicates
     raise), and per row its pool (columns, float32 scores), at most the k columns of smallest
     score <v_i, w_ij>, plus its near pairs (squared distance <= NEAR_TOL)."""
-    from theory.fact_mlp import rho as dec
-
     n = len(V32)
     c = len(rows)
     Vr, sqr = V32[rows], sq32[rows, None]
@@ -117,8 +147,8 @@ def _pool_pass(Vb, V32, sq32, rows, dist, k: int, bufs: _Buffers):
         dd += s  # ||v_i - v_j||^2 expanded (table scaled to largest norm 1)
         da, db = _diagonal(rows, b0, b1)
         dd[da, db] = np.inf
-        if dd.min() <= dec.SCREEN_EXACT:  # recompute from the differences
-            close_a, close_b = np.nonzero(dd <= dec.SCREEN_EXACT)
+        if dd.min() <= SCREEN_EXACT:  # recompute from the differences
+            close_a, close_b = np.nonzero(dd <= SCREEN_EXACT)
             for a in np.unique(close_a):
                 b = close_b[close_a == a]
                 diff = Vb[rows[a]] - Vb[b + b0]
@@ -126,8 +156,8 @@ def _pool_pass(Vb, V32, sq32, rows, dist, k: int, bufs: _Buffers):
                 dd[a, b] = exact
                 full = np.full((1, n), np.inf)
                 full[0, b + b0] = exact
-                dec._raise_on_duplicates(full, rows[a : a + 1], 1.0)
-                near[a].append(b[exact <= dec.NEAR_TOL] + b0)
+                _raise_on_duplicates(full, rows[a : a + 1], 1.0)
+                near[a].append(b[exact <= NEAR_TOL] + b0)
         np.sqrt(dd, out=dd)
         s /= dd  # <v_i, w_ij> (scaled): the nearest j are the hardest
         s[da, db] = np.inf
@@ -162,8 +192,6 @@ def _pool_rounds(V, V32, dist_row, i: int, pool, k0: int, gram_path: bool):
     pool's rows and distances are gathered once) and re-checks exactly every pool column within
     SCREEN_MARGIN of ||p||; a violator this misses is found by the final check. Returns
     (working set, ||p||, u)."""
-    from theory.fact_mlp import rho as dec
-
     d = V.shape[1]
     cols, score = pool
     Vp, dp = V32[cols], dist_row[cols]
@@ -184,14 +212,14 @@ def _pool_rounds(V, V32, dist_row, i: int, pool, k0: int, gram_path: bool):
         u = p / norm
         u32 = u.astype(np.float32)
         vals = (np.float32(V32[i] @ u32) - Vp @ u32) / dp  # float32 check values of the pool
-        close = vals < np.float32(norm + dec.SCREEN_MARGIN)
+        close = vals < np.float32(norm + SCREEN_MARGIN)
         close[ws] = False
         cand = np.flatnonzero(close)
         if not len(cand):
             break
         Wc = _unit_rows(V, i, cols[cand])
         ex = Wc @ u
-        hit = ex < norm - dec.VIOLATION_TOL
+        hit = ex < norm - VIOLATION_TOL
         if not hit.any():
             break
         cap = max(1, d - len(ws)) if gram_path else d + 1
@@ -233,8 +261,6 @@ def _final_check(V, Vb, V32, rows, dist, U, P, cols, near, gram_path: bool, bufs
     column whose check value lies below ||p|| + SCREEN_MARGIN (and the near pairs); a violator
     from outside the working set is added and that value re-solved and re-checked. Returns the
     exact float64 minimum check value per row (the primal value); updates U, P and cols."""
-    from theory.fact_mlp import rho as dec
-
     d = V.shape[1]
     c = len(rows)
     low = np.zeros(c)
@@ -242,7 +268,7 @@ def _final_check(V, Vb, V32, rows, dist, U, P, cols, near, gram_path: bool, bufs
     while len(pending):
         Dp = dist if len(pending) == c else dist[pending]
         uv = (U[pending] * Vb[rows[pending]]).sum(axis=1).astype(np.float32)
-        thr = (P[pending] + dec.SCREEN_MARGIN).astype(np.float32)
+        thr = (P[pending] + SCREEN_MARGIN).astype(np.float32)
         split = _check_pass(U[pending].astype(np.float32), uv, thr, V32, Dp, rows[pending], bufs)
         still = []
         for r, a in enumerate(pending):
@@ -254,7 +280,7 @@ def _final_check(V, Vb, V32, rows, dist, U, P, cols, near, gram_path: bool, bufs
                 cand = np.array([int(np.argmin(h))])
             ex = _unit_rows(V, i, cand) @ U[a]
             low[a] = float(ex.min())
-            hit = ex < P[a] - dec.VIOLATION_TOL
+            hit = ex < P[a] - VIOLATION_TOL
             bad, key = cand[hit], ex[hit]
             mask = ~np.isin(bad, cols[a])
             bad, key = bad[mask], key[mask]

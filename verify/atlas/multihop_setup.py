@@ -40,6 +40,16 @@ BOUND = (
 )
 
 
+def geometric_trained_params(n_subjects: int, n_relations: int, dim: int, mlp_width: int) -> int:
+    """Parameter count of the trained geometric model, 2 N d + R d + 2 m d + m
+    (``constructions.geometric.train.init_params``; with R^k chain tokens for k hops).
+
+    >>> geometric_trained_params(30, 2, 5, 8)
+    398
+    """
+    return 2 * n_subjects * dim + n_relations * dim + 2 * mlp_width * dim + mlp_width
+
+
 def khop_dim_bound(sizes: dict) -> float:
     """The families' bound at one point, in dimension: khop_dim_lower_bound(N, R, k, 32)."""
     return mh_theory.khop_dim_lower_bound(int(sizes["N"]), int(sizes["R"]), int(sizes["k"]), 32)
@@ -112,7 +122,6 @@ def construction_points(rec: dict, point, need) -> list[dict]:
 
 def trained_points(rec: dict, point, need) -> list[dict]:
     """Points of a geometric.multihop.trained_depth record: per k, the trained d* of every seed."""
-    from verify.atlas.sources import geometric_trained_params
 
     cid, p = rec["id"], rec["params"]
     # a control's setting (untrained weights, or 1-hop facts at every k) is no family point; a

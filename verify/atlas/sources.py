@@ -56,6 +56,7 @@ from verify.atlas.chapters_toy_setup import points_of_record as toy_points
 from verify.atlas.multihop_setup import CONSTRUCTION_FIELDS as MULTIHOP_CONSTRUCTION
 from verify.atlas.multihop_setup import TRAINED_FIELDS as MULTIHOP_TRAINED
 from verify.atlas.multihop_setup import construction_points as multihop_construction_points
+from verify.atlas.multihop_setup import geometric_trained_params
 from verify.atlas.multihop_setup import khop_point as multihop_point
 from verify.atlas.multihop_setup import trained_points as multihop_trained_points
 from verify.hopfield.storing_dim_setup import points_of_record as hopfield_points
@@ -150,11 +151,6 @@ def geometric_block_params(n_subjects: int, block_dim: int, n_relations: int = 1
     """Parameter count of the block construction, d = R d0 (see module doc)."""
     d = n_relations * block_dim
     return 2 * d * d + 2 * d + 2 * d * block_dim + n_subjects * d + n_relations * d + n_subjects * block_dim
-
-
-def geometric_trained_params(n_subjects: int, n_relations: int, dim: int, mlp_width: int) -> int:
-    """Parameter count of the trained geometric model (see module doc)."""
-    return 2 * n_subjects * dim + n_relations * dim + 2 * mlp_width * dim + mlp_width
 
 
 def _geometric_construction(rec: dict) -> list[dict]:
