@@ -97,12 +97,10 @@ def test_bench_json_is_one_list_of_rows(capsys, monkeypatch):
     """``verify bench --json`` prints the list of its rows once (it printed one document per row),
     with a non-finite value as null and its note (the benches themselves take minutes: two rows
     stand in for them)."""
-    import verify.profile  # noqa: F401  (registers its row in the real registry, before the patch)
     from theory.registry import Registry
     from verify import bench
-    from verify.claims import load_all
 
-    load_all()  # the areas register their rows in the real registry, before the patch
+    bench.load_benches()  # the bench modules register their rows in the real registry, before the patch
     rows = Registry("bench")
     rows.add("fast", lambda device: {"name": "fast", "seconds": 0.25, "device": device})
     rows.add("broken", lambda device: {"name": "broken", "seconds": float("nan"), "ratio": float("inf")})

@@ -1,12 +1,12 @@
-"""The claim profile (verify.profile): a record's seconds split into the check, its controls and
+"""The claim profile (verify.bench.profile): a record's seconds split into the check, its controls and
 the shared work they triggered, with process CPU time; ``run --profile`` prints the table."""
 
 import time
 
 import pytest
 
+from verify.bench.profile import profile_summary, profile_text
 from verify.claims import Claim, Context, Control, Outcome
-from verify.profile import profile_summary, profile_text
 from verify.runner import run_claim
 
 CLOCK = [0.0]  # a fake wall clock: work advances it by exact amounts, whatever the machine's load

@@ -308,7 +308,7 @@ def cmd_run(args, patterns) -> int:
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     print(f"\n{len(records)} claims: {summary} (results {store.path}, report {report})", file=stream)
     if getattr(args, "profile", False):
-        from verify.profile import profile_text
+        from verify.bench.profile import profile_text
 
         print("\n" + profile_text(records), file=stream)
     return 1 if failures else 0
@@ -401,21 +401,19 @@ def bench_command(args) -> int:
     0
     >>> _ = BENCHES.pop("doc_example")
     """
-    import verify.profile  # noqa: F401  (registers the "registry" row)
     from constructions.device import resolve_device
-    from verify.bench import BENCHES, EXPLICIT_ONLY
-    from verify.claims import load_all
+    from verify.bench import EXPLICIT_ONLY, load_benches
 
-    load_all()  # areas may register rows
+    benches = load_benches()  # every bench module registers its rows
 
     device = resolve_device(getattr(args, "device", None))
-    names = args.names or [n for n in BENCHES if n not in EXPLICIT_ONLY]
-    unknown = [n for n in names if n not in BENCHES]
+    names = args.names or [n for n in benches if n not in EXPLICIT_ONLY]
+    unknown = [n for n in names if n not in benches]
     if unknown:
-        raise ValueError(f"unknown bench {unknown}; available: {list(BENCHES)}")
+        raise ValueError(f"unknown bench {unknown}; available: {list(benches)}")
     rows = []
     for name in names:
-        row = BENCHES[name](device=device)
+        row = benches[name](device=device)
         rows.append(row)
         if not args.json:
             print(f"[{name}]")

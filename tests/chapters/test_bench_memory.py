@@ -1,11 +1,11 @@
-"""The chapters_memory bench (verify.chapters.bench) at a tiny size: every row states wall and
+"""The chapters_memory bench (verify.bench.chapters) at a tiny size: every row states wall and
 process CPU time per variant, load averages, and a verdict taken from the CPU-time ratio."""
 
 import math
 
 import numpy as np
 
-from verify.chapters.bench import VARIANTS, VERDICT_VARIANT, bench_chapters_memory
+from verify.bench.chapters import VARIANTS, VERDICT_VARIANT, bench_chapters_memory
 
 
 def _finite_positive(x) -> bool:

@@ -1,6 +1,6 @@
 """Claims of Mixture of Chapters (2603.21096), docs/chapters.md: FLOP and parameter accounting.
 The router arithmetic is in :mod:`verify.chapters.router_arith`, the toy training claims in
-:mod:`verify.chapters.toy`, the bench row in :mod:`verify.chapters.bench`.
+:mod:`verify.chapters.toy`, the bench row in :mod:`verify.bench.chapters`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from verify.fact_mlp.decodability import (  # noqa: F401
 )
 
 #: Registration order of the claim modules: the claims of transformer registered before those of
-#: edit when edit imported transformer (before the shared parts moved to transformer_setup, issue
-#: 18.4); the modules before it are imported in their sorted order, so claim ids keep their order.
-for _name in ("bench", "capacity", "compare", "decoder", "decoder_scaling", "transformer"):
+#: edit when edit imported transformer (before the shared parts moved to transformer_setup); the
+#: modules before it are imported in their sorted order, so claim ids keep their order.
+for _name in ("capacity", "compare", "decoder", "decoder_scaling", "transformer"):
     importlib.import_module(f"{__name__}.{_name}")

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from verify.bench import bench_case
+from verify.bench.core import bench_case
 
 
 def _project_simplex(x):
@@ -236,7 +236,7 @@ def bench_decodability_scale(
     import subprocess
     import sys
 
-    from verify.bench import load_average
+    from verify.bench.core import load_average
 
     targets = {(100_000, 64): 120.0, (10_000, 1024): 60.0}
     out = {

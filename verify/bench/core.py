@@ -1,7 +1,7 @@
-"""``python -m verify bench``: performance of the measurement kernels.
+"""The bench registry and its timing helpers (:mod:`verify.bench`).
 
-Rows are registered with :func:`bench_case`; area modules may add their own rows (imported
-through ``verify.claims.load_all``). The ``measure`` row times :func:`verify.measure.decode`
+Rows are registered with :func:`bench_case`; the other modules of :mod:`verify.bench` add their
+own rows (:func:`verify.bench.load_benches` imports them). The ``measure`` row times :func:`verify.measure.decode`
 against a plain matrix product of the same shape and against the naive full-logits version.
 This is a benchmark, not a test: it prints numbers, it asserts nothing.
 """

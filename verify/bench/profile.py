@@ -15,7 +15,7 @@ import os
 import time
 from typing import Iterable
 
-from verify.bench import bench_case, load_average
+from verify.bench.core import bench_case, load_average
 
 FIELDS = ("seconds", "check_s", "controls_s", "shared_s", "cpu_s")
 

@@ -47,11 +47,11 @@ import sys
 
 import numpy as np
 
-from verify.bench import bench_case, interleaved_times, ratio_summary
+from verify.bench.core import bench_case, interleaved_times, ratio_summary
 
 _PEAK_SCRIPT = """
 import json, sys
-from verify.chapters.bench import _layer_and_inputs, routed_step, routed_sparse_step, dense_step
+from verify.bench.chapters import _layer_and_inputs, routed_step, routed_sparse_step, dense_step
 args = json.loads(sys.argv[1])
 step = {"routed": routed_step, "routed_sparse": routed_sparse_step, "dense": dense_step}[args.pop("variant")]
 layer, bank, hidden = _layer_and_inputs(device="cpu", **args)
