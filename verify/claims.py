@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from constructions.seeding import rng_for, torch_generator  # noqa: F401  (the one place seeds become streams)
 from theory.registry import AREAS, PROVENANCES, Registry  # noqa: F401  (one list for every registry)
 from verify.audit import changed_entries, remember
 from verify.results import jsonable  # noqa: F401  (lives with the results code; re-exported)
@@ -321,13 +322,6 @@ def select(patterns) -> list[Claim]:
     return chosen
 
 
-def rng_for(seed: int, *salt: int) -> np.random.Generator:
-    """The numpy Generator of (seed, *salt), for code that draws per seed of a multi-seed claim
-    (``ctx.seeds(k)``) or has no Context at hand: ``ctx.rng(*salt)`` is ``rng_for(ctx.seed, *salt)``.
-    The one place the project turns a seed into a numpy stream."""
-    return np.random.default_rng([int(seed), *[int(s) for s in salt]])
-
-
 @dataclass
 class Context:
     """Run context handed to every check: seed, device, dtype, scale and the shared cache.
@@ -348,8 +342,9 @@ class Context:
     shared_seconds: float = field(default=0.0, compare=False)
     _shared_depth: int = field(default=0, compare=False, repr=False)
 
-    def rng(self, *salt: int) -> np.random.Generator:
-        """A fresh numpy Generator from (seed, *salt): no global state."""
+    def rng(self, *salt: int | str) -> np.random.Generator:
+        """A fresh numpy Generator from (seed, *salt) (:func:`constructions.seeding.rng_for`;
+        salts named in ``constructions.seeding.SALTS`` or integers): no global state."""
         return rng_for(self.seed, *salt)
 
     def seeds(self, count: int) -> list[int]:
@@ -362,11 +357,7 @@ class Context:
         return {"float64": torch.float64, "float32": torch.float32}[self.dtype]
 
     def torch_generator(self, seed: int | None = None):
-        import torch
-
-        gen = torch.Generator(device="cpu")
-        gen.manual_seed(int(self.seed if seed is None else seed))
-        return gen
+        return torch_generator(int(self.seed if seed is None else seed))
 
     def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """Compute once per run: ``key`` must include every parameter and the seed."""

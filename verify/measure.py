@@ -74,7 +74,7 @@ def bootstrap_interval(
     x = np.asarray(values, dtype=np.float64)
     if x.size < 2 or not np.all(np.isfinite(x)):
         raise ValueError("a bootstrap interval needs at least 2 finite values")
-    rng = rng_for(int(seed), 7919)
+    rng = rng_for(int(seed), "measure.rng")
     boots = np.array([stat(x[rng.integers(0, x.size, x.size)]) for _ in range(int(n_boot))])
     lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)

@@ -39,6 +39,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from constructions.seeding import rng_for
 from verify.fact_check import FactModelReport, check_fact_model
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def rng_from(seed: int) -> np.random.Generator:
     >>> rng_from(0).integers(0, 10, 3).tolist()
     [8, 6, 5]
     """
-    return np.random.default_rng(int(seed))
+    return rng_for(int(seed))
 
 
 def _ints(size: Size, name: str) -> SearchStrategy:
@@ -181,7 +182,7 @@ def value_tables(
 
         n_, d_, seed = draw(nv_s), draw(d_s), draw(seeds)
         for k in range(DECODABILITY_TRIES):
-            values = spherical(n_, d_, np.random.default_rng([seed, k]))
+            values = spherical(n_, d_, rng_for(seed, k))
             if _decodable(values, minimum):
                 return values
         reject()
@@ -221,7 +222,7 @@ def fact_sets(
         n_f = n_v if tied else draw(f_s)
         seed = draw(seeds)
         for k in range(DECODABILITY_TRIES):
-            facts = fact_set(n_f, n_v, d_, np.random.default_rng([seed, k]), tied=tied, geometry=geometry)
+            facts = fact_set(n_f, n_v, d_, rng_for(seed, k), tied=tied, geometry=geometry)
             if _decodable(facts.values, minimum):
                 return facts
         reject()

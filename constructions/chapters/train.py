@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from constructions.chapters.flat_adam import FlatAdam
 from constructions.chapters.layer import auxiliary_losses, normalised_entropy, selection_frequency
 from constructions.chapters.model import MoCModel
+from constructions.seeding import torch_generator
 from theory.chapters.flops import TOY_CONFIG, iso_flop_depth
 from theory.validate import require_int
 
@@ -323,5 +324,5 @@ def build(cfg, seed, device="cpu", dtype=torch.float32):
     >>> build(toy_configs()[0], 0).__class__.__name__
     'MoCModel'
     """
-    gen = torch.Generator().manual_seed(require_int("seed", seed, 0))
+    gen = torch_generator(require_int("seed", seed, 0))
     return MoCModel(cfg, generator=gen, device=device, dtype=dtype)

@@ -14,6 +14,7 @@ import numpy as np
 from constructions import search
 from constructions.adam import adam_update
 from constructions.fact_mlp.facts import FactMLP, FactSet, require_fact_set
+from constructions.seeding import torch_generator
 from constructions.tasks import check_generator, require_size
 from theory.validate import require_int
 
@@ -177,7 +178,7 @@ def train_gated_mlp(
 def _train(facts, hidden, seed, epochs, lr, device, loss_stop, biases, manual_gradient=False):
     import torch
 
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    gen = torch_generator(int(seed))
     d, m = facts.d_model, int(hidden)
     K = torch.as_tensor(facts.keys, dtype=torch.float32, device=device)
     V = torch.as_tensor(facts.values, dtype=torch.float32, device=device)

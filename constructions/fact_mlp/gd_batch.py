@@ -26,6 +26,7 @@ from constructions.adam import adam_update, cosine_lrs
 from constructions.fact_mlp.baselines import trace_row
 from constructions.fact_mlp.facts import FactMLP, FactSet, require_fact_set
 from constructions.search import Bisection
+from constructions.seeding import torch_generator
 from constructions.tasks import require_size
 from theory.validate import require_int
 
@@ -83,7 +84,7 @@ def _init(d, m, seed):
     sqrt(m), in this order from torch.Generator(seed)."""
     import torch
 
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    gen = torch_generator(int(seed))
     Wg = torch.randn((m, d), generator=gen) / math.sqrt(d)
     Wu = torch.randn((m, d), generator=gen) / math.sqrt(d)
     Wd = torch.randn((d, m), generator=gen) / math.sqrt(m)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from constructions.fact_mlp.facts import check_fact_set
+from constructions.seeding import rng_for
 from constructions.tasks import require_size
 from theory.validate import require_int
 
@@ -194,7 +195,7 @@ def build_large(
     s_min = s_max - s_max // 8 if min_bucket is None else require_int("min_bucket", min_bucket)
     if not 1 <= s_min <= s_max:
         raise ValueError(f"min_bucket={s_min} violates 1 <= min_bucket <= bucket = {s_max}")
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed)
     t0 = time.perf_counter()
     rho = compute_rho(V) if decodability is None else decodability
     used = np.unique(f)

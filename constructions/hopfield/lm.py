@@ -22,6 +22,7 @@ import numpy as np
 from constructions.hopfield.gate import gate_split, gated_token, log_softmax
 from constructions.lm.prefix import batch_last, grouped_last, last_logits, padded_batches  # noqa: F401
 from constructions.lm.text import DEFAULT_TEMPLATE, TextEncoder, facts_path, read_facts, read_pairs  # noqa: F401
+from constructions.seeding import torch_generator
 from theory.validate import require_int
 
 ARROW, NEWLINE, PLACEHOLDER = 3, 4, 5
@@ -92,7 +93,7 @@ def tiny_llama(seed: int, dtype="float64"):
     )
     with torch.random.fork_rng(devices=[]):  # transformers' own init draws from the global RNG:
         model = LlamaForCausalLM(config)  # keep it untouched, then overwrite every weight
-    gen = torch.Generator().manual_seed(require_int("seed", seed, 0))
+    gen = torch_generator(require_int("seed", seed, 0))
     with torch.no_grad():  # weights from the explicit generator only: N(0, 0.02), norms at 1
         for name, param in sorted(model.named_parameters()):
             if "norm" in name:
@@ -114,7 +115,7 @@ def additive_stub(vocab_size: int, seed: int, interaction: float = 0.0):
     import torch
 
     vocab_size = require_int("vocab_size", vocab_size, PLACEHOLDER + 1)  # Q[PLACEHOLDER] exists
-    gen = torch.Generator().manual_seed(require_int("seed", seed, 0))
+    gen = torch_generator(require_int("seed", seed, 0))
     Q = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)
     Q[PLACEHOLDER] = 0.0
     H = torch.randn(vocab_size, vocab_size, generator=gen, dtype=torch.float64)

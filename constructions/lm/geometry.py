@@ -37,6 +37,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from constructions.seeding import rng_for
+
 #: the certificate holds when the primal-dual gap of every rho_i is at most this
 CERTIFICATE_TOL = 1e-9
 
@@ -227,5 +229,5 @@ def random_table(n: int, d: int, seed: int) -> np.ndarray:
     """
     if int(n) != n or int(d) != d or n < 1 or d < 1:
         raise ValueError(f"random_table needs integers n >= 1 and d >= 1, got n={n}, d={d}")
-    rng = np.random.default_rng(int(seed))
+    rng = rng_for(int(seed))
     return unit_rows(rng.standard_normal((int(n), int(d))))

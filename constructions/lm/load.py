@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from constructions.seeding import torch_generator
+
 CACHE_ENV, MODEL_ENV = "RECALL_CACHE", "RECALL_LM_MODEL"
 
 
@@ -312,7 +314,7 @@ def random_like(model, seed: int, skip_init: bool = True):
         fresh = type(model)(model.config)
     if skip_init:
         fresh.tie_weights()  # no_init_weights also leaves tied embeddings untied
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch_generator(seed)
     with torch.no_grad():
         for name, param in sorted(fresh.named_parameters()):
             if "norm" in name:

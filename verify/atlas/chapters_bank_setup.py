@@ -26,10 +26,11 @@ import math
 
 from constructions.device import one_thread
 from constructions.search import smallest_size
+from constructions.seeding import torch_generator
 from theory.fact_mlp.bounds import info_bits
 from verify.claims import rng_for
 
-STREAM = 59
+STREAM = "atlas.chapters_bank.stream"
 
 QUICK = {
     "sizes": [32, 64, 128],
@@ -71,9 +72,7 @@ def build(n_chapters: int, p: dict, seed: int, draw: int, n_facts: int):
 
     from constructions.chapters.layer import MemoryLayer
 
-    tgen = torch.Generator().manual_seed(
-        int(rng_for(seed, STREAM, draw, n_facts, n_chapters).integers(2**62))
-    )
+    tgen = torch_generator(int(rng_for(seed, STREAM, draw, n_facts, n_chapters).integers(2**62)))
     layer = MemoryLayer(p["d"], 1, n_chapters, 0, p["top_k"])
     with torch.no_grad():
         for name, w in layer.named_parameters():

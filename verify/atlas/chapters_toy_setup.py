@@ -46,7 +46,7 @@ from theory.fact_mlp.bounds import info_bits
 from verify.atlas.chapters_bank_setup import bank_points
 from verify.claims import rng_for
 
-STREAM = 61
+STREAM = "atlas.chapters_toy.stream"
 CLAIM_ID = "atlas.chapters_toy.smallest_bank"
 
 QUICK = {

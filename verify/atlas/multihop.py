@@ -67,7 +67,7 @@ def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
         for j in range(draws):
             salt = draw_salt(k, j)
             d0, _ = threshold_bisect(n, margin, seed, d0_max, salt=salt)
-            perms = make_bijections(n, r, rng_for(seed, 1, n, r, salt))
+            perms = make_bijections(n, r, rng_for(seed, "atlas.multihop.make_bijections", n, r, salt))
             d0s.append(int(d0))
             at.append(decoded(perms, k, d0, seed, salt))
             below.append(decoded(perms, k, d0 - 1, seed, salt))

@@ -47,6 +47,7 @@ import sys
 
 import numpy as np
 
+from constructions.seeding import torch_generator
 from verify.bench.core import bench_case, interleaved_times, ratio_summary
 
 _PEAK_SCRIPT = """
@@ -84,7 +85,7 @@ def _layer_and_inputs(bank_tokens, d_model, n_heads, top_k, tokens_per_chapter, 
 
     from constructions.chapters.layer import MemoryLayer
 
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
     n_chapters = bank_tokens // tokens_per_chapter
     layer = MemoryLayer(d_model, n_heads, n_chapters, 1, top_k, device=device)
     with torch.no_grad():

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from constructions.seeding import torch_generator
 from theory.registry import Registry
 
 BENCHES: Registry = Registry("bench")  # name -> Callable[..., dict]
@@ -119,7 +120,7 @@ def bench_measure(
     from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode, decode_naive
 
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
     H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
     U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
     t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)
@@ -220,7 +221,7 @@ def bench_measure_chunks(
     from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode
 
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
     H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
     U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
     t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from constructions.seeding import rng_for
 from verify.bench.core import bench_case
 
 
@@ -89,7 +90,7 @@ def bench_decodability(
     subset is 128 values, so the row runs in about a minute; on CUDA every value is timed."""
     from theory.fact_mlp.rho import decodability
 
-    rng = np.random.default_rng(0)
+    rng = rng_for(0)
     V = rng.standard_normal((n_values, dim))
     V /= np.linalg.norm(V, axis=1, keepdims=True)
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ import os
 import time
 from typing import Iterable
 
+from constructions.seeding import torch_generator
 from verify.bench.core import bench_case, load_average
 
 FIELDS = ("seconds", "check_s", "controls_s", "shared_s", "cpu_s")
@@ -96,7 +97,7 @@ def reference_matmul_seconds(size: int = 1024, repeats: int = 5) -> float:
     """
     import torch
 
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
     a = torch.randn(size, size, generator=gen)
     b = torch.randn(size, size, generator=gen)
     torch.mm(a, b)

@@ -73,14 +73,14 @@ def leak_run(p, ctx, seed: int, variant: str) -> dict:
             p["n_symbols"], routing, memory=variant != "none", weighting=variant != "selection_only"
         )
         model = build(cfg, seed, device=ctx.device)
-        eval_seqs = make_copy_batch(p["n_symbols"], p["half"], p["eval_size"], rng_for(int(seed), 99))
+        eval_seqs = make_copy_batch(p["n_symbols"], p["half"], p["eval_size"], rng_for(int(seed), "chapters.leak.make_copy_batch"))
         hist = train_copy(
             model,
             p["n_symbols"],
             p["half"],
             stop,
             p["batch"],
-            rng_for(int(seed), 1),
+            rng_for(int(seed), "chapters.leak.train_copy"),
             eval_seqs,
             eval_every=p["eval_every"],
             device=ctx.device,

@@ -31,7 +31,7 @@ def _toy(params, ctx, **overrides):
 def _tokens(params, ctx, cfg, length=3):
     import torch
 
-    rng = ctx.rng(7)
+    rng = ctx.rng("chapters.memory.rng")
     return torch.from_numpy(rng.integers(4, cfg["vocab"], size=(params["batch"], length)))
 
 
@@ -41,7 +41,7 @@ def _router_grad(params, ctx, weighting, wo_init):
 
     model, cfg = _toy(params, ctx, wo_init=wo_init, weighting=weighting)
     x = _tokens(params, ctx, cfg)
-    y = torch.from_numpy(ctx.rng(8).integers(4, cfg["vocab"], size=params["batch"]))
+    y = torch.from_numpy(ctx.rng("chapters.memory.integers").integers(4, cfg["vocab"], size=params["batch"]))
     logits, _ = model(x, last_only=True)
     F.cross_entropy(logits, y).backward()  # LM loss only: auxiliary losses off
     grads = [b.memory.router.linear.weight.grad for b in model.blocks if b.memory is not None]

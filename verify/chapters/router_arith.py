@@ -94,7 +94,7 @@ def check_lb_uniform(params, ctx):
     from constructions.chapters.layer import load_balance_loss
     from theory.chapters.router import load_balance_uniform
 
-    rng, C, B = ctx.rng(1), params["n_chapters"], params["batch"]
+    rng, C, B = ctx.rng("chapters.router_arith.rng_C_B"), params["n_chapters"], params["batch"]
     rows, worst = [], 0.0
     cases = [(k, params["n_shared"]) for k in params["top_ks"]] + [(1, 0)]
     for k, n_shared in cases:

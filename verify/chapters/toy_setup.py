@@ -61,7 +61,7 @@ def _key(p):
 def _data(p, seed):
     from constructions.chapters.train import N_SPECIAL, make_fact_dataset, make_phase2_dataset
 
-    rng = rng_for(int(seed), 11)
+    rng = rng_for(int(seed), "chapters.toy.rng")
     value_start = N_SPECIAL + p["n_facts"] + p["n_phase2"]
     a = make_fact_dataset(p["n_facts"], p["n_values"], rng, value_start=value_start)
     b = make_phase2_dataset(
@@ -95,7 +95,7 @@ def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01, evaluate=True)
         moc, dense = _configs(p, top_k)
         model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
         a, _ = _data(p, seed)
-        batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), 12))
+        batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), "chapters.toy.phase1.make_mixed_batches"))
         with one_thread():  # the trained weights must not depend on the machine's thread count
             hist = train(
                 model,
@@ -136,7 +136,7 @@ def phase2(p, ctx, seed, kind, bank="slow"):
         start_b = ctx.shared(
             ("chapters.phase1_end_B", _key(p), seed, kind), lambda: evaluate(model, b, ctx.device)
         )
-        batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), 13))
+        batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), "chapters.toy.phase2.make_mixed_batches"))
         lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
         with one_thread():  # as phase 1: the result must not depend on the thread count
             return train(

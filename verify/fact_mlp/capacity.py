@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from constructions.seeding import rng_at
 from theory.papers import paper
 from verify.claims import Control, Outcome, choice, claim
 from verify.criteria import Agreement, Bracket, Threshold, all_of
@@ -21,15 +22,14 @@ def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):
     from theory.fact_mlp.rho import decodability
 
     def draw():
-        rng = ctx.rng(11, n_facts, n_values, d, salt)
+        rng = ctx.rng("fact_mlp.capacity.draw.rng", n_facts, n_values, d, salt)
         facts = fact_set(n_facts, n_values, d, rng)
         return facts, decodability(facts.values), rng.bit_generator.state
 
     def compute():
         # the fact set and its decodability do not depend on m_c or H: one draw per run
         facts, res, state = ctx.shared(("fact_mlp.encoder.facts", n_facts, n_values, d, salt, ctx.seed), draw)
-        rng = np.random.default_rng()
-        rng.bit_generator.state = state  # the stream where the fact set left it
+        rng = rng_at(state)  # the stream where the fact set left it
         mlps = encoder_decoder_family(facts, list(code_dims), rng, n_gates, res)
         return facts, res, mlps
 
@@ -228,7 +228,7 @@ def check_param_count(p, ctx):
     from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.bounds import construction_params, construction_params_unique, gated_mlp_params
 
-    tiny = fact_set(8, 8, p["d"], ctx.rng(12))
+    tiny = fact_set(8, 8, p["d"], ctx.rng("fact_mlp.capacity.fact_set"))
     with_b = train_gated_mlp(tiny, p["hidden"], ctx.seed, epochs=1)
     without = train_gated_mlp(tiny, p["hidden"], ctx.seed, epochs=1, biases=False)
     counted = {
@@ -286,14 +286,14 @@ def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
 
     V, res = ctx.shared(
         ("fact_mlp.lin.values", p["n_values"], p["d"], ctx.seed),
-        lambda: (lambda V: (V, decodability(V)))(spherical(p["n_values"], p["d"], ctx.rng(14))),
+        lambda: (lambda V: (V, decodability(V)))(spherical(p["n_values"], p["d"], ctx.rng("fact_mlp.capacity.spherical"))),
     )
-    rng = ctx.rng(15, F)
+    rng = ctx.rng("fact_mlp.capacity.smallest_storing_code_dim.rng", F)
     facts = FactSet(spherical(F, p["d"], rng), V, rng.integers(0, p["n_values"], F))
     built = {}
 
     def build(m):
-        built[m] = build_encoder_decoder(facts, m, ctx.rng(16, F, draw, m), n_gates=n_gates, decodability=res)
+        built[m] = build_encoder_decoder(facts, m, ctx.rng("fact_mlp.capacity.build_encoder_decoder", F, draw, m), n_gates=n_gates, decodability=res)
         return built[m]
 
     m, trace = smallest_size(build, LIN_CODE_DIMS)

@@ -41,7 +41,7 @@ def ratio_draw(facts, res, seed, draw, baseline):
 
     m_o, _ = smallest_size(ours(61), OURS_GRID)
     if baseline == "ntk":
-        m_b, _ = smallest_size(lambda m: ntk_memory(facts, m, rng_for(seed, 62, draw, m)), NTK_GRID)
+        m_b, _ = smallest_size(lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.ratio_draw.ntk_memory", draw, m)), NTK_GRID)
         grid, per_unit = NTK_GRID, 3 * d
     else:
         m_b, _ = smallest_size(ours(63), OURS_GRID)
@@ -99,7 +99,7 @@ def check_beats_baseline(p, ctx):
     from verify.measure import bootstrap_interval
 
     def compute():
-        facts = fact_set(p["n_facts"], p["n_values"], p["d"], ctx.rng(60, p["n_facts"], p["d"]))
+        facts = fact_set(p["n_facts"], p["n_values"], p["d"], ctx.rng("fact_mlp.compare.fact_set", p["n_facts"], p["d"]))
         return facts, decodability(facts.values)
 
     facts, res = ctx.shared(("fact_mlp.beats.facts", p["n_facts"], p["n_values"], p["d"], ctx.seed), compute)
@@ -157,7 +157,7 @@ def capacity_point(params: dict, seed: int) -> dict:
     from theory.fact_mlp.rho import decodability
 
     F, n_values, d = params["n_facts"], params["n_values"], params["d"]
-    rng = rng_for(seed, 51, F, d)
+    rng = rng_for(seed, "fact_mlp.compare.rng", F, d)
     facts = fact_set(F, n_values, d, rng, geometry=params["geometry"])
     res = decodability(facts.values)
     out = {"rho": res.rho, "info_bits": info_bits(F, n_values)}
@@ -174,13 +174,13 @@ def capacity_point(params: dict, seed: int) -> dict:
         }
     )
     builders = {
-        "ntk": (lambda m: ntk_memory(facts, m, rng_for(seed, 52, m)), GRID_NTK),
+        "ntk": (lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.capacity_point.ntk_memory", m)), GRID_NTK),
         "hebbian_whitened": (
-            lambda m: hebbian_readout(facts, m, rng_for(seed, 53, m), whitened=True),
+            lambda m: hebbian_readout(facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=True),
             GRID_HEBBIAN,
         ),
         "hebbian": (
-            lambda m: hebbian_readout(facts, m, rng_for(seed, 53, m), whitened=False),
+            lambda m: hebbian_readout(facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=False),
             GRID_HEBBIAN,
         ),
     }

@@ -109,9 +109,9 @@ def check_rho_solver(p, ctx):
     0.003 at seed 2); the exact active-set enumeration replaces it."""
     from theory.fact_mlp.rho import decodability
 
-    V = _spherical(p["n_values"], p["d"], ctx.rng(1))
+    V = _spherical(p["n_values"], p["d"], ctx.rng("fact_mlp.decodability.values"))
     res = decodability(V)
-    U = _spherical(p["grid"], p["d"], ctx.rng(2))
+    U = _spherical(p["grid"], p["d"], ctx.rng("fact_mlp.decodability.grid_directions"))
     diffs, below = [], []
     for i in range(len(V)):
         W = V[i] - np.delete(V, i, 0)
@@ -226,7 +226,7 @@ def check_rho_interior(p, ctx):
     from constructions.fact_mlp.facts import FactSet, decode_numpy, interior_value
     from theory.fact_mlp.rho import decodability
 
-    rng = ctx.rng(3)
+    rng = ctx.rng("fact_mlp.decodability.rng")
     V = interior_value(_spherical(p["n_values"], p["d"], rng))
     new = len(V) - 1
     V[new] *= p["outward"]

@@ -49,7 +49,7 @@ def check_jl_decoder(p, ctx):
     from theory.fact_mlp.bounds import jl_code_dim
 
     V, res = shared_rho(ctx, p["n_values"], p["d"], salt=1)
-    accs = draws_ok(V, res.separators, p["code_dim"], p["draws"], ctx.rng(5))
+    accs = draws_ok(V, res.separators, p["code_dim"], p["draws"], ctx.rng("fact_mlp.decoder.draws_ok"))
     failures = sum(a < 1.0 for a in accs)
     rule = KOfN(
         "accuracy over the values",
@@ -112,10 +112,10 @@ def check_jl_too_small(p, ctx):
     rows = []
     for s in ctx.seeds(p["seeds"]):
         V, res = shared_rho(replace(ctx, seed=s), n, d)
-        seps = _spherical(n, d, rng_for(s, 8, n)) if random_codes else res.separators
+        seps = _spherical(n, d, rng_for(s, "fact_mlp.decoder.spherical", n)) if random_codes else res.separators
         m_b2 = jl_code_dim_delta(n, res.rho, 0.5)
         m_max = math.ceil(2 * m_b2)
-        m = half_success_dim(V, seps, p["draws"], rng_for(s, 6), m_max)
+        m = half_success_dim(V, seps, p["draws"], rng_for(s, "fact_mlp.decoder.half_success_dim"), m_max)
         rows.append(
             {
                 "seed": s,

@@ -27,8 +27,8 @@ def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, random_codes=F
     V, res = shared_rho(ctx, n_values, d, beta, salt=salt)
     seps = res.separators
     if random_codes:
-        seps = _spherical(len(V), d, ctx.rng(8, n_values))
-    m = smallest_code_dim(V, seps, draws, need, ctx.rng(7, n_values, int(10 * beta)), MC_GRID)
+        seps = _spherical(len(V), d, ctx.rng("fact_mlp.decoder_scaling.mc_star.spherical", n_values))
+    m = smallest_code_dim(V, seps, draws, need, ctx.rng("fact_mlp.decoder_scaling.mc_star.smallest_code_dim", n_values, int(10 * beta)), MC_GRID)
     return (float("inf") if m is None else m), res.rho
 
 
@@ -125,7 +125,7 @@ def check_mc_rho_scaling(p, ctx):
         sub = replace(ctx, seed=s)
 
         def compute(s=s):
-            rng = rng_for(s, 91)
+            rng = rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.rng")
             V = _spherical(p["n_values"], p["d"], rng)
             u = _spherical(1, p["d"], rng)[0]
             out = []
@@ -142,8 +142,8 @@ def check_mc_rho_scaling(p, ctx):
         for k, (Vb, res) in enumerate(sets):
             seps = res.separators
             if random_codes:
-                seps = _spherical(len(Vb), p["d"], rng_for(s, 92, k))
-            m = smallest_code_dim(Vb, seps, p["draws"], p["need"], rng_for(s, 93, k), MC_GRID)
+                seps = _spherical(len(Vb), p["d"], rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.spherical", k))
+            m = smallest_code_dim(Vb, seps, p["draws"], p["need"], rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.smallest_code_dim", k), MC_GRID)
             rhos.append(res.rho)
             ms.append(float("inf") if m is None else float(m))
             b2.append(jl_code_dim(p["n_values"], res.rho))
@@ -209,7 +209,7 @@ def check_b2_pair_tail(p, ctx):
     for i, c in enumerate(p["cosines"]):
         s = math.sqrt(1.0 - c * c)
         for m in p["code_dims"]:
-            rng = ctx.rng(94, i, m)
+            rng = ctx.rng("fact_mlp.decoder_scaling.check_b2_pair_tail.rng", i, m)
             a = rng.standard_normal((p["draws"], m))
             b = rng.standard_normal((p["draws"], m))
             fails = int(np.sum(c * np.sum(a * a, 1) + s * np.sum(a * b, 1) <= 0))

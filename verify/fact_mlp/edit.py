@@ -86,14 +86,14 @@ def edit_table(ctx, p, ks):
                 def build(facts):
                     return build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"])
             else:  # the swaps' GD MLPs of every k, trained as one batch (equal widths)
-                maps = [edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))[0] for k in ks]
+                maps = [edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))[0] for k in ks]
                 built = build_gd_batch(ctx, [model.task.facts(m) for m in maps], p["gd_hidden"])
 
                 def build(facts, maps=maps, built=built):
                     return next(b for m, b in zip(maps, built) if np.array_equal(m, facts.fact_map))
 
             for k in ks:
-                new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))
+                new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))
                 for method in METHODS:
                     steps = 0
                     if method == "swap":
@@ -140,7 +140,7 @@ def stale_row(ctx, p, k):
     from constructions.fact_mlp.edit import edit_fact_map, edit_metrics, swap_edit
 
     model = base_models(ctx, p)["encoder_decoder"]
-    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(81, k))
+    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))
     old_map = model.mlp_facts.fact_map.copy()
     out = swap_edit(model, old_map, lambda facts: build_encoder(ctx, p, facts, p["n_gates"], p["code_dim"]))
     row = {

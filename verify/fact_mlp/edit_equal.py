@@ -139,7 +139,7 @@ def equal_rows(ctx, p, methods, ks=None):
             meths = [m for m in methods if name == "encoder_decoder" or m != "swap"]
             for k in ks or p["ks"]:
                 for draw in range(p["draws"]):
-                    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng(82, k, draw))
+                    new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit_equal.edit_fact_map", k, draw))
                     for method in meths:
                         t0 = time.process_time()
                         out = apply_method(ctx, p, model, name, method, new_map, edited, stats)

@@ -29,11 +29,11 @@ def large_point(n_facts, n_values, d, bucket, seed, ctx=None):
     from theory.fact_mlp.rho import decodability
 
     def draw():
-        facts = fact_set(n_facts, n_values, d, rng_for(seed, 17))
+        facts = fact_set(n_facts, n_values, d, rng_for(seed, "fact_mlp.large.fact_set"))
         return facts, decodability(facts.values)
 
     if ctx is None:
-        facts, rho = fact_set(n_facts, n_values, d, rng_for(seed, 17)), None
+        facts, rho = fact_set(n_facts, n_values, d, rng_for(seed, "fact_mlp.large.fact_set")), None
     else:
         facts, rho = ctx.shared(("fact_mlp.large.facts", n_facts, n_values, d, seed), draw)
     mlp = build_large(
@@ -56,7 +56,7 @@ def joint_params_per_fact(n_facts, n_values, d, seed):
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import fact_set
 
-    rng = rng_for(seed, 23)
+    rng = rng_for(seed, "fact_mlp.large.rng")
     facts = fact_set(n_facts, n_values, d, rng)
     mlp = build_encoder_decoder(facts, d, rng, orthogonal=True)
     return mlp.params_unique / n_facts, mlp.params_standard / n_facts, mlp.decode()[0]

@@ -53,13 +53,13 @@ def check_foreign(p, ctx):
     from constructions.fact_mlp.transformer import RecallTask, clone_model, recall, recall_task, swap_mlp
 
     t = task(ctx, p)
-    other = recall_task(p["n_facts"], p["d_model"], ctx.rng(78))
+    other = recall_task(p["n_facts"], p["d_model"], ctx.rng("fact_mlp.transformer_fails.recall_task"))
     other = RecallTask(other.embedding, t.fact_map, t.n_facts)
     if choice(p, "mlp_table", ("redrawn", "own")) == "own":  # the control
         other = t
     from constructions.fact_mlp.encoder import build_encoder_decoder
 
-    mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng(79), n_gates=p["n_gates"])
+    mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng("fact_mlp.transformer_fails.build_encoder_decoder"), n_gates=p["n_gates"])
     base, _ = attention_first(ctx, p)
     model = clone_model(base)
     try:

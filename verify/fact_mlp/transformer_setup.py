@@ -58,7 +58,7 @@ def task(ctx, p):
 
     return ctx.shared(
         ("fact_mlp.tf.task", _key(p, "n_facts", "d_model"), ctx.seed),
-        lambda: recall_task(p["n_facts"], p["d_model"], ctx.rng(71)),
+        lambda: recall_task(p["n_facts"], p["d_model"], ctx.rng("fact_mlp.transformer.recall_task")),
     )
 
 
@@ -79,7 +79,7 @@ def build_encoder(ctx, p, facts, n_gates, code_dim):
     return build_encoder_decoder(
         facts,
         int(code_dim),
-        ctx.rng(72, int(n_gates), int(code_dim)),
+        ctx.rng("fact_mlp.transformer.build_encoder_decoder", int(n_gates), int(code_dim)),
         n_gates=int(n_gates) or None,
         decodability=table_rho(ctx, p),
     )
@@ -111,7 +111,7 @@ def contexts(ctx, p, salt, seq_len=None):
     L = int(seq_len or p["seq_len"])
     return ctx.shared(
         ("fact_mlp.tf.contexts", _key(p, "n_facts", "d_model", "contexts"), L, salt, ctx.seed),
-        lambda: evaluation_contexts(task(ctx, p), p["contexts"], L, ctx.rng(73, salt, L)),
+        lambda: evaluation_contexts(task(ctx, p), p["contexts"], L, ctx.rng("fact_mlp.transformer.evaluation_contexts", salt, L)),
     )
 
 
@@ -129,7 +129,7 @@ def attention_first(ctx, p):
 
     def compute():
         model = _new_model(ctx, p)
-        hist = train_attention(model, "key", ctx.rng(74), steps=p["steps"], lr=p["lr"], seq_len=p["seq_len"])
+        hist = train_attention(model, "key", ctx.rng("fact_mlp.transformer.attention_first.train_attention"), steps=p["steps"], lr=p["lr"], seq_len=p["seq_len"])
         return model, hist
 
     return ctx.shared(
@@ -157,7 +157,7 @@ def mlp_first(ctx, p, name, mlp):
         model = _new_model(ctx, p)
         swap_mlp(model, mlp)
         hist = train_attention(
-            model, "value", ctx.rng(75), steps=p["steps"], lr=p["lr"], seq_len=p["seq_len"]
+            model, "value", ctx.rng("fact_mlp.transformer.mlp_first.train_attention"), steps=p["steps"], lr=p["lr"], seq_len=p["seq_len"]
         )
         return model, hist
 
@@ -230,7 +230,7 @@ def zoo(ctx, p):
         rows, mlps = [], {}
         for family, sizes in GRIDS.items():
             for size in sizes:
-                rng = ctx.rng(76, len(rows))
+                rng = ctx.rng("fact_mlp.transformer.rng", len(rows))
                 if family == "encoder_decoder":
                     mlp = build_encoder(ctx, p, facts, *size)
                 elif family == "ntk":
@@ -250,7 +250,7 @@ def zoo(ctx, p):
                     "params_unique": mlp.params_unique,
                     "standalone_acc": acc,
                     "standalone_margin": margin,
-                    "lipschitz": lipschitz(mlp, facts.keys, ctx.rng(77, len(rows))),
+                    "lipschitz": lipschitz(mlp, facts.keys, ctx.rng("fact_mlp.transformer.lipschitz", len(rows))),
                     "size_detail": dict(mlp.size),
                 }
                 row.update(inserted(ctx, p, mlp))

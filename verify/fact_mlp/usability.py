@@ -47,7 +47,7 @@ def check_gd_fits(p, ctx):
     from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
 
     seeds = ctx.seeds(p["seeds"])
-    facts = [fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, 21)) for s in seeds]
+    facts = [fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, "fact_mlp.usability.check_gd_fits.fact_set")) for s in seeds]
     mlps = train_gated_mlp_batch(
         facts, [p["hidden"]] * len(seeds), seeds, epochs=p["epochs"], device=ctx.device
     )
@@ -146,7 +146,7 @@ def check_margin_equiv(p, ctx):
 
     rows = []
     for k in range(p["instances"]):
-        rng = ctx.rng(31, k)
+        rng = ctx.rng("fact_mlp.usability.check_margin_equiv.rng", k)
         if k == 0:  # an interior value: its facts give exact ties
             V = interior_value(spherical(15, p["d"], rng))
             f = rng.integers(0, len(V), p["n_facts"])
@@ -191,11 +191,11 @@ def hebbian_pair(ctx, F, d, m, seed):
     from constructions.fact_mlp.facts import fact_set
 
     def compute():
-        facts = fact_set(F, F, d, rng_for(seed, 41, F))
+        facts = fact_set(F, F, d, rng_for(seed, "fact_mlp.usability.hebbian_pair.fact_set", F))
         return (
             facts,
-            hebbian_readout(facts, m, rng_for(seed, 42, F), False),
-            hebbian_readout(facts, m, rng_for(seed, 42, F), True),
+            hebbian_readout(facts, m, rng_for(seed, "fact_mlp.usability.hebbian_readout", F), False),
+            hebbian_readout(facts, m, rng_for(seed, "fact_mlp.usability.hebbian_readout", F), True),
         )
 
     return ctx.shared(("fact_mlp.hebbian", F, d, m, seed), compute)
@@ -234,7 +234,7 @@ def check_lipschitz_tradeoff(p, ctx):
             if acc == 1.0:
                 cap[name] = max(cap[name], F)
             if F == p["lip_at"]:
-                lips[name] = lipschitz(mlp, facts.keys, ctx.rng(43))
+                lips[name] = lipschitz(mlp, facts.keys, ctx.rng("fact_mlp.usability.lipschitz"))
     judgement = all_of(
         capacity=Threshold("capacity(whitened) - capacity(unwhitened)", 0, ">=", "theory").judge(
             cap["hebbian_whitened"] - cap["hebbian"]
@@ -277,7 +277,7 @@ def check_noise_usability(p, ctx):
 
     def drops(F, seed):
         facts, plain, white = hebbian_pair(ctx, F, p["d"], F, seed)
-        rng = rng_for(seed, 44, F)
+        rng = rng_for(seed, "fact_mlp.usability.drops.rng", F)
         noisy = facts.keys + p["sigma"] / math.sqrt(p["d"]) * rng.standard_normal(facts.keys.shape)
         out = {}
         for mlp in (plain, white):
@@ -289,7 +289,7 @@ def check_noise_usability(p, ctx):
                 "noisy": decode_numpy(mlp.forward(noisy), facts.values, facts.fact_map)[0],
             }
             out[mlp.name]["drop"] = out[mlp.name]["clean"] - out[mlp.name]["noisy"]
-            out[mlp.name]["lipschitz"] = lipschitz(mlp, facts.keys, np.random.default_rng(seed))
+            out[mlp.name]["lipschitz"] = lipschitz(mlp, facts.keys, rng_for(seed))
         return out
 
     per_seed = [drops(p["n_facts"], s) for s in ctx.seeds(p["seeds"])]

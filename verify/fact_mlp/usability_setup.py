@@ -17,7 +17,7 @@ def gd_facts(F, d, n_values, seed):
     """The fact set of the GD capacity searches (shared with capacity.gd_vs_construction)."""
     from constructions.fact_mlp.facts import fact_set
 
-    return fact_set(F, n_values, d, rng_for(seed, 22, F))
+    return fact_set(F, n_values, d, rng_for(seed, "fact_mlp.usability.gd_facts.fact_set", F))
 
 
 def gd_capacities(F, d, n_values, epochs, seeds, device, ctx=None) -> list:

@@ -20,6 +20,7 @@ import numpy as np
 from constructions.geometric.multihop import all_chains, all_multi_hop_queries, build_nocot_model, compose
 from constructions.geometric.train import TrainedModel, init_params, train_accuracy, train_model
 from constructions.search import smallest_size
+from constructions.seeding import torch_generator
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from verify.claims import Control, Outcome, choice, claim, rng_for
@@ -40,8 +41,7 @@ def reaches_one(table, dim, p, seed, init=False) -> bool:
     at embedding dimension ``dim``? ``init``: the same model untrained (the control)."""
     import torch
 
-    gen = torch.Generator(device="cpu")
-    gen.manual_seed(int(seed) * 1000 + int(dim))
+    gen = torch_generator(int(seed) * 1000 + int(dim))
     dtype = {"float32": torch.float32, "float64": torch.float64}[p["train_dtype"]]
     if init:
         model = TrainedModel(
@@ -81,7 +81,7 @@ def construction_block_dim(perms, k, seed, d0_max=64) -> int:
     start, chains, target = all_multi_hop_queries(perms, k)
 
     def answers(d0: int) -> bool:
-        model = build_nocot_model(perms, k, d0, rng=rng_for(seed, 3, d0, k))
+        model = build_nocot_model(perms, k, d0, rng=rng_for(seed, "geometric.depth.build_nocot_model", d0, k))
         return _nocot_accuracy(model, start, chains, target)["accuracy"] == 1.0
 
     found = smallest_size(range(1, d0_max + 1), answers, strategy="scan").size
@@ -169,7 +169,7 @@ def trained_depth(p, ctx):
     one_hop = choice(p, "facts", ("k-hop", "1-hop")) == "1-hop"  # "1-hop": the control single_hop
     rows, ok = [], []
     for seed in ctx.seeds(p["seeds"]):
-        perms = make_bijections(n, r, rng_for(seed, 1, n, r))
+        perms = make_bijections(n, r, rng_for(seed, "geometric.depth.make_bijections", n, r))
         per_k = []
         for i, k in enumerate(p["hops"]):
             hops = 1 if one_hop else k

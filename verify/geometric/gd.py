@@ -95,8 +95,8 @@ def gd_superposition(p, ctx):
         c = {"step": [], "r2": [], "control_r2": [], "accuracy": model.history.get("accuracy", [])}
         for step, e, u in model.snapshots:
             c["step"].append(step)
-            c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], rng_for(seed, 12)))
-            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], rng_for(seed, 12)))
+            c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], rng_for(seed, "geometric.gd.probe_r2")))
+            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], rng_for(seed, "geometric.gd.probe_r2")))
         r2s.append(c["r2"][-1])
         ctrls.append(c["control_r2"][-1])
         curve = curve or c

@@ -9,6 +9,7 @@ import torch
 
 from constructions.device import one_thread
 from constructions.geometric.train import TrainedModel, init_params, train_model
+from constructions.seeding import torch_generator
 from constructions.tasks import make_bijections
 from theory.papers import paper
 from verify.claims import Control, choice, rng_for
@@ -58,7 +59,7 @@ def _dtype(p):
 
 def model_perms(p, ctx, seed):
     """The bijections of seed ``seed``'s training run (drawn from the run's seed only)."""
-    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), 11))
+    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), "geometric.gd.model_perms.make_bijections"))
 
 
 def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
@@ -72,8 +73,7 @@ def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
 
     def compute():
         perms = model_perms(p, ctx, seed)
-        gen = torch.Generator(device="cpu")
-        gen.manual_seed(seed)
+        gen = torch_generator(seed)
         if init:
             params = init_params(
                 p["n_subjects"], p["n_relations"], dim, p["mlp_width"], gen, _dtype(p), ctx.device
@@ -132,4 +132,4 @@ def probe_r2(e_subj, unembed, perms, lam, rng) -> float:
 
 
 def _control_perms(p, ctx, seed):
-    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), 13))
+    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), "geometric.gd.control_perms.make_bijections"))

@@ -15,6 +15,7 @@ import numpy as np
 
 from constructions.geometric.train import train_accuracy, train_model
 from constructions.search import smallest_size
+from constructions.seeding import torch_generator
 from constructions.tasks import make_bijections
 from verify.claims import Outcome, claim, rng_for
 from verify.criteria import Judgement, growth_law_judgement
@@ -27,12 +28,11 @@ def threshold_point(params, seed):
     """Sweep point: does the trained model at (N, R, d, m) reach train accuracy 1 within ``steps``?"""
     import torch
 
-    gen = torch.Generator(device="cpu")
-    gen.manual_seed(int(seed))
+    gen = torch_generator(int(seed))
     perms = make_bijections(
         params["n_subjects"],
         params["n_relations"],
-        rng_for(seed, 17, params["n_subjects"]),
+        rng_for(seed, "geometric.gd_threshold.make_bijections", params["n_subjects"]),
     )
     dtype = {"float32": torch.float32, "float64": torch.float64}[params.get("train_dtype", "float64")]
     model = train_model(

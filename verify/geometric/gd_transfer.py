@@ -31,10 +31,10 @@ def transfer_point(p, ctx, seed) -> dict:
     """One seed of gd.transfer: accuracy on new bijections pi' with e'_s = concat_r U[pi'_r(s)] W."""
     model = trained(p, ctx, seed)
     w, xm, ym, u = _superposition_map(model, p["ridge"])
-    new = make_bijections(p["n_subjects"], p["n_relations"], rng_for(seed, 14))
+    new = make_bijections(p["n_subjects"], p["n_relations"], rng_for(seed, "geometric.gd_transfer.make_bijections"))
     acc = train_accuracy(model, (attribute_features(u, new) - xm) @ w + ym, perms=new)
     e = model.numpy("subject").astype(np.float64)
-    rand = rng_for(seed, 15).standard_normal(e.shape) * e.std(0) + e.mean(0)
+    rand = rng_for(seed, "geometric.gd_transfer.standard_normal").standard_normal(e.shape) * e.std(0) + e.mean(0)
     ctrl = train_accuracy(model, rand, perms=new)
     return {
         "seed": seed,
@@ -92,7 +92,7 @@ def intervention_point(p, ctx, seed) -> dict:
     w, _, _, u = _superposition_map(model, p["ridge"])
     n, r_, d = p["n_subjects"], p["n_relations"], p["dim"]
     e = model.numpy("subject").astype(np.float64)
-    rng = rng_for(seed, 16)
+    rng = rng_for(seed, "geometric.gd_transfer.rng")
     k = p["n_interventions"]
     subj, rel = rng.integers(0, n, k), rng.integers(0, r_, k)
     b = (model.perms[rel, subj] + rng.integers(1, n, k)) % n  # a new answer, never the old one

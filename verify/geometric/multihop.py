@@ -60,9 +60,9 @@ from verify.measure import decode
 )
 def cot_khop(p, ctx):
     n, r, d0, k = p["n_subjects"], p["n_relations"], p["block_dim"], p["n_hops"]
-    perms = make_bijections(n, r, ctx.rng(1))
-    model = build_block_model(perms, d0, rng=ctx.rng(2), device=ctx.device, dtype=ctx.torch_dtype())
-    start, chains, target = multi_hop_queries(perms, k, p["n_queries"], ctx.rng(3))
+    perms = make_bijections(n, r, ctx.rng("geometric.multihop.make_bijections"))
+    model = build_block_model(perms, d0, rng=ctx.rng("geometric.multihop.build_block_model"), device=ctx.device, dtype=ctx.torch_dtype())
+    start, chains, target = multi_hop_queries(perms, k, p["n_queries"], ctx.rng("geometric.multihop.multi_hop_queries"))
     if choice(p, "passes", ("one per hop", "one (last hop)")) == "one (last hop)":  # the control
         res1 = decode(model.final_hidden(start, chains[:, -1]), model.transformer.unembed, target)
         judgement = _answers(res1.accuracy)
@@ -133,11 +133,11 @@ def _answers(accuracy: float):
 )
 def nocot_blocks(p, ctx):
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
-    perms = make_bijections(n, r, ctx.rng(1))
+    perms = make_bijections(n, r, ctx.rng("geometric.multihop.make_bijections"))
     reverse = choice(p, "chain_order", ("as given", "reversed")) == "reversed"  # the control
     rows = []
     for k in p["hops"]:
-        model = build_nocot_model(perms, k, d0, rng=ctx.rng(2))
+        model = build_nocot_model(perms, k, d0, rng=ctx.rng("geometric.multihop.build_nocot_model"))
         start, chains, target = all_multi_hop_queries(perms, k)
         if reverse:
             chains = chains[:, ::-1].copy()
@@ -204,15 +204,15 @@ def nocot_single_fail(p, ctx):
     if n <= 5:
         raise ValueError(f"n_subjects={n}: the criterion accuracy <= 5/N needs N > 5 (5/N below 1)")
     r2_blocks = choice(p, "blocks", ("R", "R^2")) == "R^2"  # the control
-    perms = make_bijections(n, r, ctx.rng(1))
+    perms = make_bijections(n, r, ctx.rng("geometric.multihop.make_bijections"))
     start, chains, target = all_multi_hop_queries(perms, 2)
     rows = []
     for d0 in p["block_dims"]:
         if r2_blocks:
-            m = _nocot_accuracy(build_nocot_model(perms, 2, d0, rng=ctx.rng(2, d0)), start, chains, target)
+            m = _nocot_accuracy(build_nocot_model(perms, 2, d0, rng=ctx.rng("geometric.multihop.build_nocot_model", d0)), start, chains, target)
             rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
             continue
-        model = build_block_model(perms, d0, rng=ctx.rng(2, d0), device=ctx.device, dtype=ctx.torch_dtype())
+        model = build_block_model(perms, d0, rng=ctx.rng("geometric.multihop.build_block_model", d0), device=ctx.device, dtype=ctx.torch_dtype())
         hidden = model.final_hidden(start, chains[:, 0])
         res = decode(hidden, model.transformer.unembed, target)
         first_hop = decode(hidden, model.transformer.unembed, perms[chains[:, 0], start]).accuracy
@@ -350,9 +350,9 @@ def _below_bound_rows(n, r, hops, d0, seeds, bounds) -> list[dict]:
     rows = []
     for k in hops:
         for seed in seeds:
-            perms = make_bijections(n, r, rng_for(seed, 1, n, r))
+            perms = make_bijections(n, r, rng_for(seed, "geometric.multihop.make_bijections", n, r))
             model = build_nocot_model(
-                perms, k, d0, rng=rng_for(seed, 2, n, d0, k), code_kind="rademacher_distinct"
+                perms, k, d0, rng=rng_for(seed, "geometric.multihop.build_nocot_model", n, d0, k), code_kind="rademacher_distinct"
             )
             start, chains, target = all_multi_hop_queries(perms, k)
             m = _nocot_accuracy(model, start, chains, target)

@@ -78,7 +78,7 @@ def _margins_at_threshold(p, ctx, table) -> list[float]:
                 lambda seed=seed, d0=d0: (
                     model_decoding(
                         build_block_model(
-                            make_bijections(n0, 2, ctx.rng(9)),
+                            make_bijections(n0, 2, ctx.rng("geometric.scaling.make_bijections")),
                             codes=attribute_codes(n0, int(d0), "spherical", _rng(seed, 2, n0, int(d0), 0)),
                         )
                     ).min_margin
@@ -137,7 +137,7 @@ def log_scaling(p, ctx):
         lambda: (
             model_decoding(
                 build_block_model(
-                    make_bijections(n0, 2, ctx.rng(9)),
+                    make_bijections(n0, 2, ctx.rng("geometric.scaling.make_bijections")),
                     codes=attribute_codes(n0, d_star, "spherical", _rng(ctx.seed, 2, n0, d_star, 0)),
                 )
             ).min_margin

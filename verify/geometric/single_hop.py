@@ -63,12 +63,12 @@ def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
     full={"n_subjects": 100000, "n_relations": 16, "block_dim": 28, "gate_bias": 10.0},
 )
 def selector_exact(p, ctx):
-    perms = make_bijections(p["n_subjects"], p["n_relations"], ctx.rng(1))
+    perms = make_bijections(p["n_subjects"], p["n_relations"], ctx.rng("geometric.single_hop.make_bijections"))
     beta = p["gate_bias"]
     model = build_block_model(
         perms,
         p["block_dim"],
-        rng=ctx.rng(2),
+        rng=ctx.rng("geometric.single_hop.build_block_model"),
         gate_bias=max(beta, 10.0),
         device=ctx.device,
         dtype=ctx.torch_dtype(),

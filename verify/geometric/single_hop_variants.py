@@ -42,11 +42,11 @@ def rotation_variant(p, ctx):
     """Judged by two :class:`verify.criteria.Threshold` parts; "below 0.5" is strict (side "<": the
     rule ``acc < 0.5`` exactly)."""
     n, r = p["n_subjects"], p["n_relations"]
-    perms = make_bijections(n, r, ctx.rng(1))
+    perms = make_bijections(n, r, ctx.rng("geometric.single_hop_variants.make_bijections"))
     subj, rel, target = single_hop_dataset(perms)
     accs = {}
     for d in p["dims"]:
-        model = build_rotation_model(perms, d, ctx.rng(3, d))
+        model = build_rotation_model(perms, d, ctx.rng("geometric.single_hop_variants.build_rotation_model", d))
         accs[str(d)] = decode(model.selector_output(subj, rel), model.codes, target).accuracy
     lo, hi = str(min(p["dims"])), str(max(p["dims"]))
     judgement = all_of(
@@ -88,9 +88,9 @@ def construct_transfer(p, ctx):
     one subject row changed."""
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
     model = build_block_model(
-        make_bijections(n, r, ctx.rng(1)), d0, rng=ctx.rng(2), device=ctx.device, dtype=ctx.torch_dtype()
+        make_bijections(n, r, ctx.rng("geometric.single_hop_variants.make_bijections")), d0, rng=ctx.rng("geometric.single_hop_variants.build_block_model"), device=ctx.device, dtype=ctx.torch_dtype()
     )
-    new_perms = make_bijections(n, r, ctx.rng(4))
+    new_perms = make_bijections(n, r, ctx.rng("geometric.single_hop_variants.new_perms"))
     new = swap_bijections(model, new_perms)
     old_t, new_t = model.transformer.tensors(), new.transformer.tensors()
     changed = [

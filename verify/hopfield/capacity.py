@@ -239,7 +239,7 @@ def _all_retrieved(n, params, seed, k) -> bool:
     (R4's event); stops at the first chunk of targets with a miss."""
     from constructions.hopfield.networks import clustered_patterns
 
-    gen = rng_for(seed, 17, k, n)
+    gen = rng_for(seed, "hopfield.capacity.all_retrieved.gen", k, n)
     radius = params["K"] * math.sqrt(params["dim"] - 1)
     if params["spread"] is None:
         X = sphere_patterns(n, params["dim"], radius, gen)

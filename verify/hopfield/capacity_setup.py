@@ -48,7 +48,7 @@ def _sweep(params, ctx, kappa, wrong=False):
     def compute():
         rows = []
         for s in ctx.seeds(params["seeds"]):
-            gen = ctx.rng(15, s)
+            gen = ctx.rng("hopfield.capacity.sweep.gen", s)
             frac_u, frac_g = [], []
             for n in params["grid"]:
                 X = sphere_patterns(n, params["dim"], 1.0, gen)

@@ -76,7 +76,7 @@ def fixed_point_unique(params, ctx):
     toy = choice(params, "instance", ("random", "toy")) == "toy"  # the control
     rows = []
     for s in ctx.seeds(params["seeds"]):
-        gen = ctx.rng(21, s)
+        gen = ctx.rng("hopfield.fixed_point.fixed_point_unique.gen", s)
         if toy:  # X = I_2 above the boundary
             X, a, q = _toy()
             dim = 2
@@ -164,7 +164,7 @@ def multistability_above(params, ctx):
     from verify.criteria import Bracket
 
     X, a, q = _toy()
-    starts = ctx.rng(22).uniform(0.0, 1.0, (2, params["starts"]))
+    starts = ctx.rng("hopfield.fixed_point.uniform").uniform(0.0, 1.0, (2, params["starts"]))
     side = choice(params, "side", ("above the pitchfork", "below the pitchfork"))
 
     def spread_at(lam):
@@ -243,7 +243,7 @@ def multistability_above(params, ctx):
     ],
 )
 def decomposition_orders(params, ctx):
-    gen = ctx.rng(23)
+    gen = ctx.rng("hopfield.fixed_point.decomposition_orders.gen")
     lams = np.asarray(params["lams"])
     curves, slopes1, slopes2 = [], [], []
     for _ in range(params["instances"]):
@@ -306,7 +306,7 @@ def decomposition_orders(params, ctx):
     ],
 )
 def first_order_top1(params, ctx):
-    gen = ctx.rng(24)
+    gen = ctx.rng("hopfield.fixed_point.first_order_top1.gen")
     agree = 0
     for _ in range(params["instances"]):
         X, a, q = _instance(gen, params["dim"], params["n_patterns"])

@@ -74,7 +74,7 @@ PAPER = paper("hopfield")
 )
 def gated_error_bound(params, ctx):
     d, n = params["dim"], params["n_patterns"]
-    gen = ctx.rng(11)
+    gen = ctx.rng("hopfield.gating.gated_error_bound.gen")
     radius = math.sqrt(d)
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: a control
     at_pattern = choice(params, "eps_g_at", ("query", "pattern")) == "pattern"  # a control
@@ -162,7 +162,7 @@ def gated_separation_claim(params, ctx):
     the inequality rests on g_i = max g, which the control drops. The error part checks that
     Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N)."""
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: the control
-    gen = ctx.rng(12)
+    gen = ctx.rng("hopfield.gating.gated_separation_claim.gen")
     n, beta = params["n_patterns"], params["beta"]
     v_sep, v_err, gains, tight = 0, 0, [], 0.0
     for _ in range(params["draws"]):
@@ -238,7 +238,7 @@ def gate_exponential(params, ctx):
     n, kappas = params["n_patterns"], np.asarray(params["kappas"], dtype=float)
     slopes, curves = [], []
     for s in ctx.seeds(params["seeds"]):
-        gen = ctx.rng(13, s)
+        gen = ctx.rng("hopfield.gating.gate_exponential.gen", s)
         X = sphere_patterns(n, params["dim"], 1.0, gen)
         i = int(gen.integers(n))
         errs = []
@@ -356,7 +356,7 @@ def context_subspace(params, ctx):
     baseline (uniform weight on the same open memories) removes the rank effect: what is left is
     the query's discrimination inside the context's subspace. The old criterion, evaluated with
     the old random query, is kept in details."""
-    gen = ctx.rng(16)
+    gen = ctx.rng("hopfield.gating.context_subspace.gen")
     n, d = params["n_patterns"], params["dim"]
     old_limit = 2 * params["n_eff"] / min(n, d)
     ratios, old_ratios = [], []

@@ -28,7 +28,7 @@ def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
         tiny_llama,
     )
 
-    gen = rng_for(int(seed), 31)
+    gen = rng_for(int(seed), "hopfield.lm_pipeline.gen")
     subjects = gen.choice(list(SUBJECT_IDS), size=n_pairs, replace=False)
     answers = gen.choice(list(ANSWER_IDS), size=n_pairs, replace=False)
     pairs = list(zip(subjects.tolist(), answers.tolist()))

@@ -101,7 +101,7 @@ def superposition_ridge(params, ctx):
         per_seed = {}
         for sd in ctx.seeds(params["seeds"]):
             per_seed[sd] = attribute_r2(
-                U, states, table, token_of, rng_for(sd, 41), params["k_folds"], shuffle=shuffle
+                U, states, table, token_of, rng_for(sd, "hopfield.lm_probes.attribute_r2"), params["k_folds"], shuffle=shuffle
             )
         mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
         r2 = np.mean(list(per_seed.values()), axis=0).tolist()
@@ -148,7 +148,7 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
         probe_model = model
     rows, known_n, tried_n = [], 0, 0
     for sd in ctx.seeds(params["seeds"]):
-        known, tried = known_facts(model, enc, pairs, rng_for(sd, 43), params["n_prompts"], ctx.device, knows)
+        known, tried = known_facts(model, enc, pairs, rng_for(sd, "hopfield.lm_probes.known_facts"), params["n_prompts"], ctx.device, knows)
         known_n, tried_n = known_n + len(known), tried_n + tried
         rows += ctx.shared(
             ("lm.override", spec, rel, sd, tuple(params["reps"]), params["n_prompts"], random_weights),
@@ -160,7 +160,7 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
                     known,
                     [a for _, a in pairs],
                     params["reps"],
-                    rng_for(sd, 44),
+                    rng_for(sd, "hopfield.lm_probes.override_probe"),
                     params["n_prompts"],
                     ctx.device,
                     # the other-subject control reads the first draw only (no criterion reads

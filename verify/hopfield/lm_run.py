@@ -90,7 +90,7 @@ def run_real_probe(
     cands = {r: sorted({enc.candidate(a) for _, a in kept}) for r, (enc, kept) in encoders.items()}
     other = {r: names[(i + 1) % len(names)] for i, r in enumerate(names)}
     jobs = {  # every relation's prompts at every draw, run in packs of up to PACK prompts
-        (rel, sd): relational_prompts(encoders[rel][1], k_demo, rng_for(sd, 7, k), max_prompts)
+        (rel, sd): relational_prompts(encoders[rel][1], k_demo, rng_for(sd, "hopfield.lm_run.relational_prompts", k), max_prompts)
         for k, rel in enumerate(sorted(relations))
         if rel in encoders
         for sd in range(int(seed), int(seed) + int(n_seeds))

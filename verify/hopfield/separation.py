@@ -225,7 +225,7 @@ def r2_contraction(params, ctx):
     meeting = choice(params, "patterns", PATTERNS) == "meeting R1"
     count, v_ratio, v_factor, worst, factors = 0, 0, 0, 0.0, []
     for s in ctx.seeds(params["seeds"]):
-        gen = ctx.rng(6, s)
+        gen = ctx.rng("hopfield.separation.r2_contraction.gen", s)
         X = sphere_patterns(n, params["dim"], radius, gen)
         need = well_separated_threshold(beta, n, radius)
         tol = sphere_radius(beta, n, radius)
@@ -286,7 +286,7 @@ def r2_contraction(params, ctx):
 )
 def one_step_error(params, ctx):
     d, n = params["dim"], params["n_patterns"]
-    gen = ctx.rng(4)
+    gen = ctx.rng("hopfield.separation.one_step_error.gen")
     radius = math.sqrt(d)
     violations, points, tight, tight_miss = 0, [], 0.0, 0.0
     drop = choice(params, "eps_at", ("query", "pattern")) == "pattern"
@@ -359,7 +359,7 @@ def error_exponential_in_beta(params, ctx):
     low, high = params["slope_range"]
     per_seed = []
     for s in ctx.seeds(params["seeds"]):
-        X = sphere_patterns(params["n_patterns"], params["dim"], 1.0, ctx.rng(5, s))
+        X = sphere_patterns(params["n_patterns"], params["dim"], 1.0, ctx.rng("hopfield.separation.error_exponential_in_beta.sphere_patterns", s))
         # the well-separated pattern: the one with the largest separation Delta_i
         i = max(range(params["n_patterns"]), key=lambda j: separation(X, j))
         delta = separation(X, i)

@@ -67,7 +67,7 @@ def _r1_sweep(params, ctx, beta, meeting_r1: bool):
     """Patterns that meet (or violate) R1, iterated ``updates`` times from x_i: (count, ended outside S_i)."""
     count, outside = 0, 0
     for s in ctx.seeds(params["seeds"]):
-        X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng(3, s))
+        X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng("hopfield.separation.r1_sweep.sphere_patterns", s))
         need = well_separated_threshold(beta, params["n_patterns"], params["radius"])
         tol = sphere_radius(beta, params["n_patterns"], params["radius"])
         chosen = [i for i in range(params["n_patterns"]) if (separation(X, i) >= need) == meeting_r1]
@@ -85,7 +85,7 @@ def _retrieval_grid(params, ctx, seed):
 
     def compute():
         n, m = params["n_patterns"], params["radius"]
-        X = sphere_patterns(n, params["dim"], m, ctx.rng(3, seed))
+        X = sphere_patterns(n, params["dim"], m, ctx.rng("hopfield.separation.retrieval_grid.sphere_patterns", seed))
         lo, hi = params["beta_range"]
         k = params["per_octave"]
         grid = 2.0 ** (np.arange(round(k * math.log2(lo)), round(k * math.log2(hi)) + 1) / k)

@@ -21,7 +21,7 @@ def _pr_draws(params, ctx, kappa, supports=None):
     >>> supports, max(pr_g) <= 4
     ([(4, 4), (4, 4), (4, 4)], True)
     """
-    gen = ctx.rng(14)
+    gen = ctx.rng("hopfield.sparsity.gen")
     n = params["n_patterns"]
     pr_g, pr_u = [], []
     for _ in range(params["draws"]):

@@ -20,7 +20,7 @@ from theory.hopfield.reference import capacity, sphere_radius
 from verify.claims import rng_for
 
 CLAIM_ID = "hopfield.storing_dim.r4_sufficient"
-STREAM = 41
+STREAM = "hopfield.storing_dim.stream"
 CHUNK = 64  # targets per batch; the contexts are drawn in target order either way
 
 

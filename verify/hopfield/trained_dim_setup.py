@@ -16,7 +16,7 @@ from verify.claims import rng_for
 from verify.hopfield.storing_dim_setup import r4_dimension
 
 CLAIM_ID = "hopfield.trained_dim.stores_by_r4"
-STREAM = 43
+STREAM = "hopfield.trained_dim.stream"
 
 
 def draw(n: int, dim: int, radius_scale: float, seed: int, k: int):

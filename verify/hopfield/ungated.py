@@ -81,7 +81,7 @@ def energy_monotone(params, ctx):
     reverse = choice(params, "step", ("cccp", "reversed")) == "reversed"  # the control
     worst_u, worst_g, traces, per_seed, labels = -math.inf, -math.inf, [], [], []
     for s in ctx.seeds(params["seeds"]):
-        gen = ctx.rng(1, s)
+        gen = ctx.rng("hopfield.ungated.gen", s)
         X = gaussian_patterns(params["n_patterns"], params["dim"], gen)
         u = log_gates_from_gates(gen.uniform(params["g_min"], 1.0, params["n_patterns"]))
         xi = gen.standard_normal(params["dim"]) / math.sqrt(params["dim"])
@@ -202,9 +202,9 @@ def capacity_empirical(params, ctx):
     clustered = choice(params, "patterns", ("uniform", "clustered")) == "clustered"
     for s in ctx.seeds(params["seeds"]):
         if clustered:  # the control
-            X = clustered_patterns(n, d, radius, 0.3, ctx.rng(2, s))
+            X = clustered_patterns(n, d, radius, 0.3, ctx.rng("hopfield.ungated.clustered_patterns", s))
         else:
-            X = sphere_patterns(n, d, radius, ctx.rng(2, s))
+            X = sphere_patterns(n, d, radius, ctx.rng("hopfield.ungated.sphere_patterns", s))
         # targets in blocks of at most 2^24 logits (at full scale, N = 80812, the
         # (N, N) logits at once needed 48.7 GiB); one block at quick scale (N = 10)
         step = max(1, (1 << 24) // n)

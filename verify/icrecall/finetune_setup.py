@@ -45,9 +45,9 @@ WORLD_KEYS = ("n_subj", "n_rel", "n_ans_per_rel", "dim", "theta", "logit_scale",
 
 
 def _setup(p, seed, mode="single"):
-    world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, 71))
+    world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, "icrecall.finetune.make_world"))
     memory = TripletMemory(triplet_mlp(world, p["theta"]), p["logit_scale"])
-    test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, 72), relation_mode=mode)
+    test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, "icrecall.finetune.setup.sample_icrecall"), relation_mode=mode)
     return world, memory, test
 
 
@@ -102,7 +102,7 @@ def train_run(
     def compute():
         world = _bench(p, ctx, seed, mode)[0]
         model, test, init = _init_model(p, ctx, seed, mode, param, slots)
-        train = sample_icrecall(world, p["n_pairs"], n_train, rng_for(seed, 73, n_train), relation_mode=mode)
+        train = sample_icrecall(world, p["n_pairs"], n_train, rng_for(seed, "icrecall.finetune.train_run.sample_icrecall", n_train), relation_mode=mode)
         res = finetune(model, train, test, steps=p["steps"], lr=lr, record_every=record_every, init=init)
         init_ok, ok = res.extra["correct_init"], res.extra["correct"]
         unseen = ~np.isin(test.prompts.query, train.query)

@@ -47,7 +47,7 @@ def context_sweep(p, ctx):
             acc, fire, pre = [], [], []
             for seed in ctx.seeds(p["n_seeds"]):
                 world, mlp = worlds[seed], mlps[seed]
-                prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n))
+                prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, "icrecall.handset_context.sample_icrecall", n))
                 alpha, omega = handset_pattern("pairwise", n), 2.0 / p["rho"]
                 X = token_embeddings(world, prompts)
                 acc.append(pattern_accuracy(mlp, prompts, alpha, omega, p["logit_scale"], X=X))

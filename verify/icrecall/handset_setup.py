@@ -50,7 +50,7 @@ def handset_accuracies(p, ctx, rho=None, mode="single", n_pairs=None, patterns=P
                 if not inputs:
                     world = _world(p, seed, rho)
                     prompts = sample_icrecall(
-                        world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode=mode
+                        world, n, p["n_queries"], rng_for(seed, "icrecall.handset.sample_icrecall", n), relation_mode=mode
                     )
                     inputs.update(
                         mlp=triplet_mlp(world, p["theta"]),
@@ -93,7 +93,7 @@ def correct_preactivation(p, ctx, rho: float) -> list[float]:
         out = []
         for seed in ctx.seeds(p["n_seeds"]):
             world = _world(p, seed, rho)
-            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, 19, n), relation_mode="single")
+            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, "icrecall.handset.sample_icrecall", n), relation_mode="single")
             mlp = triplet_mlp(world, p["theta"])
             z = mixed_input(mlp, prompts, handset_pattern("pairwise", n), 2.0 / p["rho"])
             pre = np.einsum("kd,kd->k", z, world.subj[prompts.query]) + np.einsum(

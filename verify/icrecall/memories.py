@@ -88,7 +88,7 @@ def _incoherence(p, ctx):
     bound = incoherence_bound(p["n_vectors"], p["dim"])
     maxima = []
     for seed in ctx.seeds(p["n_seeds"]):
-        E = _unit_directions(rng_for(seed, 11), p["n_vectors"], p["dim"], p["rank"])
+        E = _unit_directions(rng_for(seed, "icrecall.memories.unit_directions"), p["n_vectors"], p["dim"], p["rank"])
         maxima.append(max_off_diagonal_inner(E))
     judgement = EverySeed("max off-diagonal |<e_t, e_t'>|", bound, "<=", "theory").judge(
         maxima, seeds=ctx.seeds(p["n_seeds"])
@@ -99,7 +99,7 @@ def _incoherence(p, ctx):
 
 
 def _linear_accuracy(n_pairs, dim, seed, key_rank=None):
-    rng = rng_for(seed, 13, dim, n_pairs)
+    rng = rng_for(seed, "icrecall.memories.rng", dim, n_pairs)
     E = _unit_directions(rng, n_pairs, dim, key_rank)
     U = _unit_directions(rng, n_pairs, dim)
     targets = np.arange(n_pairs)
@@ -237,9 +237,9 @@ def _direct(p, ctx):
     accs = []
     for seed in ctx.seeds(p["n_seeds"]):
         world = _world(p, seed)
-        s, r, _ = sample_direct(world, p["n_queries"], rng_for(seed, 17))
+        s, r, _ = sample_direct(world, p["n_queries"], rng_for(seed, "icrecall.memories.sample_direct"))
         if shuffled:  # the control: the MLP stores a permuted table
-            stored = _shuffled_table(world, rng_for(seed, 18))
+            stored = _shuffled_table(world, rng_for(seed, "icrecall.memories.shuffled_table"))
             accs.append(_accuracy_against(world, triplet_mlp(stored, p["theta"]), s, r))
         else:
             accs.append(direct_recall_accuracy(triplet_mlp(world, p["theta"]), s, r))

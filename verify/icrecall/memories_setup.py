@@ -22,5 +22,5 @@ def _world(p, seed, rho=None):
         p["n_ans_per_rel"],
         p["dim"],
         p["rho"] if rho is None else rho,
-        rng_for(seed, 61),
+        rng_for(seed, "icrecall.memories.make_world"),
     )

@@ -60,7 +60,7 @@ def pretrained_run(p, ctx, seed):
     import torch
 
     def pretrain():
-        world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, 81))
+        world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, "icrecall.pretrained.make_world"))
         return world, *pretrain_memory(
             world,
             p["width"],
@@ -70,7 +70,7 @@ def pretrained_run(p, ctx, seed):
             p["max_steps"],
             0.99,
             ctx.torch_generator(seed),
-            rng_for(seed, 82),
+            rng_for(seed, "icrecall.pretrained.pretrain_memory"),
             dtype=torch.float64,
         )
 
@@ -79,8 +79,8 @@ def pretrained_run(p, ctx, seed):
         world, mem, steps, direct = ctx.shared(
             ("icrecall.pretrain", tuple(p[k] for k in PRETRAIN_KEYS), seed), pretrain
         )
-        test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, 83))
-        train = sample_icrecall(world, p["n_pairs"], p["n_train"], rng_for(seed, 84))
+        test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, "icrecall.pretrained.test"))
+        train = sample_icrecall(world, p["n_pairs"], p["n_train"], rng_for(seed, "icrecall.pretrained.train"))
         model = ICAttention(world, mem, "struct", omega=1.0, train_omega=True)
         res = finetune(model, train, test, steps=p["steps"], lr=p["lr"], record_every=40)
         return {

@@ -18,8 +18,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
+from constructions.seeding import rng_for
 from verify.oc.generic import over_seeds
 from verify.oc.simulators import SIMULATORS, NotCovered, Setup
 
@@ -43,7 +42,7 @@ def rates(setup: Setup, reps: int = DEFAULT_REPS, seed: int = 0) -> dict:
         raise ValueError(f"reps must be a positive integer, not {reps}")
     out = {}
     for k, (name, draw) in enumerate(setup.laws.items()):
-        rng = np.random.default_rng([seed, k])
+        rng = rng_for(seed, k)
         counts = {"pass": 0, "inconclusive": 0, "fail": 0}
         for _ in range(reps):
             counts[draw(rng).verdict] += 1

@@ -15,6 +15,7 @@ from constructions.retrieval.task import (
     value_memory,
 )
 from constructions.search import smallest_size_geometric
+from constructions.seeding import rng_for
 from theory.papers import paper
 
 SOURCE = paper("retrieval")
@@ -33,9 +34,9 @@ def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> 
     accs = []
     for k in range(n_draws):
         key = [int(seed), k, int(V), int(d), int(L), EMB_CODE[embedding]]
-        task = make_retrieval_task(V, d, np.random.default_rng(key), embedding)
+        task = make_retrieval_task(V, d, rng_for(*key), embedding)
         label_counts, counts = sample_cooccurrence_counts(
-            task, L, int(N), np.random.default_rng(key + [int(N)])
+            task, L, int(N), rng_for(*key, int(N))
         )
         accs.append(oracle_accuracy(task, value_memory(task, label_counts, counts, L)))
     return accs

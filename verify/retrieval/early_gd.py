@@ -49,7 +49,7 @@ SOURCE = paper("retrieval")
 )
 def gd_closed_form(p, ctx):
     V, d, L, N = p["vocab_size"], p["d_model"], p["seq_len"], p["n_samples"]
-    rng = ctx.rng(1)
+    rng = ctx.rng("retrieval.early_gd.gd_closed_form.rng")
     task = make_retrieval_task(V, d, rng)
     data = sample_sequences(task, L, N, rng)
     ours = three_steps_closed_form(data, float(V), float(V))
@@ -94,7 +94,7 @@ def gd_closed_form(p, ctx):
 )
 def uniform_attention(p, ctx):
     V, d, L, N = p["vocab_size"], p["d_model"], p["seq_len"], p["n_samples"]
-    rng = ctx.rng(2)
+    rng = ctx.rng("retrieval.early_gd.uniform_attention.rng")
     task = make_retrieval_task(V, d, rng)
     data = sample_sequences(task, L, N, rng)
     _, attn, _ = attend(data.hidden(), np.zeros((d, d)), task.eos)

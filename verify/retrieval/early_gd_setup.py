@@ -15,7 +15,7 @@ def trained(ctx, V, d, L, N, lr_value, lr_attn, mlp_width=None, seed=None):
     seed = ctx.seed if seed is None else seed
 
     def compute():
-        rng = rng_for(int(seed), 9, V, d, L, N, mlp_width or 0)
+        rng = rng_for(int(seed), "retrieval.early_gd.trained.rng", V, d, L, N, mlp_width or 0)
         task = make_retrieval_task(V, d, rng, mlp_width=mlp_width)
         data = sample_sequences(task, L, N, rng)
         test = sample_sequences(task, L, N_TEST, rng)

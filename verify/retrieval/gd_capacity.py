@@ -38,7 +38,7 @@ def _pool(ctx, V, d, L, seed):
     the accuracy is a learning curve in N rather than a fresh draw at every N."""
 
     def compute():
-        rng = rng_for(int(seed), 13, V, d, L)
+        rng = rng_for(int(seed), "retrieval.gd_capacity.rng", V, d, L)
         task = make_retrieval_task(V, d, rng)
         return task, sample_sequences(task, L, N_RANGE_GD[1], rng), sample_sequences(task, L, N_TEST, rng)
 

@@ -145,7 +145,7 @@ def lower_judgement(rows: list, prob: float) -> Judgement:
 def lower_intrinsic(p, ctx):
     V, prob = p["vocab_size"], p["p"]
     rows = [
-        bracket_point(V, d, L, p["n_side"], prob, p["n_draws"], lambda k, c=c: ctx.rng(7, c, k))
+        bracket_point(V, d, L, p["n_side"], prob, p["n_draws"], lambda k, c=c: ctx.rng("retrieval.lower.bracket_point", c, k))
         for c, (d, L) in enumerate(p["configs"])
     ]
     fails = [r["exact_rate"] < prob for r in rows]

@@ -198,7 +198,7 @@ def scaling_fit(p, ctx):
     grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
     n_c = grid_nc(ctx, grid)
     if choice(p, "n_c_order", ("measured", "shuffled")) == "shuffled":  # the control
-        n_c = [n_c[i] for i in ctx.rng(77).permutation(len(n_c))]
+        n_c = [n_c[i] for i in ctx.rng("retrieval.scaling.permutation").permutation(len(n_c))]
     fit = fit_scaling_law(grid, n_c)
     judgement, judged, pred_coef, no_margin = f1_exponents_judgement(grid, n_c, p["r2"])
     predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
