@@ -26,7 +26,11 @@ def guide_example() -> str:
 
 @pytest.fixture
 def example_claim(tmp_path, monkeypatch):
+    from constructions.seeding import SALTS
+
     load_all()
+    assert "geometric.example.vectors" not in SALTS and 4242 not in SALTS.values()
+    monkeypatch.setitem(SALTS, "geometric.example.vectors", 4242)  # the guide's new salt
     package = tmp_path / "contrib_example"
     package.mkdir()
     (package / "__init__.py").write_text("")
