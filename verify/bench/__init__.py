@@ -9,6 +9,7 @@ profile. :func:`load_benches` imports them all, so every row is registered.
 
 from __future__ import annotations
 
+from theory.registry import Registry
 from verify.bench.core import (
     BENCHES,
     EXPLICIT_ONLY,
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-def load_benches() -> dict:
+def load_benches() -> Registry:
     """Import every bench module, so each registers its rows; returns :data:`BENCHES`.
 
     >>> {"measure", "registry"} <= set(load_benches())
