@@ -124,18 +124,24 @@ def status_now(claim_id: str, verdict: str, scale: str) -> str:
     >>> status_now("no.such.claim", "pass", "full")
     'pass'
     """
+    return _judged_now(claim_id, verdict, scale)[0]
+
+
+def _judged_now(claim_id: str, verdict: str, scale: str) -> tuple[str, str | None]:
+    """(status now, the operating gate's reason where it turns a criterion pass inconclusive)."""
     from verify.ledger import entry_for
 
     if verdict not in ("pass", "fail", "inconclusive"):
-        return verdict  # error, skipped, vacuous: kept as stored
+        return verdict, None  # error, skipped, vacuous: kept as stored
     from verify.runner import operating_gate
 
     entry = entry_for(claim_id, scale)
     if entry is None:  # a pass its operating characteristic does not allow is inconclusive
-        return "inconclusive" if verdict == "pass" and operating_gate(claim_id, scale) else verdict
+        gate = operating_gate(claim_id, scale) if verdict == "pass" else None
+        return ("inconclusive", gate) if gate else (verdict, None)
     if entry.flips_with_seed:
-        return "not reproduced"
-    return "ledger now passes" if verdict == "pass" else "not reproduced"
+        return "not reproduced", None
+    return ("ledger now passes" if verdict == "pass" else "not reproduced"), None
 
 
 def rejudge_record(record: Mapping, claims: Mapping, scale: str) -> dict:
@@ -163,34 +169,15 @@ def rejudge_record(record: Mapping, claims: Mapping, scale: str) -> dict:
     hook = getattr(claim, "judge", None) or getattr(claim.check, "judge", None)
     if hook is not None and record["status"] not in ("error", "skipped"):
         verdict, resolution = _verdict_of(hook(record.get("params", {}), record))
-        return _gated({
-            **row,
-            "basis": "rejudged",
-            "verdict": verdict,
-            "status": status_now(cid, verdict, scale),
-            "resolution": dict(resolution) if resolution else None,
-        }, scale)
-    reasons = replaced_because(claim, record, scale)
-    if reasons:
-        return {**row, "basis": REPLACED, "status": REPLACED, "reasons": reasons}
-    verdict = criterion_verdict(record)
-    return _gated({
-        **row,
-        "basis": "current criterion",
-        "verdict": verdict,
-        "status": status_now(cid, verdict, scale),
-    }, scale)
-
-
-def _gated(row: dict, scale: str) -> dict:
-    """``row`` with ``gate``, the operating gate's reason, where its criterion passes but the gate
-    reports it inconclusive (verify.runner.operating_gate)."""
-    from verify.ledger import entry_for
-    from verify.runner import operating_gate
-
-    if row["verdict"] == "pass" and row["status"] == "inconclusive" and entry_for(row["id"], scale) is None:
-        return {**row, "gate": operating_gate(row["id"], scale)}
-    return row
+        row = {**row, "basis": "rejudged", "resolution": dict(resolution) if resolution else None}
+    else:
+        reasons = replaced_because(claim, record, scale)
+        if reasons:
+            return {**row, "basis": REPLACED, "status": REPLACED, "reasons": reasons}
+        verdict = criterion_verdict(record)
+        row = {**row, "basis": "current criterion"}
+    status, gate = _judged_now(cid, verdict, scale)
+    return {**row, "verdict": verdict, "status": status, **({"gate": gate} if gate else {})}
 
 
 def rejudge(records: Sequence[Mapping], scale: str) -> list[dict]:

@@ -111,6 +111,20 @@ def peak_extra_bytes(kernel: str, n_queries: int, n_candidates: int, dim: int) -
     return int(out.stdout.strip().splitlines()[-1])
 
 
+def _kernel_inputs(n_queries: int, n_candidates: int, dim: int, device: str):
+    """The decode benches' inputs, drawn from seed 0: queries H, candidates U, targets t, a logit
+    buffer and the device's synchronisation (a no-op on CPU)."""
+    import torch
+
+    gen = torch_generator(0)
+    H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
+    U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
+    t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)
+    out = torch.empty(n_queries, n_candidates, dtype=torch.float32, device=device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    return H, U, t, out, sync
+
+
 @bench_case("measure")
 def bench_measure(
     device: str = "cpu", n_queries: int = 16384, n_candidates: int = 16384, dim: int = 128
@@ -120,12 +134,7 @@ def bench_measure(
     from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode, decode_naive
 
-    gen = torch_generator(0)
-    H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
-    U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
-    t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)
-    out = torch.empty(n_queries, n_candidates, dtype=torch.float32, device=device)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    H, U, t, out, sync = _kernel_inputs(n_queries, n_candidates, dim, device)
 
     def matmul():
         torch.mm(H, U.t(), out=out)
@@ -221,12 +230,7 @@ def bench_measure_chunks(
     from constructions.decode import chunk_gemms as run_chunk_gemms
     from verify.measure import chunk_rows, decode
 
-    gen = torch_generator(0)
-    H = torch.randn(n_queries, dim, generator=gen, dtype=torch.float32).to(device)
-    U = torch.randn(n_candidates, dim, generator=gen, dtype=torch.float32).to(device)
-    t = torch.randint(0, n_candidates, (n_queries,), generator=gen).to(device)
-    out = torch.empty(n_queries, n_candidates, dtype=torch.float32, device=device)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    H, U, t, out, sync = _kernel_inputs(n_queries, n_candidates, dim, device)
     Ut = U.t()
     fns = {"matmul": lambda: (torch.mm(H, Ut, out=out), sync())}
     for mib in sizes_mib:
