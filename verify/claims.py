@@ -27,7 +27,9 @@ interval clearing a threshold); ``verify run --seed S`` changes the base seed of
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
+import inspect
 import json
 import time
 from dataclasses import dataclass, field
@@ -96,6 +98,34 @@ class Outcome:
             },
             **extra,
         )
+
+
+def as_outcome(found) -> Outcome:
+    """The outcome of what a check returned: an :class:`Outcome` as it is (a check that must say
+    skipped, dtype or inconclusive by hand), a :class:`verify.criteria.Judgement`, or a pair
+    ``(judgement, details)`` assembled by :meth:`Outcome.judged`. Anything else is a TypeError.
+
+    >>> from verify.criteria import Threshold
+    >>> j = Threshold("accuracy", 0.9, ">=", "convention").judge([0.95, 0.97], seeds=3)
+    >>> out = as_outcome((j, {"accuracy": [0.95, 0.97]}))
+    >>> out.passed, out.details["accuracy"]
+    (True, [0.95, 0.97])
+    >>> as_outcome(0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: a check returns an Outcome, a Judgement or (Judgement, details), not float
+    """
+    from verify.criteria_base import Judgement
+
+    if isinstance(found, Outcome):
+        return found
+    if isinstance(found, Judgement):
+        return Outcome.judged(found)
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], Judgement):
+        return Outcome.judged(found[0], found[1])
+    raise TypeError(
+        f"a check returns an Outcome, a Judgement or (Judgement, details), not {type(found).__name__}"
+    )
 
 
 KINDS = ("empirical", "identity", "must_fail")
@@ -267,6 +297,10 @@ def claim(
     kind = kind or ("must_fail" if demonstrates_failure else "empirical")
 
     def wrap(fn):
+        @functools.wraps(fn)
+        def check(params, ctx) -> Outcome:  # the runner's outcome of what the check returned
+            return as_outcome(fn(params, ctx))
+
         register(
             Claim(
                 id=id,
@@ -275,7 +309,7 @@ def claim(
                 statement=statement,
                 quick=dict(quick),
                 full=dict(full if full is not None else quick),
-                check=fn,
+                check=check,
                 demonstrates_failure=kind == "must_fail",
                 needs=tuple(needs),
                 kind=kind,
@@ -379,6 +413,53 @@ class Context:
         """Shared results whose content changed since they were computed or last asked about
         (an auditing context only: :mod:`verify.audit`)."""
         return changed_entries(self.cache)
+
+
+def _frozen(value, name: str):
+    """A hashable, canonical form of a shared measurement's argument (plain values only)."""
+    if isinstance(value, (str, bool, int, float, type(None))):
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v, name) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _frozen(v, name)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, str(value.dtype), value.tobytes())
+    raise TypeError(
+        f"a shared measurement takes plain values (numbers, strings, lists, arrays); argument "
+        f"{name!r} is a {type(value).__name__}"
+    )
+
+
+def shared(fn: Callable) -> Callable:
+    """Memoise a measurement ``fn(ctx, ...)`` for the run: computed once per qualified name, bound
+    arguments (defaults applied), seed, device and dtype (:meth:`Context.shared`). The key is made
+    from the code, so it cannot miss a parameter; the arguments must be plain values.
+
+    >>> calls = []
+    >>> @shared
+    ... def square(ctx, x, power=2):
+    ...     calls.append(x)
+    ...     return x ** power
+    >>> ctx = Context()
+    >>> square(ctx, 3), square(ctx, x=3), square(ctx, 3, power=2), square(Context(seed=1), 3)
+    (9, 9, 9, 9)
+    >>> calls
+    [3, 3]
+    """
+    signature = inspect.signature(fn)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def cached(ctx, *args, **kwargs):
+        bound = signature.bind(ctx, *args, **kwargs)
+        bound.apply_defaults()
+        key = tuple((k, _frozen(v, k)) for k, v in list(bound.arguments.items())[1:])
+        return ctx.shared((name, key, ctx.seed), lambda: fn(ctx, *args, **kwargs))
+
+    return cached
 
 
 def check_json(value) -> None:

@@ -77,3 +77,50 @@ def replaced_rules(claim_id: str) -> list[dict]:
     []
     """
     return list((_table().get(claim_id) or {}).get("replaced", []))
+
+
+def attached(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) -> dict:
+    """The history a claim's record carries, read from the store (the runner adds it to the
+    details of a claim's own run, never a control's): ``previous_criterion`` from the stored sweep
+    of a replaced criterion (:func:`stored_previous`, with the entry's ``added_since``), and the
+    replaced rules' verdicts and numbers stored once by details key (``records``: per scale, base
+    seed, or ``"every"`` seed for a deterministic claim, and parameters, with the revision that
+    measured them). A run nothing is stored for gets, under each stored key, the rule and a note
+    that says so. An empty dict for a claim with no stored history.
+
+    >>> attached("hopfield.capacity.r4_tightness", "quick", 0, {})["previous_criterion"]["stored"] is None
+    True
+    >>> attached("no.such.claim", "quick", 0, {})
+    {}
+    """
+    from verify.results import jsonable
+
+    entry = _table().get(claim_id) or {}
+    found: dict = {}
+    if entry.get("runs"):
+        found["previous_criterion"] = stored_previous(
+            claim_id, scale, seed, params, tuple(entry.get("added_since", ()))
+        )
+    records = entry.get("records") or []
+    if records:
+        wanted = jsonable(dict(params))
+        hit = next(
+            (
+                r
+                for r in records
+                if r["scale"] == scale and r["seed"] in ("every", int(seed)) and r["params"] == wanted
+            ),
+            None,
+        )
+        if hit is not None:
+            found.update(hit["details"])
+        else:
+            for key, value in records[0]["details"].items():
+                rule = value.get("rule") if isinstance(value, Mapping) else None
+                found[key] = {
+                    "rule": rule,
+                    "stored": None,
+                    "note": "the replaced rule's verdict was measured once, at the stored scales, "
+                    f"base seeds and parameters of {STORE.name}; none matches this run",
+                }
+    return found

@@ -7,7 +7,8 @@ import traceback
 
 from tqdm import tqdm
 
-from verify.claims import Claim, Context, Outcome
+from verify.claims import Claim, Context, Outcome, as_outcome
+from verify.previous import attached
 from verify.ledger import entry_for
 from verify.results import ResultStore, git_revision, jsonable, versions
 
@@ -103,9 +104,7 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
     try:
         cparams = control.apply(params)
         row["params"] = jsonable({k: v for k, v in cparams.items() if params.get(k, object()) != v})
-        out = claim.check(cparams, ctx)
-        if not isinstance(out, Outcome):
-            raise TypeError(f"check of {claim.id} returned {type(out).__name__}, not Outcome")
+        out = as_outcome(claim.check(cparams, ctx))
         row.update(
             predicted=jsonable(out.predicted),
             measured=jsonable(out.measured),
@@ -137,13 +136,12 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     start, cpu0, shared0 = time.perf_counter(), time.process_time(), ctx.shared_seconds
     outcome, error = None, None
     try:
-        outcome = claim.check(params, ctx)
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"check of {claim.id} returned {type(outcome).__name__}, not Outcome")
+        outcome = as_outcome(claim.check(params, ctx))
+        history = {} if outcome.skipped else attached(claim.id, ctx.scale, ctx.seed, params)
         predicted, measured, details = (
             jsonable(outcome.predicted),
             jsonable(outcome.measured),
-            jsonable(outcome.details),
+            jsonable({**outcome.details, **history}),  # replaced rules' verdicts, from the store
         )
     except Exception as exc:  # noqa: BLE001 - recorded, reported, exit status 1
         error = f"{type(exc).__name__}: {exc}"
