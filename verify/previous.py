@@ -85,7 +85,7 @@ def attached(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) ->
     of a replaced criterion (:func:`stored_previous`, with the entry's ``added_since``), and the
     replaced rules' verdicts and numbers stored once by details key (``records``: per scale, base
     seed, or ``"every"`` seed for a deterministic claim, and parameters, with the revision that
-    measured them). A run nothing is stored for gets, under each stored key, the rule and a note
+    measured them; a key ``"a/b/c"`` is ``details["a"]["b"]["c"]``, placed by :func:`merged`). A run nothing is stored for gets, under each stored key, the rule and a note
     that says so. An empty dict for a claim with no stored history.
 
     >>> attached("hopfield.capacity.r4_tightness", "quick", 0, {})["previous_criterion"]["stored"] is None
@@ -115,7 +115,8 @@ def attached(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) ->
         if hit is not None:
             found.update(hit["details"])
         else:
-            for key, value in records[0]["details"].items():
+            stored = {k: v for r in reversed(records) for k, v in r["details"].items()}
+            for key, value in stored.items():
                 rule = value.get("rule") if isinstance(value, Mapping) else None
                 found[key] = {
                     "rule": rule,
@@ -124,3 +125,36 @@ def attached(claim_id: str, scale: str, seed: int, params: Mapping[str, Any]) ->
                     f"base seeds and parameters of {STORE.name}; none matches this run",
                 }
     return found
+
+
+def merged(details: Mapping[str, Any], history: Mapping[str, Any]) -> dict:
+    """``details`` with the stored ``history`` placed in it: a key ``"a/b"`` goes to
+    ``details["a"]["b"]``, a numeric part indexes a list (``"rows/0/passed"``); the inner dicts and
+    lists are copied, never changed in place. A key whose place the details lack (a model that
+    was not loaded in this run) is left out.
+
+    >>> merged({"x": 1, "per_model": {"m": {"acc": 0.9}}}, {"per_model/m/previous_criterion": {"passed": True}})
+    {'x': 1, 'per_model': {'m': {'acc': 0.9, 'previous_criterion': {'passed': True}}}}
+    >>> merged({"rows": [{"n": 1}, {"n": 2}]}, {"rows/1/previous_passed": False})["rows"]
+    [{'n': 1}, {'n': 2, 'previous_passed': False}]
+    >>> merged({"per_model": {}}, {"per_model/m/previous_criterion": {}})
+    {'per_model': {}}
+    """
+    out = dict(details)
+    for key, value in history.items():
+        *path, last = key.split("/")
+        node = out
+        for part in path:
+            index = int(part) if isinstance(node, list) else part
+            inner = (
+                node[index]
+                if isinstance(node, list) and index < len(node)
+                else (node.get(index) if isinstance(node, Mapping) else None)
+            )
+            if not isinstance(inner, (Mapping, list)):
+                break
+            node[index] = list(inner) if isinstance(inner, list) else dict(inner)
+            node = node[index]
+        else:
+            node[last] = value
+    return out

@@ -8,8 +8,8 @@ import traceback
 from tqdm import tqdm
 
 from verify.claims import Claim, Context, Outcome, as_outcome
-from verify.previous import attached
 from verify.ledger import entry_for
+from verify.previous import attached, merged
 from verify.results import ResultStore, git_revision, jsonable, versions
 
 STATUSES = (
@@ -141,7 +141,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         predicted, measured, details = (
             jsonable(outcome.predicted),
             jsonable(outcome.measured),
-            jsonable({**outcome.details, **history}),  # replaced rules' verdicts, from the store
+            jsonable(merged(outcome.details, history)),  # replaced rules' verdicts, from the store
         )
     except Exception as exc:  # noqa: BLE001 - recorded, reported, exit status 1
         error = f"{type(exc).__name__}: {exc}"
