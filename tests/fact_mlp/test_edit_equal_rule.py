@@ -1,6 +1,6 @@
 """The equal-width / equal-information editing rule: each cell judged by its interval over draws."""
 
-from verify.fact_mlp.edit_equal import _cells_rule, _point_rule, summarise
+from verify.fact_mlp.edit_equal import _cells_rule, summarise
 
 
 def _rows(per_cell):
@@ -26,7 +26,7 @@ def _rows(per_cell):
 def _verdicts(per_cell):
     rows = _rows(per_cell)
     table = summarise(rows)
-    cells = {f"{m}/{meth}@4": None for m, meth in per_cell}
+    cells = [f"{m}/{meth}@4" for m, meth in per_cell]
     return {name: j.verdict for name, j in _cells_rule(cells, rows, table).items()}
 
 
@@ -40,8 +40,12 @@ def test_every_cell_interval_above_the_bar_passes_one_straddling_is_inconclusive
     assert _verdicts({("gd", "rome"): clear, ("ed", "rome"): below})["efficacy"] == "fail"
 
 
-def test_the_replaced_point_rule_is_kept_beside_it():
-    cells = {"a": (0.957, 1.0), "b": (1.0, 0.99)}
-    assert _point_rule(cells)["passed"] is True
-    assert _point_rule(cells, least_gap=0.0)["passed"] is False
-    assert "gap" in _point_rule(cells, least_gap=0.1)["rule"]
+def test_the_replaced_point_rule_is_read_from_the_store():
+    """The point rule's verdict is stored once (verify.previous), not recomputed by the checks."""
+    from verify.claims import load_all
+    from verify.previous import attached
+
+    for cid in ("fact_mlp.edit.equal_width", "fact_mlp.edit.equal_information"):
+        c = load_all()[cid]
+        stored = attached(cid, "quick", 0, c.params("quick"))["previous_criterion"]
+        assert "point means" in stored["rule"] and isinstance(stored["passed"], bool)

@@ -280,7 +280,7 @@ def test_half_success_dim_is_below_b2_and_absent_for_random_codes():
     lies at or below B2 for failure probability 1/2; random codes decode at no m_c up to 2x B2."""
     from theory.fact_mlp.bounds import jl_code_dim_delta
     from theory.fact_mlp.rho import decodability
-    from verify.fact_mlp.decoder import half_success_dim
+    from verify.fact_mlp.decoder_setup import half_success_dim
 
     rng = np.random.default_rng(5)
     V = spherical(16, 8, rng)

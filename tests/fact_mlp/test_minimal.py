@@ -37,7 +37,7 @@ def test_minimal_parameters_caches_in_the_context_and_validates():
     ctx = Context(seed=0)
     a = minimal_parameters("ntk", 8, 16, 16, draws=2, seed=1, ctx=ctx)
     assert minimal_parameters("ntk", 8, 16, 16, draws=2, seed=1, ctx=ctx) == a
-    assert any(k[0][0] == "fact_mlp.minimal" for k in ctx.cache)
+    assert any(k[0][0] == "verify.fact_mlp.minimal._family_minimal_size" for k in ctx.cache)
     with pytest.raises(ValueError, match="family"):
         minimal_parameters("lstm", 8, 16, 16, draws=1)
     with pytest.raises(ValueError, match="draws"):
@@ -84,12 +84,12 @@ def test_a_point_may_give_n_values_separately_from_F():
     from verify.fact_mlp.minimal import check_gd_vs_construction
 
     p = {"points": [[8, 16], [8, 16, 4]], "epochs": 400, "draws": 1, "gd_draws": 1}
-    out = check_gd_vs_construction(p, Context(seed=0))
-    table = out.details["table"]
+    _, details = check_gd_vs_construction(p, Context(seed=0))
+    table = details["table"]
     assert table["gd@d=8,F=16,n_V=4"]["n_values"] == 4
     assert table["construction@d=8,F=16"]["n_values"] == 16
-    assert [r["n_values"] for r in out.details["rows"]] == [16, 4]
-    assert set(out.details["ratio_per_pair"]) == {"d=8,F=16,draw=0", "d=8,F=16,n_V=4,draw=0"}
+    assert [r["n_values"] for r in details["rows"]] == [16, 4]
+    assert set(details["ratio_per_pair"]) == {"d=8,F=16,draw=0", "d=8,F=16,n_V=4,draw=0"}
 
 
 def test_figure_labels_a_point_with_its_own_n_values():

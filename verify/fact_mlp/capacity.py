@@ -9,58 +9,67 @@ import numpy as np
 
 from constructions.seeding import rng_at
 from theory.papers import paper
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim, shared
 from verify.criteria import Agreement, Bracket, Threshold, all_of
 
 SRC = paper("fact_mlp")
 
 
-def shared_encoder(ctx, n_facts, n_values, d, code_dims, n_gates=None, salt=0):
-    """Fact set, decodability and one encoder-decoder per m_c, cached per run."""
-    from constructions.fact_mlp.encoder import encoder_decoder_family
+@shared
+def _encoder_facts(ctx, n_facts: int, n_values: int, d: int, salt: int) -> tuple:
+    """The fact set of :func:`shared_encoder`, its decodability and the state of the stream after
+    the draw: one draw per run (they do not depend on m_c or H)."""
     from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.rho import decodability
 
-    def draw():
-        rng = ctx.rng("fact_mlp.capacity.draw.rng", n_facts, n_values, d, salt)
-        facts = fact_set(n_facts, n_values, d, rng)
-        return facts, decodability(facts.values), rng.bit_generator.state
-
-    def compute():
-        # the fact set and its decodability do not depend on m_c or H: one draw per run
-        facts, res, state = ctx.shared(("fact_mlp.encoder.facts", n_facts, n_values, d, salt, ctx.seed), draw)
-        rng = rng_at(state)  # the stream where the fact set left it
-        mlps = encoder_decoder_family(facts, list(code_dims), rng, n_gates, res)
-        return facts, res, mlps
-
-    return ctx.shared(
-        ("fact_mlp.encoder", n_facts, n_values, d, tuple(code_dims), n_gates, salt, ctx.seed), compute
-    )
+    rng = ctx.rng("fact_mlp.capacity.draw.rng", n_facts, n_values, d, salt)
+    facts = fact_set(n_facts, n_values, d, rng)
+    return facts, decodability(facts.values), rng.bit_generator.state
 
 
-def _gates(p) -> int | None:
-    """The n_gates argument of shared_encoder: None when H is the default ceil(F/d) (so the claims
-    and controls at that H share one build)."""
+@shared
+def shared_encoder(
+    ctx, n_facts: int, n_values: int, d: int, code_dims: list, n_gates: int | None = None, salt: int = 0
+) -> tuple:
+    """Fact set, decodability and one encoder-decoder per m_c in ``code_dims`` with ``n_gates``
+    gates (None: ceil(F/d)), cached per run; the builds continue the fact set's stream.
+
+    >>> from verify.claims import Context
+    >>> facts, res, (mlp,) = shared_encoder(Context(seed=0), 40, 16, 8, [6])
+    >>> facts.keys.shape, mlp.size["n_gates"]
+    ((40, 8), 5)
+    """
+    from constructions.fact_mlp.encoder import encoder_decoder_family
+
+    facts, res, state = _encoder_facts(ctx, n_facts, n_values, d, salt)
+    mlps = encoder_decoder_family(facts, list(code_dims), rng_at(state), n_gates, res)
+    return facts, res, mlps
+
+
+def _gates(n_facts: int, d: int, H: int) -> int | None:
+    """The n_gates argument of shared_encoder for H gates (0: ceil(F/d)): None when H is the default
+    ceil(F/d) (so the claims and controls at that H share one build)."""
     from theory.fact_mlp.bounds import n_gates
 
-    H = p.get("n_gates") or n_gates(p["n_facts"], p["d"])
-    return None if H == n_gates(p["n_facts"], p["d"]) else int(H)
+    H = H or n_gates(n_facts, d)
+    return None if H == n_gates(n_facts, d) else int(H)
 
 
-def exact_fit(ctx, p) -> dict:
-    """rank(Phi), max fit error, accuracy, margin and gate count of the encoder at p's H."""
-    key = ("fact_mlp.exact_fit", p["n_facts"], p["n_values"], p["d"], p["code_dim"], _gates(p), ctx.seed)
-    return ctx.shared(key, lambda: _exact_fit(ctx, p))
+@shared
+def exact_fit(ctx, n_facts: int, n_values: int, d: int, code_dim: int, n_gates: int | None = None) -> dict:
+    """rank(Phi), max fit error, accuracy, margin, gate count and parameter counts of the encoder of
+    :func:`shared_encoder` with ``n_gates`` gates (None: ceil(F/d)).
 
-
-def _exact_fit(ctx, p) -> dict:
+    >>> from verify.claims import Context
+    >>> r = exact_fit(Context(seed=0), 40, 16, 8, 6)
+    >>> r["rank"], r["n_gates"], r["max_error"] < 1e-8
+    (40, 5, True)
+    """
     from scipy.linalg import eigh
 
     from constructions.fact_mlp.encoder import fit_error
 
-    facts, res, (mlp,) = shared_encoder(
-        ctx, p["n_facts"], p["n_values"], p["d"], [p["code_dim"]], n_gates=_gates(p)
-    )
+    facts, res, (mlp,) = shared_encoder(ctx, n_facts, n_values, d, [code_dim], n_gates=n_gates)
     K, G = facts.keys, mlp.info["gates"]
     R = np.maximum(K @ G.T, 0.0)
     eig = eigh((R @ R.T) * (K @ K.T), eigvals_only=True)  # rank(Phi) = rank(Phi Phi^T)
@@ -105,7 +114,7 @@ def check_encoder_exact(p, ctx):
     from theory.fact_mlp.bounds import n_gates
 
     want = p["n_gates"] or n_gates(p["n_facts"], p["d"])
-    r = exact_fit(ctx, p)
+    r = exact_fit(ctx, p["n_facts"], p["n_values"], p["d"], p["code_dim"], _gates(p["n_facts"], p["d"], want))
     judgement = all_of(
         gates=Agreement("H - ceil(F/d)", 0).judge(want - n_gates(p["n_facts"], p["d"])),
         no_extra_gate=Agreement("gates built - H", 0).judge(r["n_gates"] - want),
@@ -114,12 +123,7 @@ def check_encoder_exact(p, ctx):
         accuracy=Threshold("accuracy", 1.0, ">=", "theory").judge(r["accuracy"]),
         margin=Threshold("min margin", 0.0, ">", "theory").judge(r["min_margin"]),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            **r,
-        },
-    )
+    return judgement, r
 
 
 def _breaks_exact_fit(r: dict, n_facts: int) -> bool:
@@ -157,7 +161,7 @@ def check_encoder_underparam(p, ctx):
     both H = ceil(F/d) - 1 and ceil(F/d) (shared builds), ``n_gates`` is the point on its side (0
     means ceil(F/d)). The bracket is closed: the condition H d >= F includes its boundary, so when
     d divides F the hold point is the boundary itself (the sharpest test there is). The older
-    criteria's results are kept in the details."""
+    criteria's results are kept in details["previous_criterion"] (stored once, verify.previous)."""
     from theory.fact_mlp.bounds import n_gates
 
     F, d = p["n_facts"], p["d"]
@@ -167,41 +171,28 @@ def check_encoder_underparam(p, ctx):
     bracket = Bracket(
         "H (gates)", F / d, H if side == "below" else H0 - 1, H if side == "above" else H0, closed=True
     )
-    fits = {h: exact_fit(ctx, {**p, "n_gates": h}) for h in (int(bracket.below), int(bracket.above))}
+    fits = {
+        h: exact_fit(ctx, F, p["n_values"], d, p["code_dim"], _gates(F, d, h))
+        for h in (int(bracket.below), int(bracket.above))
+    }
     breaks = {h: _breaks_exact_fit(r, F) for h, r in fits.items()}
     judgement = bracket.judge_side(side, breaks[int(bracket.below)], breaks[int(bracket.above)])
     r = fits[H]
-    _, _, (old,) = shared_encoder(ctx, F, p["n_values"], d, [p["code_dim"]], n_gates=4)
-    old_acc = old.decode()[0]
-    return Outcome.judged(
-        judgement,
-        details={
-            **r,
-            "bracket": {
-                "bound": "the construction's condition H d >= F (theory.fact_mlp.bounds.n_gates)",
-                "quantity": "H (gates)",
-                "boundary": F / d,
-                "below": bracket.below,
-                "above": bracket.above,
-                "factor": bracket.factor,
-                "breaks_by": "rank(Phi) < F and max fit error > 1e-6; on the below side a counting "
-                "identity (rank <= H d < F)",
-            },
-            "inner_check_exact_fit": r["max_error"] < 1e-8,
-            "by_gates": {
-                str(h): {k: v[k] for k in ("rank", "max_error", "accuracy")} for h, v in fits.items()
-            },
-            "previous_criterion": {
-                "rule": f"rank < F and max fit error > 1e-6 at H = {H} only (the side this run reads)",
-                "passed": breaks[H],
-                "earlier": {
-                    "rule": "accuracy < 1 at H = 4",
-                    "accuracy_at_H4": old_acc,
-                    "passed": old_acc < 1.0,
-                },
-            },
+    return judgement, {
+        **r,
+        "bracket": {
+            "bound": "the construction's condition H d >= F (theory.fact_mlp.bounds.n_gates)",
+            "quantity": "H (gates)",
+            "boundary": F / d,
+            "below": bracket.below,
+            "above": bracket.above,
+            "factor": bracket.factor,
+            "breaks_by": "rank(Phi) < F and max fit error > 1e-6; on the below side a counting "
+            "identity (rank <= H d < F)",
         },
-    )
+        "inner_check_exact_fit": r["max_error"] < 1e-8,
+        "by_gates": {str(h): {k: v[k] for k in ("rank", "max_error", "accuracy")} for h, v in fits.items()},
+    }
 
 
 @claim(
@@ -260,40 +251,56 @@ def check_param_count(p, ctx):
     judgement = Agreement("max |count - formula|, |formula - docs|, |count - docs| (parameters)", 0).judge(
         max(diff, abs(H - 16))
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "measured": measured,
-            "formula": predicted,
-            "spec": spec,
-            "n_gates": H,
-        },
-    )
+    return judgement, {
+        "measured": measured,
+        "formula": predicted,
+        "spec": spec,
+        "n_gates": H,
+    }
 
 
 #: m_c grid of the smallest-storing-size searches: ratio 2^(1/4) between steps
 LIN_CODE_DIMS = (16, 19, 23, 27, 32, 38, 45, 54, 64, 76, 91)
 
 
-def smallest_storing_code_dim(ctx, F, p, draw, n_gates=None):
+@shared
+def _fixed_values(ctx, n_values: int, d: int) -> tuple:
+    """The values of :func:`smallest_storing_code_dim` (one draw per seed) and their decodability."""
+    from constructions.fact_mlp.facts import spherical
+    from theory.fact_mlp.rho import decodability
+
+    V = spherical(n_values, d, ctx.rng("fact_mlp.capacity.spherical"))
+    return V, decodability(V)
+
+
+def smallest_storing_code_dim(
+    ctx, F: int, n_values: int, d: int, draw: int, n_gates: int | None = None
+) -> tuple[int | None, int | None, int | None, list]:
     """Smallest m_c in LIN_CODE_DIMS (binary search) whose construction stores F facts with
     values fixed across F (drawn once per seed), keys drawn per F, decoder Rp drawn per (F, draw).
-    Returns (m_c or None, P_std, P_unique, trace)."""
+    Returns (m_c or None, P_std, P_unique, trace).
+
+    >>> from verify.claims import Context
+    >>> smallest_storing_code_dim(Context(seed=0), 64, 32, 16, 0)[:3]
+    (16, 3072, 1344)
+    """
     from constructions.fact_mlp.baselines import smallest_size
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import FactSet, spherical
-    from theory.fact_mlp.rho import decodability
 
-    V, res = ctx.shared(
-        ("fact_mlp.lin.values", p["n_values"], p["d"], ctx.seed),
-        lambda: (lambda V: (V, decodability(V)))(spherical(p["n_values"], p["d"], ctx.rng("fact_mlp.capacity.spherical"))),
-    )
+    V, res = _fixed_values(ctx, n_values, d)
     rng = ctx.rng("fact_mlp.capacity.smallest_storing_code_dim.rng", F)
-    facts = FactSet(spherical(F, p["d"], rng), V, rng.integers(0, p["n_values"], F))
+    facts = FactSet(spherical(F, d, rng), V, rng.integers(0, n_values, F))
     built = {}
 
     def build(m):
-        built[m] = build_encoder_decoder(facts, m, ctx.rng("fact_mlp.capacity.build_encoder_decoder", F, draw, m), n_gates=n_gates, decodability=res)
+        built[m] = build_encoder_decoder(
+            facts,
+            m,
+            ctx.rng("fact_mlp.capacity.build_encoder_decoder", F, draw, m),
+            n_gates=n_gates,
+            decodability=res,
+        )
         return built[m]
 
     m, trace = smallest_size(build, LIN_CODE_DIMS)
@@ -345,7 +352,9 @@ def check_linear_cost(p, ctx):
     H0 = n_gates(min(p["n_facts"]), p["d"]) if fixed else None
     rows = []
     for F in p["n_facts"]:
-        per_draw = [smallest_storing_code_dim(ctx, F, p, k, H0) for k in range(p["draws"])]
+        per_draw = [
+            smallest_storing_code_dim(ctx, F, p["n_values"], p["d"], k, H0) for k in range(p["draws"])
+        ]
         ms = sorted(r[0] for r in per_draw if r[0] is not None)
         m_star = ms[p["need"] - 1] if len(ms) >= p["need"] else None
         H = H0 or n_gates(F, p["d"])
@@ -377,21 +386,13 @@ def check_linear_cost(p, ctx):
     bits = [info_bits(F, p["n_values"]) for F in p["n_facts"]]
     params = [r["params_standard"] for r in rows]
     uniq = [r["params_unique"] for r in rows]
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "mc_star": [r["mc_star"] for r in rows],
-            "n_facts": list(p["n_facts"]),
-            "rows": rows,
-            "params_standard": params,
-            "params_unique": uniq,
-            "slope": slope,
-            "info_bits": bits,
-            "bits_per_param_std": [b / q if q else None for b, q in zip(bits, params)],
-            "previous_criterion": {
-                "rule": "slope of the formula P_std(F) at m_c = 48",
-                "passed": True,
-                "slope": 1.0,
-            },
-        },
-    )
+    return all_of(**parts), {
+        "mc_star": [r["mc_star"] for r in rows],
+        "n_facts": list(p["n_facts"]),
+        "rows": rows,
+        "params_standard": params,
+        "params_unique": uniq,
+        "slope": slope,
+        "info_bits": bits,
+        "bits_per_param_std": [b / q if q else None for b, q in zip(bits, params)],
+    }

@@ -14,16 +14,25 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import Agreement, EverySeed, all_of
-from verify.fact_mlp.compare_setup import (
-    GRID_FULL,
-    GRID_QUICK,
-    NTK_GRID,
-    OURS_GRID,
-    RATIO,
-    SRC,
-)
+from verify.fact_mlp.usability_setup import RATIO, SRC
+
+OURS_GRID = tuple(round(8 * RATIO**k) for k in range(17))  # m_c 8 .. 128
+NTK_GRID = tuple(round(256 * RATIO**k) for k in range(25))  # width 256 .. 16384
+#: parameters of the capacity grid (capacity.grid and capacity.whitened_ties) at quick and full scale
+GRID_QUICK = {
+    "n_facts": [128, 256],
+    "n_values": 64,
+    "d": 32,
+    "geometries": ["spherical", "spiked", "clustered"],
+}
+GRID_FULL = {
+    "n_facts": [512, 1024, 2048, 4096],
+    "n_values": 256,
+    "d": 64,
+    "geometries": ["spherical", "spiked", "clustered"],
+}
 
 
 def ratio_draw(facts, res, seed, draw, baseline):
@@ -65,6 +74,22 @@ def ratio_draw(facts, res, seed, draw, baseline):
     return row
 
 
+@shared
+def beats_facts(ctx, n_facts: int, n_values: int, d: int) -> tuple:
+    """The fact set of capacity.beats_baseline at the run's seed and its decodability.
+
+    >>> from verify.claims import Context
+    >>> facts, res = beats_facts(Context(), 16, 8, 4)
+    >>> facts.keys.shape, facts.values.shape
+    ((16, 4), (8, 4))
+    """
+    from constructions.fact_mlp.facts import fact_set
+    from theory.fact_mlp.rho import decodability
+
+    facts = fact_set(n_facts, n_values, d, ctx.rng("fact_mlp.compare.fact_set", n_facts, d))
+    return facts, decodability(facts.values)
+
+
 @claim(
     "fact_mlp.capacity.beats_baseline",
     source=SRC + ", B5 (abstract: 10-104x, setting unknown)",
@@ -94,15 +119,9 @@ def check_beats_baseline(p, ctx):
     fallback 'implied lower bound >= 2' that could not fail (it was always >= 16), is replaced by
     matching grids, 5 draws and no fallback. Quick scale moved to d=64, F=512 (same F/d^2 as the
     construction setting's d=128, F=2048, now the full scale) to afford 5 draws."""
-    from constructions.fact_mlp.facts import fact_set
-    from theory.fact_mlp.rho import decodability
     from verify.measure import bootstrap_interval
 
-    def compute():
-        facts = fact_set(p["n_facts"], p["n_values"], p["d"], ctx.rng("fact_mlp.compare.fact_set", p["n_facts"], p["d"]))
-        return facts, decodability(facts.values)
-
-    facts, res = ctx.shared(("fact_mlp.beats.facts", p["n_facts"], p["n_values"], p["d"], ctx.seed), compute)
+    facts, res = beats_facts(ctx, p["n_facts"], p["n_values"], p["d"])
     baseline = choice(p, "baseline", ("ntk", "ours"))  # ours: the control
     rows = [ratio_draw(facts, res, ctx.seed, k, baseline) for k in range(p["draws"])]
     both = [r for r in rows if r["status"] == "both store"]
@@ -116,25 +135,16 @@ def check_beats_baseline(p, ctx):
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     interval = list(np.exp(bootstrap_interval(np.log(ratios), seed=ctx.seed))) if len(ratios) >= 2 else None
     mid = sorted(rows, key=lambda r: r.get("ratio", math.inf))[len(rows) // 2]
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "draws": rows,
-            "ratio_geometric_mean_95ci": interval,
-            "grid_ratio": RATIO,
-            "n_facts": p["n_facts"],
-            "d": p["d"],
-            "rho": res.rho,
-            "ntk_params": mid.get("baseline_params"),
-            "ratio_standard": mid.get("ratio"),
-            "previous_criterion": {
-                "rule": "one draw at d=128, F=2048, NTK widths doubling, "
-                "fallback 'implied lower bound >= 2' when NTK stores nothing",
-                "passed": True,
-                "measured": "ratio 16.0 at seed 0 (stored record of the previous code, not recomputed)",
-            },
-        },
-    )
+    return all_of(**parts), {
+        "draws": rows,
+        "ratio_geometric_mean_95ci": interval,
+        "grid_ratio": RATIO,
+        "n_facts": p["n_facts"],
+        "d": p["d"],
+        "rho": res.rho,
+        "ntk_params": mid.get("baseline_params"),
+        "ratio_standard": mid.get("ratio"),
+    }
 
 
 GRID_CODE_DIMS = (4, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
@@ -200,27 +210,13 @@ def capacity_point(params: dict, seed: int) -> dict:
     return out
 
 
-def grid_records(ctx, p):
+@shared
+def grid_records(ctx, geometries: list, n_facts: list, n_values: int, d: int) -> list:
     """The capacity grid (geometry x F) at the run's seed, shared by grid and whitened_ties."""
     from verify.sweep import expand_grid, run_grid
 
-    def compute():
-        grid = expand_grid(
-            geometry=p["geometries"], n_facts=p["n_facts"], n_values=[p["n_values"]], d=[p["d"]]
-        )
-        return run_grid(capacity_point, grid, seeds=[ctx.seed], out_path=None, workers=1, progress=False)
-
-    return ctx.shared(
-        (
-            "fact_mlp.capacity.grid",
-            tuple(p["geometries"]),
-            tuple(p["n_facts"]),
-            p["n_values"],
-            p["d"],
-            ctx.seed,
-        ),
-        compute,
-    )
+    grid = expand_grid(geometry=geometries, n_facts=n_facts, n_values=[n_values], d=[d])
+    return run_grid(capacity_point, grid, seeds=[ctx.seed], out_path=None, workers=1, progress=False)
 
 
 def _versus(r, name) -> dict:
@@ -238,7 +234,7 @@ def _versus(r, name) -> dict:
 
 def grid_rows(ctx, p, baseline):
     rows, ok = [], True
-    for rec in grid_records(ctx, p):
+    for rec in grid_records(ctx, p["geometries"], p["n_facts"], p["n_values"], p["d"]):
         r, q = rec["result"], rec["params"]
         ours = r["ours"]
         row = {
@@ -311,19 +307,14 @@ def check_capacity_grid(p, ctx):
     as 'ratio > x'; it is now 'does not store up to width W'. The criterion is unchanged."""
     baseline = choice(p, "baseline", ("ntk", "hebbian_whitened"))  # hebbian_whitened: the control
     rows, ok = grid_rows(ctx, p, baseline)
-    return Outcome.judged(
-        _needs_more(rows, baseline),
-        details={
-            "rows": rows,
-            "baseline": baseline,
-            f"vs_{baseline}": [
-                r[f"status_{baseline}"]
-                if r[f"ratio_{baseline}"] is None
-                else round(r[f"ratio_{baseline}"], 2)
-                for r in rows
-            ],
-        },
-    )
+    return _needs_more(rows, baseline), {
+        "rows": rows,
+        "baseline": baseline,
+        f"vs_{baseline}": [
+            r[f"status_{baseline}"] if r[f"ratio_{baseline}"] is None else round(r[f"ratio_{baseline}"], 2)
+            for r in rows
+        ],
+    }
 
 
 @claim(
@@ -360,12 +351,9 @@ def check_whitened_ties(p, ctx):
         parts["ratio"] = EverySeed(f"P_{name} / P_std", 2.0, "<=", "convention", unit="points").judge(
             [x for _, x in stored], seeds=[_point(r) for r, _ in stored]
         )
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "rows": rows,
-            "baseline": name,
-            "points_where_baseline_needs_fewer": wins,
-            "ratios": [r[f"status_{name}"] if x is None else round(x, 2) for r, x in zip(rows, ratios)],
-        },
-    )
+    return all_of(**parts), {
+        "rows": rows,
+        "baseline": name,
+        "points_where_baseline_needs_fewer": wins,
+        "ratios": [r[f"status_{name}"] if x is None else round(x, 2) for r, x in zip(rows, ratios)],
+    }

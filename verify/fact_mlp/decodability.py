@@ -1,7 +1,8 @@
 """Claims of the fact_mlp area, part 1: information bound and decodability rho.
 
 docs/fact_mlp.md. Claim ids read fact_mlp.<topic>.<name>; the decoder claims (B2) are in
-verify.fact_mlp.decoder.
+verify.fact_mlp.decoder; what both share (the values and their decodability) is in
+verify.fact_mlp.decoder_setup.
 """
 
 from __future__ import annotations
@@ -10,13 +11,9 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import Agreement, EverySeed, Threshold, all_of
-from verify.fact_mlp.decodability_setup import (
-    SRC,
-    _spherical,
-    shared_rho,
-)
+from verify.fact_mlp.decoder_setup import SRC, _spherical, shared_rho
 
 
 @claim(
@@ -51,19 +48,16 @@ def check_info_bound(p, ctx):
         abs(sym - count_maps) / count_maps,
     )
     judgement = Agreement("max relative |closed form - log2(exact count)|", 1e-9, strict=True).judge(rel)
-    return Outcome.judged(
-        judgement,
-        details={
-            "bits": bits,
-            "tied_bits": tied,
-            "symbolic_bits": sym,
-            "log2_count_maps": count_maps,
-            "log2_count_bijections": count_bij,
-            "max_relative_diff": rel,
-            "min_params_b2": pmin,
-            "min_params_b32": bits / 32.0,
-        },
-    )
+    return judgement, {
+        "bits": bits,
+        "tied_bits": tied,
+        "symbolic_bits": sym,
+        "log2_count_maps": count_maps,
+        "log2_count_bijections": count_bij,
+        "max_relative_diff": rel,
+        "min_params_b2": pmin,
+        "min_params_b32": bits / 32.0,
+    }
 
 
 def active_set_rho(W: np.ndarray, max_active: int) -> float:
@@ -126,15 +120,12 @@ def check_rho_solver(p, ctx):
         grid=Threshold("min (rho_nnls - best grid rho)", -1e-12, ">", "convention").judge(min(below)),
         certificate=Threshold("certificate gap", 1e-6, "<", "convention").judge(res.gap),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "max_abs_diff": max_diff,
-            "min_nnls_minus_grid": float(min(below)),
-            "gap": res.gap,
-            "rho": res.rho,
-        },
-    )
+    return judgement, {
+        "max_abs_diff": max_diff,
+        "min_nnls_minus_grid": float(min(below)),
+        "gap": res.gap,
+        "rho": res.rho,
+    }
 
 
 @claim(
@@ -181,15 +172,12 @@ def check_rho_range(p, ctx):
         ),
         certificate=Threshold("certificate gap", 1e-6, "<", "convention").judge(res.gap),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "rho": res.rho,
-            "mu": mu,
-            "lower_bound": low,
-            "gap": res.gap,
-        },
-    )
+    return judgement, {
+        "rho": res.rho,
+        "mu": mu,
+        "lower_bound": low,
+        "gap": res.gap,
+    }
 
 
 @claim(
@@ -254,16 +242,13 @@ def check_rho_interior(p, ctx):
             list(lost.values()), seeds=list(lost)
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "midpoint_facts_lost": lost,
-            "rho_new": float(res.per_value[new]),
-            "rho_others": float(np.min(np.delete(res.per_value, new))),
-            "acc_midpoint": accs,
-            "acc_other_facts": others,
-        },
-    )
+    return judgement, {
+        "midpoint_facts_lost": lost,
+        "rho_new": float(res.per_value[new]),
+        "rho_others": float(np.min(np.delete(res.per_value, new))),
+        "acc_midpoint": accs,
+        "acc_other_facts": others,
+    }
 
 
 @claim(
@@ -302,13 +287,10 @@ def check_rho_anisotropy(p, ctx):
     passes = [all(a > b for a, b in zip(r, r[1:])) for r in per_seed.values()]
     drops = [min(a - b for a, b in zip(r, r[1:])) for r in per_seed.values()]
     judgement = EverySeed("smallest drop rho(beta_k) - rho(beta_k+1)", 0.0, ">", "theory")
-    return Outcome.judged(
-        judgement.judge(drops, seeds=[int(k) for k in per_seed]),
-        details={
-            "smallest_drop": drops,
-            "betas": list(p["betas"]),
-            "rho_per_seed": per_seed,
-            "rho": per_seed[str(ctx.seed)],
-            "passes": passes,
-        },
-    )
+    return judgement.judge(drops, seeds=[int(k) for k in per_seed]), {
+        "smallest_drop": drops,
+        "betas": list(p["betas"]),
+        "rho_per_seed": per_seed,
+        "rho": per_seed[str(ctx.seed)],
+        "passes": passes,
+    }

@@ -4,26 +4,25 @@ docs/fact_mlp.md: the decoder, B2 (theory.fact_mlp.bounds.jl_code_dim, with the 
 constant in theory.fact_mlp.bounds.pair_failure_bound), the experiments jl_decoder and
 jl_too_small. The scaling experiments (mc_log_scaling, the 1/rho^2 dependence at fixed n_V, the
 pair tail of B2's proof, geometry_penalty) are in :mod:`verify.fact_mlp.decoder_scaling`; the
-helpers both use (decoding through Rp, the smallest storing code dimension) in
-:mod:`verify.fact_mlp.decoder_setup`.
+helpers both use (the values and their decodability, decoding through Rp, the smallest storing
+code dimension) in :mod:`verify.fact_mlp.decoder_setup`.
 """
 
 from __future__ import annotations
 
 import math
 
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for
 from verify.criteria import KOfN
-from verify.fact_mlp.decodability_setup import SRC, _spherical, shared_rho
-from verify.fact_mlp.decoder_setup import (  # noqa: F401  (re-exported for the area's tests)
+from verify.fact_mlp.decoder_setup import (
     CODES,
     RANDOM_CODES,
-    decoder_accuracy,
+    SRC,
+    _spherical,
     draws_ok,
     half_success_dim,
-    smallest_code_dim,
+    shared_rho,
 )
-from verify.previous import stored_previous
 
 
 @claim(
@@ -59,17 +58,14 @@ def check_jl_decoder(p, ctx):
         source="convention",
         unit="draws",
     )
-    return Outcome.judged(
-        rule.judge(accs, seeds=list(range(p["draws"]))),
-        details={
-            "failures": failures,
-            "accuracies": accs,
-            "rho": res.rho,
-            "code_dim": p["code_dim"],
-            "b2_code_dim": jl_code_dim(p["n_values"], res.rho),
-            "ln_nv_over_rho2": math.log(p["n_values"]) / res.rho**2,
-        },
-    )
+    return rule.judge(accs, seeds=list(range(p["draws"]))), {
+        "failures": failures,
+        "accuracies": accs,
+        "rho": res.rho,
+        "code_dim": p["code_dim"],
+        "b2_code_dim": jl_code_dim(p["n_values"], res.rho),
+        "ln_nv_over_rho2": math.log(p["n_values"]) / res.rho**2,
+    }
 
 
 @claim(
@@ -112,7 +108,9 @@ def check_jl_too_small(p, ctx):
     rows = []
     for s in ctx.seeds(p["seeds"]):
         V, res = shared_rho(replace(ctx, seed=s), n, d)
-        seps = _spherical(n, d, rng_for(s, "fact_mlp.decoder.spherical", n)) if random_codes else res.separators
+        seps = (
+            _spherical(n, d, rng_for(s, "fact_mlp.decoder.spherical", n)) if random_codes else res.separators
+        )
         m_b2 = jl_code_dim_delta(n, res.rho, 0.5)
         m_max = math.ceil(2 * m_b2)
         m = half_success_dim(V, seps, p["draws"], rng_for(s, "fact_mlp.decoder.half_success_dim"), m_max)
@@ -139,8 +137,4 @@ def check_jl_too_small(p, ctx):
         "b2_factor_interval95": list(t_interval([r["b2_factor"] for r in rows])),
         "codes": "random unit vectors" if random_codes else "separators u*_j",
     }
-    if not random_codes:
-        details["previous_criterion"] = stored_previous(
-            "fact_mlp.decoder.jl_too_small", ctx.scale, ctx.seed, p, added_since=("codes",)
-        )
-    return Outcome.judged(judgement, details=details)
+    return judgement, details

@@ -2,8 +2,8 @@
 
 docs/fact_mlp.md: the smallest storing code dimension m_c* against ln(n_V)/rho^2 (mc_log_scaling)
 and against 1/rho^2 at fixed n_V (mc_rho_scaling), the pair tail behind B2's constant
-(b2_pair_tail) and the geometry penalty of the abstract (geometry_penalty). Imported by
-:mod:`verify.fact_mlp.decoder`, whose helpers it uses.
+(b2_pair_tail) and the geometry penalty of the abstract (geometry_penalty). Uses the helpers of
+:mod:`verify.fact_mlp.decoder_setup`, shared with :mod:`verify.fact_mlp.decoder`.
 """
 
 from __future__ import annotations
@@ -12,23 +12,46 @@ import math
 
 import numpy as np
 
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import Agreement, EverySeed, Threshold, all_of
-from verify.fact_mlp.decodability_setup import SRC, _spherical, shared_rho
-from verify.fact_mlp.decoder_setup import CODES, RANDOM_CODES, smallest_code_dim
+from verify.fact_mlp.decoder_setup import CODES, RANDOM_CODES, SRC, _spherical, shared_rho, smallest_code_dim
 
 MC_GRID = [2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256]
 
 
-def mc_star(ctx, n_values, d, beta=0.0, draws=10, need=9, salt=1, random_codes=False):
-    """Smallest m_c in MC_GRID decoding every value in >= need of draws draws (inf when none).
-    random_codes: the code of value j is a random unit vector instead of its separator u*_j (the
-    hypothesis of B2 dropped)."""
+def mc_star(
+    ctx,
+    n_values: int,
+    d: int,
+    beta: float = 0.0,
+    draws: int = 10,
+    need: int = 9,
+    salt: int = 1,
+    random_codes: bool = False,
+) -> tuple[float, float]:
+    """Smallest m_c in MC_GRID decoding every value in >= need of draws draws (inf when none),
+    and rho. random_codes: the code of value j is a random unit vector instead of its separator
+    u*_j (the hypothesis of B2 dropped).
+
+    >>> from verify.claims import Context
+    >>> m, rho = mc_star(Context(seed=0), 8, 16)
+    >>> m, round(rho, 3)
+    (12, 0.591)
+    >>> mc_star(Context(seed=0), 8, 16, random_codes=True)[0]
+    inf
+    """
     V, res = shared_rho(ctx, n_values, d, beta, salt=salt)
     seps = res.separators
     if random_codes:
         seps = _spherical(len(V), d, ctx.rng("fact_mlp.decoder_scaling.mc_star.spherical", n_values))
-    m = smallest_code_dim(V, seps, draws, need, ctx.rng("fact_mlp.decoder_scaling.mc_star.smallest_code_dim", n_values, int(10 * beta)), MC_GRID)
+    m = smallest_code_dim(
+        V,
+        seps,
+        draws,
+        need,
+        ctx.rng("fact_mlp.decoder_scaling.mc_star.smallest_code_dim", n_values, int(10 * beta)),
+        MC_GRID,
+    )
     return (float("inf") if m is None else m), res.rho
 
 
@@ -66,17 +89,31 @@ def check_mc_log_scaling(p, ctx):
         parts["b2"] = EverySeed("m_c* / B2", 1.0, "<=", "theory", unit="n_V values").judge(
             [m / q for _, m, q in found], seeds=[n for n, _, _ in found]
         )
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "n_values": list(p["n_values"]),
-            "ln_nv_over_rho2": xs,
-            "mc_star": [m if math.isfinite(m) else None for m in ms],
-            "b2": b2,
-            "fit_a": float(a) if finite else None,
-            "fit_b": float(b) if finite else None,
-        },
-    )
+    return all_of(**parts), {
+        "n_values": list(p["n_values"]),
+        "ln_nv_over_rho2": xs,
+        "mc_star": [m if math.isfinite(m) else None for m in ms],
+        "b2": b2,
+        "fit_a": float(a) if finite else None,
+        "fit_b": float(b) if finite else None,
+    }
+
+
+@shared
+def _scaled_values(ctx, n_values: int, d: int, betas: list, isotropic: bool) -> list:
+    """Per beta of ``betas``: the seed's spherical values spiked by beta along one random direction
+    (isotropic: scaled to (1 + beta) V) and their decodability, cached per run."""
+    from constructions.fact_mlp.facts import spike
+    from theory.fact_mlp.rho import decodability
+
+    rng = ctx.rng("fact_mlp.decoder_scaling.check_mc_rho_scaling.rng")
+    V = _spherical(n_values, d, rng)
+    u = _spherical(1, d, rng)[0]
+    out = []
+    for beta in betas:
+        Vb = (1.0 + beta) * V if isotropic else (spike(V, beta, u) if beta > 0 else V)
+        out.append((Vb, decodability(Vb)))
+    return out
 
 
 @claim(
@@ -114,36 +151,28 @@ def check_mc_log_scaling(p, ctx):
 def check_mc_rho_scaling(p, ctx):
     from dataclasses import replace
 
-    from constructions.fact_mlp.facts import spike
     from theory.fact_mlp.bounds import jl_code_dim
-    from theory.fact_mlp.rho import decodability
 
     isotropic = choice(p, "scaling", ("spike", "isotropic")) == "isotropic"
     random_codes = choice(p, "codes", CODES) == "random unit vectors"
-    rows, passes = {}, []
+    rows = {}
     for s in ctx.seeds(p["seeds"]):
-        sub = replace(ctx, seed=s)
-
-        def compute(s=s):
-            rng = rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.rng")
-            V = _spherical(p["n_values"], p["d"], rng)
-            u = _spherical(1, p["d"], rng)[0]
-            out = []
-            for beta in p["betas"]:
-                Vb = (1.0 + beta) * V if isotropic else (spike(V, beta, u) if beta > 0 else V)
-                out.append((Vb, decodability(Vb)))
-            return out
-
-        sets = sub.shared(
-            ("fact_mlp.mc_rho", p["n_values"], p["d"], tuple(p["betas"]), isotropic, s),
-            compute,
-        )
+        sets = _scaled_values(replace(ctx, seed=s), p["n_values"], p["d"], p["betas"], isotropic)
         rhos, ms, b2 = [], [], []
         for k, (Vb, res) in enumerate(sets):
             seps = res.separators
             if random_codes:
-                seps = _spherical(len(Vb), p["d"], rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.spherical", k))
-            m = smallest_code_dim(Vb, seps, p["draws"], p["need"], rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.smallest_code_dim", k), MC_GRID)
+                seps = _spherical(
+                    len(Vb), p["d"], rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.spherical", k)
+                )
+            m = smallest_code_dim(
+                Vb,
+                seps,
+                p["draws"],
+                p["need"],
+                rng_for(s, "fact_mlp.decoder_scaling.check_mc_rho_scaling.smallest_code_dim", k),
+                MC_GRID,
+            )
             rhos.append(res.rho)
             ms.append(float("inf") if m is None else float(m))
             b2.append(jl_code_dim(p["n_values"], res.rho))
@@ -151,7 +180,6 @@ def check_mc_rho_scaling(p, ctx):
         ok = all(math.isfinite(m) for m in ms) and np.ptp(x) > 1e-6
         slope = float(np.polyfit(x, np.log(ms), 1)[0]) if ok else None
         passed = bool(ok and 0.6 <= slope <= 1.4 and all(m <= q for m, q in zip(ms, b2)))
-        passes.append(passed)
         rows[str(s)] = {
             "rho": rhos,
             "mc_star": [m if math.isfinite(m) else None for m in ms],
@@ -172,13 +200,10 @@ def check_mc_rho_scaling(p, ctx):
         parts["b2"] = EverySeed("largest m_c* / B2 over beta", 1.0, "<=", "theory").judge(
             [max(m / q for m, q in zip(v["mc_star"], v["b2"])) for v in fitted.values()], seeds=labels
         )
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "betas": list(p["betas"]),
-            "per_seed": rows,
-        },
-    )
+    return all_of(**parts), {
+        "betas": list(p["betas"]),
+        "per_seed": rows,
+    }
 
 
 @claim(
@@ -205,7 +230,7 @@ def check_mc_rho_scaling(p, ctx):
 def check_b2_pair_tail(p, ctx):
     from verify.measure import binomial_interval
 
-    rows, ok = [], True
+    rows = []
     for i, c in enumerate(p["cosines"]):
         s = math.sqrt(1.0 - c * c)
         for m in p["code_dims"]:
@@ -225,18 +250,14 @@ def check_b2_pair_tail(p, ctx):
                     "within": lo <= bound,
                 }
             )
-            ok &= lo <= bound
     rule = EverySeed("lower end of the rate's 95% interval / bound", 1.0, "<=", "theory", unit="points")
-    return Outcome.judged(
-        rule.judge(
-            [r["ci"][0] / r["bound"] for r in rows],
-            seeds=[f"c={r['cosine']},m={r['code_dim']}" for r in rows],
-        ),
-        details={
-            "rows": rows,
-            "max_rate_over_bound": max(r["rate"] / r["bound"] for r in rows),
-        },
-    )
+    return rule.judge(
+        [r["ci"][0] / r["bound"] for r in rows],
+        seeds=[f"c={r['cosine']},m={r['code_dim']}" for r in rows],
+    ), {
+        "rows": rows,
+        "max_rate_over_bound": max(r["rate"] / r["bound"] for r in rows),
+    }
 
 
 @claim(
@@ -268,7 +289,7 @@ def check_geometry_penalty(p, ctx):
     from dataclasses import replace
 
     random_at_0 = choice(p, "codes_at_beta0", CODES) == "random unit vectors"  # the control
-    per_seed, passes = {}, []
+    per_seed = {}
     i0, i3 = p["betas"].index(0.0), p["betas"].index(3.0)
     for s in ctx.seeds(p["seeds"]):
         sub = replace(ctx, seed=s)
@@ -277,11 +298,10 @@ def check_geometry_penalty(p, ctx):
             m, rho = mc_star(sub, p["n_values"], p["d"], beta, random_codes=random_at_0 and beta == 0)
             ms.append(m)
             rhos.append(rho)
-        passes.append(ms[i3] >= ms[i0])
         per_seed[str(s)] = {
             "mc_star": [m if math.isfinite(m) else None for m in ms],
             "rho": rhos,
-            "passed": passes[-1],
+            "passed": ms[i3] >= ms[i0],
         }
     first = per_seed[str(ctx.seed)]
     rises = []
@@ -294,19 +314,12 @@ def check_geometry_penalty(p, ctx):
             )
         rises.append(m3 - m0)
     rule = EverySeed("m_c*(beta=3) - m_c*(beta=0)", 0.0, ">=", "theory")
-    return Outcome.judged(
-        rule.judge(rises, seeds=[int(k) for k in per_seed]),
-        details={
-            "betas": list(p["betas"]),
-            "per_seed": per_seed,
-            "mc_star": first["mc_star"],
-            "rho": first["rho"],
-            "previous_criterion": {
-                "rule": "m_c*(3) >= m_c*(0) on the run's seed only",
-                "passed": first["passed"],
-            },
-        },
-    )
+    return rule.judge(rises, seeds=[int(k) for k in per_seed]), {
+        "betas": list(p["betas"]),
+        "per_seed": per_seed,
+        "mc_star": first["mc_star"],
+        "rho": first["rho"],
+    }
 
 
 from verify.ledger import LedgerEntry, record  # noqa: E402

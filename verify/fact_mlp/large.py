@@ -14,28 +14,36 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, claim, rng_for, shared
 from verify.criteria import EverySeed, all_of
 
 SRC = paper("fact_mlp")
 
 
-def large_point(n_facts, n_values, d, bucket, seed, ctx=None):
-    """Build the bucketed MLP on a spherical fact set drawn from ``seed``; decode every fact.
-    With ``ctx`` the fact set and its decodability are computed once per run (the claim and its
+@shared
+def _large_facts(ctx, n_facts: int, n_values: int, d: int, seed: int) -> tuple:
+    """The spherical fact set of ``seed`` and its decodability, once per run (the claim and its
     bucket controls share them)."""
-    from constructions.fact_mlp.facts import decode_numpy, fact_set
-    from constructions.fact_mlp.large import build_large
+    from constructions.fact_mlp.facts import fact_set
     from theory.fact_mlp.rho import decodability
 
-    def draw():
-        facts = fact_set(n_facts, n_values, d, rng_for(seed, "fact_mlp.large.fact_set"))
-        return facts, decodability(facts.values)
+    facts = fact_set(n_facts, n_values, d, rng_for(seed, "fact_mlp.large.fact_set"))
+    return facts, decodability(facts.values)
 
-    if ctx is None:
-        facts, rho = fact_set(n_facts, n_values, d, rng_for(seed, "fact_mlp.large.fact_set")), None
-    else:
-        facts, rho = ctx.shared(("fact_mlp.large.facts", n_facts, n_values, d, seed), draw)
+
+def large_point(ctx, n_facts: int, n_values: int, d: int, bucket: int, seed: int) -> tuple:
+    """Build the bucketed MLP on a spherical fact set drawn from ``seed`` (shared in ``ctx``);
+    decode every fact. Returns (mlp, accuracy, min margin, max |code - target|).
+
+    >>> from verify.claims import Context
+    >>> mlp, acc, margin, code_err = large_point(Context(), 256, 16, 16, 16, 0)
+    >>> acc, margin > 0, code_err < 1e-8
+    (1.0, True, True)
+    """
+    from constructions.fact_mlp.facts import decode_numpy
+    from constructions.fact_mlp.large import build_large
+
+    facts, rho = _large_facts(ctx, n_facts, n_values, d, seed)
     mlp = build_large(
         facts.keys,
         facts.values,
@@ -50,9 +58,15 @@ def large_point(n_facts, n_values, d, bucket, seed, ctx=None):
     return mlp, acc, margin, code_err
 
 
-def joint_params_per_fact(n_facts, n_values, d, seed):
+@shared
+def joint_params_per_fact(ctx, n_facts: int, n_values: int, d: int, seed: int) -> tuple[float, float, float]:
     """P_unique / F, P_std / F and the accuracy of the joint construction (m_c = d, orthonormal
-    decoder) on a fresh fact set."""
+    decoder) on a fresh fact set of ``seed``, once per run (the bucket controls do not change it).
+
+    >>> from verify.claims import Context
+    >>> joint_params_per_fact(Context(), 64, 16, 16, 0)
+    (21.0, 48.0, 1.0)
+    """
     from constructions.fact_mlp.encoder import build_encoder_decoder
     from constructions.fact_mlp.facts import fact_set
 
@@ -90,16 +104,12 @@ def joint_params_per_fact(n_facts, n_values, d, seed):
     seed_rule="every seed of seed..seed+2",
 )
 def check_bucketed_exact(p, ctx):
-    d, n_v, rows, passes = p["d"], p["n_values"], [], []
+    d, n_v, rows = p["d"], p["n_values"], []
     for s in ctx.seeds(p["seeds"]):
-        mlp, acc, margin, code_err = large_point(p["n_facts"], n_v, d, p["bucket"], s, ctx)
-        joint_ppf, joint_std_ppf, joint_acc = ctx.shared(  # the bucket controls do not change it
-            ("fact_mlp.large.joint", p["joint_facts"], n_v, d, s),
-            lambda s=s: joint_params_per_fact(p["joint_facts"], n_v, d, s),
-        )
+        mlp, acc, margin, code_err = large_point(ctx, p["n_facts"], n_v, d, p["bucket"], s)
+        joint_ppf, joint_std_ppf, joint_acc = joint_params_per_fact(ctx, p["joint_facts"], n_v, d, s)
         ratio = (mlp.n_params / p["n_facts"]) / joint_ppf
         ok = acc == 1.0 and margin > 0 and code_err < 1e-8 and ratio <= 2.0
-        passes.append(ok)
         rows.append(
             {
                 "seed": s,
@@ -131,10 +141,7 @@ def check_bucketed_exact(p, ctx):
         code_error=every("max |code - target|", 1e-8, "<", "convention", "max_code_error"),
         params=every("unique parameters per fact / joint's", 2.0, "<=", "convention", "ratio_to_joint"),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "per_seed": rows,
-            "log2_n_values": math.log2(n_v),
-        },
-    )
+    return judgement, {
+        "per_seed": rows,
+        "log2_n_values": math.log2(n_v),
+    }

@@ -7,7 +7,7 @@ the ledger that it does not reproduce here.
 
 from __future__ import annotations
 
-from verify.claims import Outcome, claim
+from verify.claims import claim
 from verify.criteria import EverySeed
 from verify.fact_mlp.transformer_setup import BASE, INIT, MIN_RECALL, SRC, _recall_schedules
 
@@ -43,7 +43,7 @@ def check_recall_spec_scale(p, ctx):
     judgement = EverySeed("recall (worse of the two schedules)", MIN_RECALL, ">=", "convention").judge(
         worst, seeds=seeds
     )
-    return Outcome.judged(judgement, details={"worst": min(worst), "per_seed": per_seed})
+    return judgement, {"worst": min(worst), "per_seed": per_seed}
 
 
 from verify.ledger import LedgerEntry, record  # noqa: E402
