@@ -21,11 +21,11 @@ WITH_CONTROLS = [cid for cid, c in CLAIMS.items() if c.controls]
 
 
 #: Shared results that are loaded inputs, not an arm's computation: a pretrained language model
-#: read from disk (``("lm.model", name)``, verify/hopfield/lm_setup.py). The random-weights controls
+#: read from disk (``load_lm``, verify/hopfield/lm_setup.py). The random-weights controls
 #: of the override probes read it twice, once as the model whose known facts are probed and once
-#: as the architecture of the seeded random twin (load_shared reads the real model to build it):
+#: as the architecture of the seeded random twin (load_lm reads the real model to build it):
 #: the twin's measurements are their own shared results, so no arm stands in for another.
-LOADED_INPUTS = ("lm.model",)
+LOADED_INPUTS = ("verify.hopfield.lm_setup.load_lm",)
 
 
 def collapsed(own: Counter, control: Counter) -> list:
@@ -38,7 +38,8 @@ def collapsed(own: Counter, control: Counter) -> list:
     ['with']
     >>> collapsed(Counter({"with": 1, "without": 1}), Counter({"with": 1, "other": 1}))
     []
-    >>> collapsed(Counter({("lm.model", "m"): 1, "real": 1}), Counter({("lm.model", "m"): 2, "twin": 1}))
+    >>> model = ("verify.hopfield.lm_setup.load_lm", (("spec", "m"), ("random_weights", False)), 0)
+    >>> collapsed(Counter({model: 1, "real": 1}), Counter({model: 2, "twin": 1}))
     []
     """
     return [

@@ -63,7 +63,7 @@ def test_the_command_writes_both_through_probe_json(tmp_path, capsys, monkeypatc
         "mass0": [0.1] * 4,
         "massf": [0.5] * 4,
     }
-    monkeypatch.setattr(lm, "run_real_probe", lambda spec, pairs, device, *a, **k: dict(_result(), rows=rows))
+    monkeypatch.setattr(lm, "run_real_probe", lambda ctx, spec, pairs, *a, **k: dict(_result(), rows=rows))
     args = types.SimpleNamespace(model="stub", pairs="pairs.tsv", device="cpu", out=str(tmp_path), json=True)
     assert lm.main(args) == 0
     printed = json.loads(capsys.readouterr().out, parse_constant=_no_constant)

@@ -9,12 +9,12 @@ import pytest
 
 from constructions.hopfield.networks import context_gates, retrieval_errors_batch, sphere_patterns
 from theory.hopfield.reference import capacity, sphere_radius
-from verify.claims import rng_for
+from verify.claims import Context, rng_for
 from verify.hopfield.storing_dim_setup import (
     QUICK,
     STREAM,
     r4_dimension,
-    search,
+    shared_search,
     smallest_storing_dim,
     stores,
 )
@@ -59,18 +59,18 @@ def test_smallest_storing_dim_is_the_first_storing_d():
 
 def test_search_stops_at_the_first_miss_and_records_it():
     small = {**QUICK, "sizes": [16, 64], "draws": 2}
-    found = search(small, 0)
+    found = shared_search(small, Context(seed=0))
     assert found["stopped_at"] is None
     for row in found["rows"]:
         assert all(d is not None and d <= row["d_R4"] for d in row["d_star_ungated"])
         assert len(row["d_star_gated"]) == 2
-    clustered = search({**small, "spread": 0.25}, 0)
+    clustered = shared_search({**small, "spread": 0.25}, Context(seed=0))
     assert clustered["stopped_at"] == {"N": 16, "draw": 0}
     assert clustered["rows"] == [{"N": 16, "d_R4": 23, "d_star_ungated": [None], "d_star_gated": []}]
 
 
 def test_claim_passes_on_uniform_patterns_and_fails_on_its_clustered_control():
-    from verify.claims import CLAIMS, Context, load_all
+    from verify.claims import CLAIMS, load_all
 
     load_all()
     c = CLAIMS["hopfield.storing_dim.r4_sufficient"]

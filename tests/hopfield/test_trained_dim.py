@@ -18,8 +18,8 @@ from verify.hopfield.trained_dim_setup import (  # noqa: E402
     QUICK,
     construction_stores,
     draw,
-    search,
     search_trained,
+    shared_search,
 )
 
 
@@ -68,9 +68,9 @@ def test_training_stores_where_the_initialisation_does_not():
 
 
 def test_window_does_not_change_the_search_and_d_star_is_the_first_storing_d():
-    p = {**QUICK, "draws": 2}
-    by4 = search_trained(16, 23, p, seed=5)
-    by1 = search_trained(16, 23, {**p, "window": 1}, seed=5)
+    p = {k: QUICK[k] for k in ("K", "beta", "steps", "lr", "check_every", "window")}
+    by4 = search_trained(16, 23, 5, draws=2, **p)
+    by1 = search_trained(16, 23, 5, draws=2, **{**p, "window": 1})
     assert by4 == by1 and all(d is not None for d in by4["d_star"])
     for k, d in enumerate(by1["d_star"]):
         below = [draw(16, e, 3.0, 5, k) for e in range(2, d)]
@@ -114,5 +114,6 @@ def test_claim_passes_and_its_untrained_control_fails():
     bad = c.check(control, Context(seed=0))
     assert not bad.passed and all(d is None for r in bad.details["rows"] for d in r["d_star"])
     assert (
-        search(control, 0)["rows"][0]["d_star_construction"] == out.details["rows"][0]["d_star_construction"]
+        shared_search(control, Context(seed=0))["rows"][0]["d_star_construction"]
+        == out.details["rows"][0]["d_star_construction"]
     )

@@ -69,34 +69,36 @@ def test_random_like_drawn_in_place_equals_the_copied_draw():
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_prepared_encoder_is_shared_and_equals_a_fresh_one():
+def test_prepared_encoder_is_shared_and_equals_a_fresh_one(monkeypatch):
     pytest.importorskip("transformers", reason="transformers (extra 'lm') is not installed")
     from constructions.lm.text import TextEncoder
     from tests.lm.test_tokenisation import CAPITALS, TEMPLATE, byte_level
     from verify.claims import Context
-    from verify.hopfield.lm_setup import prepared_encoder
+    from verify.hopfield import lm_setup
 
-    tok = byte_level()
+    tok = byte_level()  # the model "m" of this test: only its tokenizer is read
+    monkeypatch.setattr(lm_setup, "load_lm", lambda ctx, spec, random_seed=None: (None, tok, {}))
     ctx = Context(seed=0)
-    enc, kept, report = prepared_encoder(tok, TEMPLATE, CAPITALS, ctx, "m")
-    again = prepared_encoder(tok, TEMPLATE, list(CAPITALS), ctx, "m")
+    enc, kept, report = lm_setup.prepared_encoder(ctx, "m", TEMPLATE, CAPITALS)
+    again = lm_setup.prepared_encoder(ctx, "m", TEMPLATE, list(CAPITALS))
     assert again[0] is enc  # one tokenisation per run
     fresh = TextEncoder(tok, TEMPLATE)
     assert (kept, report) == fresh.prepare(CAPITALS) and enc.tokens == fresh.tokens
-    assert prepared_encoder(tok, TEMPLATE, CAPITALS)[1:] == (kept, report)  # without ctx
+    assert lm_setup.prepared_encoder(Context(seed=0), "m", TEMPLATE, CAPITALS)[1:] == (kept, report)
 
 
 def test_pipeline_control_reuses_the_claims_tiny_runs(monkeypatch):
     pytest.importorskip("transformers", reason="transformers (extra 'lm') is not installed")
-    from verify.claims import Context
+    import constructions.hopfield.lm as L
+    from verify.claims import Context, as_outcome
     from verify.hopfield import lm_pipeline
 
     calls = []
-    real = lm_pipeline._tiny_run
-    monkeypatch.setattr(lm_pipeline, "_tiny_run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = L.tiny_llama
+    monkeypatch.setattr(L, "tiny_llama", lambda *a, **k: calls.append(a) or real(*a, **k))
     ctx = Context(seed=0)
     params = {"n_pairs": 6, "k_demo": 2, "interaction": 0.0}
-    main = lm_pipeline.lm_probe_pipeline(params, ctx)
-    control = lm_pipeline.lm_probe_pipeline(dict(params, interaction=1.0), ctx)
+    main = as_outcome(lm_pipeline.lm_probe_pipeline(params, ctx))
+    control = as_outcome(lm_pipeline.lm_probe_pipeline(dict(params, interaction=1.0), ctx))
     assert len(calls) == 2  # the claim's two runs; the control changes only the stub
     assert main.passed and not control.passed and main.measured["deterministic"]

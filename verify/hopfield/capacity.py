@@ -15,26 +15,37 @@ import numpy as np
 
 from constructions.hopfield.networks import retrieval_errors_batch, sphere_patterns
 from constructions.search import smallest_size
-from theory.hopfield.derived import context_capacity_shift, context_competitors, gated_capacity_prediction
+from theory.hopfield.derived import context_capacity_shift, gated_capacity_prediction
 from theory.hopfield.reference import capacity, sphere_radius
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, claim, rng_for
 from verify.criteria import Judgement, Threshold
-from verify.hopfield.capacity_setup import (  # noqa: F401  (crossing: re-exported for the tests)
+from verify.hopfield.capacity_setup import (
     CAPACITY_QUICK,
     WRONG_CONTEXT,
     _d3_judgement,
     _gain_judgement,
     _ratio_verdict,
-    _sweep,
     crossing,
     is_wrong_context,
+    sweep_rows,
 )
 from verify.measure import t_interval
-from verify.previous import stored_previous
 
 PAPER = paper("hopfield")
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
+
+
+def _gain(params, ctx):
+    """capacity.gain's criterion on the sweep of ``params`` (:func:`_gain_judgement`): (judgement,
+    details shared by capacity.gain and wrong_context.fails)."""
+    rows = sweep_rows(params, ctx)
+    ratios, interval = _ratio_verdict(rows)
+    judgement, paired = _gain_judgement(rows, params["n_eff"], float(params["kappa"]))
+    details = {"seeds": rows, "ratios": ratios, "ratio_interval95": interval}
+    if paired is not None:
+        details.update(c_d3=paired[0], c_minus_c_d3=paired[1])
+    return judgement, details
 
 
 @claim(
@@ -55,36 +66,8 @@ RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
     controls=[WRONG_CONTEXT],
 )
 def capacity_gain(params, ctx):
-    wrong = is_wrong_context(params)
-    rows = _sweep(params, ctx, float(params["kappa"]), wrong=wrong)
-    ok, ratios, interval = _ratio_verdict(rows, params["min_ratio"])
-    details = {
-        "grid": params["grid"],
-        "seeds": rows,
-        "dim": params["dim"],
-        "kappa": params["kappa"],
-        "ratio_interval95": interval,
-    }
-    if not wrong:
-        # hard gates on the grid 16..4096 (replaced: with hard gates the gated problem is the same
-        # 16-memory network at every N, so the ratio was only a grid-limited lower bound)
-        details["previous_criterion"] = stored_previous(
-            "hopfield.capacity.gain", ctx.scale, ctx.seed, params, added_since=("context",)
-        )
-    # replaced in turn: "every seed's ratio >= 16" also accepted a gain of e^(0.7 kappa)
-    details["previous_criterion_min_ratio"] = {
-        "rule": f"N_g/N_u >= {params['min_ratio']} in every seed",
-        "passed": ok,
-    }
-    judgement, paired = _gain_judgement(rows, params["n_eff"], float(params["kappa"]))
-    details["previous_criterion_plain"] = {
-        "rule": "the interval test without the plain law N_u e^kappa (c = 1) as a named alternative",
-        "verdict": _gain_judgement(rows, params["n_eff"], float(params["kappa"]), plain=False)[0].verdict,
-        "why_changed": "c = 1 data passed it 25.5% of the time at 3 seeds, 200 replications (python -m verify oc hopfield.capacity.gain)",
-    }
-    if paired is not None:
-        details.update(c_d3=paired[0], c_minus_c_d3=paired[1])
-    return Outcome.judged(judgement, details={**details, "ratios": ratios})
+    judgement, details = _gain(params, ctx)
+    return judgement, {"grid": params["grid"], "dim": params["dim"], "kappa": params["kappa"], **details}
 
 
 @claim(
@@ -109,15 +92,12 @@ def capacity_d3(params, ctx):
     (theory.hopfield.derived.context_competitors), so D3 predicts N_g from N_u. In separation units
     the predicted shift at N_g is context_capacity_shift(beta, N_g, N_eff, kappa) and the measured
     one is beta^{-1} log((N_g - 1)/(N_u - 1)); both are recorded."""
-    wrong = is_wrong_context(params)
-    rows = _sweep(params, ctx, float(params["kappa"]), wrong=wrong)
+    rows = sweep_rows(params, ctx)
     kappa, ne, beta = float(params["kappa"]), params["n_eff"], params["beta"]
-    ok = True
     for r in rows:
         nu, ng = r["capacity_ungated"], r["capacity_gated"]
         if nu is None or ng is None or nu <= ne:
             r.update(predicted_gated=None, factor=None)
-            ok = False
             continue
         pred = gated_capacity_prediction(nu, ne, kappa)
         r["predicted_gated"] = pred
@@ -125,24 +105,10 @@ def capacity_d3(params, ctx):
         if ng > ne:
             r["shift_d3"] = context_capacity_shift(beta, max(2, int(round(ng))), ne, kappa)
             r["shift_measured"] = math.log((ng - 1) / (nu - 1)) / beta
-            r["competitors_at_ng"] = context_competitors(max(ne, int(round(ng))), ne, kappa)
-        ok &= 1.0 / params["max_factor"] <= r["factor"] <= params["max_factor"]
-    factors = [r.get("factor") for r in rows]
-    judgement = _d3_judgement(rows, ne, kappa, params["max_factor"])
-    replaced = _d3_judgement(rows, ne, kappa, params["max_factor"], plain=False)
-    return Outcome.judged(
-        judgement,
-        details={
-            "factors": factors,
-            "previous_criterion": {
-                "rule": f"every seed's N_g / prediction in [1/{params['max_factor']}, {params['max_factor']}]",
-                "passed": bool(ok),
-            },
-            "previous_criterion_plain": {
-                "rule": "the interval test without the plain law N_u e^kappa as a named alternative",
-                "verdict": replaced.verdict,
-                "why_changed": "c = 1 data passed it 20.5% of the time at 3 seeds, 200 replications (python -m verify oc hopfield.capacity.d3)",
-            },
+    return (
+        _d3_judgement(rows, ne, kappa, params["max_factor"]),
+        {
+            "factors": [r.get("factor") for r in rows],
             "seeds": [
                 {
                     k: r.get(k)
@@ -195,13 +161,9 @@ def wrong_context_fails(params, ctx):
     turned over: it passes when that judgement fails, fails when it passes, and is inconclusive
     when it is. (Before, the inner criterion was capacity.gain's replaced rule, N_g/N_u >= 16 on
     every seed; its verdict is kept in ``details.previous_criterion``.)"""
-    wrong = is_wrong_context(params)  # correct: its control
-    kappa = float(params["kappa"])
-    rows = _sweep(params, ctx, kappa, wrong=wrong)
-    inner_ok, ratios, interval = _ratio_verdict(rows, params["min_ratio"])
-    inner, paired = _gain_judgement(rows, params["n_eff"], kappa)
+    inner, details = _gain(params, ctx)
     verdict = {"fail": "pass", "pass": "fail", "inconclusive": "inconclusive"}[inner.verdict]
-    context = "wrong" if wrong else "correct"
+    context = "wrong" if is_wrong_context(params) else "correct"  # correct: its control
     judgement = Judgement(
         verdict,
         {"capacity.gain criterion": "violated (its verdict fail)", "context": context},
@@ -216,22 +178,7 @@ def wrong_context_fails(params, ctx):
         },
         inner.budget,
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "inner_criterion_verdict": inner.verdict,
-            "seeds": rows,
-            "ratios": ratios,
-            "ratio_interval95": interval,
-            "context": context,
-            **({"c_d3": paired[0], "c_minus_c_d3": paired[1]} if paired is not None else {}),
-            "previous_criterion": {
-                "rule": f"N_g/N_u >= {params['min_ratio']} on every seed is violated",
-                "passed": not inner_ok,
-                "inner_criterion_held": inner_ok,
-            },
-        },
-    )
+    return judgement, {"inner_criterion_verdict": inner.verdict, "context": context, **details}
 
 
 def _all_retrieved(n, params, seed, k) -> bool:
@@ -350,15 +297,10 @@ def r4_tightness(params, ctx):
     judgement = Threshold("looseness factor measured N / N_R4", 1.0, ">=", "theory").judge(
         list(interval), seeds=len(rows)
     )
-    details = {
+    return judgement, {
         "N_R4": n_r4,
         "N_R4_p0.001": capacity(params["beta"], params["K"], params["dim"], 0.001),
         "rows": rows,
         "factor_interval95": list(interval),
         "patterns": "uniform" if params["spread"] is None else f"clustered, spread {params['spread']}",
     }
-    if params["spread"] is None:
-        details["previous_criterion"] = stored_previous(
-            "hopfield.capacity.r4_tightness", ctx.scale, ctx.seed, params
-        )
-    return Outcome.judged(judgement, details=details)

@@ -14,7 +14,7 @@ from constructions.hopfield.fixed_point import approximations, fixed_point_proba
 from constructions.hopfield.networks import noisy_query, sphere_patterns
 from theory.hopfield.derived import contraction_bound, norm_bound
 from theory.papers import paper
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.measure import binomial_interval
 
@@ -118,7 +118,7 @@ def fixed_point_unique(params, ctx):
             [r["rate"] - r["lam_M2"] for r in rows], seeds=labels
         ),
     )
-    return Outcome.judged(judgement, details={"rows": rows})
+    return judgement, {"rows": rows}
 
 
 @claim(
@@ -189,30 +189,21 @@ def multistability_above(params, ctx):
     above_d4 = Threshold("lambda_c M^2", 1.0, ">=", "theory").judge(
         contraction_bound(lam_c, 1.0) if lam_c is not None else 0.0
     )
-    judgement = all_of(pitchfork=judged, above_d4=above_d4)
-    lo, hi = params["window"]
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "lambda_c": lam_c,
-            "pitchfork_lambda": PITCHFORK,
-            "two_fixed_points": {str(lam): v for lam, v in two.items()},
-            "bracket": {
-                "bound": "the toy's pitchfork lambda = 2 (exact here; D4's lambda M^2 = 1 is only sufficient)",
-                "quantity": "1/lambda",
-                "boundary": 1 / PITCHFORK,
-                "below": bracket.below,
-                "above": bracket.above,
-                "factor": bracket.factor,
-                "breaks_by": "two converged fixed points more than `distinct` apart",
-            },
-            "previous_criterion": {
-                "rule": f"lambda_c in [{lo}, {hi}] (a convention) and lambda_c M^2 >= 1, citing D4",
-                "passed": lam_c is not None and lo <= lam_c <= hi and contraction_bound(lam_c, 1.0) >= 1,
-            },
+    return all_of(pitchfork=judged, above_d4=above_d4), {
+        "rows": rows,
+        "lambda_c": lam_c,
+        "pitchfork_lambda": PITCHFORK,
+        "two_fixed_points": {str(lam): v for lam, v in two.items()},
+        "bracket": {
+            "bound": "the toy's pitchfork lambda = 2 (exact here; D4's lambda M^2 = 1 is only sufficient)",
+            "quantity": "1/lambda",
+            "boundary": 1 / PITCHFORK,
+            "below": bracket.below,
+            "above": bracket.above,
+            "factor": bracket.factor,
+            "breaks_by": "two converged fixed points more than `distinct` apart",
         },
-    )
+    }
 
 
 @claim(
@@ -266,15 +257,12 @@ def decomposition_orders(params, ctx):
         second_low=EverySeed("second-order slope", 1.8, ">=", "convention", unit="instances").judge(slopes2),
         second_high=EverySeed("second-order slope", 2.2, "<=", "convention", unit="instances").judge(slopes2),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "lambda": lams.tolist(),
-            "curves": curves,
-            "slopes_first": slopes1,
-            "slopes_second": slopes2,
-        },
-    )
+    return judgement, {
+        "lambda": lams.tolist(),
+        "curves": curves,
+        "slopes_first": slopes1,
+        "slopes_second": slopes2,
+    }
 
 
 @claim(
@@ -317,7 +305,4 @@ def first_order_top1(params, ctx):
         agree += int(np.argmax(p1) == np.argmax(p_star))
     rate = agree / params["instances"]
     rule = Threshold("top-1 agreement rate", params["min_agreement"], ">=", "convention")
-    return Outcome.judged(
-        rule.judge(rate),
-        details={"agreement": rate, "interval95": binomial_interval(agree, params["instances"])},
-    )
+    return rule.judge(rate), {"agreement": rate, "interval95": binomial_interval(agree, params["instances"])}

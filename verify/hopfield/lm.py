@@ -25,29 +25,19 @@ import sys
 from pathlib import Path
 
 from theory.papers import paper
-from verify.claims import Control, choice, claim
-from verify.hopfield.lm_run import (  # noqa: F401  (re-exported)
-    CHUNK,
-    FORMATS,
+from verify.claims import Context, Control, choice, claim
+from verify.hopfield.lm_run import (  # noqa: F401  (JSON_KEYS re-exported: what --json prints)
     JSON_KEYS,
     K_DEMO,
     MAX_PROMPTS,
-    PACK,
-    criteria,
     probe_json,
     run_real_probe,
-    shared_probe,
 )
-from verify.hopfield.lm_setup import (  # noqa: F401  (re-exported)
-    MODEL_ENV,
-    PAIRS_ENV,
-    RANDOM,
+from verify.hopfield.lm_setup import (
+    RANDOM_ONE_DRAW,
     _transformers_missing,
-    lm_models,
-    load_shared,
+    facts_file,
     per_model_outcome,
-    prepared_encoder,
-    real_model_spec,
     uses_random_weights,
 )
 from verify.ledger import LedgerEntry, record
@@ -100,8 +90,8 @@ def main(args) -> int:
             raise ValueError(missing)
         spec = args.model or default_model_spec()
         resolve_model(spec)
-        device = resolve_device(args.device)
-        result = run_real_probe(spec, args.pairs or facts_path(), device, seed, n_seeds=3, fmt=fmt)
+        ctx = Context(seed=seed, device=resolve_device(args.device))
+        result = run_real_probe(ctx, spec, str(args.pairs or facts_path()), n_seeds=3, fmt=fmt)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -136,7 +126,6 @@ SEED_RULE = (
     "upper end misses one, inconclusive otherwise; every draw's own summary is in the record; "
     "the random-weights control is seeded with S and reads the first draw only"
 )
-RANDOM_ONE_DRAW = Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)")
 _ROWS_KEPT = ("acc1_V", "accf_V", "acc0_V", "acc0_C", "mC", "relation", "subject")
 
 
@@ -145,30 +134,39 @@ def _unknown_both(ambiguous: dict, stated: dict) -> int:
     greedy over V): kept in every rate, counted here."""
     unknown = {(r, s) for r, k in stated["known"].items() for s in k["unknown"]}
     rows = ambiguous["rows"]
-    return int(
-        sum(
-            1
-            for r, s, ok in zip(rows["relation"], rows["subject"], rows["acc0_V"])
-            if not ok and (r, s) in unknown
-        )
+    prompts = zip(rows["relation"], rows["subject"], rows["acc0_V"])
+    return sum(1 for r, s, ok in prompts if not ok and (r, s) in unknown)
+
+
+def _probe(ctx, spec: str, params, fmt: str, random_weights: bool = False) -> dict:
+    """The shared probe result of one model and prompt format at the claim's parameters."""
+    return run_real_probe(
+        ctx, spec, facts_file(), params["k_demo"], params["max_prompts"], random_weights, params["seeds"], fmt
     )
 
 
-def _format_details(spec, params, ctx, result, judged, judge_rows) -> dict:
-    details = {
+def _common_details(result: dict) -> dict:
+    """What every lm claim's record keeps of a probe result (one model, one format)."""
+    return {
         "model": result["model"],
         "format": result["format"],
         "summary": result["summary"],
         "per_relation": result["per_relation"],
         "per_seed": {str(k): v for k, v in result["per_seed"].items()},
         "tokenisation": result["tokenisation"],
+    }
+
+
+def _format_details(spec, params, ctx, result, judged, judge_rows) -> dict:
+    details = {
+        **_common_details(result),
         "known": {r: v["zero_shot_greedy_acc"] for r, v in result["known"].items()},
         "rows": {k: result["rows"][k] for k in _ROWS_KEPT if k in result["rows"]},
     }
     if judged:  # the relation-stated format: recorded beside the judged one, not judged (claim only)
         from verify.hopfield.lm_statements import judge_parts, verdict_of
 
-        stated = shared_probe(spec, params, ctx, "stated")
+        stated = _probe(ctx, spec, params, "stated")
         details["stated_format"] = {
             "summary": stated["summary"],
             "known": {r: v["zero_shot_greedy_acc"] for r, v in stated["known"].items()},
@@ -192,18 +190,11 @@ def _first_order(params, ctx):
     judged = own_gate and own_query and not rand  # the claim itself, no control
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "ambiguous", rand)
-        rows = result["rows"]
+        result = _probe(ctx, spec, params, "ambiguous", rand)
         details = _format_details(spec, params, ctx, result, judged, first_order_parts)
         s = result["summary"]
         details["product_of_distributions"] = s["acc_product_in_V"]
-        details["previous_criterion"] = {
-            "statement": "median Pearson r(l_f - l0, b) >= 0.3 and top-1 agreement of l0 + b with l_f on C >= 0.6",
-            "median_r": s["median_r"],
-            "agreement": s["agreement"],
-            "holds": bool(criteria(s)["first_order"]),
-        }
-        return judge_parts(first_order_parts(rows, key), ctx.seed), details
+        return judge_parts(first_order_parts(result["rows"], key), ctx.seed), details
 
     return per_model_outcome("acc1_V - accf_V >= -0.15 and acc1_V - acc0_V >= 0.1 (ambiguous format)", one)
 
@@ -216,12 +207,8 @@ def _zero_shot(params, ctx):
     rand = uses_random_weights(params)
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "ambiguous", rand)
+        result = _probe(ctx, spec, params, "ambiguous", rand)
         details = _format_details(spec, params, ctx, result, own_query and not rand, zero_shot_parts)
-        details["previous_criterion"] = {
-            "statement": "acc0_C >= accf_V - 0.1 (point estimates)",
-            "holds": bool(criteria(result["summary"])["zero_shot_discriminates"]),
-        }
         return judge_parts(zero_shot_parts(result["rows"], key), ctx.seed), details
 
     return per_model_outcome(
@@ -248,16 +235,8 @@ def _margin(params, ctx):
     rand = uses_random_weights(params)
 
     def one(spec):
-        result = shared_probe(spec, params, ctx, "stated", rand)
-        details = {
-            "model": result["model"],
-            "format": "stated",
-            "summary": result["summary"],
-            "per_relation": result["per_relation"],
-            "per_seed": {str(k): v for k, v in result["per_seed"].items()},
-            "tokenisation": result["tokenisation"],
-        }
-        return margin_judgement(result["summary"]), details
+        result = _probe(ctx, spec, params, "stated", rand)
+        return margin_judgement(result["summary"]), _common_details(result)
 
     return per_model_outcome("margin_up_rate >= 0.7 and mass_up_rate >= 0.8 (stated format)", one)
 

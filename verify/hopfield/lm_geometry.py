@@ -56,7 +56,7 @@ def measure_model(model, tokenizer, seed: int = 0, facts_path: str | None = None
     >>> tok = lambda text, add_special_tokens=True: {"input_ids": [vocab[w] for w in text.split()]}
     >>> head = types.SimpleNamespace(weight=np.random.default_rng(0).standard_normal((8, 16)))
     >>> model = types.SimpleNamespace(get_output_embeddings=lambda: head)
-    >>> import tempfile
+    >>> import os, tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as fh:
     ...     _ = fh.write("@template\\tthe capital of {s} is\\tcapital\\n"
     ...                  "france\\tparis\\tcapital\\nitaly\\trome\\tcapital\\n")

@@ -11,14 +11,18 @@ from __future__ import annotations
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, Outcome, claim, rng_for, shared
 from verify.criteria import Agreement, all_of
 from verify.hopfield.lm_setup import _transformers_missing
 
 PAPER = paper("hopfield")
 
 
-def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
+@shared
+def _tiny_run(ctx, n_pairs: int, k_demo: int, run: int) -> tuple:
+    """(probe rows, prompts, answers) of the tiny random Llama (float64) of ``ctx.seed``; ``run`` 2
+    rebuilds the model and the prompts from the seed, for the determinism check. The two runs do
+    not depend on the stub's interaction: the control reuses the claim's."""
     from constructions.hopfield.lm import (
         ANSWER_IDS,
         SUBJECT_IDS,
@@ -28,12 +32,12 @@ def _tiny_run(seed, n_pairs, k_demo, dtype, max_prompts=None):
         tiny_llama,
     )
 
-    gen = rng_for(int(seed), "hopfield.lm_pipeline.gen")
+    gen = rng_for(ctx.seed, "hopfield.lm_pipeline.gen")
     subjects = gen.choice(list(SUBJECT_IDS), size=n_pairs, replace=False)
     answers = gen.choice(list(ANSWER_IDS), size=n_pairs, replace=False)
     pairs = list(zip(subjects.tolist(), answers.tolist()))
-    prompts = relational_prompts(pairs, k_demo, gen, max_prompts)
-    model = tiny_llama(seed, dtype)
+    prompts = relational_prompts(pairs, k_demo, gen)
+    model = tiny_llama(ctx.seed, "float64")
     return probe(model, SyntheticEncoder(), prompts, answers.tolist()), prompts, answers
 
 
@@ -65,15 +69,9 @@ def lm_probe_pipeline(params, ctx):
         return Outcome(predicted="identities hold", measured=None, passed=False, skipped=missing)
     from constructions.hopfield.lm import SyntheticEncoder, additive_stub, probe
 
-    # the two runs do not depend on the stub's interaction: the control reuses the claim's (shared)
-    key = ("hopfield.lm.tiny_run", ctx.seed, params["n_pairs"], params["k_demo"], "float64")
-    rows, prompts, answers = ctx.shared(
-        key + (1,), lambda: _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64")
-    )
+    rows, prompts, answers = _tiny_run(ctx, params["n_pairs"], params["k_demo"], 1)
     # second run (model rebuilt from the seed, same prompts, same batches): must be bit-identical
-    again, _, _ = ctx.shared(
-        key + (2,), lambda: _tiny_run(ctx.seed, params["n_pairs"], params["k_demo"], "float64")
-    )
+    again, _, _ = _tiny_run(ctx, params["n_pairs"], params["k_demo"], 2)
     differing = [
         k
         for k in rows
@@ -93,12 +91,9 @@ def lm_probe_pipeline(params, ctx):
         stub_r=Agreement("stub min r - 1", 1e-9).judge(stub_r - 1.0),
         stub_agreement=Agreement("stub min top-1 agreement - 1", 0).judge(stub_agree - 1.0),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "model": "tiny random Llama (no real weights)",
-            "rows": rows,
-            "n_candidates": nc,
-            "differing_between_runs": differing,
-        },
-    )
+    return judgement, {
+        "model": "tiny random Llama (no real weights)",
+        "rows": rows,
+        "n_candidates": nc,
+        "differing_between_runs": differing,
+    }

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.claims import Control, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.hopfield.lm_setup import (
     RANDOM,
-    load_shared,
+    RANDOM_ONE_DRAW,
+    facts_file,
+    load_lm,
     per_model_outcome,
     prepared_encoder,
-    real_model_spec,
     uses_random_weights,
 )
 from verify.ledger import LedgerEntry, record
@@ -37,26 +38,30 @@ ICRECALL = "Fine-Tuning Dynamics of In-Context Factual Recall (2605.27774)"
 HOPFIELD = "Context-Gated Associative Retrieval (2605.10970)"
 
 
-def _setup(spec, ctx, random_weights):
-    """(spec, model, tokenizer, info, relations, templates) of one lm model (or its random twin)."""
+def _attribute_table(ctx, spec: str) -> tuple[list, dict]:
+    """([(country, {relation: answer})] of the countries with all four attributes kept, {relation:
+    {answer: token}}) of the facts file, tokenised for the model ``spec``."""
     from constructions.hopfield.lm import read_facts
 
-    _, pairs = real_model_spec()
-    model, tok, info = load_shared(spec, ctx.device, ctx, ctx.seed if random_weights else None)
-    relations, templates = read_facts(pairs)
-    return spec, model, tok, info, relations, templates
-
-
-def _attribute_table(tok, relations, templates, ctx=None, spec=None):
+    relations, templates = read_facts(facts_file())
     token_of, kept = {}, {}
     for rel in ATTRIBUTES:
         if rel not in relations:
             raise ValueError(f"the superposition probe needs the relation {rel!r} in the facts file")
-        enc, pairs, _ = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
+        enc, pairs, _ = prepared_encoder(ctx, spec, templates[rel], relations[rel])
         token_of[rel] = dict(enc.tokens)
         kept[rel] = dict(pairs)
     subjects = [s for s in kept["capital"] if all(s in kept[r] for r in ATTRIBUTES)]
     return [(s, {r: kept[r][s] for r in ATTRIBUTES}) for s in subjects], token_of
+
+
+@shared
+def _subject_states(ctx, spec: str, random_weights: bool, subjects: list) -> np.ndarray:
+    """The residual states of every layer at the last token of 'Facts about {subject}'."""
+    from constructions.lm.probes import subject_states
+
+    model, tok, _ = load_lm(ctx, spec, random_weights)
+    return subject_states(model, tok, subjects, ctx.device)
 
 
 @claim(
@@ -82,7 +87,7 @@ def _attribute_table(tok, relations, templates, ctx=None, spec=None):
     ],
 )
 def superposition_ridge(params, ctx):
-    from constructions.lm.probes import attribute_r2, subject_states, unembedding
+    from constructions.lm.probes import attribute_r2, unembedding
     from verify.criteria import Judgement
 
     # countries paired with their own attributes, or shuffled across them (shuffled_attributes)
@@ -90,19 +95,15 @@ def superposition_ridge(params, ctx):
     rand = uses_random_weights(params)
 
     def one(spec):
-        spec, model, tok, info, relations, templates = _setup(spec, ctx, rand)
-        table, token_of = _attribute_table(tok, relations, templates, ctx, spec)
-        states = ctx.shared(
-            ("lm.subject_states", spec, rand, ctx.seed),
-            lambda: subject_states(model, tok, [s for s, _ in table], ctx.device),
-        )
+        model, _, info = load_lm(ctx, spec, rand)
+        table, token_of = _attribute_table(ctx, spec)
+        states = _subject_states(ctx, spec, rand, [s for s, _ in table])
         U = unembedding(model, [t for tokens in token_of.values() for t in tokens.values()])
         middle = (states.shape[1] - 1) // 2
         per_seed = {}
         for sd in ctx.seeds(params["seeds"]):
-            per_seed[sd] = attribute_r2(
-                U, states, table, token_of, rng_for(sd, "hopfield.lm_probes.attribute_r2"), params["k_folds"], shuffle=shuffle
-            )
+            gen = rng_for(sd, "hopfield.lm_probes.attribute_r2")
+            per_seed[sd] = attribute_r2(U, states, table, token_of, gen, params["k_folds"], shuffle=shuffle)
         mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
         r2 = np.mean(list(per_seed.values()), axis=0).tolist()
         low = min(mids.values())
@@ -130,50 +131,69 @@ def superposition_ridge(params, ctx):
     return per_model_outcome(f"R^2 at the middle layer >= {params['threshold']} at every seed", one)
 
 
-def override_rows(spec, params, ctx, random_weights) -> dict:
+@shared
+def _zero_shot_known(ctx, spec: str, template: str, facts: list) -> list:
+    """Which facts of a relation the REAL model ``spec`` answers right zero-shot."""
+    from constructions.lm.probes import zero_shot_known
+
+    enc, pairs, _ = prepared_encoder(ctx, spec, template, facts)
+    return zero_shot_known(load_lm(ctx, spec)[0], enc, pairs, ctx.device)
+
+
+@shared
+def _override_draw(
+    ctx, spec: str, template: str, facts: list, draw: int, reps: list, n_prompts: int, random_weights: bool
+) -> tuple:
+    """(facts drawn, facts looked at, rows) of the override probe at one draw: up to ``n_prompts``
+    facts the real model knows, probed on it or (the control) on its seeded random twin."""
+    from constructions.lm.probes import known_facts, override_probe
+
+    enc, pairs, _ = prepared_encoder(ctx, spec, template, facts)
+    knows = _zero_shot_known(ctx, spec, template, facts)
+    gen = rng_for(draw, "hopfield.lm_probes.known_facts")
+    known, tried = known_facts(load_lm(ctx, spec)[0], enc, pairs, gen, n_prompts, ctx.device, knows)
+    rows = override_probe(
+        load_lm(ctx, spec, random_weights)[0],
+        enc,
+        known,
+        [a for _, a in pairs],
+        reps,
+        rng_for(draw, "hopfield.lm_probes.override_probe"),
+        n_prompts,
+        ctx.device,
+        # the other-subject control reads the first draw only (no criterion reads these rows on
+        # random weights): the passes run there only
+        other_context=not random_weights and draw == ctx.seed,
+    )
+    return len(known), tried, [dict(r, seed=draw) for r in rows]
+
+
+def override_rows(ctx, spec: str, params: dict, random_weights: bool) -> dict:
     """The override probe of one model (rows of every draw), shared by context_override and
     override_second_order and their controls: the facts are those the REAL model knows zero-shot;
-    the random-weights control is probed on the same facts."""
-    from constructions.lm.probes import known_facts, override_probe, zero_shot_known
+    the random-weights control is probed on the same facts.
 
-    spec, model, tok, info, relations, templates = _setup(spec, ctx, False)
-    rel = params["relation"]
-    enc, pairs, tokenisation = prepared_encoder(tok, templates[rel], relations[rel], ctx, spec)
-    knows = ctx.shared(
-        ("lm.zero_shot_known", spec, rel), lambda: zero_shot_known(model, enc, pairs, ctx.device)
-    )
-    if random_weights:  # the twin (read once): the real model's architecture, seeded weights
-        probe_model, _, info = load_shared(spec, ctx.device, ctx, ctx.seed)
-    else:
-        probe_model = model
-    rows, known_n, tried_n = [], 0, 0
-    for sd in ctx.seeds(params["seeds"]):
-        known, tried = known_facts(model, enc, pairs, rng_for(sd, "hopfield.lm_probes.known_facts"), params["n_prompts"], ctx.device, knows)
-        known_n, tried_n = known_n + len(known), tried_n + tried
-        rows += ctx.shared(
-            ("lm.override", spec, rel, sd, tuple(params["reps"]), params["n_prompts"], random_weights),
-            lambda: [
-                dict(r, seed=sd)
-                for r in override_probe(
-                    probe_model,
-                    enc,
-                    known,
-                    [a for _, a in pairs],
-                    params["reps"],
-                    rng_for(sd, "hopfield.lm_probes.override_probe"),
-                    params["n_prompts"],
-                    ctx.device,
-                    # the other-subject control reads the first draw only (no criterion reads
-                    # these rows on random weights): the passes run there only
-                    other_context=not random_weights and sd == ctx.seed,
-                )
-            ],
-        )
+    >>> from verify.claims import Context
+    >>> override_rows(Context(), "no-such-model-folder", {"relation": "capital"}, False)
+    Traceback (most recent call last):
+    ...
+    ValueError: model path 'no-such-model-folder' not found: ...
+    """
+    from constructions.hopfield.lm import read_facts
+
+    relations, templates = read_facts(facts_file())
+    template, facts = templates[params["relation"]], relations[params["relation"]]
+    _, pairs, tokenisation = prepared_encoder(ctx, spec, template, facts)
+    knows = _zero_shot_known(ctx, spec, template, facts)
+    draws = [
+        _override_draw(ctx, spec, template, facts, sd, params["reps"], params["n_prompts"], random_weights)
+        for sd in ctx.seeds(params["seeds"])
+    ]
     return {
-        "rows": rows,
-        "info": info,
-        "known_facts": known_n,
-        "facts_tried": tried_n,
+        "rows": [r for _, _, rows in draws for r in rows],
+        "info": load_lm(ctx, spec, random_weights)[2],
+        "known_facts": sum(d[0] for d in draws),
+        "facts_tried": sum(d[1] for d in draws),
         "tokenisation": tokenisation,
         "zero_shot_known_rate": float(np.mean(knows)),
         "facts_of_relation": len(pairs),
@@ -220,7 +240,7 @@ def override_rows(spec, params, ctx, random_weights) -> dict:
             "b from another prompt's context (another country and counterfactual): it "
             "must not predict this prompt's override",
         ),
-        Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)"),
+        RANDOM_ONE_DRAW,
     ],
 )
 def context_override(params, ctx):
@@ -233,7 +253,7 @@ def context_override(params, ctx):
     rand = uses_random_weights(params)
 
     def one(spec):
-        got = override_rows(spec, params, ctx, rand)
+        got = override_rows(ctx, spec, params, rand)
         rows = got["rows"]
         s = override_summary(rows, bias_from)
         per_seed = {
@@ -289,7 +309,7 @@ OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=40, reps=[0, 1, 2, 3, 4])
     "lower end clears, fail when an upper end misses, inconclusive otherwise; the controls read "
     "the first draw only",
     controls=[
-        Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)"),
+        RANDOM_ONE_DRAW,
         Control(
             "other_subject_context",
             {"story": "another subject", "seeds": 1},
@@ -308,7 +328,7 @@ def override_second_order(params, ctx):
     rand = uses_random_weights(params)
 
     def one(spec):
-        got = override_rows(spec, params, ctx, rand)
+        got = override_rows(ctx, spec, params, rand)
         judgement = judge_parts(override_parts(got["rows"], *keys), ctx.seed)
         top = max(params["reps"])
         other = [

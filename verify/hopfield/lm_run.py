@@ -1,7 +1,7 @@
 """The run of the language-model probe over a facts file (docs/hopfield.md): every relation's
 prompts at every draw through :func:`constructions.hopfield.lm.probe`, pooled, and shared by the
-lm claims of verify/hopfield/lm.py through ``ctx.shared``. [derived]: our operationalisation of
-the paper's experiment.
+lm claims of verify/hopfield/lm.py (a :func:`verify.claims.shared` measurement). [derived]: our
+operationalisation of the paper's experiment.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 
 from constructions.hopfield.lm import probe_passes
 from constructions.lm.text import DEFAULT_TEMPLATE
-from verify.claims import rng_for
-from verify.hopfield.lm_setup import load_shared, prepared_encoder, real_model_spec
+from verify.claims import rng_for, shared
+from verify.hopfield.lm_setup import load_lm, prepared_encoder
 
 K_DEMO, MAX_PROMPTS = 4, 50
 FORMATS = ("ambiguous", "stated")
@@ -42,45 +42,53 @@ def _packs(jobs: dict, size: int) -> list[list]:
     return packs
 
 
+@shared
 def run_real_probe(
-    model_spec,
-    pairs_path,
-    device="cpu",
-    seed=0,
-    k_demo=K_DEMO,
-    max_prompts=MAX_PROMPTS,
-    ctx=None,
-    random_weights=False,
-    n_seeds=1,
-    fmt="stated",
+    ctx,
+    model_spec: str,
+    pairs_path: str,
+    k_demo: int = K_DEMO,
+    max_prompts: int = MAX_PROMPTS,
+    random_weights: bool = False,
+    n_seeds: int = 1,
+    fmt: str = "stated",
 ) -> dict:
-    """Probe a model on every relation of a facts file; rows of all relations and seeds pooled.
+    """Probe a model on every relation of a facts file, on ``ctx.device``; rows of all relations
+    and seeds pooled; computed once per run (every lm claim and control reads the same).
 
-    Each of the ``n_seeds`` seeds seed, seed+1, ... draws every relation's prompt order and
-    demonstrations (at most ``max_prompts`` per relation and seed); the summary pools all prompts
+    Each of the ``n_seeds`` seeds S, S+1, ... (S = ``ctx.seed``) draws every relation's prompt
+    order and demonstrations (at most ``max_prompts`` per relation and seed); the summary pools all prompts
     and ``per_seed`` keeps each seed's own summary. ``fmt`` is the prompt format: "stated" (each
     relation's own template, the relation named in the query) or "ambiguous" (demonstrations
     "{subject} -> {answer}" and the query "{subject} ->": only the context says which relation).
     Facts whose answer token is ill defined or collides with another answer's are dropped and
     counted (``tokenisation``). ``known`` is the zero-shot greedy accuracy over the vocabulary per
     relation (which facts the model knows, in this format). The random-weights control uses one
-    model seeded with ``seed``.
+    model seeded with S.
 
     Each prompt's wrong gate (``acc1_V_wrong_gate``) is the first-order gate of the next relation
     (in sorted order): its candidate set C' and the context-only mass m_C' of that relation's
     prompt at the same position of the same draw.
+
+    >>> from constructions.lm.text import facts_path
+    >>> from verify.claims import Context
+    >>> run_real_probe(Context(), "no-such-model-folder", facts_path(), fmt="ambiguous")
+    Traceback (most recent call last):
+    ...
+    ValueError: model path 'no-such-model-folder' not found: give an alias ... (nothing is downloaded at run time)
     """
     from constructions.hopfield.gate import gated_token
     from constructions.hopfield.lm import probe, read_facts, relational_prompts, summarise
 
     if fmt not in FORMATS:
         raise ValueError(f"prompt format {fmt!r} is not one of {FORMATS}")
+    seed, device = ctx.seed, ctx.device
     relations, templates = read_facts(pairs_path)
-    model, tokenizer, info = load_shared(model_spec, device, ctx, seed if random_weights else None)
+    model, _, info = load_lm(ctx, model_spec, random_weights)
     encoders, tokenisation, known = {}, {}, {}
     for rel, pairs in sorted(relations.items()):
         template = DEFAULT_TEMPLATE if fmt == "ambiguous" else templates[rel]
-        encoder, kept, report = prepared_encoder(tokenizer, template, pairs, ctx, model_spec)
+        encoder, kept, report = prepared_encoder(ctx, model_spec, template, pairs)
         tokenisation[rel] = report
         if len({a for _, a in kept}) >= 2:
             encoders[rel] = (encoder, kept)
@@ -90,7 +98,9 @@ def run_real_probe(
     cands = {r: sorted({enc.candidate(a) for _, a in kept}) for r, (enc, kept) in encoders.items()}
     other = {r: names[(i + 1) % len(names)] for i, r in enumerate(names)}
     jobs = {  # every relation's prompts at every draw, run in packs of up to PACK prompts
-        (rel, sd): relational_prompts(encoders[rel][1], k_demo, rng_for(sd, "hopfield.lm_run.relational_prompts", k), max_prompts)
+        (rel, sd): relational_prompts(
+            encoders[rel][1], k_demo, rng_for(sd, "hopfield.lm_run.relational_prompts", k), max_prompts
+        )
         for k, rel in enumerate(sorted(relations))
         if rel in encoders
         for sd in range(int(seed), int(seed) + int(n_seeds))
@@ -161,15 +171,6 @@ def _collapse(rows):
     return rows
 
 
-def criteria(summary) -> dict:
-    """The acceptance of the three lm_* claims (thresholds are ours)."""
-    return {
-        "first_order": summary["median_r"] >= 0.3 and summary["agreement"] >= 0.6,
-        "margin": summary["margin_up_rate"] >= 0.7 and summary["mass_up_rate"] >= 0.8,
-        "zero_shot_discriminates": summary["acc_zero_shot_in_C"] >= summary["acc_full_in_V"] - 0.1,
-    }
-
-
 #: the keys of the probe's result that ``python -m verify probe-lm --json`` prints
 JSON_KEYS = ("summary", "criteria", "per_relation", "model", "tokenisation")
 
@@ -188,43 +189,3 @@ def probe_json(result: dict, full: bool = False) -> str:
     from theory.cli_support import dumps
 
     return dumps(result if full else {key: result[key] for key in JSON_KEYS})
-
-
-def shared_probe(spec: str, params: dict, ctx, fmt: str, random_weights: bool = False) -> dict:
-    """:func:`run_real_probe` of one model, prompt format and (for the control) random weights,
-    computed once per run through ``ctx.shared`` (every lm claim and control reads the same).
-
-    >>> from verify.claims import Context
-    >>> params = {"k_demo": K_DEMO, "max_prompts": 4, "seeds": 3}
-    >>> shared_probe("no-such-model-folder", params, Context(), "ambiguous")
-    Traceback (most recent call last):
-    ...
-    ValueError: model path 'no-such-model-folder' not found: give an alias ['gemma3-270m', 'smollm2'], a .gguf file or a local Hugging Face model folder (nothing is downloaded at run time)
-    """
-    _, pairs = real_model_spec()
-    key = (
-        "hopfield.lm",
-        spec,
-        pairs,
-        ctx.seed,
-        params["k_demo"],
-        params["max_prompts"],
-        params["seeds"],
-        random_weights,
-        fmt,
-    )
-    return ctx.shared(
-        key,
-        lambda: run_real_probe(
-            spec,
-            pairs,
-            ctx.device,
-            ctx.seed,
-            params["k_demo"],
-            params["max_prompts"],
-            ctx,
-            random_weights,
-            params["seeds"],
-            fmt,
-        ),
-    )

@@ -1,13 +1,14 @@
 """What the hopfield lm claim modules share (verify.hopfield.lm and .lm_probes): the models the
-claims run on, their once-per-run loading through ``ctx.shared``, the random-weights control and
-the judgement of a statement across models. Registers no claim."""
+claims run on, loaded once per run (:func:`load_lm`, a :func:`verify.claims.shared` measurement),
+each relation's tokenisation, the random-weights control and the judgement of a statement across
+models. Registers no claim."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from verify.claims import Control, Outcome, choice
+from verify.claims import Control, Outcome, choice, shared
 
 MODEL_ENV, PAIRS_ENV = "RECALL_LM_MODEL", "RECALL_LM_PAIRS"
 
@@ -20,52 +21,59 @@ def _transformers_missing() -> str | None:
     return None
 
 
-def load_shared(spec, device, ctx=None, random_seed=None):
-    """(model, tokenizer, info), loaded once per run through ``ctx.shared``; with ``random_seed``
-    the same architecture with seeded random weights (the control)."""
+@shared
+def load_lm(ctx, spec: str, random_weights: bool = False) -> tuple:
+    """(model, tokenizer, info) of one lm model on ``ctx.device``, loaded once per run; with
+    ``random_weights`` the same architecture with random weights seeded with ``ctx.seed`` (the
+    control), built from the loaded model.
+
+    >>> from verify.claims import Context
+    >>> load_lm(Context(), "no-such-model-folder")
+    Traceback (most recent call last):
+    ...
+    ValueError: model path 'no-such-model-folder' not found: ...
+    """
     from constructions.lm.load import load_model, random_like
 
-    def real():
-        return load_model(spec, device)
-
-    model, tok, info = ctx.shared(("lm.model", spec), real) if ctx is not None else real()
-    if random_seed is None:
-        return model, tok, info
-
-    def rand():
-        return (
-            random_like(model, random_seed),
-            tok,
-            dict(info, model=f"RANDOM WEIGHTS (seed {random_seed}) in the architecture of {info['model']}"),
-        )
-
-    return ctx.shared(("lm.random", spec, int(random_seed)), rand) if ctx is not None else rand()
+    if not random_weights:
+        return load_model(spec, ctx.device)
+    model, tok, info = load_lm(ctx, spec)
+    return (
+        random_like(model, ctx.seed),
+        tok,
+        dict(info, model=f"RANDOM WEIGHTS (seed {ctx.seed}) in the architecture of {info['model']}"),
+    )
 
 
-def prepared_encoder(tokenizer, template, pairs, ctx=None, model=None):
-    """(encoder, kept pairs, tokenisation report) of ``TextEncoder(tokenizer, template).prepare(pairs)``,
-    shared through ``ctx`` (keyed by the model name ``model``, whose tokenizer it is, the template
-    and the facts) by every lm claim and control that reads the same relation; without ``ctx``,
-    built here. Tokenisation is deterministic: a shared encoder holds the tokens a fresh one would."""
+@shared
+def prepared_encoder(ctx, spec: str, template: str, pairs: list) -> tuple:
+    """(encoder, kept pairs, tokenisation report) of ``TextEncoder(tokenizer, template).prepare(pairs)``
+    with the tokenizer of the model ``spec`` (:func:`load_lm`), once per run for every lm claim and
+    control that reads the same relation. Tokenisation is deterministic: a shared encoder holds the
+    tokens a fresh one would.
+
+    >>> from verify.claims import Context
+    >>> prepared_encoder(Context(), "no-such-model-folder", "{s} ->", [("France", "Paris")])
+    Traceback (most recent call last):
+    ...
+    ValueError: model path 'no-such-model-folder' not found: ...
+    """
     from constructions.lm.text import TextEncoder
 
-    def build():
-        encoder = TextEncoder(tokenizer, template)
-        kept, report = encoder.prepare(pairs)
-        return encoder, kept, report
-
-    if ctx is None:
-        return build()
-    return ctx.shared(("lm.encoder", model, template, tuple(map(tuple, pairs))), build)
+    encoder = TextEncoder(load_lm(ctx, spec)[1], template)
+    kept, report = encoder.prepare(pairs)
+    return encoder, kept, report
 
 
-def real_model_spec() -> tuple[str | None, str]:
-    """(model spec, facts path): RECALL_LM_MODEL else ``smollm2`` when installed; RECALL_LM_PAIRS
-    else the facts file shipped with the package."""
+def facts_file() -> str:
+    """The facts file the lm claims read: RECALL_LM_PAIRS, else the one shipped with the package.
+
+    >>> facts_file().endswith("facts.tsv") or PAIRS_ENV in os.environ
+    True
+    """
     from constructions.hopfield.lm import facts_path
-    from constructions.lm.load import default_model_spec
 
-    return default_model_spec(), os.environ.get(PAIRS_ENV) or facts_path()
+    return os.environ.get(PAIRS_ENV) or facts_path()
 
 
 WEIGHTS = ("pretrained", "random")  # the parameter "weights" of every lm claim; random: the control
@@ -85,6 +93,10 @@ def uses_random_weights(params) -> bool:
     (False, True)
     """
     return choice(params, "weights", WEIGHTS) == "random"
+
+
+#: the random-weights control of a claim pooled over three draws, on the first draw only
+RANDOM_ONE_DRAW = Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)")
 
 
 def lm_models() -> tuple[list[str] | None, str | None]:

@@ -53,7 +53,8 @@ def bootstrap_indices(n: int, seed: int, n_boot: int = N_BOOT) -> np.ndarray:
     """
     if n < 2:
         raise ValueError(f"a bootstrap interval needs at least 2 prompts, got {n}")
-    return rng_for(int(seed), "hopfield.lm_statements.integers", int(n)).integers(0, n, size=(int(n_boot), int(n)))
+    gen = rng_for(int(seed), "hopfield.lm_statements.integers", int(n))
+    return gen.integers(0, n, size=(int(n_boot), int(n)))
 
 
 def mean_interval(values: Sequence[float], idx: np.ndarray) -> tuple[float, float, float]:

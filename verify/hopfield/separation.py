@@ -34,7 +34,6 @@ from verify.hopfield.separation_setup import (  # noqa: F401  (r1_beta, measured
     r1_beta,
     retrieval_error_bound_curve,
 )
-from verify.previous import stored_previous
 
 RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
 PAPER = paper("hopfield")
@@ -86,7 +85,7 @@ def separation_condition(params, ctx):
         parts[f"selected_at_beta_{beta:g}"] = Threshold(
             f"(pattern, seed) pairs {selected} at beta = {beta:g}", params["min_meeting"], ">=", "convention"
         ).judge(meeting)
-    return Outcome.judged(all_of(**parts), details={"rows": rows, "selection": selected})
+    return all_of(**parts), {"rows": rows, "selection": selected}
 
 
 @claim(
@@ -143,7 +142,9 @@ def separation_violated_fails(params, ctx):
     boundary = CONDITIONS[params["condition"]]
     rows, by_beta = [], {}
     for s in ctx.seeds(params["seeds"]):
-        grid, deltas, inside = _retrieval_grid(params, ctx, s)
+        grid, deltas, inside = _retrieval_grid(
+            ctx, n, params["dim"], m, params["updates"], params["beta_range"], params["per_octave"], s
+        )
         sufficient = np.array([boundary(float(x), n, m) for x in deltas])
         measured = [measured_beta(grid, inside[:, i]) for i in range(n)]
         # not retrieved at the largest grid beta: the factor is at most beta_R1 / grid[-1]
@@ -168,7 +169,7 @@ def separation_violated_fails(params, ctx):
     medians = [r["median_factor"] for r in rows]
     interval = t_interval(medians)
     judgement = Threshold(f"looseness factor beta_{params['condition']} / measured beta", 1.0, ">=", "theory")
-    details = {
+    return judgement.judge(list(interval), seeds=len(rows)), {
         "rows": rows,
         "factor_interval95": list(interval),
         "condition": params["condition"],
@@ -177,11 +178,6 @@ def separation_violated_fails(params, ctx):
             for b, c in by_beta.items()
         ],
     }
-    if params["condition"] == "R1":
-        details["previous_criterion"] = stored_previous(
-            "hopfield.separation.violated_fails", ctx.scale, ctx.seed, params
-        )
-    return Outcome.judged(judgement.judge(list(interval), seeds=len(rows)), details=details)
 
 
 @claim(
@@ -251,16 +247,13 @@ def r2_contraction(params, ctx):
         ratio=Threshold("cases with ratio > R2 factor (1 + 1e-9)", 0, "<=", "theory").judge(v_ratio),
         factor=Threshold("cases with R2 factor >= 1", 0, "<=", "theory").judge(v_factor),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "cases": count,
-            "violations_ratio": v_ratio,
-            "factor_at_least_1": v_factor,
-            "max_ratio_over_factor": worst,
-            "factor_range": [min(factors), max(factors)] if factors else None,
-        },
-    )
+    return judgement, {
+        "cases": count,
+        "violations_ratio": v_ratio,
+        "factor_at_least_1": v_factor,
+        "max_ratio_over_factor": worst,
+        "factor_range": [min(factors), max(factors)] if factors else None,
+    }
 
 
 @claim(
@@ -311,18 +304,16 @@ def one_step_error(params, ctx):
             tight
         ),
     )
-    out = Outcome.judged(
-        judgement,
-        details={
-            "violations": violations,
-            "max_miss_over_eps": tight_miss,
-            "beta_delta_error_bound": points,
-            "trials": params["trials"],
-            "max_error_over_bound": tight,
-            "bound": "no 2Mr term" if drop else "D1",
-        },
-    )
-    return replace(out, measured=violations)  # the tightness figure prints the control's violations
+    details = {
+        "violations": violations,
+        "max_miss_over_eps": tight_miss,
+        "beta_delta_error_bound": points,
+        "trials": params["trials"],
+        "max_error_over_bound": tight,
+        "bound": "no 2Mr term" if drop else "D1",
+    }
+    # measured: the violations, which the tightness figure prints for the control
+    return replace(Outcome.judged(judgement, details), measured=violations)
 
 
 @claim(
@@ -359,7 +350,12 @@ def error_exponential_in_beta(params, ctx):
     low, high = params["slope_range"]
     per_seed = []
     for s in ctx.seeds(params["seeds"]):
-        X = sphere_patterns(params["n_patterns"], params["dim"], 1.0, ctx.rng("hopfield.separation.error_exponential_in_beta.sphere_patterns", s))
+        X = sphere_patterns(
+            params["n_patterns"],
+            params["dim"],
+            1.0,
+            ctx.rng("hopfield.separation.error_exponential_in_beta.sphere_patterns", s),
+        )
         # the well-separated pattern: the one with the largest separation Delta_i
         i = max(range(params["n_patterns"]), key=lambda j: separation(X, j))
         delta = separation(X, i)
@@ -384,16 +380,9 @@ def error_exponential_in_beta(params, ctx):
         below=EverySeed("slope", high, "<=", "convention").judge(slopes, seeds=labels),
     )
     first = per_seed[0]  # the figure draws the first seed
-    return Outcome.judged(
-        judgement,
-        details={
-            "beta": betas.tolist(),
-            "beta_delta": first["beta_delta"],
-            "error": first["error"],
-            "d1_bound": first["d1_bound"],
-            "separation": first["separation"],
-            "pattern": first["pattern"],
-            "slopes": slopes,
-            "per_seed": per_seed,
-        },
-    )
+    return judgement, {
+        "beta": betas.tolist(),
+        **{k: first[k] for k in ("beta_delta", "error", "d1_bound", "separation", "pattern")},
+        "slopes": slopes,
+        "per_seed": per_seed,
+    }

@@ -15,7 +15,7 @@ from scipy.special import softmax
 from constructions.hopfield.networks import sphere_patterns
 from theory.hopfield.derived import epsilon_ungated, error_bound, norm_bound, separation
 from theory.hopfield.reference import sphere_radius, well_separated_threshold
-from verify.claims import choice
+from verify.claims import choice, shared
 
 
 def r1_beta(delta: float, n: int, m: float) -> float:
@@ -67,7 +67,12 @@ def _r1_sweep(params, ctx, beta, meeting_r1: bool):
     """Patterns that meet (or violate) R1, iterated ``updates`` times from x_i: (count, ended outside S_i)."""
     count, outside = 0, 0
     for s in ctx.seeds(params["seeds"]):
-        X = sphere_patterns(params["n_patterns"], params["dim"], params["radius"], ctx.rng("hopfield.separation.r1_sweep.sphere_patterns", s))
+        X = sphere_patterns(
+            params["n_patterns"],
+            params["dim"],
+            params["radius"],
+            ctx.rng("hopfield.separation.r1_sweep.sphere_patterns", s),
+        )
         need = well_separated_threshold(beta, params["n_patterns"], params["radius"])
         tol = sphere_radius(beta, params["n_patterns"], params["radius"])
         chosen = [i for i in range(params["n_patterns"]) if (separation(X, i) >= need) == meeting_r1]
@@ -79,23 +84,23 @@ def _r1_sweep(params, ctx, beta, meeting_r1: bool):
     return count, outside
 
 
-def _retrieval_grid(params, ctx, seed):
-    """Patterns of ``seed`` (the draw of _r1_sweep), their separations, and for each grid beta and
-    pattern whether ``updates`` updates from x_i end within 1/(beta N M) of x_i."""
-
-    def compute():
-        n, m = params["n_patterns"], params["radius"]
-        X = sphere_patterns(n, params["dim"], m, ctx.rng("hopfield.separation.retrieval_grid.sphere_patterns", seed))
-        lo, hi = params["beta_range"]
-        k = params["per_octave"]
-        grid = 2.0 ** (np.arange(round(k * math.log2(lo)), round(k * math.log2(hi)) + 1) / k)
-        inside = np.zeros((len(grid), n), dtype=bool)
-        for row, beta in enumerate(grid):
-            states = X.copy()
-            for _ in range(params["updates"]):
-                states = X @ softmax(beta * (X.T @ states), axis=0)
-            inside[row] = np.linalg.norm(states - X, axis=0) <= sphere_radius(beta, n, m)
-        return grid, np.array([separation(X, i) for i in range(n)]), inside
-
-    key = ("hopfield.r1_grid", params["n_patterns"], params["dim"], params["radius"], params["updates"])
-    return ctx.shared((*key, tuple(params["beta_range"]), params["per_octave"], seed), compute)
+@shared
+def _retrieval_grid(
+    ctx, n_patterns: int, dim: int, radius: float, updates: int, beta_range: list, per_octave: int, seed: int
+):
+    """Patterns of ``seed`` (the draw of _r1_sweep), their separations, and for each beta of the grid
+    2^(k/per_octave) in ``beta_range`` and each pattern whether ``updates`` updates from x_i end within
+    1/(beta N M) of x_i: (grid, separations, inside)."""
+    n, m = n_patterns, radius
+    X = sphere_patterns(n, dim, m, ctx.rng("hopfield.separation.retrieval_grid.sphere_patterns", seed))
+    lo, hi = beta_range
+    grid = 2.0 ** (
+        np.arange(round(per_octave * math.log2(lo)), round(per_octave * math.log2(hi)) + 1) / per_octave
+    )
+    inside = np.zeros((len(grid), n), dtype=bool)
+    for row, beta in enumerate(grid):
+        states = X.copy()
+        for _ in range(updates):
+            states = X @ softmax(beta * (X.T @ states), axis=0)
+        inside[row] = np.linalg.norm(states - X, axis=0) <= sphere_radius(beta, n, m)
+    return grid, np.array([separation(X, i) for i in range(n)]), inside

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import EverySeed
 from verify.hopfield.storing_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
@@ -75,14 +75,11 @@ def r4_sufficient(p, ctx):
     ratios = [(d if d is not None else r["d_R4"] + 1) / r["d_R4"] for r in rows for d in r["d_star_ungated"]]
     labels = [f"N={r['N']}, draw {k}" for r in rows for k in range(len(r["d_star_ungated"]))]
     rule = EverySeed("d* / d_R4 (ungated)", 1.0, "<=", "theory", unit="draws")
-    return Outcome.judged(
-        rule.judge(ratios, seeds=labels),
-        details={
-            "d_star_ungated": {str(r["N"]): r["d_star_ungated"] for r in rows},
-            "rows": rows,
-            "stopped_at": found["stopped_at"],
-            "patterns": "uniform" if p.get("spread") is None else f"clustered, spread {p['spread']}",
-            "criterion": "one update from x_i within 1/(beta N M) of x_i for all N memories",
-            "gated": {"kappa": p["kappa"], "n_eff": p["n_eff"]},
-        },
-    )
+    return rule.judge(ratios, seeds=labels), {
+        "d_star_ungated": {str(r["N"]): r["d_star_ungated"] for r in rows},
+        "rows": rows,
+        "stopped_at": found["stopped_at"],
+        "patterns": "uniform" if p.get("spread") is None else f"clustered, spread {p['spread']}",
+        "criterion": "one update from x_i within 1/(beta N M) of x_i for all N memories",
+        "gated": {"kappa": p["kappa"], "n_eff": p["n_eff"]},
+    }

@@ -17,7 +17,7 @@ from constructions.hopfield.networks import (
 )
 from constructions.search import smallest_size
 from theory.hopfield.reference import capacity, sphere_radius
-from verify.claims import rng_for
+from verify.claims import rng_for, shared
 
 CLAIM_ID = "hopfield.storing_dim.r4_sufficient"
 STREAM = "hopfield.storing_dim.stream"
@@ -78,22 +78,40 @@ def smallest_storing_dim(n, d_cap, beta, radius_scale, draw_seed, gated, kappa, 
     ).size
 
 
-def search(p, seed) -> dict:
-    """Ungated and gated d* per draw at every N (module doc); stops at the first ungated miss."""
+@shared
+def search(
+    ctx,
+    sizes: list,
+    beta: float,
+    K: float,
+    p: float,
+    draws: int,
+    kappa: float,
+    n_eff: int,
+    spread: float | None = None,
+) -> dict:
+    """Ungated and gated d* per draw (seed, k), k < draws, at every N (module doc); stops at the
+    first ungated miss. Once per run and seed: the claim and the atlas share it (:func:`shared_search`).
+
+    >>> from verify.claims import Context
+    >>> found = search(Context(seed=0), [16], 1.0, 3.0, 0.001, 1, 4.0, 16)
+    >>> found["stopped_at"], found["rows"][0]["d_R4"]
+    (None, 23)
+    """
     rows, stopped = [], None
-    for n in p["sizes"]:
-        cap = r4_dimension(n, p["beta"], p["K"], p["p"])
+    for n in sizes:
+        cap = r4_dimension(n, beta, K, p)
         row = {"N": int(n), "d_R4": cap, "d_star_ungated": [], "d_star_gated": []}
         rows.append(row)
-        for k in range(p["draws"]):
-            args = (n, cap, p["beta"], p["K"], (seed, k))
-            d_u = smallest_storing_dim(*args, False, p["kappa"], p["n_eff"], p.get("spread"))
+        for k in range(draws):
+            args = (n, cap, beta, K, (ctx.seed, k))
+            d_u = smallest_storing_dim(*args, False, kappa, n_eff, spread)
             row["d_star_ungated"].append(d_u)
             if d_u is None:
                 stopped = {"N": int(n), "draw": k}
                 break
-            if p.get("spread") is None:  # the gated search is recorded for the atlas, not judged
-                row["d_star_gated"].append(smallest_storing_dim(*args, True, p["kappa"], p["n_eff"]))
+            if spread is None:  # the gated search is recorded for the atlas, not judged
+                row["d_star_gated"].append(smallest_storing_dim(*args, True, kappa, n_eff))
         if stopped:
             break
     return {"rows": rows, "stopped_at": stopped}
@@ -113,9 +131,11 @@ FULL = {**QUICK, "sizes": [16, 64, 256, 1024, 4096], "draws": 5}
 
 
 def shared_search(p, ctx) -> dict:
-    """:func:`search` once per run and seed (the claim and the atlas share the cache entry)."""
-    key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items())), ctx.seed)
-    return ctx.shared(key, lambda: search(p, ctx.seed))
+    """:func:`search` at a parameter dict of :data:`CLAIM_ID` (the claim's, or the atlas's source):
+    one cache entry for both."""
+    return search(
+        ctx, p["sizes"], p["beta"], p["K"], p["p"], p["draws"], p["kappa"], p["n_eff"], p.get("spread")
+    )
 
 
 def points_of_record(rec: dict, point, need, which: str) -> list[dict]:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import EverySeed, all_of
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
@@ -109,17 +109,14 @@ def stores_by_r4(p, ctx):
             "median trained d* / median construction d*", 1.0, "<=", "pilot", unit="sizes"
         ).judge(medians, seeds=[f"N={r['N']}" for r in rows]),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "d_star": {
-                str(r["N"]): {"trained": r["d_star"], "construction": r["d_star_construction"]} for r in rows
-            },
-            "rows": rows,
-            "every_draw_stores": every,
-            "median_at_most_construction": beats,
-            "criterion": "one update from q_i within 1/(beta N M) of x_pi(i) for all N cues",
-            "params": "P = d N (the memory matrix; cues are the input)",
-            "steps": p["steps"],
+    return judgement, {
+        "d_star": {
+            str(r["N"]): {"trained": r["d_star"], "construction": r["d_star_construction"]} for r in rows
         },
-    )
+        "rows": rows,
+        "every_draw_stores": every,
+        "median_at_most_construction": beats,
+        "criterion": "one update from q_i within 1/(beta N M) of x_pi(i) for all N cues",
+        "params": "P = d N (the memory matrix; cues are the input)",
+        "steps": p["steps"],
+    }

@@ -12,7 +12,7 @@ import numpy as np
 
 from constructions.hopfield.trained import problem, train
 from constructions.search import smallest_size
-from verify.claims import rng_for
+from verify.claims import rng_for, shared
 from verify.hopfield.storing_dim_setup import r4_dimension
 
 CLAIM_ID = "hopfield.trained_dim.stores_by_r4"
@@ -42,49 +42,79 @@ def construction_stores(cues, pi, beta: float) -> bool:
     return bool(err.max() <= 1.0 / (beta * n * radius))
 
 
-def search_trained(n: int, cap: int, p: dict, seed: int) -> dict:
+def search_trained(
+    n: int,
+    cap: int,
+    seed: int,
+    *,
+    draws: int,
+    K: float,
+    beta: float,
+    steps: int,
+    lr: float,
+    check_every: int,
+    window: int,
+) -> dict:
     """d*_k of the trained memory for every draw k at N: ascending d = 2..cap, trained in windows
-    of ``p["window"]`` dimensions x the unresolved draws in one batch; d*_k is the smallest d of
+    of ``window`` dimensions x the unresolved draws in one batch; d*_k is the smallest d of
     the first window in which draw k stores (each (k, d) is an independent problem, so the window
     changes the cost, not the result). Also the first storing step at d*_k."""
-    d_star, at_step = [None] * p["draws"], [None] * p["draws"]
-    open_draws, lo = list(range(p["draws"])), 2
+    d_star, at_step = [None] * draws, [None] * draws
+    open_draws, lo = list(range(draws)), 2
     while open_draws and lo <= cap:
-        dims = list(range(lo, min(lo + p["window"], cap + 1)))
+        dims = list(range(lo, min(lo + window, cap + 1)))
         keys = [(k, d) for k in open_draws for d in dims]
-        probs = [draw(n, d, p["K"], seed, k) for k, d in keys]
-        radii = [p["K"] * math.sqrt(d - 1) for _, d in keys]
-        out = train(probs, radii, p["beta"], p["steps"], p["lr"], p["check_every"])
+        probs = [draw(n, d, K, seed, k) for k, d in keys]
+        radii = [K * math.sqrt(d - 1) for _, d in keys]
+        out = train(probs, radii, beta, steps, lr, check_every)
         for (k, d), s in zip(keys, out["first_step"]):
             if s is not None and d_star[k] is None:
                 d_star[k], at_step[k] = d, s
         open_draws = [k for k in open_draws if d_star[k] is None]
-        lo += p["window"]
+        lo += window
     return {"d_star": d_star, "stored_at_step": at_step}
 
 
-def search_construction(n: int, cap: int, p: dict, seed: int) -> list:
+def search_construction(n: int, cap: int, seed: int, draws: int, K: float, beta: float) -> list:
     """d* of the explicit construction on the same draws (x_pi(i) = q_i): per draw, the smallest d in
     2..cap at which :func:`construction_stores` holds, scanned upwards (constructions.search)."""
 
     def stores(k: int, d: int) -> bool:
-        cues, pi, _ = draw(n, d, p["K"], seed, k)
-        return construction_stores(cues, pi, p["beta"])
+        cues, pi, _ = draw(n, d, K, seed, k)
+        return construction_stores(cues, pi, beta)
 
     return [
         smallest_size(range(2, cap + 1), lambda d, k=k: stores(k, d), strategy="scan").size
-        for k in range(p["draws"])
+        for k in range(draws)
     ]
 
 
-def search(p: dict, seed: int) -> dict:
-    """Trained and construction d* per draw at every N (``p["steps"]`` may be 0: the untrained
-    memory at initialisation, the control)."""
-    rows = []
-    for n in p["sizes"]:
-        cap = r4_dimension(n, p["beta"], p["K"], p["p"])
-        row = {"N": int(n), "d_R4": cap, **search_trained(n, cap, p, seed)}
-        row["d_star_construction"] = search_construction(n, cap, p, seed)
+@shared
+def search(
+    ctx,
+    sizes: list,
+    beta: float,
+    K: float,
+    p: float,
+    draws: int,
+    steps: int,
+    lr: float,
+    check_every: int,
+    window: int,
+) -> dict:
+    """Trained and construction d* per draw (seed, k), k < draws, at every N (``steps`` may be 0: the
+    untrained memory at initialisation, the control). Once per run and seed: the claim and the atlas
+    share it (:func:`shared_search`).
+
+    >>> from verify.claims import Context
+    >>> search(Context(seed=0), [16], 1.0, 3.0, 0.001, 1, 0, 0.5, 10, 4)["rows"]  # untrained: no d* <= d_R4
+    [{'N': 16, 'd_R4': 23, 'd_star': [None], 'stored_at_step': [None], 'd_star_construction': [7]}]
+    """
+    rows, trainer = [], dict(beta=beta, steps=steps, lr=lr, check_every=check_every, window=window)
+    for n in sizes:
+        cap = r4_dimension(n, beta, K, p)
+        row = {"N": int(n), "d_R4": cap, **search_trained(n, cap, ctx.seed, draws=draws, K=K, **trainer)}
+        row["d_star_construction"] = search_construction(n, cap, ctx.seed, draws, K, beta)
         rows.append(row)
     return {"rows": rows}
 
@@ -106,9 +136,10 @@ FULL = {**QUICK, "sizes": [16, 32, 64, 128, 256], "steps": 1000}
 
 
 def shared_search(p, ctx) -> dict:
-    """:func:`search` once per run and seed (the claim and the atlas share the cache entry)."""
-    key = (CLAIM_ID, tuple(sorted((k, str(v)) for k, v in p.items())), ctx.seed)
-    return ctx.shared(key, lambda: search(p, ctx.seed))
+    """:func:`search` at a parameter dict of :data:`CLAIM_ID` (the claim's, or the atlas's source):
+    one cache entry for both."""
+    names = ("sizes", "beta", "K", "p", "draws", "steps", "lr", "check_every", "window")
+    return search(ctx, *(p[k] for k in names))
 
 
 #: The atlas family's fields (``verify.atlas.sources.Family`` less ``extract``, set there)
