@@ -10,14 +10,14 @@ from constructions.geometric.multihop import all_multi_hop_queries, build_nocot_
 from constructions.tasks import check_bijections, make_bijections
 from tests.strategies import rng_from
 from theory.geometric import multihop as M
-from verify.claims import load_all
+from verify.claims import Context, load_all
 from verify.geometric.depth import (
     composite_perms,
     construction_block_dim,
     reaches_one,
     trained_depth_threshold,
 )
-from verify.geometric.multihop_setup import _nocot_accuracy
+from verify.geometric.single_hop_setup import _nocot_accuracy
 
 TINY = {"mlp_width": 16, "steps": 150, "lr": 3e-2, "record_every": 25, "d_max": 16, "train_dtype": "float32"}
 
@@ -44,7 +44,7 @@ def test_trained_threshold_found_and_minimal_and_none_at_init():
 
 def test_construction_block_dim_is_the_first_exact_one():
     perms = make_bijections(20, 2, rng_from(5))
-    d0 = construction_block_dim(perms, 2, seed=1)
+    d0 = construction_block_dim(Context(), perms, 2, seed=1)
     assert d0 >= 2  # d0 = 1: unit codes are +-1 and 20 attributes tie
     start, chains, target = all_multi_hop_queries(perms, 2)
     model = build_nocot_model(perms, 2, d0, rng=np.random.default_rng([1, 3, d0, 2]))
@@ -64,8 +64,6 @@ def test_below_bound_fail_is_placed_just_below_the_one_bit_bound(scale):
 
 
 def test_below_bound_fail_refuses_a_dimension_above_the_bound():
-    from verify.claims import Context
-
     claim = load_all()["geometric.multihop.below_bound_fail"]
     ctx = Context(seed=0)
     with pytest.raises(ValueError, match="below the lower bound"):
@@ -132,8 +130,6 @@ def test_trained_depth_criterion_is_the_old_rule(d_stars):
 
 
 def test_nocot_single_fail_refuses_a_threshold_at_or_above_one():
-    from verify.claims import Context
-
     claim = load_all()["geometric.multihop.nocot_single_fail"]
     with pytest.raises(ValueError, match="needs N > 5"):
         claim.check({**claim.params("quick"), "n_subjects": 5}, Context(seed=0))

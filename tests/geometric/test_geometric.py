@@ -218,7 +218,7 @@ def test_selector_param_count_is_fact_independent():
 def test_model_threshold_equals_code_threshold_for_every_R():
     """Was geometric.single_hop.dim_indep_R (its code threshold ignores R by construction): the built
     model's margin over all N*R facts equals the code gap whatever R, so no crosstalk moves it."""
-    from verify.geometric.single_hop_setup import code_threshold
+    from verify.geometric.scaling_setup import code_threshold
 
     d0, _ = code_threshold(128, 0.25, 0, range(2, 80))
     codes_hi = attribute_codes(128, d0, "spherical", np.random.default_rng([0, 2, 128, d0, 0]))

@@ -23,9 +23,9 @@ from constructions.search import smallest_size
 from constructions.seeding import torch_generator
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import EverySeed, all_of
-from verify.geometric.multihop_setup import SRC, _nocot_accuracy
+from verify.geometric.single_hop_setup import SRC, _nocot_accuracy
 
 
 def composite_perms(perms, n_hops: int) -> np.ndarray:
@@ -74,10 +74,42 @@ def trained_depth_threshold(table, p, seed, init=False):
     return d_max if below is None else below
 
 
-def construction_block_dim(perms, k, seed, d0_max=64) -> int:
+@shared
+def trained_d_star(
+    ctx,
+    table: np.ndarray,
+    mlp_width: int,
+    steps: int,
+    lr: float,
+    record_every: int,
+    d_max: int,
+    train_dtype: str,
+    seed: int,
+    init: bool,
+) -> int | None:
+    """:func:`trained_depth_threshold` of the fact table ``table`` trained from ``seed`` (one run per
+    run of the toolkit: the claim and its controls share it).
+
+    >>> from verify.claims import Context
+    >>> table = composite_perms(make_bijections(8, 2, rng_for(0, "geometric.depth.make_bijections", 8, 2)), 1)
+    >>> trained_d_star(Context(), table, 16, 150, 3e-2, 25, 16, "float32", seed=7, init=True) is None
+    True
+    """
+    p = {"mlp_width": mlp_width, "steps": steps, "lr": lr, "record_every": record_every}
+    return trained_depth_threshold(table, {**p, "d_max": d_max, "train_dtype": train_dtype}, seed, init)
+
+
+@shared
+def construction_block_dim(ctx, perms: np.ndarray, k: int, seed: int, d0_max: int = 64) -> int:
     """Smallest d0 in 1..d0_max at which the one-pass construction (spherical codes of this seed)
     answers all N*R^k queries with margin > 0 (predicate: accuracy 1), scanned upwards
-    (constructions.search)."""
+    (constructions.search); computed once per run.
+
+    >>> from verify.claims import Context
+    >>> perms = make_bijections(20, 2, rng_for(5, "geometric.depth.make_bijections", 20, 2))
+    >>> construction_block_dim(Context(), perms, 1, seed=1)
+    2
+    """
     start, chains, target = all_multi_hop_queries(perms, k)
 
     def answers(d0: int) -> bool:
@@ -175,30 +207,24 @@ def trained_depth(p, ctx):
             hops = 1 if one_hop else k
             # single_hop: the i-th k's run is trained from its own seed (see the docstring)
             train_seed = seed + i * SINGLE_HOP_SEED_STRIDE if one_hop else seed
-            key = (  # the setting enters as (hops, init): the claim and its controls share entries
-                "geometric.multihop.trained_depth",
-                *(str(p[q]) for q in sorted(p) if q not in ("weights", "facts", "hops", "seeds")),
-                train_seed,
-                hops,
-                init,
-            )
-            d_star = ctx.shared(
-                key,
-                lambda: trained_depth_threshold(composite_perms(perms, hops), p, train_seed, init=init),
+            d_star = trained_d_star(  # the setting enters as (table, seed, init): shared with the controls
+                ctx,
+                composite_perms(perms, hops),
+                mlp_width=p["mlp_width"],
+                steps=p["steps"],
+                lr=p["lr"],
+                record_every=p["record_every"],
+                d_max=p["d_max"],
+                train_dtype=p["train_dtype"],
+                seed=train_seed,
+                init=init,
             )
             per_k.append(
                 {
                     "k": k,
                     "d_star": d_star,
                     "bound_p32": M.khop_dim_lower_bound(n, r, k, 32),
-                    "construction_dim": M.dim_nocot(
-                        r,
-                        k,
-                        ctx.shared(  # the same for the claim and its controls
-                            ("geometric.multihop.construction_block_dim", n, r, k, seed),
-                            lambda k=k: construction_block_dim(perms, k, seed),
-                        ),
-                    ),
+                    "construction_dim": M.dim_nocot(r, k, construction_block_dim(ctx, perms, k, seed)),
                 }
             )
         ds = [row["d_star"] for row in per_k]
@@ -208,17 +234,14 @@ def trained_depth(p, ctx):
         ok.append(increasing and between)
         rows.append({"seed": seed, "per_k": per_k, "increasing": increasing, "between": between})
     judgement = _depth_judgement(rows)
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "per_seed_passed": ok,
-            "n_facts": [n * r**k for k in p["hops"]],
-            "d_star": [[row["d_star"] for row in s["per_k"]] for s in rows],
-            "construction_dim": [row["construction_dim"] for row in rows[0]["per_k"]],
-            "bound_p32": [row["bound_p32"] for row in rows[0]["per_k"]],
-        },
-    )
+    return judgement, {
+        "rows": rows,
+        "per_seed_passed": ok,
+        "n_facts": [n * r**k for k in p["hops"]],
+        "d_star": [[row["d_star"] for row in s["per_k"]] for s in rows],
+        "construction_dim": [row["construction_dim"] for row in rows[0]["per_k"]],
+        "bound_p32": [row["bound_p32"] for row in rows[0]["per_k"]],
+    }
 
 
 def _depth_judgement(rows):

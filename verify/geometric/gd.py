@@ -3,7 +3,7 @@
 
 One trained model per seed (constructions.geometric.train) is shared by gd.fit,
 gd.superposition, gd.relation_selective (this module), gd.transfer and gd.intervention
-(verify.geometric.gd_transfer) through ctx.shared; each claim reads the models of the seeds
+(verify.geometric.gd_transfer) through verify.geometric.gd_setup.trained_model; each claim reads the models of the seeds
 ctx.seeds(p["seeds"]) and records every per-seed value. That GD memorises the bijections, finds the
 superposition and the relation-gated MLP, and that the MLP transfers is the paper's [abstract];
 the architecture, the probes and every numeric threshold are this project's [derived] choices.
@@ -24,17 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from constructions.geometric.train import train_accuracy
-from verify.claims import Outcome, claim, rng_for
+from verify.claims import claim, rng_for
 from verify.criteria import EverySeed, KOfN, all_of
-from verify.geometric.gd_setup import (
-    GD_FULL,
-    GD_QUICK,
-    INIT,
-    SRC,
-    _control_perms,
-    probe_r2,
-    trained,
-)
+from verify.geometric.gd_setup import GD_FULL, GD_QUICK, INIT, control_perms, probe_r2, trained
+from verify.geometric.single_hop_setup import SRC
 
 
 @claim(
@@ -60,17 +53,14 @@ def gd_fit(p, ctx):
         loss.append(hist["loss"][-1] if "loss" in hist else None)
     need = max(1, (4 * len(seeds) + 4) // 5)  # 4 of 5, scaled if the seed count changes
     judgement = KOfN("train accuracy", 1.0, ">=", k=need, source="convention").judge(accs, seeds)
-    return Outcome.judged(
-        judgement,
-        details={
-            "seeds_at_1": int(sum(a == 1.0 for a in accs)),
-            "seeds": seeds,
-            "accuracy_per_seed": accs,
-            "final_loss_per_seed": loss,
-            "first_step_at_accuracy_1": first,
-            "history": trained(p, ctx, seeds[0]).history,
-        },
-    )
+    return judgement, {
+        "seeds_at_1": int(sum(a == 1.0 for a in accs)),
+        "seeds": seeds,
+        "accuracy_per_seed": accs,
+        "final_loss_per_seed": loss,
+        "first_step_at_accuracy_1": first,
+        "history": trained(p, ctx, seeds[0]).history,
+    }
 
 
 @claim(
@@ -91,12 +81,14 @@ def gd_superposition(p, ctx):
     r2s, ctrls, curve = [], [], None
     for seed in seeds:
         model = trained(p, ctx, seed)
-        control = _control_perms(p, ctx, seed)
+        control = control_perms(p["n_subjects"], p["n_relations"], seed)
         c = {"step": [], "r2": [], "control_r2": [], "accuracy": model.history.get("accuracy", [])}
         for step, e, u in model.snapshots:
             c["step"].append(step)
             c["r2"].append(probe_r2(e, u, model.perms, p["ridge"], rng_for(seed, "geometric.gd.probe_r2")))
-            c["control_r2"].append(probe_r2(e, u, control, p["ridge"], rng_for(seed, "geometric.gd.probe_r2")))
+            c["control_r2"].append(
+                probe_r2(e, u, control, p["ridge"], rng_for(seed, "geometric.gd.probe_r2"))
+            )
         r2s.append(c["r2"][-1])
         ctrls.append(c["control_r2"][-1])
         curve = curve or c
@@ -106,10 +98,7 @@ def gd_superposition(p, ctx):
             ctrls, seeds
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={"seeds": seeds, "curve": curve, "r2_per_seed": r2s, "control_r2_per_seed": ctrls},
-    )
+    return judgement, {"seeds": seeds, "curve": curve, "r2_per_seed": r2s, "control_r2_per_seed": ctrls}
 
 
 def gate_relation_share(preact: np.ndarray) -> np.ndarray:
@@ -122,15 +111,6 @@ def gate_relation_share(preact: np.ndarray) -> np.ndarray:
     between = g.mean(1).var(0)
     live = total > 1e-12
     return between[live] / total[live]
-
-
-def old_selectivity(preact: np.ndarray) -> float:
-    """The first-written statistic: median over live units of max_r A / sum_r A, A[r, j] = mean_s
-    ReLU(pre)."""
-    act = np.maximum(np.asarray(preact, dtype=np.float64), 0.0).mean(axis=1)
-    total = act.sum(0)
-    live = total > 1e-6 * max(float(total.max()), 1e-300)
-    return float(np.median(act[:, live].max(0) / total[live])) if live.any() else 0.0
 
 
 #: gd.relation_selective's "init" control: the baseline initialisation is drawn at seed + this
@@ -167,7 +147,7 @@ def gd_relation_selective(p, ctx):
     statistic. The claim's own baseline is unchanged: the init of the same seed."""
     seeds = ctx.seeds(p["seeds"])
     at_init = p["weights"] == "init"  # the control: the baseline is another seed's init
-    rows, old = [], []
+    rows = []
     for seed in seeds:
         model = trained(p, ctx, seed)
         init = trained({**p, "weights": "init"}, ctx, seed + (INIT_BASELINE_OFFSET if at_init else 0))
@@ -176,7 +156,6 @@ def gd_relation_selective(p, ctx):
             gate_relation_share(init.preactivations().cpu().numpy()),
         )
         med, med0 = float(np.median(eta)), float(np.median(eta0))
-        sel = old_selectivity(model.preactivations().cpu().numpy())
         rows.append(
             {
                 "seed": seed,
@@ -184,25 +163,9 @@ def gd_relation_selective(p, ctx):
                 "median_eta2_init": med0,
                 "rise": med - med0,
                 "switching_units": int(eta.size),
-                "old_selectivity": sel,
-                "old_selectivity_init": old_selectivity(init.preactivations().cpu().numpy()),
             }
         )
-        old.append(sel >= 1.5 / p["n_relations"])
     judgement = EverySeed("rise of the median eta2 over init", 0.05, ">=", "pilot").judge(
         [r["rise"] for r in rows], seeds
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "median_eta2_per_seed": [r["median_eta2"] for r in rows],
-            "previous_criterion": {
-                "rule": "median over live units of max_r A / sum_r A >= 1.5/R",
-                "threshold": 1.5 / p["n_relations"],
-                "passed_per_seed": old,
-                "passed": all(old),
-                "at_init_per_seed": [r["old_selectivity_init"] for r in rows],
-            },
-        },
-    )
+    return judgement, {"rows": rows, "median_eta2_per_seed": [r["median_eta2"] for r in rows]}

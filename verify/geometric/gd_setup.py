@@ -1,8 +1,10 @@
-"""What the gradient-descent claim modules share (verify.geometric.gd, .gd_transfer and
-.gd_threshold): the source, the training parameters, the trained models shared through
-``ctx.shared`` and the probe helpers. Registers no claim."""
+"""What the gradient-descent claim modules share (verify.geometric.gd and .gd_transfer): the
+training parameters, the trained models (one per setting and run, :func:`trained_model`) and the
+probe helpers. Registers no claim."""
 
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 import torch
@@ -11,10 +13,8 @@ from constructions.device import one_thread
 from constructions.geometric.train import TrainedModel, init_params, train_model
 from constructions.seeding import torch_generator
 from constructions.tasks import make_bijections
-from theory.papers import paper
-from verify.claims import Control, choice, rng_for
+from verify.claims import Context, Control, choice, rng_for, shared
 
-SRC = paper("geometric")
 GD_QUICK = {
     "n_subjects": 512,
     "n_relations": 4,
@@ -41,7 +41,6 @@ GD_FULL = {
     "train_dtype": "float32",
     "weights": "trained",
 }
-GD_KEYS = ("n_subjects", "n_relations", "mlp_width", "steps", "lr", "record_every", "train_dtype")
 #: the control of the GD claims: parameter ``weights`` "init" (the claims' own value is "trained")
 INIT = Control(
     "init",
@@ -51,54 +50,105 @@ INIT = Control(
 )
 
 
-def _dtype(p):
-    if p["train_dtype"] not in ("float32", "float64"):
-        raise ValueError(f"train_dtype={p['train_dtype']!r} must be 'float32' or 'float64'")
-    return {"float32": torch.float32, "float64": torch.float64}[p["train_dtype"]]
+def model_perms(n_subjects: int, n_relations: int, seed: int) -> np.ndarray:
+    """The bijections of seed ``seed``'s training run (drawn from the run's seed only).
+
+    >>> model_perms(5, 2, 0).shape
+    (2, 5)
+    """
+    return make_bijections(
+        n_subjects, n_relations, rng_for(int(seed), "geometric.gd.model_perms.make_bijections")
+    )
 
 
-def model_perms(p, ctx, seed):
-    """The bijections of seed ``seed``'s training run (drawn from the run's seed only)."""
-    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), "geometric.gd.model_perms.make_bijections"))
+def control_perms(n_subjects: int, n_relations: int, seed: int) -> np.ndarray:
+    """Bijections independent of seed ``seed``'s training run (gd.superposition's control probe).
+
+    >>> bool((control_perms(50, 2, 0) != model_perms(50, 2, 0)).any())
+    True
+    """
+    return make_bijections(
+        n_subjects, n_relations, rng_for(int(seed), "geometric.gd.control_perms.make_bijections")
+    )
 
 
-def trained(p, ctx, seed=None, freeze_subject=False, dim=None) -> TrainedModel:
-    """The trained model (docs/geometric.md#the-trained-model) for parameters p and ``seed`` (default
-    ctx.seed), trained once per run and shared through ctx.shared. With ``p["weights"] == "init"`` the model
-    at initialisation: the same generator's init weights, no step (what the "init" controls measure)."""
-    seed = ctx.seed if seed is None else int(seed)
-    dim = p["dim"] if dim is None else dim
-    init = choice(p, "weights", ("trained", "init")) == "init"  # "init": the control
-    key = ("geometric.gd.model", *(p[k] for k in GD_KEYS), dim, freeze_subject, seed, init)
+@shared
+def trained_model(
+    ctx,
+    n_subjects: int,
+    n_relations: int,
+    dim: int,
+    mlp_width: int,
+    steps: int,
+    lr: float,
+    record_every: int,
+    train_dtype: str,
+    seed: int,
+    freeze_subject: bool = False,
+    init: bool = False,
+) -> TrainedModel:
+    """The trained model (docs/geometric.md#the-trained-model) of seed ``seed``, trained once per run
+    (full-batch Adam on one thread, so the weights do not depend on the machine's thread count).
+    With ``init`` the model at initialisation: the same generator's init weights, no step (what the
+    "init" controls measure).
 
-    def compute():
-        perms = model_perms(p, ctx, seed)
-        gen = torch_generator(seed)
-        if init:
-            params = init_params(
-                p["n_subjects"], p["n_relations"], dim, p["mlp_width"], gen, _dtype(p), ctx.device
-            )
-            return TrainedModel(
-                perms=perms,
-                params=params,
-                history={"step": [0]},
-                snapshots=[(0, params["subject"].cpu().numpy(), params["unembed"].cpu().numpy())],
-            )
-        with one_thread():  # the trained weights must not depend on the machine's thread count
-            return train_model(
-                perms,
-                dim,
-                p["mlp_width"],
-                steps=p["steps"],
-                lr=p["lr"],
-                generator=gen,
-                freeze_subject=freeze_subject,
-                record_every=p["record_every"],
-                dtype=_dtype(p),
-                device=ctx.device,
-            )
+    >>> from verify.claims import Context
+    >>> m = trained_model(Context(), 16, 2, 4, 8, 10, 1e-2, 5, "float32", seed=0, init=True)
+    >>> m.history, m.perms.shape
+    ({'step': [0]}, (2, 16))
+    """
+    if train_dtype not in ("float32", "float64"):
+        raise ValueError(f"train_dtype={train_dtype!r} must be 'float32' or 'float64'")
+    dtype = {"float32": torch.float32, "float64": torch.float64}[train_dtype]
+    perms = model_perms(n_subjects, n_relations, seed)
+    gen = torch_generator(seed)
+    if init:
+        params = init_params(n_subjects, n_relations, dim, mlp_width, gen, dtype, ctx.device)
+        return TrainedModel(
+            perms=perms,
+            params=params,
+            history={"step": [0]},
+            snapshots=[(0, params["subject"].cpu().numpy(), params["unembed"].cpu().numpy())],
+        )
+    with one_thread():  # the trained weights must not depend on the machine's thread count
+        return train_model(
+            perms,
+            dim,
+            mlp_width,
+            steps=steps,
+            lr=lr,
+            generator=gen,
+            freeze_subject=freeze_subject,
+            record_every=record_every,
+            dtype=dtype,
+            device=ctx.device,
+        )
 
-    return ctx.shared(key, compute)
+
+def trained(
+    p: Mapping, ctx: Context, seed: int | None = None, freeze_subject: bool = False, dim: int | None = None
+) -> TrainedModel:
+    """:func:`trained_model` with the claim's parameters ``p`` (dimension ``p["dim"]`` unless
+    ``dim``) and ``seed`` (default ctx.seed); with ``p["weights"] == "init"`` the model at
+    initialisation.
+
+    >>> trained({**GD_QUICK, "n_subjects": 16, "weights": "init"}, Context(), 3).history
+    {'step': [0]}
+    """
+    return trained_model(
+        ctx,
+        p["n_subjects"],
+        p["n_relations"],
+        p["dim"] if dim is None else dim,
+        p["mlp_width"],
+        p["steps"],
+        p["lr"],
+        p["record_every"],
+        p["train_dtype"],
+        seed=ctx.seed if seed is None else int(seed),
+        freeze_subject=freeze_subject,
+        init=choice(p, "weights", ("trained", "init")) == "init",  # "init": the control
+    )
 
 
 def attribute_features(unembed, perms) -> np.ndarray:
@@ -129,7 +179,3 @@ def probe_r2(e_subj, unembed, perms, lam, rng) -> float:
     x = attribute_features(np.asarray(unembed, dtype=np.float64), perms)
     w, xm, ym = ridge_fit(x[tr], e_subj[tr], lam)
     return r2_score(e_subj[te], (x[te] - xm) @ w + ym)
-
-
-def _control_perms(p, ctx, seed):
-    return make_bijections(p["n_subjects"], p["n_relations"], rng_for(int(seed), "geometric.gd.control_perms.make_bijections"))

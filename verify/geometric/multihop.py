@@ -30,12 +30,9 @@ from constructions.geometric.multihop import (
 from constructions.geometric.single_hop import build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import Agreement, Threshold, all_of
-from verify.geometric.multihop_setup import (
-    SRC,
-    _nocot_accuracy,
-)
+from verify.geometric.single_hop_setup import SRC, _nocot_accuracy
 from verify.measure import decode
 
 
@@ -61,18 +58,23 @@ from verify.measure import decode
 def cot_khop(p, ctx):
     n, r, d0, k = p["n_subjects"], p["n_relations"], p["block_dim"], p["n_hops"]
     perms = make_bijections(n, r, ctx.rng("geometric.multihop.make_bijections"))
-    model = build_block_model(perms, d0, rng=ctx.rng("geometric.multihop.build_block_model"), device=ctx.device, dtype=ctx.torch_dtype())
-    start, chains, target = multi_hop_queries(perms, k, p["n_queries"], ctx.rng("geometric.multihop.multi_hop_queries"))
+    model = build_block_model(
+        perms,
+        d0,
+        rng=ctx.rng("geometric.multihop.build_block_model"),
+        device=ctx.device,
+        dtype=ctx.torch_dtype(),
+    )
+    start, chains, target = multi_hop_queries(
+        perms, k, p["n_queries"], ctx.rng("geometric.multihop.multi_hop_queries")
+    )
     if choice(p, "passes", ("one per hop", "one (last hop)")) == "one (last hop)":  # the control
         res1 = decode(model.final_hidden(start, chains[:, -1]), model.transformer.unembed, target)
         judgement = _answers(res1.accuracy)
-        return Outcome.judged(
-            dataclasses.replace(
-                judgement,
-                measured={**judgement.measured, "accuracy": res1.accuracy, "min_margin": res1.min_margin},
-            ),
-            details={"forward_passes": 1},
-        )
+        return dataclasses.replace(
+            judgement,
+            measured={**judgement.measured, "accuracy": res1.accuracy, "min_margin": res1.min_margin},
+        ), {"forward_passes": 1}
     res = run_cot(model, start, chains)
     traces = np.array([cot_trace(x, c, perms) for x, c in zip(start[:200], chains[:200])])
     trace_ok = bool(np.array_equal(res.steps[:200], traces))
@@ -99,10 +101,12 @@ def cot_khop(p, ctx):
             "steps_match_cot_trace": trace_ok,
         },
     )
-    return Outcome.judged(
-        judgement,
-        details={"per_step_accuracy": per_step, "dim": M.dim_cot(r, d0), "n_hops": k, "forward_passes": k},
-    )
+    return judgement, {
+        "per_step_accuracy": per_step,
+        "dim": M.dim_cot(r, d0),
+        "n_hops": k,
+        "forward_passes": k,
+    }
 
 
 def _answers(accuracy: float):
@@ -156,15 +160,12 @@ def nocot_blocks(p, ctx):
             max(abs(row["dim"] - row["dim_predicted"]) for row in rows)
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "ceil_3lnN": math.ceil(3 * math.log(n)),
-            "accuracy": [row["accuracy"] for row in rows],
-            "dims": [row["dim"] for row in rows],
-        },
-    )
+    return judgement, {
+        "rows": rows,
+        "ceil_3lnN": math.ceil(3 * math.log(n)),
+        "accuracy": [row["accuracy"] for row in rows],
+        "dims": [row["dim"] for row in rows],
+    }
 
 
 @claim(
@@ -209,10 +210,21 @@ def nocot_single_fail(p, ctx):
     rows = []
     for d0 in p["block_dims"]:
         if r2_blocks:
-            m = _nocot_accuracy(build_nocot_model(perms, 2, d0, rng=ctx.rng("geometric.multihop.build_nocot_model", d0)), start, chains, target)
+            m = _nocot_accuracy(
+                build_nocot_model(perms, 2, d0, rng=ctx.rng("geometric.multihop.build_nocot_model", d0)),
+                start,
+                chains,
+                target,
+            )
             rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
             continue
-        model = build_block_model(perms, d0, rng=ctx.rng("geometric.multihop.build_block_model", d0), device=ctx.device, dtype=ctx.torch_dtype())
+        model = build_block_model(
+            perms,
+            d0,
+            rng=ctx.rng("geometric.multihop.build_block_model", d0),
+            device=ctx.device,
+            dtype=ctx.torch_dtype(),
+        )
         hidden = model.final_hidden(start, chains[:, 0])
         res = decode(hidden, model.transformer.unembed, target)
         first_hop = decode(hidden, model.transformer.unembed, perms[chains[:, 0], start]).accuracy
@@ -224,21 +236,14 @@ def nocot_single_fail(p, ctx):
     judgement = Threshold("largest 2-hop accuracy over d0", 5 / n, "<=", "convention").judge(max(accs))
     # the figures read the accuracies (of the claim and of its control) from measured
     judgement = dataclasses.replace(judgement, measured={**judgement.measured, "accuracy": accs})
-    return Outcome.judged(
-        judgement,
-        details={
-            "tests_convention": "accuracy <= 5/N (5x chance) with R blocks, against accuracy 1 with R^2 "
-            "blocks at the same d0; no theory boundary lies between R and R^2 blocks",
-            "previous_criterion": {
-                "rule": "the same threshold, citing geometric.d_nocot",
-                "passed": max(accs) <= 5 / n,
-            },
-            "chance": 1 / n,
-            "rows": rows,
-            "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee],
-            "dim_needed_nocot": [M.dim_nocot(r, 2, d0) for d0 in p["block_dims"]],
-        },
-    )
+    return judgement, {
+        "tests_convention": "accuracy <= 5/N (5x chance) with R blocks, against accuracy 1 with R^2 "
+        "blocks at the same d0; no theory boundary lies between R and R^2 blocks",
+        "chance": 1 / n,
+        "rows": rows,
+        "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee],
+        "dim_needed_nocot": [M.dim_nocot(r, 2, d0) for d0 in p["block_dims"]],
+    }
 
 
 @claim(
@@ -291,13 +296,7 @@ def below_bound_fail(p, ctx):
                 f"block_dim={below_d0} gives d = {M.dim_nocot(r, k, below_d0)} >= the 1-bit k-hop bound "
                 f"{bounds[k]:.2f} at k={k}: the demonstration's hypothesis (d below the lower bound) is violated"
             )
-    rows = {
-        d0: ctx.shared(
-            ("geometric.multihop.below_bound", n, r, tuple(hops), d0, ctx.seed, p["seeds"]),
-            lambda d0=d0: _below_bound_rows(n, r, hops, d0, ctx.seeds(p["seeds"]), bounds),
-        )
-        for d0 in (below_d0, above_d0)
-    }
+    rows = {d0: _below_bound_rows(ctx, n, r, hops, d0, p["seeds"]) for d0 in (below_d0, above_d0)}
 
     def breaks(d0, k):  # 'accuracy = 1' fails on every seed at this k
         return not any(row["accuracy"] == 1.0 for row in rows[d0] if row["k"] == k)
@@ -315,44 +314,43 @@ def below_bound_fail(p, ctx):
         k: max(bounds[k] / M.dim_nocot(r, k, below_d0), M.dim_nocot(r, k, above_d0) / bounds[k]) for k in hops
     }
     worst = max(hops, key=factors.get)
-    return Outcome.judged(
-        judgement,
-        details={
-            "bracket": {  # the widest of the brackets per k
-                "bound": "geometric.khop_dim_bound",  # at p = 1 bit per coordinate
-                "quantity": f"d at k={worst}",
-                "boundary": bounds[worst],
-                "below": M.dim_nocot(r, worst, below_d0),
-                "above": M.dim_nocot(r, worst, above_d0),
-                "factor": factors[worst],
-                "breaks_by": "accuracy = 1 fails on every seed (ties are errors); on the below side a "
-                "counting identity (2^d0 < N codes)",
-            },
-            "rows": rows[d0],
-            "block_dim": d0,
-            "rows_below": rows[below_d0],
-            "rows_above": rows[above_d0],
-            "block_dim_below": below_d0,
-            "block_dim_above": above_d0,
-            "bound_1bit": {str(k): v for k, v in bounds.items()},
-            "inner_check_accuracy_eq_1": ["PASS" if row["accuracy"] == 1.0 else "FAIL" for row in rows[d0]],
-            "previous_criterion": {
-                "rule": f"accuracy < 1 on every seed and k at block_dim = {d0} only",
-                "passed": all(breaks(d0, k) for k in hops),
-            },
+    return judgement, {
+        "bracket": {  # the widest of the brackets per k
+            "bound": "geometric.khop_dim_bound",  # at p = 1 bit per coordinate
+            "quantity": f"d at k={worst}",
+            "boundary": bounds[worst],
+            "below": M.dim_nocot(r, worst, below_d0),
+            "above": M.dim_nocot(r, worst, above_d0),
+            "factor": factors[worst],
+            "breaks_by": "accuracy = 1 fails on every seed (ties are errors); on the below side a "
+            "counting identity (2^d0 < N codes)",
         },
-    )
+        "rows": rows[d0],
+        "block_dim": d0,
+        "rows_below": rows[below_d0],
+        "rows_above": rows[above_d0],
+        "block_dim_below": below_d0,
+        "block_dim_above": above_d0,
+        "bound_1bit": {str(k): v for k, v in bounds.items()},
+        "inner_check_accuracy_eq_1": ["PASS" if row["accuracy"] == 1.0 else "FAIL" for row in rows[d0]],
+    }
 
 
-def _below_bound_rows(n, r, hops, d0, seeds, bounds) -> list[dict]:
+@shared
+def _below_bound_rows(ctx, n: int, r: int, hops: list, d0: int, n_seeds: int) -> list[dict]:
     """Accuracy of the one-pass R^k-block model with distinct sign codes of width d0 on every
-    k-hop query, per k and seed."""
+    k-hop query, per k and seed of ctx.seeds(n_seeds) (shared by the claim and its control)."""
     rows = []
     for k in hops:
-        for seed in seeds:
+        bound = M.khop_dim_lower_bound(n, r, k, bits_per_param=1)
+        for seed in ctx.seeds(n_seeds):
             perms = make_bijections(n, r, rng_for(seed, "geometric.multihop.make_bijections", n, r))
             model = build_nocot_model(
-                perms, k, d0, rng=rng_for(seed, "geometric.multihop.build_nocot_model", n, d0, k), code_kind="rademacher_distinct"
+                perms,
+                k,
+                d0,
+                rng=rng_for(seed, "geometric.multihop.build_nocot_model", n, d0, k),
+                code_kind="rademacher_distinct",
             )
             start, chains, target = all_multi_hop_queries(perms, k)
             m = _nocot_accuracy(model, start, chains, target)
@@ -361,7 +359,7 @@ def _below_bound_rows(n, r, hops, d0, seeds, bounds) -> list[dict]:
                     "k": k,
                     "seed": seed,
                     "dim": M.dim_nocot(r, k, d0),
-                    "bound_1bit": bounds[k],
+                    "bound_1bit": bound,
                     "accuracy": m["accuracy"],
                     "min_margin": m["min_margin"],
                     "n_queries": m["n_queries"],

@@ -19,29 +19,39 @@ import numpy as np
 from constructions.geometric.single_hop import attribute_codes, build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import single_hop as B
-from verify.claims import Outcome, claim
+from verify.claims import claim, shared
 from verify.criteria import EverySeed, Judgement, Threshold, all_of, growth_exponent, growth_law_judgement
-from verify.geometric.scaling_setup import BAND_CONTROLS, LAWS, SCALING_CONTROLS, law_table, threshold_bisect
-from verify.geometric.single_hop_setup import SRC, _rng, code_threshold, model_decoding
-from verify.measure import bootstrap_interval, linear_fit, t_interval
+from verify.geometric.scaling_setup import (
+    BAND_CONTROLS,
+    SCALING_CONTROLS,
+    code_threshold,
+    law_table,
+    threshold_bisect,
+)
+from verify.geometric.single_hop_setup import SRC, _rng, model_decoding
+from verify.measure import linear_fit, t_interval
 
 
-def _measure(p, ctx):
-    def compute():
-        table = {}
-        for n in p["n_values"]:
-            table[n] = [
-                threshold_bisect(n, p["margin"], seed, p["d0_max"])[0] for seed in ctx.seeds(p["seeds"])
-            ]
-        curves = {
-            str(n): code_threshold(n, p["margin"], ctx.seed, range(2, 49), full_curve=True)[1]
-            for n in p["n_values"]
-            if n <= 316
-        }
-        return table, curves
+@shared
+def measure_thresholds(ctx, n_values: list, margin: float, n_seeds: int, d0_max: int) -> tuple[dict, dict]:
+    """The code thresholds d0* (:func:`threshold_bisect`) per N of ``n_values`` and seed of
+    ctx.seeds(n_seeds), and the base seed's gap curves over d0 = 2..48 at N <= 316: the measurement
+    log_scaling and matching_bound share (with their controls).
 
-    key = ("geometric.log_scaling", tuple(p["n_values"]), p["margin"], p["seeds"], p["d0_max"], ctx.seed)
-    return ctx.shared(key, compute)
+    >>> from verify.claims import Context
+    >>> table, curves = measure_thresholds(Context(), [100, 316], 0.25, 2, 64)
+    >>> sorted(table), len(table[100]), sorted(curves), len(curves["100"])
+    ([100, 316], 2, ['100', '316'], 47)
+    """
+    table = {
+        n: [threshold_bisect(n, margin, seed, d0_max)[0] for seed in ctx.seeds(n_seeds)] for n in n_values
+    }
+    curves = {
+        str(n): code_threshold(n, margin, ctx.seed, range(2, 49), full_curve=True)[1]
+        for n in n_values
+        if n <= 316
+    }
+    return table, curves
 
 
 def judge_log_scaling(p, table: dict, margins) -> Judgement:
@@ -66,26 +76,18 @@ def judge_log_scaling(p, table: dict, margins) -> Judgement:
 VERDICT_NAMES = ("pass", "fail", "inconclusive")
 
 
-def _margins_at_threshold(p, ctx, table) -> list[float]:
-    """The built model's minimum margin at each seed's own smallest-N threshold, built with the
-    code that seed's search accepted there (one model per seed: several code draws, not one)."""
-    n0 = p["n_values"][0]
-    out = []
-    for seed, d0 in zip(ctx.seeds(p["seeds"]), table[n0]):
-        out.append(
-            ctx.shared(
-                ("geometric.log_scaling.margin_own", n0, int(d0), int(seed), ctx.seed),
-                lambda seed=seed, d0=d0: (
-                    model_decoding(
-                        build_block_model(
-                            make_bijections(n0, 2, ctx.rng("geometric.scaling.make_bijections")),
-                            codes=attribute_codes(n0, int(d0), "spherical", _rng(seed, 2, n0, int(d0), 0)),
-                        )
-                    ).min_margin
-                ),
-            )
-        )
-    return out
+@shared
+def margin_at(ctx, n: int, d0: int, code_seed: int) -> float:
+    """The built model's minimum margin at (N = n, R = 2, d0), built with the spherical code of
+    ``code_seed`` that the threshold search tried there (the bijections are the run's).
+
+    >>> from verify.claims import Context
+    >>> margin_at(Context(), 100, 30, 0) >= 0.25
+    True
+    """
+    perms = make_bijections(n, 2, ctx.rng("geometric.scaling.make_bijections"))
+    codes = attribute_codes(n, d0, "spherical", _rng(code_seed, 2, n, d0, 0))
+    return model_decoding(build_block_model(perms, codes=codes)).min_margin
 
 
 @claim(
@@ -120,73 +122,38 @@ def _margins_at_threshold(p, ctx, table) -> list[float]:
 def log_scaling(p, ctx):
     """Criterion (verify.criteria.growth_law_judgement) replaced the growth-factor rule, which
     accepted N^(1/5)-like data and failed its N^(1/4) control only by rounding; the previous rule's
-    verdict stays in details["previous_criterion"] with its numbers."""
-    table, curves = _measure(p, ctx)
+    verdict stays in details["previous_criterion"] with its numbers, and the replaced margin rule's
+    (one model at the median smallest-N d0*, the base seed's code) in
+    details["previous_criterion_margin"] and details["model_margin_at_threshold"] (stored once,
+    verify.previous)."""
+    measured, curves = measure_thresholds(ctx, p["n_values"], p["margin"], p["seeds"], p["d0_max"])
     ns = list(p["n_values"])
-    table = law_table(table, ns, p["law"])
+    table = law_table(measured, ns, p["law"])
     rows = [
         {"N": n, "d0_star": table[n], "mean": float(np.mean(table[n])), "sd": float(np.std(table[n]))}
         for n in ns
     ]
     by_seed = [[table[n][s] for n in ns] for s in range(len(table[ns[0]]))]
-    margins = _margins_at_threshold(p, ctx, _measure(p, ctx)[0])
+    # the built model at each seed's own smallest-N threshold, with the code that seed's search
+    # accepted there (one model per seed: several code draws, not one)
+    n0 = ns[0]
+    margins = [
+        margin_at(ctx, n0, int(d0), int(seed)) for seed, d0 in zip(ctx.seeds(p["seeds"]), measured[n0])
+    ]
     judgement = judge_log_scaling(p, table, margins)
-    n0, d_star = ns[0], int(round(float(np.median(table[ns[0]]))))
-    at = ctx.shared(  # the same model for the claim and every control
-        ("geometric.log_scaling.margin_at", n0, d_star, ctx.seed),
-        lambda: (
-            model_decoding(
-                build_block_model(
-                    make_bijections(n0, 2, ctx.rng("geometric.scaling.make_bijections")),
-                    codes=attribute_codes(n0, d_star, "spherical", _rng(ctx.seed, 2, n0, d_star, 0)),
-                )
-            ).min_margin
-        ),
-    )
-    factors = [hi / lo for lo, hi in zip(table[ns[0]], table[ns[-1]])]
-    interval = bootstrap_interval(factors, 0.95, seed=ctx.seed)
-    competitors = {name: LAWS[name](ns[-1]) / LAWS[name](ns[0]) for name in ("quarter", "cuberoot", "lnsq")}
     fit = linear_fit([math.log(n) for n in ns], [r["mean"] for r in rows])
-    ratios = [r["mean"] / math.log(r["N"]) for r in rows]
-    spread = max(ratios) / min(ratios)
-    previous = {
-        "rule": "growth factor d0*(N_max)/d0*(N_min): 95% interval in (1, smallest competitor factor); "
-        "slope > 0, R^2 >= 0.9, ratio spread < 2",
-        "passed": bool(
-            interval[0] > 1
-            and interval[1] < min(competitors.values()) * (1 - 1e-9)
-            and fit["slope"] > 0
-            and fit["r2"] >= 0.9
-            and spread < 2
-            and at >= p["margin"]
-        ),
-        "growth_factor_interval": list(interval),
-        "competitor_factors": competitors,
-        "r2": fit["r2"],
-        "ratio_spread": spread,
-    }
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "ratios": ratios,
-            "gap_curves_seed0": curves,
-            "model_margin_at_threshold": at,
-            "model_margin_at_own_threshold": margins,
-            "previous_criterion_margin": {
-                "rule": "growth rule without the slope part, and the built model's margin at the "
-                "median smallest-N d0* with the base seed's code (one draw) >= margin",
-                "passed": bool(growth_law_judgement(ns, by_seed, slope=False).passed and at >= p["margin"]),
-            },
-            "fit": {"slope": fit["slope"], "intercept": fit["intercept"], "r2": fit["r2"]},
-            "growth_exponents": {
-                family: growth_exponent(ns, by_seed, family) for family in ("boxcox", "log_power")
-            },
-            "previous_criterion": previous,
-            "d0_suff_t": [B.d0_sufficient(n, 1 - p["margin"], 0.01) for n in ns],
-            "d0_nec": [B.d0_necessary(n, p["margin"]) for n in ns],
+    return judgement, {
+        "rows": rows,
+        "ratios": [r["mean"] / math.log(r["N"]) for r in rows],
+        "gap_curves_seed0": curves,
+        "model_margin_at_own_threshold": margins,
+        "fit": {"slope": fit["slope"], "intercept": fit["intercept"], "r2": fit["r2"]},
+        "growth_exponents": {
+            family: growth_exponent(ns, by_seed, family) for family in ("boxcox", "log_power")
         },
-    )
+        "d0_suff_t": [B.d0_sufficient(n, 1 - p["margin"], 0.01) for n in ns],
+        "d0_nec": [B.d0_necessary(n, p["margin"]) for n in ns],
+    }
 
 
 @claim(
@@ -228,9 +195,8 @@ def matching_bound(p, ctx):
     constant factor, not a factor growing with N, judged on the 95% Student-t interval over seeds of
     the spread of d0*/d0_nec (criterion object: verify.criteria.Threshold, a convention of 1.5x).
     The competing-law controls (log_scaling's) must break the band by more than its interval."""
-    table, _ = _measure(p, ctx)
     ns = list(p["n_values"])
-    table = law_table(table, ns, p["law"])
+    table = law_table(measure_thresholds(ctx, ns, p["margin"], p["seeds"], p["d0_max"])[0], ns, p["law"])
     bound = {n: B.d0_necessary(n, p["margin"]) for n in ns}
     ratios = [float(np.mean(table[n])) / bound[n] for n in ns]
     above = all(d >= bound[n] for n in ns for d in table[n])
@@ -252,16 +218,8 @@ def matching_bound(p, ctx):
         "N^(1/5) or slower power laws (their ratio to ln N varies by < 1.5x over two decades)",
     }
     judgement = dataclasses.replace(judgement, resolution=resolution)
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": [{"N": n, "d0_star": table[n], "d0_nec": bound[n]} for n in ns],
-            "ratios_of_means": ratios,
-            "per_seed_spread": per_seed,
-            "previous_criterion": {
-                "rule": "every d0* >= d0_nec and spread of the ratio of per-N means < 1.5",
-                "passed": bool(above and max(ratios) / min(ratios) < 1.5),
-                "ratio_spread": max(ratios) / min(ratios),
-            },
-        },
-    )
+    return judgement, {
+        "rows": [{"N": n, "d0_star": table[n], "d0_nec": bound[n]} for n in ns],
+        "ratios_of_means": ratios,
+        "per_seed_spread": per_seed,
+    }

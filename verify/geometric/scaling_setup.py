@@ -1,6 +1,6 @@
-"""What the scaling claim modules share (verify.geometric.scaling and .gd_threshold, and the atlas's
-multi-hop construction): the competing growth laws and their controls, and the threshold search
-of the spherical codes. Registers no claim."""
+"""What the scaling claim modules share (verify.geometric.scaling, .single_hop and .gd_threshold,
+and the atlas's multi-hop construction): the competing growth laws and their controls, and the
+threshold search of the spherical codes. Registers no claim."""
 
 from __future__ import annotations
 
@@ -15,14 +15,6 @@ from verify.claims import Control
 from verify.geometric.single_hop_setup import _rng
 from verify.measure import min_pairwise_gap
 from verify.oc.laws import GROWTH_LAWS
-
-LAWS = {
-    "quarter": lambda n: n**0.25,
-    "cuberoot": lambda n: n ** (1 / 3),
-    "lnsq": lambda n: math.log(n) ** 2,
-    "constant": lambda n: 1.0,
-}
-
 
 #: synthetic competitors of the ln N law (controls): the measured noise around each seed's own
 #: ln N fit, added to the competitor's curve through that seed's smallest-N threshold
@@ -68,22 +60,50 @@ def law_table(table: dict, ns: list, law: str) -> dict:
     return out
 
 
-def code_gap(n, d0, seed, salt=0) -> float:
-    """1 - max coherence of the spherical codes of (n, d0, seed): the built model's margin."""
+def code_gap(n: int, d0: int, seed: int, salt: int = 0) -> float:
+    """1 - max coherence of the spherical codes of (n, d0, seed): the built model's margin.
+
+    >>> code_gap(50, 40, 0) >= 0.5 > code_gap(50, 39, 0)
+    True
+    """
     return min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt)))
 
 
-def threshold_bisect(n, margin, seed, d0_max, salt=0) -> tuple[int, dict]:
+def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
+    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin (the
+    predicate), scanned in order (constructions.search), and the gaps seen (up to the threshold, or
+    over the whole range with ``full_curve``)."""
+    d0s, gaps = list(d0_range), []
+
+    def reaches(d0: int) -> bool:
+        gaps.append(code_gap(n, d0, seed, salt))
+        return gaps[-1] >= margin
+
+    found = smallest_size(d0s, reaches, strategy="scan").size
+    for d0 in d0s[len(gaps) :] if full_curve else ():
+        reaches(d0)
+    return found, gaps
+
+
+def threshold_bisect(
+    n: int, margin: float, seed: int, d0_max: int, salt: int = 0, assume_b3: bool = True
+) -> tuple[int, dict]:
     """A crossing d0* of the code gap through ``margin``: gap(d0*) >= margin > gap(d0* - 1), and the
     gaps probed.
 
     Bisection (constructions.search, ``top_stores=True``; predicate: gap >= margin) over
     lo < d0 <= d0_max with lo = ceil(d0_nec(N, margin)) - 1, where no code reaches the margin (bound
-    B3, so gap(lo) < margin is a theorem). d0_max, the costliest probe, is assumed to reach it and
-    is probed only when the answer depends on it (ValueError when it does not). Each d0 has its own
-    code draw, so the gap is monotone only on average: d0* is a crossing point, not necessarily the
-    first one."""
-    lo, hi = max(1, math.ceil(B.d0_necessary(n, margin)) - 1), int(d0_max)
+    B3, so gap(lo) < margin is a theorem); with ``assume_b3=False`` lo = 0 (the search assumes
+    nothing of B3). d0_max, the costliest probe, is assumed to reach it and is probed only when the
+    answer depends on it (ValueError when it does not). Each d0 has its own code draw, so the gap is
+    monotone only on average: d0* is a crossing point, not necessarily the first one.
+
+    >>> d0, probed = threshold_bisect(50, 0.5, 0, 64, assume_b3=False)
+    >>> d0, probed[d0] >= 0.5, probed[d0 - 1] < 0.5
+    (40, True, True)
+    """
+    hi = int(d0_max)
+    lo = max(1, math.ceil(B.d0_necessary(n, margin)) - 1) if assume_b3 else 0
     probed = {}
 
     def reaches(d0: int) -> bool:

@@ -21,26 +21,19 @@ from constructions.geometric.single_hop import (
 )
 from constructions.tasks import make_bijections, single_hop_dataset
 from theory.geometric import single_hop as B
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import Agreement, EverySeed, KOfN, Threshold, all_of, binomial_k
-from verify.geometric.single_hop_setup import (
-    SRC,
-    _crossing_from_one,
-    _rng,
-    model_decoding,
-)
+from verify.geometric.scaling_setup import threshold_bisect
+from verify.geometric.single_hop_setup import SRC, _rng, model_decoding
 from verify.measure import binomial_tolerance, min_pairwise_gap, t_interval
-from verify.previous import stored_previous
 
 
-def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
-    perms = make_bijections(n, r, _rng(seed, 1, n, r, salt))
-    device = ctx.device if ctx else "cpu"
-    dtype = ctx.torch_dtype() if ctx else None
-    kwargs = {"device": device}
-    if dtype is not None:
-        kwargs["dtype"] = dtype
-    return build_block_model(perms, d0, code_kind=kind, rng=_rng(seed, 2, n, d0, salt), **kwargs)
+def _block(n, r, d0, seed, ctx, kind="spherical"):
+    """The block model of seed ``seed``'s bijections and codes, in the run's device and dtype."""
+    perms = make_bijections(n, r, _rng(seed, 1, n, r, 0))
+    return build_block_model(
+        perms, d0, code_kind=kind, rng=_rng(seed, 2, n, d0, 0), device=ctx.device, dtype=ctx.torch_dtype()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,7 +56,9 @@ def _block(n, r, d0, seed, kind="spherical", ctx=None, salt=0):
     full={"n_subjects": 100000, "n_relations": 16, "block_dim": 28, "gate_bias": 10.0},
 )
 def selector_exact(p, ctx):
-    perms = make_bijections(p["n_subjects"], p["n_relations"], ctx.rng("geometric.single_hop.make_bijections"))
+    perms = make_bijections(
+        p["n_subjects"], p["n_relations"], ctx.rng("geometric.single_hop.make_bijections")
+    )
     beta = p["gate_bias"]
     model = build_block_model(
         perms,
@@ -94,16 +89,13 @@ def selector_exact(p, ctx):
             "max |answer channels - u_target|, in the transformer", tol, strict=True
         ).judge(in_transformer),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "tolerance": tol,
-            "gate_bias": p["gate_bias"],
-            "max_abs_x": float(np.max(np.abs(model.subject_embeddings))),
-            "standalone": standalone,
-            "in_transformer": in_transformer,
-        },
-    )
+    return judgement, {
+        "tolerance": tol,
+        "gate_bias": p["gate_bias"],
+        "max_abs_x": float(np.max(np.abs(model.subject_embeddings))),
+        "standalone": standalone,
+        "in_transformer": in_transformer,
+    }
 
 
 @claim(
@@ -140,11 +132,11 @@ def block_accuracy(p, ctx):
     rows, at_two = [], []
     if p["block_dims"] != [1]:
         for seed in ctx.seeds(p["seeds"]):
-            res2 = model_decoding(_block(n, r, 2, seed, ctx=ctx))
+            res2 = model_decoding(_block(n, r, 2, seed, ctx))
             at_two.append({"seed": seed, "accuracy": res2.accuracy, "margin": res2.min_margin})
     for d0 in p["block_dims"]:
         for seed in ctx.seeds(p["seeds"]):
-            model = _block(n, r, d0, seed, ctx=ctx)
+            model = _block(n, r, d0, seed, ctx)
             res = model_decoding(model)
             gap = min_pairwise_gap(model.codes)
             rows.append(
@@ -165,17 +157,14 @@ def block_accuracy(p, ctx):
             max(abs(row["margin"] - row["margin_from_coherence"]) for row in rows)
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "min_margin": min(row["margin"] for row in rows),
-            "rows": rows,
-            "block_dim": p["block_dims"][-1],
-            "recorded_at_d0_2": at_two,
-            "margin": [row["margin"] for row in last],
-            "ceil_3lnN": math.ceil(3 * math.log(n)),
-        },
-    )
+    return judgement, {
+        "min_margin": min(row["margin"] for row in rows),
+        "rows": rows,
+        "block_dim": p["block_dims"][-1],
+        "recorded_at_d0_2": at_two,
+        "margin": [row["margin"] for row in last],
+        "ceil_3lnN": math.ceil(3 * math.log(n)),
+    }
 
 
 @claim(
@@ -206,24 +195,21 @@ def margin_suff(p, ctx):
     d0 = math.ceil(p["d0_factor"] * B.d0_sufficient(n, t, q))
     margins = []
     for seed in ctx.seeds(k):
-        model = _block(n, 1, d0, seed, kind="rademacher", ctx=ctx)
+        model = _block(n, 1, d0, seed, ctx, kind="rademacher")
         margins.append(model_decoding(model).min_margin)
     judgement = KOfN("margin", 1 - t, ">=", k=binomial_k(k, q), source="theory").judge(
         margins, seeds=ctx.seeds(k)
     )
     # the figures read the block dimension from predicted
     judgement = dataclasses.replace(judgement, predicted={**judgement.predicted, "block_dim": d0})
-    return Outcome.judged(
-        judgement,
-        details={
-            "margins": margins,
-            "d0_suff": B.d0_sufficient(n, t, q),
-            "block_dim": d0,
-            "failures": int(sum(m < 1 - t for m in margins)),
-            "max_failures": binomial_tolerance(k, q),
-            "median_margin": float(np.median(margins)),
-        },
-    )
+    return judgement, {
+        "margins": margins,
+        "d0_suff": B.d0_sufficient(n, t, q),
+        "block_dim": d0,
+        "failures": int(sum(m < 1 - t for m in margins)),
+        "max_failures": binomial_tolerance(k, q),
+        "median_margin": float(np.median(margins)),
+    }
 
 
 @claim(
@@ -260,32 +246,27 @@ def margin_nec(p, ctx):
     reports the looseness. Its old verdict, measured once, is stored (details["previous_criterion"],
     verify.previous).
 
-    The search starts at d0 = 1 (:func:`_crossing_from_one`). It started at ceil(d0_nec) - 1 (the
-    search of verify.geometric.scaling_setup.threshold_bisect), which assumed B3 and so made every
+    The search starts at d0 = 1 (verify.geometric.scaling_setup.threshold_bisect with
+    ``assume_b3=False``). It started at ceil(d0_nec) - 1 (the same search assuming B3), which made every
     d0* >= ceil(d0_nec) and the looseness >= 1 by construction; that rule's d0*, measured once, is
     stored (details["previous_criterion"], the bracket before it under "earlier")."""
 
     n, g = p["n_subjects"], p["margin"]
     seeds = ctx.seeds(p["seeds"])
     bound = B.d0_necessary(n, g) * p["bound_scale"]
-    searched = [_crossing_from_one(n, g, s, p["d0_max"]) for s in seeds]
+    searched = [threshold_bisect(n, g, s, p["d0_max"], assume_b3=False) for s in seeds]
     stars = [d for d, _ in searched]
     factors = [d / bound for d in stars]
     judgement = Threshold("looseness d0*/d0_nec", 1.0, ">=", "theory").judge(
         list(t_interval(factors)), seeds=len(seeds)
     )
-    details = {
+    return judgement, {
         "d0_nec": bound,
         "d0_star": stars,
         "factors": factors,
         "search_from": 1,
         "probed": [{str(d): gap for d, gap in sorted(probed.items())} for _, probed in searched],
     }
-    if p["bound_scale"] == 1.0:
-        details["previous_criterion"] = stored_previous(
-            "geometric.single_hop.margin_nec", ctx.scale, ctx.seed, p
-        )
-    return Outcome.judged(judgement, details=details)
 
 
 @claim(
@@ -316,7 +297,8 @@ def margin_nec(p, ctx):
 def pigeonhole_fail(p, ctx):
     """Codes changed: i.i.d. Rademacher signs also collide at d0 = 10-20 (birthday),
     so that demonstration was not at B4's boundary; distinct patterns put the boundary at log2 N. The
-    i.i.d. draw's accuracy is kept in details. Judged by a :class:`verify.criteria.Bracket` at
+    i.i.d. draw's accuracy, measured once, is stored (details["iid_rademacher_accuracy"],
+    verify.previous). Judged by a :class:`verify.criteria.Bracket` at
     floor / ceil of log2 N (``block_dim`` is the point on its side); both points are measured."""
     from verify.criteria import Bracket
 
@@ -331,7 +313,7 @@ def pigeonhole_fail(p, ctx):
     )
     seeds = ctx.seeds(p["seeds"])
     models = {
-        d: [_block(n, r, d, s, kind="rademacher_distinct", ctx=ctx) for s in seeds]
+        d: [_block(n, r, d, s, ctx, kind="rademacher_distinct") for s in seeds]
         for d in (int(bracket.below), int(bracket.above))
     }
     accs = {d: [model_decoding(m).accuracy for m in ms] for d, ms in models.items()}
@@ -340,31 +322,22 @@ def pigeonhole_fail(p, ctx):
     distinct = [
         int(len(np.unique(np.round(m.codes * math.sqrt(d0)).astype(int), axis=0))) for m in models[d0]
     ]
-    iid = [model_decoding(_block(n, r, d0, s, kind="rademacher", ctx=ctx)).accuracy for s in seeds]
-    return Outcome.judged(
-        judgement,
-        details={
-            "bracket": {
-                "bound": "geometric.pigeonhole_dim",
-                "quantity": "d0",
-                "boundary": log2n,
-                "below": bracket.below,
-                "above": bracket.above,
-                "factor": bracket.factor,
-                "breaks_by": "accuracy = 1 fails on every seed (ties are errors); on the below side a "
-                "counting identity (2^d0 < N patterns)",
-            },
-            "log2_N": log2n,
-            "accuracy": accs[d0],
-            "accuracy_by_d0": {str(d): v for d, v in accs.items()},
-            "distinct_codes": distinct,
-            "inner_check_accuracy_eq_1": ["PASS" if a == 1.0 else "FAIL" for a in accs[d0]],
-            "max_distinct_codes": 2**d0,
-            "d0_below_log2_N": d0 < log2n,
-            "iid_rademacher_accuracy": iid,
-            "previous_criterion": {
-                "rule": f"accuracy < 1 on every seed at d0 = {d0} only",
-                "passed": breaks[d0],
-            },
+    return judgement, {
+        "bracket": {
+            "bound": "geometric.pigeonhole_dim",
+            "quantity": "d0",
+            "boundary": log2n,
+            "below": bracket.below,
+            "above": bracket.above,
+            "factor": bracket.factor,
+            "breaks_by": "accuracy = 1 fails on every seed (ties are errors); on the below side a "
+            "counting identity (2^d0 < N patterns)",
         },
-    )
+        "log2_N": log2n,
+        "accuracy": accs[d0],
+        "accuracy_by_d0": {str(d): v for d, v in accs.items()},
+        "distinct_codes": distinct,
+        "inner_check_accuracy_eq_1": ["PASS" if a == 1.0 else "FAIL" for a in accs[d0]],
+        "max_distinct_codes": 2**d0,
+        "d0_below_log2_N": d0 < log2n,
+    }

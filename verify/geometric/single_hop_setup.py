@@ -1,6 +1,7 @@
-"""What the single-hop claim modules share (verify.geometric.single_hop, .scaling and
-.gd_threshold): the source, the seeded streams, decoding a model and the code threshold.
-Registers no claim."""
+"""What the geometric claim modules share (verify.geometric.single_hop, .scaling, .multihop and
+.depth, and the atlas's multi-hop construction): the source, the seeded streams and decoding a
+model, the single-hop block model (:func:`model_decoding`) and the one-pass multi-hop model
+(:func:`_nocot_accuracy`). Registers no claim."""
 
 from __future__ import annotations
 
@@ -8,14 +9,10 @@ import numpy as np
 import torch
 
 from constructions.decode import TIE_ULPS, Decoding
-from constructions.geometric.single_hop import (
-    attribute_codes,
-)
-from constructions.search import smallest_size
 from constructions.tasks import single_hop_dataset
 from theory.papers import paper
 from verify.claims import rng_for
-from verify.measure import decode, min_pairwise_gap
+from verify.measure import decode
 
 SRC = paper("geometric")
 
@@ -95,39 +92,14 @@ def _distinct_pairs(hidden: np.ndarray, target: np.ndarray) -> tuple[np.ndarray,
     return first, inverse.ravel()
 
 
-def code_threshold(n, margin, seed, d0_range, salt=0, full_curve=False):
-    """Smallest d0 in d0_range whose spherical codes have gap 1 - max coherence >= margin (the
-    predicate), scanned in order (constructions.search), and the gaps seen (up to the threshold, or
-    over the whole range with ``full_curve``)."""
-    d0s, gaps = list(d0_range), []
-
-    def reaches(d0: int) -> bool:
-        gaps.append(min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, salt))))
-        return gaps[-1] >= margin
-
-    found = smallest_size(d0s, reaches, strategy="scan").size
-    for d0 in d0s[len(gaps) :] if full_curve else ():
-        reaches(d0)
-    return found, gaps
-
-
-def _crossing_from_one(n: int, margin: float, seed: int, d0_max: int) -> tuple[int, dict]:
-    """A crossing d0* of the spherical code gap through ``margin`` searched over 1 <= d0 <= d0_max
-    (nothing assumed about B3), with the gaps probed: the bisection of
-    verify.geometric.scaling_setup.threshold_bisect (same codes: its ``code_gap``) with its lower
-    end at d0 = 1.
-
-    >>> d0, probed = _crossing_from_one(50, 0.5, 0, 64)
-    >>> d0, probed[d0] >= 0.5, probed[d0 - 1] < 0.5
-    (40, True, True)
-    """
-    probed: dict[int, float] = {}
-
-    def reaches(d0: int) -> bool:
-        probed[d0] = min_pairwise_gap(attribute_codes(n, d0, "spherical", _rng(seed, 2, n, d0, 0)))
-        return probed[d0] >= margin
-
-    found = smallest_size(range(1, int(d0_max) + 1), reaches, top_stores=True)
-    if found.size is None:
-        raise ValueError(f"d0_max={d0_max} does not reach margin {margin} at N={n}; raise d0_max")
-    return found.size, probed
+def _nocot_accuracy(model, start, chains, target) -> dict:
+    """Accuracy, minimum margin and largest selector error of a one-pass multi-hop model
+    (constructions.geometric.multihop) on the queries (start, chains) -> target."""
+    out = model.selector_output(start, chains)
+    res = decode(out, model.codes, target)
+    return {
+        "accuracy": res.accuracy,
+        "min_margin": res.min_margin,
+        "max_abs_error": float(np.max(np.abs(out - model.codes[target]))),
+        "n_queries": len(target),
+    }

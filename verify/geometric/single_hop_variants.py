@@ -13,7 +13,7 @@ import math
 from constructions.geometric.rotation import build_rotation_model
 from constructions.geometric.single_hop import build_block_model, swap_bijections
 from constructions.tasks import make_bijections, single_hop_dataset
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import Agreement, Threshold, all_of
 from verify.geometric.single_hop_setup import SRC
 from verify.measure import decode
@@ -46,21 +46,20 @@ def rotation_variant(p, ctx):
     subj, rel, target = single_hop_dataset(perms)
     accs = {}
     for d in p["dims"]:
-        model = build_rotation_model(perms, d, ctx.rng("geometric.single_hop_variants.build_rotation_model", d))
+        model = build_rotation_model(
+            perms, d, ctx.rng("geometric.single_hop_variants.build_rotation_model", d)
+        )
         accs[str(d)] = decode(model.selector_output(subj, rel), model.codes, target).accuracy
     lo, hi = str(min(p["dims"])), str(max(p["dims"]))
     judgement = all_of(
         large_d=Threshold(f"accuracy at d = {hi}", 0.98, ">=", "convention").judge(accs[hi]),
         small_d=Threshold(f"accuracy at d = {lo}", 0.5, "<", "convention").judge(accs[lo]),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "accuracy": accs,
-            "4_R_lnN": 4 * r * math.log(n),
-            "crosstalk_var": {k: (r - 1) / int(k) for k in accs},
-        },
-    )
+    return judgement, {
+        "accuracy": accs,
+        "4_R_lnN": 4 * r * math.log(n),
+        "crosstalk_var": {k: (r - 1) / int(k) for k in accs},
+    }
 
 
 @claim(
@@ -88,7 +87,11 @@ def construct_transfer(p, ctx):
     one subject row changed."""
     n, r, d0 = p["n_subjects"], p["n_relations"], p["block_dim"]
     model = build_block_model(
-        make_bijections(n, r, ctx.rng("geometric.single_hop_variants.make_bijections")), d0, rng=ctx.rng("geometric.single_hop_variants.build_block_model"), device=ctx.device, dtype=ctx.torch_dtype()
+        make_bijections(n, r, ctx.rng("geometric.single_hop_variants.make_bijections")),
+        d0,
+        rng=ctx.rng("geometric.single_hop_variants.build_block_model"),
+        device=ctx.device,
+        dtype=ctx.torch_dtype(),
     )
     new_perms = make_bijections(n, r, ctx.rng("geometric.single_hop_variants.new_perms"))
     new = swap_bijections(model, new_perms)
@@ -110,11 +113,8 @@ def construct_transfer(p, ctx):
         ),
         subject_rows=Threshold("subject embedding rows changed", 1, ">=", "theory").judge(subject_rows),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "n_changed_rows": len(rows_changed),
-            "changed_tensors": changed,
-            "changed_rows_max": max(rows_changed, default=-1),
-        },
-    )
+    return judgement, {
+        "n_changed_rows": len(rows_changed),
+        "changed_tensors": changed,
+        "changed_rows_max": max(rows_changed, default=-1),
+    }
