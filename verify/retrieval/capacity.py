@@ -23,7 +23,7 @@ import numpy as np
 
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as th_suff
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
@@ -110,30 +110,18 @@ def nc_increases_v(p, ctx):
         theory_name="F1",
     )
     judgement, slopes = slope_judgement(Vs, runs, test)
-    old = [
-        bool(sl is not None and all(np.diff(ncs) > 0) and 0.8 <= sl <= 1.6)
-        for ncs, sl in zip(runs, slopes or [None] * len(runs))
-    ]
-    return Outcome.judged(
-        judgement,
-        details={
-            "vocab_sizes": Vs,
-            "n_c_per_seed": runs,
-            "n_c": runs[0],
-            "slopes": slopes,
-            "slope": slopes[0] if slopes else math.inf,
-            "f1_slope": test.theory,
-            "v_ln_v_slope": v_ln_v,
-            "predicted": pred,
-            "d_model": p["d_model"],
-            "seq_len": p["seq_len"],
-            "previous_criterion": {
-                "rule": "strictly increasing and log-log slope in [0.8, 1.6] on every one of 3 base seeds",
-                "passed": all(old),
-                "per_seed": old,
-            },
-        },
-    )
+    return judgement, {
+        "vocab_sizes": Vs,
+        "n_c_per_seed": runs,
+        "n_c": runs[0],
+        "slopes": slopes,
+        "slope": slopes[0] if slopes else math.inf,
+        "f1_slope": test.theory,
+        "v_ln_v_slope": v_ln_v,
+        "predicted": pred,
+        "d_model": p["d_model"],
+        "seq_len": p["seq_len"],
+    }
 
 
 record(
@@ -220,8 +208,6 @@ def nc_decreases_d(p, ctx):
         fall = ncs[0] / ncs[-1]
         ratio = ncs[-1] / orth
         ok = rising == 0 and fall > p["fall"] and p["plateau"][0] <= ratio <= p["plateau"][1]
-        slope = loglog_slope(ds[:3], ncs[:3])
-        old = bool(all(np.diff(ncs[:3]) < 0) and -1.6 <= slope <= -0.5)
         rows.append(
             {
                 "seed": s,
@@ -232,8 +218,6 @@ def nc_decreases_d(p, ctx):
                 "steps_non_increasing": rising == 0,
                 "rising_steps": rising,
                 "passed": ok,
-                "slope_first3": slope,
-                "previous_criterion_passed": old,
             }
         )
     low, high = p["plateau"]
@@ -252,24 +236,15 @@ def nc_decreases_d(p, ctx):
             [r["plateau_ratio"] for r in rows], seeds
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "d_models": ds,
-            "rows": rows,
-            "n_c": rows[0]["n_c"],
-            "predicted": pred,
-            "n_sufficient": suff,
-            "vocab_size": V,
-            "seq_len": L,
-            "previous_criterion": {
-                "rule": "strictly decreasing over d in {32, 64, 128}, "
-                "log-log slope in [-1.6, -0.5] (excluded F1's own "
-                "slope -1.78; no plateau)",
-                "passed": [r["previous_criterion_passed"] for r in rows],
-            },
-        },
-    )
+    return judgement, {
+        "d_models": ds,
+        "rows": rows,
+        "n_c": rows[0]["n_c"],
+        "predicted": pred,
+        "n_sufficient": suff,
+        "vocab_size": V,
+        "seq_len": L,
+    }
 
 
 @claim(
@@ -317,29 +292,17 @@ def nc_increases_l(p, ctx):
         "log-log slope of N_c in L", loglog_slope(Ls, pred), {"no growth": 0.0}, theory_name="F1"
     )
     judgement, slopes = slope_judgement(Ls, runs, test)
-    old = [
-        bool(sl is not None and all(np.diff(ncs) >= 0) and 0.0 < sl <= 1.2)
-        for ncs, sl in zip(runs, slopes or [None] * len(runs))
-    ]
-    return Outcome.judged(
-        judgement,
-        details={
-            "seq_lens": Ls,
-            "n_c_per_seed": runs,
-            "n_c": runs[0],
-            "slopes": slopes,
-            "slope": slopes[0] if slopes else math.inf,
-            "f1_slope": test.theory,
-            "predicted": pred,
-            "vocab_size": p["vocab_size"],
-            "d_model": p["d_model"],
-            "previous_criterion": {
-                "rule": "non-decreasing and log-log slope in (0, 1.2] on every one of 3 base seeds",
-                "passed": all(old),
-                "per_seed": old,
-            },
-        },
-    )
+    return judgement, {
+        "seq_lens": Ls,
+        "n_c_per_seed": runs,
+        "n_c": runs[0],
+        "slopes": slopes,
+        "slope": slopes[0] if slopes else math.inf,
+        "f1_slope": test.theory,
+        "predicted": pred,
+        "vocab_size": p["vocab_size"],
+        "d_model": p["d_model"],
+    }
 
 
 record(

@@ -1,6 +1,7 @@
-"""What verify.retrieval.capacity shares with .gd_capacity, .lower, .scaling, .sufficient and
-verify.atlas.retrieval: the source, the grid constants, the oracle accuracy draws and the
-critical N_c search shared through ``ctx.shared``. Registers no claim."""
+"""What the claim modules of the retrieval area and verify.atlas.retrieval share: the source, the
+grid constants, the oracle accuracy draws, the critical N_c search (one point of the sweep runner
+verify.sweep.run_grid, memoised per run by verify.claims.shared) and the three-step model of
+.early_gd, .gd_capacity and .mlp_product. Registers no claim."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ import math
 
 import numpy as np
 
+from constructions.retrieval.gd import three_steps_closed_form
 from constructions.retrieval.task import (
     make_retrieval_task,
     oracle_accuracy,
     sample_cooccurrence_counts,
+    sample_sequences,
     value_memory,
 )
 from constructions.search import smallest_size_geometric
 from constructions.seeding import rng_for
 from theory.papers import paper
+from verify.claims import shared
+from verify.sweep import run_grid
 
 SOURCE = paper("retrieval")
 EMB_CODE = {"gaussian": 0, "orthogonal": 1}
@@ -24,6 +29,7 @@ N_RANGE = (10, 10**7)
 RATIO = 1.1
 TARGET = 0.9
 N_SEEDS = 3
+N_TEST = 4096
 #: the seed rule of the capacity claims judged on every one of 3 base seeds
 SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
 
@@ -35,9 +41,7 @@ def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> 
     for k in range(n_draws):
         key = [int(seed), k, int(V), int(d), int(L), EMB_CODE[embedding]]
         task = make_retrieval_task(V, d, rng_for(*key), embedding)
-        label_counts, counts = sample_cooccurrence_counts(
-            task, L, int(N), rng_for(*key, int(N))
-        )
+        label_counts, counts = sample_cooccurrence_counts(task, L, int(N), rng_for(*key, int(N)))
         accs.append(oracle_accuracy(task, value_memory(task, label_counts, counts, L)))
     return accs
 
@@ -66,10 +70,50 @@ def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEE
     return {"n_c": float(found.size), "lo": found.below, "hi": found.size, "trace": sorted(trace)}
 
 
-def shared_nc(ctx, V, d, L, embedding="gaussian", target=TARGET, seed=None) -> float:
-    seed = ctx.seed if seed is None else int(seed)
-    key = ("retrieval.critical_n", V, d, L, embedding, target, N_SEEDS, seed)
-    return ctx.shared(key, lambda: critical_n(V, d, L, seed, target, embedding))["n_c"]
+def nc_point(params: dict, seed: int) -> dict:
+    """One sweep point (verify.sweep.run_grid): :func:`critical_n` at the point's (V, d, L,
+    embedding, target) from base seed ``seed``.
+
+    >>> nc_point({"vocab_size": 16, "d_model": 16, "seq_len": 4, "embedding": "orthogonal", "target": 0.9}, 0)["n_c"]
+    133.0
+    """
+    return critical_n(
+        params["vocab_size"],
+        params["d_model"],
+        params["seq_len"],
+        seed,
+        params["target"],
+        params["embedding"],
+    )
+
+
+@shared
+def critical_n_run(
+    ctx, V: int, d: int, L: int, seed: int, embedding: str = "gaussian", target: float = TARGET
+) -> dict:
+    """:func:`critical_n` of one (V, d, L, embedding, target) from base seed ``seed``, run as one
+    point of the sweep runner verify.sweep.run_grid (in this process) and computed once per run:
+    every capacity claim and the scaling-law grid read the same N_c.
+
+    >>> from verify.claims import Context
+    >>> critical_n_run(Context(), 16, 16, 4, 0, "orthogonal")["n_c"]
+    133.0
+    """
+    point = {"vocab_size": V, "d_model": d, "seq_len": L, "embedding": embedding, "target": target}
+    (rec,) = run_grid(nc_point, [point], seeds=[seed], out_path=None, workers=1, progress=False)
+    return rec["result"]
+
+
+def shared_nc(
+    ctx, V: int, d: int, L: int, embedding: str = "gaussian", target: float = TARGET, seed: int | None = None
+) -> float:
+    """N_c of :func:`critical_n_run`, from base seed ``seed`` (the run's by default).
+
+    >>> from verify.claims import Context
+    >>> shared_nc(Context(), 16, 16, 4, "orthogonal")
+    133.0
+    """
+    return critical_n_run(ctx, V, d, L, ctx.seed if seed is None else int(seed), embedding, target)["n_c"]
 
 
 def loglog_slope(xs, ys) -> float:
@@ -96,3 +140,43 @@ def law(xs, ncs, which: str) -> list:
         k = float(which.split(" ", 1)[1])
         return [ncs[0] * (x / xs[0]) ** k for x in xs]
     raise ValueError(f"law must be 'measured' or 'power K', got {which!r}")
+
+
+def no_nan(accuracies) -> None:
+    """Exact recall is read as accuracy == 1; a NaN accuracy would read as "not exact", so it raises.
+
+    >>> no_nan([1.0, 0.5])
+    >>> no_nan([1.0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: an oracle accuracy is NaN: exact recall cannot be read from it
+    """
+    if any(math.isnan(float(a)) for a in accuracies):
+        raise ValueError("an oracle accuracy is NaN: exact recall cannot be read from it")
+
+
+@shared
+def trained(
+    ctx,
+    V: int,
+    d: int,
+    L: int,
+    N: int,
+    lr_value: float,
+    lr_attn: float,
+    seed: int,
+    mlp_width: int | None = None,
+) -> tuple:
+    """Task, three-step iterates (closed form) and a fresh test set of N_TEST sequences from
+    ``seed``, computed once per run and shared across claims.
+
+    >>> from verify.claims import Context
+    >>> task, steps, test = trained(Context(), 8, 4, 4, 16, 8.0, 8.0, 0)
+    >>> steps.w_out_2.shape, test.n_samples
+    ((8, 4), 4096)
+    """
+    rng = rng_for(int(seed), "retrieval.early_gd.trained.rng", V, d, L, N, mlp_width or 0)
+    task = make_retrieval_task(V, d, rng, mlp_width=mlp_width)
+    data = sample_sequences(task, L, N, rng)
+    test = sample_sequences(task, L, N_TEST, rng)
+    return task, three_steps_closed_form(data, lr_value, lr_attn), test

@@ -23,26 +23,22 @@ import numpy as np
 from constructions.retrieval.gd import evaluate, three_steps_closed_form
 from constructions.retrieval.task import RetrievalData, make_retrieval_task, sample_sequences
 from constructions.search import smallest_size_geometric
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import Judgement, Threshold, all_of
-from verify.retrieval.capacity_setup import SOURCE, critical_n
-from verify.retrieval.early_gd_setup import N_TEST
+from verify.retrieval.capacity_setup import N_TEST, SOURCE, critical_n_run
 
 N_RANGE_GD = (128, 32768)
 RATIO_GD = 1.2
 
 
-def _pool(ctx, V, d, L, seed):
+@shared
+def _pool(ctx, V: int, d: int, L: int, seed: int) -> tuple:
     """One task, a pool of N_max training sequences and a test set per (V, d, L, seed): every N of
     the bisection trains on the first N sequences of the pool (nested samples, common task), so
     the accuracy is a learning curve in N rather than a fresh draw at every N."""
-
-    def compute():
-        rng = rng_for(int(seed), "retrieval.gd_capacity.rng", V, d, L)
-        task = make_retrieval_task(V, d, rng)
-        return task, sample_sequences(task, L, N_RANGE_GD[1], rng), sample_sequences(task, L, N_TEST, rng)
-
-    return ctx.shared(("retrieval.gd_pool", V, d, L, int(seed)), compute)
+    rng = rng_for(int(seed), "retrieval.gd_capacity.rng", V, d, L)
+    task = make_retrieval_task(V, d, rng)
+    return task, sample_sequences(task, L, N_RANGE_GD[1], rng), sample_sequences(task, L, N_TEST, rng)
 
 
 def gd_accuracy_one(ctx, V, d, L, N, seed, init=False) -> float:
@@ -137,17 +133,14 @@ def gd_capacity(p, ctx):
     keys = ("base", "bigger_v", "smaller_d")
     runs = {k: critical_n_gd(ctx, *p[k], ctx.seed, p["target"], init, p["n_draws"]) for k in keys}
     n = {k: v["n_c"] for k, v in runs.items()}
-    oracle = {k: critical_n(*p[k], ctx.seed, p["target"])["n_c"] for k in keys}
-    return Outcome.judged(
-        gd_capacity_judgement(n, p["factor"]),
-        details={
-            "n_c_gd": n,
-            "traces": {k: v["trace"] for k, v in runs.items()},
-            "points": {k: p[k] for k in keys},
-            "oracle_n_c": oracle,
-            "target": p["target"],
-            "lr_value": "V",
-            "lr_attn": "2 L^2",
-            "gd_over_oracle": {k: n[k] / oracle[k] for k in keys},
-        },
-    )
+    oracle = {k: critical_n_run(ctx, *p[k], ctx.seed, target=p["target"])["n_c"] for k in keys}
+    return gd_capacity_judgement(n, p["factor"]), {
+        "n_c_gd": n,
+        "traces": {k: v["trace"] for k, v in runs.items()},
+        "points": {k: p[k] for k in keys},
+        "oracle_n_c": oracle,
+        "target": p["target"],
+        "lr_value": "V",
+        "lr_attn": "2 L^2",
+        "gd_over_oracle": {k: n[k] / oracle[k] for k in keys},
+    }

@@ -14,12 +14,13 @@ the demonstration's criterion must fail there (the control). Two configurations 
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
 
 from constructions.retrieval.lower import mle_bijection, one_step_memory, sample_label_sums
 from theory.retrieval import lower as tl
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import Judgement, Threshold, all_of
 from verify.retrieval.capacity_setup import SOURCE
 
@@ -145,11 +146,14 @@ def lower_judgement(rows: list, prob: float) -> Judgement:
 def lower_intrinsic(p, ctx):
     V, prob = p["vocab_size"], p["p"]
     rows = [
-        bracket_point(V, d, L, p["n_side"], prob, p["n_draws"], lambda k, c=c: ctx.rng("retrieval.lower.bracket_point", c, k))
+        bracket_point(
+            V, d, L, p["n_side"], prob, p["n_draws"], partial(ctx.rng, "retrieval.lower.bracket_point", c)
+        )
         for c, (d, L) in enumerate(p["configs"])
     ]
     fails = [r["exact_rate"] < prob for r in rows]
-    return Outcome.judged(
-        lower_judgement(rows, prob),
-        details={"rows": rows, "inner_check_passed": not all(fails), "n_side": p["n_side"]},
-    )
+    return lower_judgement(rows, prob), {
+        "rows": rows,
+        "inner_check_passed": not all(fails),
+        "n_side": p["n_side"],
+    }

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 
 from theory.retrieval import bounds as th
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import EverySeed, KOfN
 from verify.retrieval.capacity_setup import (
     SEED_RULE3,
     SOURCE,
     accuracy_curve,
     mean_oracle_accuracy,
+    no_nan,
     shared_nc,
 )
 
@@ -66,8 +67,7 @@ def orth_coupon(p, ctx):
     N = int(round(4 * V * math.log(V))) if p["n_rule"] == "4VlnV" else floor
     seeds = ctx.seeds(p["n_seeds"])
     accs = [mean_oracle_accuracy(V, d, L, N, s, 1, "orthogonal") for s in seeds]
-    if any(math.isnan(a) for a in accs):
-        raise ValueError("an oracle accuracy is NaN: exact recall cannot be read from it")
+    no_nan(accs)
     perfect = int(sum(a == 1.0 for a in accs))
     curve = accuracy_curve(V, d, L, ctx.seed, "orthogonal", [128, 256, 512, floor, 1500, N, 5000])
     rule = KOfN(
@@ -77,16 +77,13 @@ def orth_coupon(p, ctx):
         k=p["min_perfect"],
         source="convention",
     )
-    return Outcome.judged(
-        rule.judge([float(a == 1.0) for a in accs], seeds=seeds),
-        details={
-            "n_samples": N,
-            "coupon_floor": floor,
-            "perfect": perfect,
-            "accuracies": accs,
-            "curve": {"label": f"orthogonal d={d}, L={L}", "points": curve},
-        },
-    )
+    return rule.judge([float(a == 1.0) for a in accs], seeds=seeds), {
+        "n_samples": N,
+        "coupon_floor": floor,
+        "perfect": perfect,
+        "accuracies": accs,
+        "curve": {"label": f"orthogonal d={d}, L={L}", "points": curve},
+    }
 
 
 @claim(
@@ -123,15 +120,12 @@ def orth_d_independent(p, ctx):
     runs = [[shared_nc(ctx, V, d, L, emb, seed=s) for d in ds] for s in seeds]
     spreads = [max(r) / min(r) if all(math.isfinite(x) for x in r) else math.inf for r in runs]
     rule = EverySeed("max/min N_c(0.9) over d", p["spread"], "<=", "convention")
-    return Outcome.judged(
-        rule.judge(spreads, seeds=seeds),
-        details={
-            "vocab_size": V,
-            "seq_len": L,
-            "d_models": ds,
-            "embedding": emb,
-            "n_c_per_seed": runs,
-            "spreads": spreads,
-            "v_ln_v": V * math.log(V),
-        },
-    )
+    return rule.judge(spreads, seeds=seeds), {
+        "vocab_size": V,
+        "seq_len": L,
+        "d_models": ds,
+        "embedding": emb,
+        "n_c_per_seed": runs,
+        "spreads": spreads,
+        "v_ln_v": V * math.log(V),
+    }

@@ -3,9 +3,9 @@ least squares log N_c = c + a log V + b log L + c' log d with t-intervals, each 
 against the same fit applied to the F1 prediction (verify.criteria.IntervalTest), and the
 multiplicative test b = -c' (``retrieval.capacity.multiplicative``, gated on the fit's interval).
 
-The grid's points not yet measured by other capacity claims of the run run through the shared
-sweep runner verify.sweep.run_grid (in this process, workers=1: the claim's own budget is small);
-each N_c then enters ctx.shared under the same key the other capacity claims use.
+Each grid point's N_c is one point of the shared sweep runner verify.sweep.run_grid (in this
+process, workers=1: the claim's own budget is small), computed once per run for every capacity claim
+(verify.retrieval.capacity_setup.critical_n_run).
 """
 
 from __future__ import annotations
@@ -17,13 +17,18 @@ import math
 import numpy as np
 
 from theory.retrieval import bounds as th
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
 from verify.ledger import LedgerEntry, record
-from verify.retrieval.capacity_setup import N_SEEDS, SOURCE, TARGET, critical_n, shared_nc
-from verify.sweep import run_grid
+from verify.retrieval.capacity_setup import SOURCE, shared_nc
 
 NAMES = ("c", "a (log V)", "b (log L)", "c' (log d)")
+
+
+def _design(points) -> np.ndarray:
+    """The regressors (1, log V, log L, log d) of grid points [V, d, L]."""
+    pts = np.asarray(points, dtype=float)
+    return np.column_stack([np.ones(len(pts)), np.log(pts[:, 0]), np.log(pts[:, 2]), np.log(pts[:, 1])])
 
 
 def fit_scaling_law(points, n_c, level: float = 0.95) -> dict:
@@ -35,11 +40,10 @@ def fit_scaling_law(points, n_c, level: float = 0.95) -> dict:
     """
     from scipy import stats
 
-    pts = np.asarray(points, dtype=float)
     y = np.log(np.asarray(n_c, dtype=float))
     if not np.all(np.isfinite(y)):
         raise ValueError("every grid point needs a finite N_c to fit the scaling law")
-    X = np.column_stack([np.ones(len(pts)), np.log(pts[:, 0]), np.log(pts[:, 2]), np.log(pts[:, 1])])
+    X = _design(points)
     n, k = X.shape
     if n <= k or np.linalg.matrix_rank(X) < k:
         raise ValueError(f"the grid needs more than {k} points spanning V, L and d; got {n}")
@@ -66,48 +70,8 @@ def fit_scaling_law(points, n_c, level: float = 0.95) -> dict:
     }
 
 
-def nc_point(params: dict, seed: int) -> dict:
-    """One sweep point: N_c(target) at (V, d, L, embedding) from base seed ``seed``."""
-    return critical_n(
-        params["vocab_size"],
-        params["d_model"],
-        params["seq_len"],
-        seed,
-        params["target"],
-        params["embedding"],
-    )
-
-
-def grid_nc(ctx, grid, embedding="gaussian", target=TARGET) -> list:
-    """N_c at every (V, d, L) of ``grid``: missing points through run_grid, all through ctx.shared."""
-
-    def key(V, d, L):
-        return ("retrieval.critical_n", V, d, L, embedding, target, N_SEEDS, ctx.seed)
-
-    todo = [
-        {"vocab_size": V, "d_model": d, "seq_len": L, "embedding": embedding, "target": target}
-        for V, d, L in grid
-        if (key(V, d, L), ctx.device, ctx.dtype) not in ctx.cache
-    ]
-    if todo:
-        for rec in run_grid(
-            nc_point,
-            todo,
-            seeds=[ctx.seed],
-            out_path=None,
-            workers=1,
-            progress=ctx.progress,
-            desc="retrieval N_c grid",
-        ):
-            p = rec["params"]
-            ctx.shared(key(p["vocab_size"], p["d_model"], p["seq_len"]), lambda r=rec: r["result"])
-    return [shared_nc(ctx, V, d, L, embedding, target) for V, d, L in grid]
-
-
 def _noise_free_fit(points, values) -> list:
-    pts = np.asarray(points, dtype=float)
-    X = np.column_stack([np.ones(len(pts)), np.log(pts[:, 0]), np.log(pts[:, 2]), np.log(pts[:, 1])])
-    return np.linalg.lstsq(X, np.log(values), rcond=None)[0].tolist()
+    return np.linalg.lstsq(_design(points), np.log(values), rcond=None)[0].tolist()
 
 
 #: three exponents judged together: each interval at 1 - 0.05/3, 95% for the three (Bonferroni)
@@ -196,40 +160,28 @@ def scaling_fit(p, ctx):
     sign-only rule (a > 0, b > 0, c' < 0 with 95% intervals, R^2 >= 0.9), which any increasing law
     passed, F1 or not; its verdict stays in details["previous_criterion"] with its numbers."""
     grid = [[V, d, L] for V, d, L in itertools.product(p["vocab_sizes"], p["d_models"], p["seq_lens"])]
-    n_c = grid_nc(ctx, grid)
+    n_c = [shared_nc(ctx, V, d, L) for V, d, L in grid]
     if choice(p, "n_c_order", ("measured", "shuffled")) == "shuffled":  # the control
         n_c = [n_c[i] for i in ctx.rng("retrieval.scaling.permutation").permutation(len(n_c))]
     fit = fit_scaling_law(grid, n_c)
     judgement, judged, pred_coef, no_margin = f1_exponents_judgement(grid, n_c, p["r2"])
     predicted = [th.nc_pred(V, d, L) for V, d, L in grid]
-    old = fit["ci"]
     lo, hi = fit["b_plus_cprime_ci"]
-    return Outcome.judged(
-        judgement,
-        details={
-            "grid": grid,
-            "n_c": n_c,
-            "predicted": predicted,
-            "fit": fit,
-            "judged_fit": {"level": LEVEL, "coef": judged["coef"], "ci": judged["ci"]},
-            "names": list(NAMES),
-            "predicted_coef": pred_coef,
-            "no_margin_coef": no_margin,
-            "multiplicative_within_ci": bool(lo <= 0.0 <= hi),
-            "b_plus_cprime": fit["b_plus_cprime"],
-            "b_plus_cprime_ci": [lo, hi],
-            "ratio": [m / q for m, q in zip(n_c, predicted)],
-            "grid_runner": "verify.sweep.run_grid (workers=1)",
-            "previous_criterion": {
-                "rule": "signs only: 95% intervals with a > 0, b > 0, c' < 0, and R^2 >= 0.9",
-                "passed": bool(old[1][0] > 0 and old[2][0] > 0 and old[3][1] < 0 and fit["r2"] >= p["r2"]),
-                "a": [fit["coef"][1], *old[1]],
-                "b": [fit["coef"][2], *old[2]],
-                "c'": [fit["coef"][3], *old[3]],
-                "r2": fit["r2"],
-            },
-        },
-    )
+    return judgement, {
+        "grid": grid,
+        "n_c": n_c,
+        "predicted": predicted,
+        "fit": fit,
+        "judged_fit": {"level": LEVEL, "coef": judged["coef"], "ci": judged["ci"]},
+        "names": list(NAMES),
+        "predicted_coef": pred_coef,
+        "no_margin_coef": no_margin,
+        "multiplicative_within_ci": bool(lo <= 0.0 <= hi),
+        "b_plus_cprime": fit["b_plus_cprime"],
+        "b_plus_cprime_ci": [lo, hi],
+        "ratio": [m / q for m, q in zip(n_c, predicted)],
+        "grid_runner": "verify.sweep.run_grid (workers=1)",
+    }
 
 
 record(
@@ -315,7 +267,7 @@ def multiplicative(p, ctx):
         )
     g = p["fit_grid"]
     grid = [[V_, d, L] for V_, d, L in itertools.product(g["vocab_sizes"], g["d_models"], g["seq_lens"])]
-    fit = fit_scaling_law(grid, grid_nc(ctx, grid))
+    fit = fit_scaling_law(grid, [shared_nc(ctx, V_, d, L) for V_, d, L in grid])
     lo, hi = fit["b_plus_cprime_ci"]
     judgement = all_of(
         spread=EverySeed("max/min N_c over the equal-L/d pairs", p["agree"], "<=", "convention").judge(
@@ -329,27 +281,20 @@ def multiplicative(p, ctx):
         ).judge([r["contrast_ratio"] for r in rows], seeds),
         fit=IntervalTest("b + c' (95% interval)", 0.0, {}, theory_name="the L/d law").judge([lo, hi]),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "vocab_size": V,
-            "pairs": p["pairs"],
-            "rows": rows,
-            "n_c": rows[0]["n_c"],
-            "spread": rows[0]["spread"],
-            "contrast_pair": p["contrast"],
-            "contrast_n_c": rows[0]["contrast_n_c"],
-            "contrast_ratio": rows[0]["contrast_ratio"],
-            "b_plus_cprime": fit["b_plus_cprime"],
-            "b_plus_cprime_ci": [lo, hi],
-            "fit_coef": fit["coef"],
-            "previous_criterion": {
-                "rule": "spread <= 2 and contrast > 1.5 on the base seed only",
-                "passed": bool(rows[0]["passed"]),
-            },
-            "predicted": [th.nc_pred(V, d, L) for L, d in p["pairs"]],
-        },
-    )
+    return judgement, {
+        "vocab_size": V,
+        "pairs": p["pairs"],
+        "rows": rows,
+        "n_c": rows[0]["n_c"],
+        "spread": rows[0]["spread"],
+        "contrast_pair": p["contrast"],
+        "contrast_n_c": rows[0]["contrast_n_c"],
+        "contrast_ratio": rows[0]["contrast_ratio"],
+        "b_plus_cprime": fit["b_plus_cprime"],
+        "b_plus_cprime_ci": [lo, hi],
+        "fit_coef": fit["coef"],
+        "predicted": [th.nc_pred(V, d, L) for L, d in p["pairs"]],
+    }
 
 
 record(

@@ -16,10 +16,10 @@ import numpy as np
 
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as ts
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim, shared
 from verify.criteria import Judgement, KOfN, Threshold, all_of
 from verify.measure import t_interval
-from verify.retrieval.capacity_setup import SOURCE, draw_accuracies
+from verify.retrieval.capacity_setup import SOURCE, draw_accuracies, no_nan
 
 #: the grid of the sufficient-condition claim: small d (about 2 ln V and 4 ln V, where the
 #: statement promises nothing), moderate d, and d >> V; plus orthogonal embeddings
@@ -40,14 +40,17 @@ def _n_at(rule: str, V: int, d: int, L: int, delta: float, embedding: str) -> fl
     if rule == "sufficient":
         return ts.n_sufficient(V, d, L, delta, embedding)
     if rule == "coupon_necessary":
-        return math.floor(V * math.log(V / 10.0))
+        return coupon_necessary(V)
     raise ValueError(f"n_rule={rule!r} must be 'sufficient' or 'coupon_necessary'")
 
 
-def _no_nan(accuracies) -> None:
-    """Exact recall is read as accuracy == 1; a NaN accuracy would read as "not exact", so it raises."""
-    if any(math.isnan(float(a)) for a in accuracies):
-        raise ValueError("an oracle accuracy is NaN: exact recall cannot be read from it")
+def coupon_necessary(V: int) -> int:
+    """floor(V ln(V/10)): at this N the probability that every token was seen is <= 0.1.
+
+    >>> coupon_necessary(128)
+    326
+    """
+    return math.floor(V * math.log(V / 10.0))
 
 
 def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
@@ -68,7 +71,7 @@ def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
             infinite += 1
             continue
         finite += 1
-        _no_nan(r["accuracies"])
+        no_nan(r["accuracies"])
         name = f"V{r['vocab_size']}_d{r['d_model']}_L{r['seq_len']}_{r['embedding']}"
         parts[name] = KOfN(
             f"exact recall at N = n_sufficient = {r['n_samples']:.0f} (1 when the oracle accuracy is 1)",
@@ -137,16 +140,13 @@ def sufficient(p, ctx):
             )
             infinite += 1
         rows.append(row)
-    return Outcome.judged(
-        sufficient_judgement(rows, p["min_exact"]),
-        details={
-            "rows": rows,
-            "n_finite": finite,
-            "n_infinite": infinite,
-            "delta": p["delta"],
-            "n_rule": p["n_rule"],
-        },
-    )
+    return sufficient_judgement(rows, p["min_exact"]), {
+        "rows": rows,
+        "n_finite": finite,
+        "n_infinite": infinite,
+        "delta": p["delta"],
+        "n_rule": p["n_rule"],
+    }
 
 
 @claim(
@@ -181,7 +181,7 @@ def sufficient(p, ctx):
 )
 def plateau(p, ctx):
     V, L = p["vocab_size"], p["seq_len"]
-    rows, parts, old = [], {}, []
+    rows, parts = [], {}
     for d in p["d_models"]:
         accs = draw_accuracies(V, d, L, p["n_samples"], ctx.seed, p["n_draws"])
         lo, hi = t_interval(accs, 0.99)
@@ -192,7 +192,6 @@ def plateau(p, ctx):
         parts[f"d{d}"] = Threshold(f"|mean accuracy - plateau p| at d={d}", tol, "<=", "convention").judge(
             abs(mean - pred)
         )
-        old.append(lo - p["slack"] <= pred <= hi + p["slack"])
         rows.append(
             {
                 "d_model": d,
@@ -204,22 +203,12 @@ def plateau(p, ctx):
                 "agrees": good,
             }
         )
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "vocab_size": V,
-            "seq_len": L,
-            "n_samples": p["n_samples"],
-            "rows": rows,
-            "previous_criterion": {
-                "rule": "prediction inside the 99% t-interval of the 8 draws widened by "
-                "0.005 (replaced: with 8 draws the sample sd is unreliable, e.g. "
-                "0.007 at seed 4, d=16, against a per-draw sd of 0.016 over 64 "
-                "draws, which the binomial sd 0.017 matches)",
-                "passed": bool(all(old)),
-            },
-        },
-    )
+    return all_of(**parts), {
+        "vocab_size": V,
+        "seq_len": L,
+        "n_samples": p["n_samples"],
+        "rows": rows,
+    }
 
 
 def _bracket_d(V: int, target: float, side: str) -> int:
@@ -229,6 +218,18 @@ def _bracket_d(V: int, target: float, side: str) -> int:
     if side == "above":
         return math.ceil(d_star) + 1
     raise ValueError(f"d_side={side!r} must be 'below' or 'above'")
+
+
+@shared
+def run_accuracies(ctx, V: int, d: int, L: int, N: int, n_draws: int) -> list:
+    """:func:`draw_accuracies` at the run's seed, computed once per run (small_d_fail and its
+    control read both sides of the bracket).
+
+    >>> from verify.claims import Context
+    >>> run_accuracies(Context(), 16, 4, 4, 10**9, 2)
+    [0.625, 0.75]
+    """
+    return draw_accuracies(V, d, L, N, ctx.seed, n_draws)
 
 
 def small_d_judgement(bracket, below: list, above: list, target: float, side: str) -> Judgement:
@@ -282,39 +283,29 @@ def small_d_fail(p, ctx):
     d_star = ts.plateau_dimension(V, target)
     bracket = Bracket("d", d_star, _bracket_d(V, target, "below"), _bracket_d(V, target, "above"))
 
-    def accuracies(d):
-        return ctx.shared(
-            ("retrieval.small_d_fail", V, d, L, N, ctx.seed, p["n_draws"]),
-            lambda: draw_accuracies(V, d, L, N, ctx.seed, p["n_draws"]),
-        )
-
-    accs = {side: accuracies(int(getattr(bracket, side))) for side in ("below", "above")}  # once each
+    accs = {  # once each
+        side: run_accuracies(ctx, V, int(getattr(bracket, side)), L, N, p["n_draws"])
+        for side in ("below", "above")
+    }
     means = {side: float(np.mean(a)) for side, a in accs.items()}
     sides = [accs["below"], accs["above"]]
     judgement = small_d_judgement(bracket, *sides, target, p["d_side"])
     d = _bracket_d(V, target, p["d_side"])
-    return Outcome.judged(
-        judgement,
-        details={
-            "bracket": bracket.details(
-                "retrieval.plateau_accuracy", f"mean oracle accuracy over the draws < {target}"
-            ),
-            "d_model": d,
-            "accuracies": accs[p["d_side"]],
-            "accuracy": means[p["d_side"]],
-            "mean_accuracy_below": means["below"],
-            "mean_accuracy_above": means["above"],
-            "inner_check_passed": means[p["d_side"]] >= target,
-            "plateau_pred": ts.plateau_accuracy(V, d),
-            "d_star": d_star,
-            "margin_F1": th.population_margin(V, d),
-            "n_sufficient": ts.n_sufficient(V, d, L),
-            "previous_criterion": {
-                "rule": f"mean accuracy < {target} at d = {d} only (the side this run reads)",
-                "passed": means[p["d_side"]] < target,
-            },
-        },
-    )
+    return judgement, {
+        "bracket": bracket.details(
+            "retrieval.plateau_accuracy", f"mean oracle accuracy over the draws < {target}"
+        ),
+        "d_model": d,
+        "accuracies": accs[p["d_side"]],
+        "accuracy": means[p["d_side"]],
+        "mean_accuracy_below": means["below"],
+        "mean_accuracy_above": means["above"],
+        "inner_check_passed": means[p["d_side"]] >= target,
+        "plateau_pred": ts.plateau_accuracy(V, d),
+        "d_star": d_star,
+        "margin_F1": th.population_margin(V, d),
+        "n_sufficient": ts.n_sufficient(V, d, L),
+    }
 
 
 def small_n_judgement(
@@ -332,7 +323,7 @@ def small_n_judgement(
     >>> small_n_judgement([1.0] * 18 + [0.99] * 2, 18, 326, 326, 31950.0).verdict
     'fail'
     """
-    _no_nan(accuracies)
+    no_nan(accuracies)
     if not 1 <= min_exact <= len(accuracies):
         raise ValueError(f"min_exact = {min_exact} must lie in 1..{len(accuracies)} (the number of draws)")
     rule = KOfN(
@@ -384,18 +375,15 @@ def small_n_judgement(
 def small_n_fail(p, ctx):
     """Criterion: :func:`small_n_judgement` (the former count rule: fewer than min_exact exact)."""
     V, L = p["vocab_size"], p["seq_len"]
-    suff = ts.n_sufficient_orthogonal(V, L, 0.1)
-    N = math.floor(V * math.log(V / 10.0)) if p["n_side"] == "below" else int(suff)
+    suff, necessary = ts.n_sufficient_orthogonal(V, L, 0.1), coupon_necessary(V)
+    N = necessary if p["n_side"] == "below" else int(suff)
     accs = draw_accuracies(V, V, L, N, ctx.seed, p["n_draws"], "orthogonal")
     exact = int(sum(a == 1.0 for a in accs))
-    return Outcome.judged(
-        small_n_judgement(accs, p["min_exact"], N, math.floor(V * math.log(V / 10.0)), suff),
-        details={
-            "n_samples": N,
-            "accuracies": accs,
-            "exact": exact,
-            "all_seen_upper": ts.all_seen_upper(V, N),
-            "coupon_floor_sufficient": th.coupon_floor(V, 0.1),
-            "n_sufficient_orthogonal": ts.n_sufficient_orthogonal(V, L, 0.1),
-        },
-    )
+    return small_n_judgement(accs, p["min_exact"], N, necessary, suff), {
+        "n_samples": N,
+        "accuracies": accs,
+        "exact": exact,
+        "all_seen_upper": ts.all_seen_upper(V, N),
+        "coupon_floor_sufficient": th.coupon_floor(V, 0.1),
+        "n_sufficient_orthogonal": suff,
+    }
