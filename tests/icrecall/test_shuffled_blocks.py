@@ -6,8 +6,8 @@ import pytest
 
 from constructions.icrecall.world import sample_direct, triplet_mlp
 from verify.claims import rng_for
+from verify.icrecall.handset_setup import DEFAULTS, _world
 from verify.icrecall.memories import _accuracy_against, _shuffled_table
-from verify.icrecall.memories_setup import DEFAULTS, _world
 
 
 @pytest.mark.parametrize("seed, max_elements", [(0, 1), (1, 1000), (2, 12345), (3, 1 << 24)])

@@ -1,9 +1,4 @@
 """The icrecall area of verify/, one module per concept."""
 
-# imported first, as the bare module was before the move (registration order),
-# and re-exported for code that imported it as one module
-from verify.icrecall.memories import (  # noqa: F401
-    DEFAULTS,
-    _shuffled_table,
-    _world,
-)
+# imported first, as the bare module was before the move (registration order)
+import verify.icrecall.memories  # noqa: F401

@@ -11,19 +11,20 @@ the attention scores, the triplet MLP frozen, W_OV = (2/rho) I. Two calibrations
   on all d^2 entries move x^T W x by about 0.05 * 2d/pi per step.
 Quick scale shrinks sizes (D = 10 answers per relation; d = ceil(32 ln N_f), the heuristic memory dimension of
 docs/icrecall.md); the model class is unchanged. Every training claim runs 3 seeds (seed..seed+2) with the
-rule in its ``seed_rule``; the runs are shared through ``ctx.shared``, so the claims on the same runs (solves,
-pattern_emerges, unseen_facts) train each seed once. The pretrained-MLP variant is in
-:mod:`verify.icrecall.pretrained`, the ledger in
-:mod:`verify.icrecall.ledger`, N* against the number of subjects with and without slot
-embeddings in :mod:`verify.icrecall.subjects`.
+rule in its ``seed_rule``; the runs are shared (:func:`verify.claims.shared`), so the claims on the
+same runs (solves, pattern_emerges, unseen_facts) train each seed once. The pretrained-MLP variant is
+in :mod:`verify.icrecall.pretrained`, the ledger in :mod:`verify.icrecall.ledger`, N* against the
+number of subjects with and without slot embeddings in :mod:`verify.icrecall.subjects`.
 """
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 
 from theory.icrecall import SOURCE, relation_chance_ceiling
-from verify.claims import Control, Outcome, claim
+from verify.claims import Context, Control, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.icrecall.finetune_setup import (
     EVERY3,
@@ -31,19 +32,22 @@ from verify.icrecall.finetune_setup import (
     PATTERN_STATEMENT,
     PFULL,
     PFULL_FULL,
-    PREVIOUS_PATTERN,
     STRUCT_ABLATION,
-    pattern_judgement,
-    pattern_verdict,
+    pattern_outcome,
     train_run,
 )
 
 TRAJECTORY_EVERY = 40
 
 
-def seed_runs(p, ctx, **kw):
+def seed_runs(p: Mapping[str, Any], ctx: Context, **kw) -> list[dict]:
     """One :func:`train_run` per seed of seed..seed+n_seeds-1, recording the trajectory every
-    TRAJECTORY_EVERY steps (the dynamics, not only the endpoints)."""
+    TRAJECTORY_EVERY steps (the dynamics, not only the endpoints).
+
+    >>> p = dict(PFULL, n_subj=8, n_rel=3, n_ans_per_rel=4, dim=40, n_pairs=3, n_test=50, steps=3)
+    >>> [len(r["trajectory"]) for r in seed_runs(dict(p, n_seeds=2), Context(), n_train=4)]
+    [2, 2]
+    """
     kw.setdefault("record_every", TRAJECTORY_EVERY)
     return [train_run(p, ctx, seed=s, **kw) for s in ctx.seeds(p["n_seeds"])]
 
@@ -77,18 +81,15 @@ def _solves(p, ctx):
             [r["acc"] for r in runs], seeds
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "seeds": ctx.seeds(p["n_seeds"]),
-            "acc_per_seed": [r["acc"] for r in runs],
-            "acc_init_per_seed": [r["acc_init"] for r in runs],
-            "p_full": runs[0],
-            "trajectory_per_seed": [r["trajectory"] for r in runs],
-            "p_struct_ablation_acc": [r["acc"] for r in struct],
-            "p_struct_ablation": struct[0] if struct else None,
-        },
-    )
+    return judgement, {
+        "seeds": seeds,
+        "acc_per_seed": [r["acc"] for r in runs],
+        "acc_init_per_seed": [r["acc_init"] for r in runs],
+        "p_full": runs[0],
+        "trajectory_per_seed": [r["trajectory"] for r in runs],
+        "p_struct_ablation_acc": [r["acc"] for r in struct],
+        "p_struct_ablation": struct[0] if struct else None,
+    }
 
 
 @claim(
@@ -104,32 +105,8 @@ def _solves(p, ctx):
     controls=[INIT],
 )
 def _pattern(p, ctx):
-    runs = seed_runs(p, ctx)
-    verdicts = [pattern_verdict(r["metrics_init"], r["metrics"]) for r in runs]
     keys = ("pair_uniformity", "query_share", "imbalance")
-    judgement = pattern_judgement(
-        [r["metrics_init"] for r in runs], [r["metrics"] for r in runs], ctx.seeds(p["n_seeds"])
-    )
-    return Outcome.judged(
-        judgement,
-        details={
-            "metrics_init": runs[0]["metrics_init"],
-            "metrics": runs[0]["metrics"],
-            "per_seed": [
-                {
-                    "seed": s,
-                    "init": {k: r["metrics_init"][k] for k in keys},
-                    "after": {k: r["metrics"][k] for k in keys},
-                    **v,
-                }
-                for s, r, v in zip(ctx.seeds(p["n_seeds"]), runs, verdicts)
-            ],
-            "previous_criterion": {
-                "rule": PREVIOUS_PATTERN + ", seed 0 only",
-                "passed": verdicts[0]["previous_passed"],
-            },
-        },
-    )
+    return pattern_outcome(seed_runs(p, ctx), ctx.seeds(p["n_seeds"]), keys)
 
 
 @claim(
@@ -164,14 +141,11 @@ def _unseen(p, ctx):
     judgement = EverySeed("|acc_unseen - acc_seen|", 0.05, "<=", "convention").judge(
         gaps, ctx.seeds(p["n_seeds"])
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "gap_per_seed": gaps,
-            "slots": p["slots"],
-            "per_seed": [{k: r[k] for k in ("acc_unseen", "acc_seen", "n_unseen", "acc")} for r in runs],
-        },
-    )
+    return judgement, {
+        "gap_per_seed": gaps,
+        "slots": p["slots"],
+        "per_seed": [{k: r[k] for k in ("acc_unseen", "acc_seen", "n_unseen", "acc")} for r in runs],
+    }
 
 
 #: the mean seen-subject accuracy must exceed this (strictly; a convention)
@@ -245,16 +219,13 @@ def _noslot(p, ctx):
         ).judge(min(r["acc_seen"] for r in judged)),
     )
     drop = rows[0]["acc"] - rows[-1]["acc"]
-    return Outcome.judged(
-        judgement,
-        details={
-            "rows": rows,
-            "drop": drop,
-            "judged_subjects": [r["n_subj"] for r in judged],
-            "drop_note": "accuracy at the smallest S minus at the largest, same "
-            "N_train; recorded, not judged (with slots it falls too)",
-        },
-    )
+    return judgement, {
+        "rows": rows,
+        "drop": drop,
+        "judged_subjects": [r["n_subj"] for r in judged],
+        "drop_note": "accuracy at the smallest S minus at the largest, same "
+        "N_train; recorded, not judged (with slots it falls too)",
+    }
 
 
 @claim(
@@ -283,12 +254,7 @@ def _noslot(p, ctx):
     ],
 )
 def _mixed_train(p, ctx):
-    runs = seed_runs(
-        {k: v for k, v in p.items() if k != "mode"},
-        ctx,
-        mode=p["mode"],
-        record_every=None if p["mode"] != "single" else TRAJECTORY_EVERY,
-    )
+    runs = seed_runs(p, ctx, mode=p["mode"], record_every=None if p["mode"] != "single" else TRAJECTORY_EVERY)
     ceiling = relation_chance_ceiling(p["n_rel"], p["n_test"])
     accs = [r["acc"] for r in runs]
     # 1/R is the theory's relation chance, 3 binomial sd of K test sequences its sampling
@@ -296,12 +262,9 @@ def _mixed_train(p, ctx):
     judgement = EverySeed("test accuracy (relation chance + tolerance)", ceiling, "<=", "theory").judge(
         accs, ctx.seeds(p["n_seeds"])
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "acc_per_seed": accs,
-            "acc_init_per_seed": [r["acc_init"] for r in runs],
-            "ceiling": ceiling,
-            "final_loss": [r["final_loss"] for r in runs],
-        },
-    )
+    return judgement, {
+        "acc_per_seed": accs,
+        "acc_init_per_seed": [r["acc_init"] for r in runs],
+        "ceiling": ceiling,
+        "final_loss": [r["final_loss"] for r in runs],
+    }

@@ -18,15 +18,15 @@ import numpy as np
 
 from constructions.icrecall.patterns import PATTERNS
 from theory.icrecall import SOURCE, pairwise_margin, relation_signal_boundary
-from verify.claims import Control, Outcome, claim
-from verify.criteria import Bracket, EverySeed, Threshold
-from verify.icrecall.handset_setup import (  # noqa: F401  (re-exported: tests import them from here)
+from verify.claims import Control, claim
+from verify.criteria import Bracket, EverySeed, Judgement, Threshold
+from verify.icrecall.handset_setup import (
     HANDSET,
     HANDSET_FULL,
     SEEDS5,
-    WORLD_KEYS,
     correct_preactivation,
     handset_accuracies,
+    world_params,
 )
 from verify.measure import t_interval
 
@@ -34,7 +34,6 @@ from verify.measure import t_interval
 PAIRWISE_MIN = 0.98
 QUERY_ONLY_SLACK = 0.05
 SUBJECT_ONLY_MAX = 0.10
-RHO_BREAK_MAX = 0.10
 MIXED_MAX = 0.30
 EVERY5 = "every seed of seed..seed+4 (each seed's accuracy recorded)"
 
@@ -84,37 +83,17 @@ def _pairwise(p, ctx):
         ">=",
         "convention",
     ).judge(t_interval(per_seed), seeds=len(per_seed))
-    previous = {
-        "rule": f"the mean accuracy over the seeds (a point) >= {PAIRWISE_MIN}",
-        "mean": acc[p["pattern"]],
-        "passed": acc[p["pattern"]] >= PAIRWISE_MIN,
-    }
-    return Outcome.judged(
-        judgement,
-        details=_handset_details(acc)
-        | {"margin": margin, "pattern": p["pattern"], "previous_criterion": previous},
-    )
+    return judgement, _handset_details(acc) | {"margin": margin, "pattern": p["pattern"]}
 
 
-def _structural_fail(acc: dict, name: str, ceiling: float, quantity: str, seeds: list) -> Outcome:
+def _structural_fail(
+    acc: dict, name: str, ceiling: float, quantity: str, seeds: list
+) -> tuple[Judgement, dict]:
     """A structural must-fail: the accuracy of pattern ``name`` must stay <= ``ceiling`` on every
     seed (:class:`verify.criteria.EverySeed`); the earlier rule on the mean over the seeds is
-    kept in details["previous_criterion"], read from the same per-seed values."""
-    per_seed = acc["per_seed"][name]
-    mean = float(np.mean(per_seed))
-    judgement = EverySeed(quantity, ceiling, "<=", "convention").judge(per_seed, seeds=seeds)
-    return Outcome.judged(
-        judgement,
-        details=_handset_details(acc)
-        | {
-            "ceiling": ceiling,
-            "previous_criterion": {
-                "rule": f"mean accuracy over the {len(per_seed)} seeds <= {ceiling:.3g}",
-                "passed": bool(mean <= ceiling),
-                "mean": mean,
-            },
-        },
-    )
+    kept in details["previous_criterion"] (measured once and stored: verify.previous)."""
+    judgement = EverySeed(quantity, ceiling, "<=", "convention").judge(acc["per_seed"][name], seeds=seeds)
+    return judgement, _handset_details(acc) | {"ceiling": ceiling}
 
 
 @claim(
@@ -223,50 +202,41 @@ def _rho_zero(p, ctx):
     def mean_acc(rho):
         return handset_accuracies(p, ctx, rho=rho, patterns=("pairwise",))
 
-    pre = {rho: correct_preactivation(p, ctx, rho) for rho in [*p["rho_tests"], p["rho_above"]]}
+    world = world_params(p)
+    pre = {
+        rho: correct_preactivation(ctx, world, p["n_pairs"], p["n_queries"], p["n_seeds"], rho)
+        for rho in [*p["rho_tests"], p["rho_above"]]
+    }
     silent = {rho: float(np.mean(v)) <= 0.0 for rho, v in pre.items()}
     breaks_below = all(silent[r] for r in p["rho_tests"])
     judgement = bracket.judge_side(p["rho_side"], breaks_below, silent[p["rho_above"]])
     rows = [mean_acc(r) for r in p["rho_tests"]]
     accs = [r["pairwise"] for r in rows]
     above = mean_acc(p["rho_above"])
-    old = {r: mean_acc(r)["pairwise"] for r in (0.0, 0.2, 0.5)}
-    return Outcome.judged(
-        judgement,
-        details={
-            "bracket": {
-                "bound": "icrecall.relation_signal_boundary",
-                "quantity": "rho",
-                "boundary": boundary,
-                "below": bracket.below,
-                "above": bracket.above,
-                "factor": bracket.factor,
-                "breaks_by": "mean pre-activation of the correct neuron (s_q, r) minus theta <= 0",
-            },
-            "rho_tests": list(p["rho_tests"]),
-            "correct_preactivation_minus_theta": {str(r): float(np.mean(v)) for r, v in pre.items()},
-            "correct_preactivation_per_seed": {str(r): v for r, v in pre.items()},
-            "noise_free_preactivation_minus_theta": {
-                str(r): 1 + r / p["rho"] - p["theta"] for r in [*p["rho_tests"], p["rho_above"]]
-            },
-            "accuracy": accs[0],
-            "accuracy_per_rho": accs,
-            "accuracy_above": above["pairwise"],
-            "rho_above": p["rho_above"],
+    return judgement, {
+        "bracket": {
+            "bound": "icrecall.relation_signal_boundary",
+            "quantity": "rho",
             "boundary": boundary,
-            "per_seed": [r["per_seed"]["pairwise"] for r in rows],
-            "per_seed_above": above["per_seed"]["pairwise"],
-            "previous_criterion": {
-                "rule": f"must fail judged by mean accuracy <= {RHO_BREAK_MAX} (a convention) at rho 0.0 "
-                "and 0.2, holding at rho_above 0.5 (bracket factor 1.77); control rho_0.3 (accuracy > 0.10 "
-                "at 0.3, below the boundary)",
-                "accuracy": {str(r): a for r, a in old.items()},
-                "passed": bool(
-                    old[0.0] <= RHO_BREAK_MAX and old[0.2] <= RHO_BREAK_MAX and old[0.5] > RHO_BREAK_MAX
-                ),
-            },
+            "below": bracket.below,
+            "above": bracket.above,
+            "factor": bracket.factor,
+            "breaks_by": "mean pre-activation of the correct neuron (s_q, r) minus theta <= 0",
         },
-    )
+        "rho_tests": list(p["rho_tests"]),
+        "correct_preactivation_minus_theta": {str(r): float(np.mean(v)) for r, v in pre.items()},
+        "correct_preactivation_per_seed": {str(r): v for r, v in pre.items()},
+        "noise_free_preactivation_minus_theta": {
+            str(r): 1 + r / p["rho"] - p["theta"] for r in [*p["rho_tests"], p["rho_above"]]
+        },
+        "accuracy": accs[0],
+        "accuracy_per_rho": accs,
+        "accuracy_above": above["pairwise"],
+        "rho_above": p["rho_above"],
+        "boundary": boundary,
+        "per_seed": [r["per_seed"]["pairwise"] for r in rows],
+        "per_seed_above": above["per_seed"]["pairwise"],
+    }
 
 
 @claim(
@@ -293,19 +263,7 @@ def _rho_zero(p, ctx):
 )
 def _mixed(p, ctx):
     acc = handset_accuracies(p, ctx, mode=p["mode"], patterns=("pairwise",))
-    per_seed = acc["per_seed"]["pairwise"]
     judgement = EverySeed(
         f"accuracy (pairwise pattern, {p['mode']} relations)", MIXED_MAX, "<=", "convention"
-    ).judge(per_seed, seeds=ctx.seeds(p["n_seeds"]))
-    return Outcome.judged(
-        judgement,
-        details={
-            "accuracy": acc["pairwise"],
-            "per_seed": acc["per_seed"],
-            "previous_criterion": {
-                "rule": f"mean accuracy over the {len(per_seed)} seeds <= {MIXED_MAX}",
-                "passed": bool(acc["pairwise"] <= MIXED_MAX),
-                "mean": acc["pairwise"],
-            },
-        },
-    )
+    ).judge(acc["per_seed"]["pairwise"], seeds=ctx.seeds(p["n_seeds"]))
+    return judgement, {"accuracy": acc["pairwise"], "per_seed": acc["per_seed"]}

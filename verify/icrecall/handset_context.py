@@ -7,6 +7,8 @@ calibration seeds that are never judged (:func:`between_bound`).
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 
 from constructions.icrecall.patterns import (
@@ -24,57 +26,58 @@ from theory.icrecall import (
     pairwise_margin,
     pairwise_preactivations,
 )
-from verify.claims import Context, Control, Outcome, claim, rng_for
+from verify.claims import Context, Control, claim, rng_for, shared
 from verify.criteria import Threshold, all_of
-from verify.icrecall.handset_setup import HANDSET, HANDSET_FULL, WORLD_KEYS
-from verify.icrecall.memories_setup import _world
+from verify.icrecall.handset_setup import HANDSET, HANDSET_FULL, _world, world_params
 
 
-def context_sweep(p, ctx):
-    """Per n: accuracy, firing rate of the context-subject neurons and their mean pre-activation,
-    each a mean over the seeds (per-seed values kept)."""
-    key = ("icrecall.context", tuple(p[k] for k in WORLD_KEYS), tuple(p["n_list"]), ctx.seed)
-    # controls evaluate a subset of n: the same criterion on fewer points can only pass more often
+@shared
+def context_sweep(ctx: Context, world: dict, n_queries: int, n_seeds: int, n_list: list) -> list[dict]:
+    """Per n of ``n_list``: accuracy, firing rate of the context-subject neurons and their mean
+    pre-activation, each a mean over the seeds (per-seed values kept); ``world``: the world's and
+    the memory's parameters (:func:`verify.icrecall.handset_setup.world_params`). Controls evaluate
+    a subset of n: the same criterion on fewer points can only pass more often.
 
-    def compute():
-        rows = []
-        # one world and memory per seed for every n (each n draws its own prompts), and per
-        # (n, seed) one embedding and one mixed input for the accuracy, the firing and the
-        # pre-activation: the same numbers as built for each of them
-        worlds = {seed: _world(p, seed) for seed in ctx.seeds(p["n_seeds"])}
-        mlps = {seed: triplet_mlp(world, p["theta"]) for seed, world in worlds.items()}
-        for n in p["n_list"]:
-            acc, fire, pre = [], [], []
-            for seed in ctx.seeds(p["n_seeds"]):
-                world, mlp = worlds[seed], mlps[seed]
-                prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, "icrecall.handset_context.sample_icrecall", n))
-                alpha, omega = handset_pattern("pairwise", n), 2.0 / p["rho"]
-                X = token_embeddings(world, prompts)
-                acc.append(pattern_accuracy(mlp, prompts, alpha, omega, p["logit_scale"], X=X))
-                z = mixed_input(mlp, prompts, alpha, omega, X=X)
-                fire.append(context_neuron_firing(mlp, prompts, alpha, omega, z=z))
-                pre.append(
-                    float(
-                        np.mean(
-                            np.einsum("kd,knd->kn", z, world.subj[prompts.subjects])
-                            + np.einsum("kd,kd->k", z, world.rel[prompts.relation])[:, None]
-                        )
+    >>> rows = context_sweep(Context(), world_params(dict(HANDSET, n_subj=30, dim=48)), 100, 2, [1, 8])
+    >>> [r["n"] for r in rows], rows[0]["accuracy"] < rows[1]["accuracy"]
+    ([1, 8], True)
+    """
+    rows = []
+    # one world and memory per seed for every n (each n draws its own prompts), and per
+    # (n, seed) one embedding and one mixed input for the accuracy, the firing and the
+    # pre-activation: the same numbers as built for each of them
+    worlds = {seed: _world(world, seed) for seed in ctx.seeds(n_seeds)}
+    mlps = {seed: triplet_mlp(w, world["theta"]) for seed, w in worlds.items()}
+    for n in n_list:
+        acc, fire, pre = [], [], []
+        for seed in ctx.seeds(n_seeds):
+            w, mlp = worlds[seed], mlps[seed]
+            prompts = sample_icrecall(w, n, n_queries, rng_for(seed, "icrecall.handset_context.sample_icrecall", n))
+            alpha, omega = handset_pattern("pairwise", n), 2.0 / world["rho"]
+            X = token_embeddings(w, prompts)
+            acc.append(pattern_accuracy(mlp, prompts, alpha, omega, world["logit_scale"], X=X))
+            z = mixed_input(mlp, prompts, alpha, omega, X=X)
+            fire.append(context_neuron_firing(mlp, prompts, alpha, omega, z=z))
+            pre.append(
+                float(
+                    np.mean(
+                        np.einsum("kd,knd->kn", z, w.subj[prompts.subjects])
+                        + np.einsum("kd,kd->k", z, w.rel[prompts.relation])[:, None]
                     )
                 )
-            rows.append(
-                {
-                    "n": n,
-                    "accuracy": float(np.mean(acc)),
-                    "firing": float(np.mean(fire)),
-                    "preact": float(np.mean(pre)),
-                    "accuracy_per_seed": acc,
-                    "firing_per_seed": fire,
-                    "preact_per_seed": pre,
-                }
             )
-        return rows
-
-    return ctx.shared(key, compute)
+        rows.append(
+            {
+                "n": n,
+                "accuracy": float(np.mean(acc)),
+                "firing": float(np.mean(fire)),
+                "preact": float(np.mean(pre)),
+                "accuracy_per_seed": acc,
+                "firing_per_seed": fire,
+                "preact_per_seed": pre,
+            }
+        )
+    return rows
 
 
 #: the accuracy thresholds of icrecall.context.length (conventions, not derived)
@@ -92,15 +95,20 @@ CONTEXT = dict(
 )
 
 
-def between_bound(p, ctx) -> dict:
+def between_bound(p: Mapping[str, Any], ctx: Context) -> dict:
     """The accuracy bound at the n_between points, set on calibration seeds that are never judged
     (calibration_seed..+4, 100..104; the judged seeds are seed..seed+2): the calibration mean
     minus 3 standard errors of a 3-seed mean, mean_c - 3 sd_c / sqrt(n_seeds), with sd_c the
-    sample sd of the calibration per-seed accuracies (rule fixed before any judged seed was run)."""
+    sample sd of the calibration per-seed accuracies (rule fixed before any judged seed was run).
+
+    >>> between_bound(dict(CONTEXT, n_between=[]), Context())
+    {'bound': None}
+    """
     if not p["n_between"]:
         return {"bound": None}
     cal_ctx = Context(seed=p["calibration_seed"], device=ctx.device, dtype=ctx.dtype, cache=ctx.cache)
-    rows = context_sweep(dict(p, n_list=list(p["n_between"]), n_seeds=p["calibration_seeds"]), cal_ctx)
+    world = world_params(p)
+    rows = context_sweep(cal_ctx, world, p["n_queries"], p["calibration_seeds"], list(p["n_between"]))
     per = [a for r in rows for a in r["accuracy_per_seed"]]
     worst = min(r["accuracy"] for r in rows)
     sd = float(np.std(per, ddof=1))
@@ -160,7 +168,7 @@ def _context_length(p, ctx):
     """All five checks of the statement, each a :class:`verify.criteria.Threshold` on the mean over
     seeds at the worst n of its set (the same numbers as the check at every n); a set that a
     control empties is not judged."""
-    rows = context_sweep(p, ctx)
+    rows = context_sweep(ctx, world_params(p), p["n_queries"], p["n_seeds"], list(p["n_list"]))
     by_n = {r["n"]: r for r in rows}
     th = p["theta"]
     cal = between_bound(p, ctx)
@@ -204,35 +212,18 @@ def _context_length(p, ctx):
         "fires_below": all(by_n[n]["preact"] > th for n in fire_n),
         "silent_above": all(by_n[n]["preact"] < th for n in p["n_above"]),
     }
-    old_between = all(v for k, v in checks.items() if k != "acc_between") and all(
-        by_n[n]["accuracy"] >= 0.8 for n in p["n_between"]
-    )
-    old = all(by_n[n]["accuracy"] <= 0.2 for n in p["n_list"] if n == 1) and all(
-        by_n[n]["accuracy"] >= 0.97 for n in p["n_list"] if n >= 4
-    )
-    return Outcome.judged(
-        judgement,
-        details={
-            "n_pairs": [r["n"] for r in rows],
-            "accuracy": [r["accuracy"] for r in rows],
-            "rows": rows,
-            "checks": checks,
-            "checks_passed": all(checks.values()),
-            "predicted_thresholds": f"recall from n > {1 / p['rho']:.2f} (n >= "
-            f"{min_recall_pairs(p['rho'])}), no wrong neuron from n > {1 / (p['rho'] * (th - 1)):.2f} "
-            f"(n >= {min_context_pairs(p['rho'], th)})",
-            "predicted_preact": [pairwise_preactivations(r["n"], p["rho"])["context_subject"] for r in rows],
-            "margins": [pairwise_margin(r["n"], p["rho"], th) for r in rows],
-            "min_pairs": min_context_pairs(p["rho"], th),
-            "min_recall_pairs": min_recall_pairs(p["rho"]),
-            "calibration": cal,
-            "previous_criterion": {
-                "rule": "the same checks with the n = 2 bound 0.8 (set after seeing seed 0)",
-                "passed": bool(old_between),
-            },
-            "earlier_criterion": {
-                "rule": "acc(1) <= 0.2 and acc(n) >= 0.97 for n >= 4 on n in {1, 2, 4, 8, 16}",
-                "passed": bool(old),
-            },
-        },
-    )
+    return judgement, {
+        "n_pairs": [r["n"] for r in rows],
+        "accuracy": [r["accuracy"] for r in rows],
+        "rows": rows,
+        "checks": checks,
+        "checks_passed": all(checks.values()),
+        "predicted_thresholds": f"recall from n > {1 / p['rho']:.2f} (n >= "
+        f"{min_recall_pairs(p['rho'])}), no wrong neuron from n > {1 / (p['rho'] * (th - 1)):.2f} "
+        f"(n >= {min_context_pairs(p['rho'], th)})",
+        "predicted_preact": [pairwise_preactivations(r["n"], p["rho"])["context_subject"] for r in rows],
+        "margins": [pairwise_margin(r["n"], p["rho"], th) for r in rows],
+        "min_pairs": min_context_pairs(p["rho"], th),
+        "min_recall_pairs": min_recall_pairs(p["rho"]),
+        "calibration": cal,
+    }

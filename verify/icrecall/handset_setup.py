@@ -1,8 +1,12 @@
-"""What the hand-set pattern claim modules share (verify.icrecall.handset and
-.handset_context): the world keys, the hand-set parameters and the shared per-seed accuracies of
-the hand-set patterns. Registers no claim."""
+"""What the icrecall claim modules on constructed memories and hand-set patterns share
+(verify.icrecall.memories, .handset and .handset_context): the default world parameters and the
+world they build, the hand-set parameters and the shared per-seed accuracies of the hand-set
+patterns. Registers no claim."""
 
 from __future__ import annotations
+
+import math
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -13,97 +17,106 @@ from constructions.icrecall.patterns import (
     pattern_accuracy,
     token_embeddings,
 )
-from constructions.icrecall.world import sample_icrecall, triplet_mlp
-from verify.claims import rng_for
-from verify.icrecall.memories_setup import DEFAULTS, _world
+from constructions.icrecall.world import make_world, sample_icrecall, triplet_mlp
+from verify.claims import Context, rng_for, shared
 
-WORLD_KEYS = (
-    "n_subj",
-    "n_rel",
-    "n_ans_per_rel",
-    "dim",
-    "rho",
-    "theta",
-    "logit_scale",
-    "n_queries",
-    "n_seeds",
+DEFAULTS = dict(
+    n_subj=200, n_rel=5, n_ans_per_rel=20, dim=128, rho=1 / math.sqrt(2), theta=1.5, logit_scale=10.0
 )
 
 
-def handset_accuracies(p, ctx, rho=None, mode="single", n_pairs=None, patterns=PATTERNS):
+def _world(p, seed, rho=None):
+    return make_world(
+        p["n_subj"],
+        p["n_rel"],
+        p["n_ans_per_rel"],
+        p["dim"],
+        p["rho"] if rho is None else rho,
+        rng_for(seed, "icrecall.memories.make_world"),
+    )
+
+
+def world_params(p: Mapping[str, Any]) -> dict:
+    """The world's and the memory's parameters of ``p`` (the keys of :data:`DEFAULTS`).
+
+    >>> world_params(dict(HANDSET, pattern="pairwise")) == DEFAULTS
+    True
+    """
+    return {k: p[k] for k in DEFAULTS}
+
+
+def _prompts(world, n_pairs: int, n_queries: int, seed: int, mode: str):
+    rng = rng_for(seed, "icrecall.handset.sample_icrecall", n_pairs)
+    return sample_icrecall(world, n_pairs, n_queries, rng, relation_mode=mode)
+
+
+@shared
+def _seed_accuracies(
+    ctx, world: dict, n_pairs: int, n_queries: int, rho: float | None, mode: str, seed: int, patterns: tuple
+) -> dict:
+    """Per pattern, the accuracy on one seed's world, memory and prompts (built once for them all:
+    the same numbers as one evaluation each)."""
+    w = _world(world, seed, rho)
+    prompts = _prompts(w, n_pairs, n_queries, seed, mode)
+    mlp, X = triplet_mlp(w, world["theta"]), token_embeddings(w, prompts)
+    omega = 2.0 / world["rho"]
+    return {
+        name: pattern_accuracy(mlp, prompts, handset_pattern(name, n_pairs), omega, world["logit_scale"], X=X)
+        for name in patterns
+    }
+
+
+def handset_accuracies(
+    p: Mapping[str, Any],
+    ctx: Context,
+    rho: float | None = None,
+    mode: str = "single",
+    n_pairs: int | None = None,
+    patterns: tuple = PATTERNS,
+) -> dict:
     """Per-seed accuracy of each hand-set pattern (omega = 2 / rho of the default rho), with the
-    mean per pattern; ``rho`` overrides the world's alignment only (omega unchanged).
+    mean per pattern; ``rho`` overrides the world's alignment only (omega unchanged). Each seed's
+    accuracies are shared through ctx (:func:`verify.claims.shared`).
 
-    Each (seed, pattern) accuracy is shared through ctx on its own (a claim asking for one pattern
-    reuses it from a claim that asked for all five), and the patterns still to compute on a seed
-    share its world, prompts and token embeddings: the same numbers as one evaluation each."""
+    >>> p = dict(HANDSET, n_subj=30, dim=48, n_queries=100, n_seeds=2)
+    >>> acc = handset_accuracies(p, Context(), patterns=("pairwise", "query_only"))
+    >>> len(acc["per_seed"]["pairwise"]), acc["pairwise"] > acc["query_only"]
+    (2, True)
+    """
     n = p["n_pairs"] if n_pairs is None else n_pairs
-    world_key = (tuple(p[k] for k in WORLD_KEYS), rho, mode, n)
-    key = ("icrecall.handset", *world_key, tuple(patterns), ctx.seed)
-
-    def compute():
-        out = {name: [] for name in patterns}
-        for seed in ctx.seeds(p["n_seeds"]):
-            inputs = {}  # world, memory, prompts and embeddings of this seed, built on first need
-
-            def accuracy(name, seed=seed, inputs=inputs):
-                if not inputs:
-                    world = _world(p, seed, rho)
-                    prompts = sample_icrecall(
-                        world, n, p["n_queries"], rng_for(seed, "icrecall.handset.sample_icrecall", n), relation_mode=mode
-                    )
-                    inputs.update(
-                        mlp=triplet_mlp(world, p["theta"]),
-                        prompts=prompts,
-                        X=token_embeddings(world, prompts),
-                    )
-                return pattern_accuracy(
-                    inputs["mlp"],
-                    inputs["prompts"],
-                    handset_pattern(name, n),
-                    2.0 / p["rho"],
-                    p["logit_scale"],
-                    X=inputs["X"],
-                )
-
-            for name in patterns:
-                out[name].append(
-                    ctx.shared(("icrecall.handset.pattern", *world_key, name, seed), lambda: accuracy(name))
-                )
-        return {name: float(np.mean(v)) for name, v in out.items()} | {"per_seed": out}
-
-    return ctx.shared(key, compute)
+    runs = [
+        _seed_accuracies(ctx, world_params(p), n, p["n_queries"], rho, mode, seed, tuple(patterns))
+        for seed in ctx.seeds(p["n_seeds"])
+    ]
+    out = {name: [r[name] for r in runs] for name in patterns}
+    return {name: float(np.mean(v)) for name, v in out.items()} | {"per_seed": out}
 
 
-def correct_preactivation(p, ctx, rho: float) -> list[float]:
+@shared
+def correct_preactivation(
+    ctx: Context, world: dict, n_pairs: int, n_queries: int, n_seeds: int, rho: float
+) -> list[float]:
     """Per seed, the mean over the prompts of the correct neuron's (s_q, r) pre-activation minus
     theta, <e_{s_q}, z> + <e_r, z> - theta, under the hand-set pairwise pattern with omega = 2 / rho
-    of the default rho, in a world whose answers carry the relation with alignment ``rho``: the
-    theory's quantity of relation_signal_boundary (noise-free 1 + rho / rho_0 - theta; the neuron
-    fires iff rho > (theta - 1) rho_0). Same worlds and prompts as :func:`handset_accuracies`.
+    of the default rho (``world``: :func:`world_params`), in a world whose answers carry the
+    relation with alignment ``rho``: the theory's quantity of relation_signal_boundary (noise-free
+    1 + rho / rho_0 - theta; the neuron fires iff rho > (theta - 1) rho_0). Same worlds and prompts
+    as :func:`handset_accuracies`.
 
-    >>> from verify.claims import Context
-    >>> p = dict(HANDSET, n_queries=200, n_seeds=2)
-    >>> [round(v, 1) for v in correct_preactivation(p, Context(seed=0), 2**-0.5)]
+    >>> [round(v, 1) for v in correct_preactivation(Context(seed=0), DEFAULTS, 8, 200, 2, 2**-0.5)]
     [0.5, 0.5]
     """
-    n = p["n_pairs"]
-
-    def compute():
-        out = []
-        for seed in ctx.seeds(p["n_seeds"]):
-            world = _world(p, seed, rho)
-            prompts = sample_icrecall(world, n, p["n_queries"], rng_for(seed, "icrecall.handset.sample_icrecall", n), relation_mode="single")
-            mlp = triplet_mlp(world, p["theta"])
-            z = mixed_input(mlp, prompts, handset_pattern("pairwise", n), 2.0 / p["rho"])
-            pre = np.einsum("kd,kd->k", z, world.subj[prompts.query]) + np.einsum(
-                "kd,kd->k", z, world.rel[prompts.relation]
-            )
-            out.append(float(np.mean(pre)) - p["theta"])
-        return out
-
-    key = ("icrecall.handset.correct_preactivation", tuple(p[k] for k in WORLD_KEYS), n, rho, ctx.seed)
-    return ctx.shared(key, compute)
+    out = []
+    for seed in ctx.seeds(n_seeds):
+        w = _world(world, seed, rho)
+        prompts = _prompts(w, n_pairs, n_queries, seed, "single")
+        mlp = triplet_mlp(w, world["theta"])
+        z = mixed_input(mlp, prompts, handset_pattern("pairwise", n_pairs), 2.0 / world["rho"])
+        pre = np.einsum("kd,kd->k", z, w.subj[prompts.query]) + np.einsum(
+            "kd,kd->k", z, w.rel[prompts.relation]
+        )
+        out.append(float(np.mean(pre)) - world["theta"])
+    return out
 
 
 HANDSET = dict(DEFAULTS, n_pairs=8, n_queries=2000, n_seeds=5)

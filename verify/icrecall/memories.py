@@ -25,12 +25,9 @@ from constructions.icrecall.world import (
     triplet_mlp,
 )
 from theory.icrecall import SOURCE, incoherence_bound
-from verify.claims import Control, Outcome, choice, claim, rng_for
+from verify.claims import Control, choice, claim, rng_for
 from verify.criteria import EverySeed, Threshold, all_of
-from verify.icrecall.memories_setup import (
-    DEFAULTS,
-    _world,
-)
+from verify.icrecall.handset_setup import DEFAULTS, _world
 from verify.measure import decode
 
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538), random embeddings and linear memories"
@@ -93,9 +90,7 @@ def _incoherence(p, ctx):
     judgement = EverySeed("max off-diagonal |<e_t, e_t'>|", bound, "<=", "theory").judge(
         maxima, seeds=ctx.seeds(p["n_seeds"])
     )
-    return Outcome.judged(
-        judgement, details={"max_inner_per_seed": maxima, "bound": bound, "seeds": ctx.seeds(p["n_seeds"])}
-    )
+    return judgement, {"max_inner_per_seed": maxima, "bound": bound, "seeds": ctx.seeds(p["n_seeds"])}
 
 
 def _linear_accuracy(n_pairs, dim, seed, key_rank=None):
@@ -167,16 +162,13 @@ def _linear_capacity(p, ctx):
         low=EverySeed(quantity, p["slope_low"], ">=", "convention").judge(slopes, seeds=seeds),
         high=EverySeed(quantity, p["slope_high"], "<=", "convention").judge(slopes, seeds=seeds),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "dims": dims,
-            "n99": rows[0]["n99"],
-            "slope": slopes[0],
-            "slope_per_seed": slopes,
-            "per_seed": rows,
-        },
-    )
+    return judgement, {
+        "dims": dims,
+        "n99": rows[0]["n99"],
+        "slope": slopes[0],
+        "slope_per_seed": slopes,
+        "per_seed": rows,
+    }
 
 
 def _shuffled_table(world, rng):
@@ -250,4 +242,4 @@ def _direct(p, ctx):
         ),
         every_seed=EverySeed("accuracy", DIRECT_MIN, ">=", "convention").judge(accs, seeds=seeds),
     )
-    return Outcome.judged(judgement, details={"accuracy_per_seed": accs, "seeds": seeds})
+    return judgement, {"accuracy_per_seed": accs, "seeds": seeds}

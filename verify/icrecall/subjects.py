@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import math
 from itertools import takewhile
+from typing import Any, Mapping
 
 from constructions.search import smallest_size
 from theory.icrecall import SOURCE
-from verify.claims import Control, Outcome, claim
+from verify.claims import Context, Control, claim
 from verify.criteria import EverySeed, Judgement, all_of
 from verify.icrecall.finetune_setup import PFULL, train_run
 
-SWEEP = ("subjects", "grid", "eps", "large_seed_offset")
 #: The control fixed_S draws its S_max arm at seed + this offset: independent runs at the same S.
 FIXED_S_SEED_OFFSET = 1000
 QUICK = dict(
@@ -65,10 +65,12 @@ FULL = dict(
 )
 
 
-def n_star(p, ctx, n_subj, seed, slots, upto=None) -> dict:
+def n_star(
+    p: Mapping[str, Any], ctx: Context, n_subj: int, seed: int, slots: bool, upto: int | None = None
+) -> dict:
     """N*: the first grid point (<= ``upto`` if given) with held-out accuracy >= 1 - eps (the
     predicate), the grid scanned upwards (constructions.search); with the curve of what it probed."""
-    q = {k: v for k, v in p.items() if k not in SWEEP} | {"n_subj": n_subj}
+    q = dict(p, n_subj=n_subj)
     curve = []
 
     def learns(n_train: int) -> bool:
@@ -188,15 +190,12 @@ def _n_star_vs_subjects(p, ctx):
         row["passed"] = row["no_slots"]["passed"] and row["slots"]["passed"]
         rows.append(row)
     judgement = _halves_judgement(rows)
-    return Outcome.judged(
-        judgement,
-        details={
-            "n_star": {h: [r[h]["n_star"] for r in rows] for h in ("no_slots", "slots")},
-            "subjects": [s_min, s_max],
-            "dim": p["dim"],
-            "grid": list(p["grid"]),
-            "eps": p["eps"],
-            "per_seed": rows,
-            "halves_passed": {h: [r[h]["passed"] for r in rows] for h in ("no_slots", "slots")},
-        },
-    )
+    return judgement, {
+        "n_star": {h: [r[h]["n_star"] for r in rows] for h in ("no_slots", "slots")},
+        "subjects": [s_min, s_max],
+        "dim": p["dim"],
+        "grid": list(p["grid"]),
+        "eps": p["eps"],
+        "per_seed": rows,
+        "halves_passed": {h: [r[h]["passed"] for r in rows] for h in ("no_slots", "slots")},
+    }
