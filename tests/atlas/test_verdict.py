@@ -12,7 +12,7 @@ from verify.atlas.sources import (
     geometric_block_params,
     geometric_trained_params,
 )
-from verify.atlas.verdict import faster_family, within_constant_verdict
+from verify.atlas.verdict import faster_family, within_constant_judgement, within_constant_verdict
 
 
 @pytest.mark.parametrize("exponent", [0.5, 1.0, 1.7])
@@ -39,10 +39,15 @@ def test_exponent_fit_rejects_bad_input():
 def test_within_constant_passes_on_the_bound_and_its_control_fails():
     bounds = [[b, b] for b in (100.0, 200.0, 300.0)]
     linear = [[3.0 * b, 3.3 * b] for b, _ in bounds]
-    assert within_constant_verdict(linear, bounds)["passed"]
+    v = within_constant_verdict(linear, bounds)
+    assert (
+        v["spread"] == pytest.approx(1.0)
+        and v["exponent_interval95"][0] <= 1.0 <= v["exponent_interval95"][1]
+    )
     faster = faster_family(linear, bounds)
     verdict = within_constant_verdict(faster, bounds)
-    assert verdict["exponent"] == pytest.approx(1.5, rel=1e-9) and not verdict["passed"]
+    assert verdict["exponent"] == pytest.approx(1.5, rel=1e-9)
+    assert within_constant_judgement(verdict, 2.0, "quick").verdict == "fail"
     # over a wide range the faster family also breaks the factor-2 spread
     wide = [[b] for b in (10.0, 100.0, 1000.0)]
     assert within_constant_verdict(faster_family([[5.0], [50.0], [500.0]], wide), wide)["spread"] > 2
@@ -84,7 +89,6 @@ def test_geometric_trained_params_match_init_params():
 def test_two_sided_rule_needs_a_decade_and_rejects_both_neighbours():
     """Sizes proportional to the bound pass over a decade and are inconclusive over 4x; sizes
     growing like bound^1.2 or bound^0.8 fail (their exponents exclude 1)."""
-    from verify.atlas.verdict import within_constant_judgement
 
     def judge(span, power, scale="quick"):
         bounds = [[b] * 3 for b in np.geomspace(10, 10 * span, 4)]

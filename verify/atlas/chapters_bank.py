@@ -39,10 +39,10 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    judge_not_storing,
+    judge_smallest_bank,
+    judge_within_constant,
     judged_params,
-    not_storing_outcome,
-    smallest_bank_outcome,
-    within_constant_outcome,
 )
 from verify.claims import Control, claim
 
@@ -74,7 +74,7 @@ CLAIM_ID = "atlas.chapters_bank.smallest_bank"
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw at every F must store within the grid",
 )
 def smallest_bank(p, ctx):
-    return smallest_bank_outcome(
+    return judge_smallest_bank(
         shared_search(p, ctx), p["steps"], "argmax accuracy exactly 1.0 on all F facts after training"
     )
 
@@ -84,7 +84,7 @@ def check_chapters_within_constant(p, ctx):
     source = dict(p["source"])
     found = shared_search(source, ctx)
     rec = {"id": CLAIM_ID, "params": source, "details": found, "status": "measured"}
-    failed = not_storing_outcome(fam.name, found["rows"], "F", "c_star")
+    failed = judge_not_storing(fam.name, found["rows"], "F", "c_star")
     if failed is not None:
         return failed
     points = family_points(fam, rec)
@@ -92,7 +92,7 @@ def check_chapters_within_constant(p, ctx):
     bounds = [[b / 32.0 for b in pt["info_bits"]] for pt in points]
     source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
     before = [{"c_star_per_draw": r["c_star"]} for r in found["rows"]]
-    return within_constant_outcome(fam, p, points, sizes, bounds, source, before=before, scale=ctx.scale)
+    return judge_within_constant(fam, p, points, sizes, bounds, source, before=before, scale=ctx.scale)
 
 
 claim(

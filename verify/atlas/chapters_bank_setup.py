@@ -28,7 +28,7 @@ from constructions.device import one_thread
 from constructions.search import smallest_size
 from constructions.seeding import torch_generator
 from theory.fact_mlp.bounds import info_bits
-from verify.claims import rng_for
+from verify.claims import rng_for, shared
 
 STREAM = "atlas.chapters_bank.stream"
 
@@ -47,7 +47,11 @@ FULL = {**QUICK, "sizes": [32, 64, 128, 256], "draws": 5}
 
 
 def chapters_grid(n_facts: int, grid, top_k: int) -> list[int]:
-    """The ascending chapter counts max(top_k, round(r F)) of the relative grid, duplicates dropped."""
+    """The ascending chapter counts max(top_k, round(r F)) of the relative grid, duplicates dropped.
+
+    >>> chapters_grid(32, [1 / 16, 1 / 8, 1 / 4], 2)
+    [2, 4, 8]
+    """
     if n_facts < 1 or top_k < 1:
         raise ValueError(f"F={n_facts} facts and top_k={top_k} must be >= 1")
     if not grid or any(r <= 0 for r in grid) or list(grid) != sorted(grid):
@@ -199,16 +203,16 @@ def points_of_record(rec: dict, point, need) -> list[dict]:
     return bank_points(rec, point, need, "layer", int(p["d"]), lambda n, c: n_params(c, p))
 
 
+@shared
+def _search_once(ctx, sizes, n_values, d, slots, top_k, grid, draws, steps, lr) -> dict:
+    setting = dict(sizes=sizes, n_values=n_values, d=d, slots=slots, top_k=top_k, grid=grid, draws=draws)
+    setting.update(steps=steps, lr=lr)
+    with one_thread():  # the stopping step must not depend on the thread count
+        return search(setting, ctx.seed)
+
+
 def shared_search(p: dict, ctx) -> dict:
-    """:func:`search` once per run and seed (both claims share the cache entry)."""
-    key = (
-        "atlas.chapters_bank",
-        tuple(sorted((k, str(v)) for k, v in p.items())),
-        ctx.seed,
-    )
-
-    def run():
-        with one_thread():  # the stopping step must not depend on the thread count
-            return search(p, ctx.seed)
-
-    return ctx.shared(key, run)
+    """:func:`search` of the setting ``p`` once per run and seed (both claims of
+    :mod:`verify.atlas.chapters_bank` share it)."""
+    setting = (p["sizes"], p["n_values"], p["d"], p["slots"], p["top_k"], p["grid"], p["draws"])
+    return _search_once(ctx, *setting, p["steps"], p["lr"])

@@ -43,10 +43,10 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    judge_not_storing,
+    judge_smallest_bank,
+    judge_within_constant,
     judged_params,
-    not_storing_outcome,
-    smallest_bank_outcome,
-    within_constant_outcome,
 )
 from verify.claims import Control, claim
 
@@ -79,7 +79,7 @@ from verify.claims import Control, claim
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw at every F must store within the grid",
 )
 def smallest_bank(p, ctx):
-    return smallest_bank_outcome(
+    return judge_smallest_bank(
         shared_search(p, ctx),
         p["steps"],
         "argmax accuracy (whole vocabulary) exactly 1.0 on all F facts after training",
@@ -91,7 +91,7 @@ def check_toy_within_constant(p, ctx):
     source = dict(p["source"])
     found = shared_search(source, ctx)
     rec = {"id": CLAIM_ID, "params": source, "details": found, "status": "measured"}
-    failed = not_storing_outcome(fam.name, found["rows"], "F", "c_star")
+    failed = judge_not_storing(fam.name, found["rows"], "F", "c_star")
     if failed is not None:
         return failed
     points = family_points(fam, rec)
@@ -113,7 +113,7 @@ def check_toy_within_constant(p, ctx):
                 "backbone_alone_stored_at": r.get("backbone_alone_stored_at"),
             }
         )
-    return within_constant_outcome(
+    return judge_within_constant(
         fam, p, points, sizes, bounds, src, before=before, after=after, scale=ctx.scale
     )
 

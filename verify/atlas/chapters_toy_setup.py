@@ -44,7 +44,8 @@ from constructions.search import smallest_size
 from theory.chapters.flops import TOY_CONFIG
 from theory.fact_mlp.bounds import info_bits
 from verify.atlas.chapters_bank_setup import bank_points
-from verify.claims import rng_for
+from verify.atlas.chapters_bank_setup import chapters_grid as bank_grid
+from verify.claims import rng_for, shared
 
 STREAM = "atlas.chapters_toy.stream"
 CLAIM_ID = "atlas.chapters_toy.smallest_bank"
@@ -72,12 +73,13 @@ FULL = {
 
 def chapters_grid(n_facts: int, grid, floor: int) -> list[int]:
     """The floor, then the ascending chapter counts max(floor, round(r F)) of the relative grid,
-    duplicates dropped (module doc)."""
-    if n_facts < 1 or floor < 1:
-        raise ValueError(f"F={n_facts} facts and the chapter floor {floor} must be >= 1")
-    if not grid or any(r <= 0 for r in grid) or list(grid) != sorted(grid):
-        raise ValueError(f"grid {grid} must be non-empty, positive and ascending (chapters per fact)")
-    return list(dict.fromkeys([floor] + [max(floor, int(round(r * n_facts))) for r in grid]))
+    duplicates dropped (module doc; :func:`verify.atlas.chapters_bank_setup.chapters_grid` with the
+    floor first).
+
+    >>> chapters_grid(32, [1 / 16, 1 / 8, 1 / 4], 5)
+    [5, 8]
+    """
+    return list(dict.fromkeys([floor] + bank_grid(n_facts, grid, floor)))
 
 
 def config(n_facts: int, n_chapters: int, p: dict) -> dict:
@@ -187,15 +189,19 @@ def search(p: dict, seed: int) -> dict:
     return {"rows": rows, "info_bits": [info_bits(n, p["n_values"]) for n in p["sizes"]]}
 
 
+@shared
+def _search_once(ctx, sizes, n_values, slots, grid, draws, steps, eval_every, batch, backbone_alone) -> dict:
+    setting = dict(sizes=sizes, n_values=n_values, slots=slots, grid=grid, draws=draws, steps=steps)
+    setting.update(eval_every=eval_every, batch=batch, backbone_alone=backbone_alone)
+    with one_thread():  # the stopping step must not depend on the thread count
+        return search(setting, ctx.seed)
+
+
 def shared_search(p: dict, ctx) -> dict:
-    """:func:`search` once per run and seed (both claims share the cache entry)."""
-    key = ("atlas.chapters_toy", tuple(sorted((k, str(v)) for k, v in p.items())), ctx.seed)
-
-    def run():
-        with one_thread():  # the stopping step must not depend on the thread count
-            return search(p, ctx.seed)
-
-    return ctx.shared(key, run)
+    """:func:`search` of the setting ``p`` once per run and seed (both claims of
+    :mod:`verify.atlas.chapters_toy` share it)."""
+    setting = (p["sizes"], p["n_values"], p["slots"], p["grid"], p["draws"], p["steps"], p["eval_every"])
+    return _search_once(ctx, *setting, p["batch"], p["backbone_alone"])
 
 
 #: The atlas family's fields (``verify.atlas.sources.Family`` less ``extract``, set there)

@@ -34,8 +34,8 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    judge_within_constant,
     judged_params,
-    within_constant_outcome,
 )
 from verify.claims import claim
 
@@ -67,7 +67,7 @@ def check_within_constant(p, ctx):
         "status": rec.get("status"),
         "scale": ctx.scale,
     }
-    return within_constant_outcome(fam, p, points, sizes, bounds, source, scale=ctx.scale)
+    return judge_within_constant(fam, p, points, sizes, bounds, source, scale=ctx.scale)
 
 
 CLAIMED = (

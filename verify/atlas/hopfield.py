@@ -32,8 +32,8 @@ from verify.atlas.verdict import (
     GROWTH,
     JUDGED_SIZES,
     SLOWER,
+    judge_within_constant,
     judged_params,
-    within_constant_outcome,
 )
 from verify.claims import Control, claim
 from verify.hopfield.storing_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
@@ -52,7 +52,7 @@ def check_hopfield_within_constant(p, ctx):
         for pt in points
     ]
     source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
-    return within_constant_outcome(
+    return judge_within_constant(
         fam,
         p,
         points,

@@ -30,9 +30,9 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    judge_not_storing,
+    judge_within_constant,
     judged_params,
-    not_storing_outcome,
-    within_constant_outcome,
 )
 from verify.claims import claim
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
@@ -44,7 +44,7 @@ def check_hopfield_trained_within_constant(p, ctx):
     fam = family(FAMILY)
     source = dict(p["source"])
     found = shared_search(source, ctx)
-    failed = not_storing_outcome(fam.name, found["rows"], "N", "d_star")
+    failed = judge_not_storing(fam.name, found["rows"], "N", "d_star")
     if failed is not None:
         return failed
     rec = {"id": CLAIM_ID, "params": source, "details": found, "status": "measured"}
@@ -54,7 +54,7 @@ def check_hopfield_trained_within_constant(p, ctx):
     after = [{"median_P_over_I": float(np.median(pt["params"])) / pt["info_bits"][0]} for pt in points]
     source = {"claim": CLAIM_ID, "seed": ctx.seed, "computed": "shared search, same key"}
     before = [{"d_star_per_draw": pt["dims"]} for pt in points]
-    return within_constant_outcome(
+    return judge_within_constant(
         fam, p, points, sizes, bounds, source, before=before, after=after, scale=ctx.scale
     )
 

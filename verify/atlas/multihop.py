@@ -31,13 +31,12 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    judge_within_constant,
     judged_params,
-    within_constant_outcome,
 )
-from verify.claims import claim, rng_for
-from verify.geometric.multihop_setup import SRC, _nocot_accuracy
+from verify.claims import claim, rng_for, shared
 from verify.geometric.scaling_setup import threshold_bisect
-from verify.geometric.single_hop_setup import _rng
+from verify.geometric.single_hop_setup import SRC, _nocot_accuracy, _rng
 
 MAX_DRAWS = 1000
 
@@ -59,8 +58,11 @@ def decoded(perms, n_hops: int, block_dim: int, seed: int, salt: int) -> dict:
     return _nocot_accuracy(model, start, chains, target)
 
 
-def search_construction(n, r, hops, margin, draws, seed, d0_max) -> list[dict]:
-    """Per k: d0* of every draw and the built model's accuracy and margin at d0* and d0* - 1."""
+@shared
+def search_construction(ctx, n, r, hops, margin, draws, d0_max) -> list[dict]:
+    """Per k: d0* of every draw (seed ``ctx.seed``) and the built model's accuracy and margin at d0*
+    and d0* - 1, once per run."""
+    seed = ctx.seed
     rows = []
     for k in hops:
         d0s, at, below = [], [], []
@@ -120,23 +122,11 @@ def multihop_construction_within_constant(p, ctx):
     exponent 0.97 [0.87, 1.07]; every confirmation held; the control's spread 2.82, exponent 1.5. The
     parameters and the criterion were fixed before the pilot and not changed after it."""
     n, r = int(p["n_subjects"]), int(p["n_relations"])
-    key = (
-        "atlas.multihop_construction",
-        n,
-        r,
-        tuple(p["hops"]),
-        p["margin"],
-        p["draws"],
-        p["d0_max"],
-        ctx.seed,
-    )
-    rows = ctx.shared(
-        key, lambda: search_construction(n, r, p["hops"], p["margin"], p["draws"], ctx.seed, p["d0_max"])
-    )
+    rows = search_construction(ctx, n, r, p["hops"], p["margin"], p["draws"], p["d0_max"])
     points = [{"sizes": {"N": n, "R": r, "k": row["k"]}} for row in rows]
     sizes = [[float(x) for x in row["dim"]] for row in rows]
     bounds = [[khop_dim_bound(pt["sizes"])] * len(s) for pt, s in zip(points, sizes)]
-    out = within_constant_outcome(
+    judgement, details = judge_within_constant(
         family(CONSTRUCTION_FIELDS["name"]),
         p,
         points,
@@ -146,10 +136,9 @@ def multihop_construction_within_constant(p, ctx):
         scale=ctx.scale,
     )
     confirmed = all(row["confirmed"] for row in rows)
-    return replace(
-        out,
-        measured={**out.measured, "confirmed": confirmed},
-        passed=bool(out.passed and confirmed),
-        inconclusive=out.inconclusive if confirmed else None,  # an unconfirmed size fails outright
-        details={**out.details, "rows": rows},
+    judgement = replace(
+        judgement,
+        measured={**judgement.measured, "confirmed": confirmed},
+        verdict=judgement.verdict if confirmed else "fail",  # an unconfirmed size fails outright
     )
+    return judgement, {**details, "rows": rows}

@@ -26,15 +26,20 @@ from verify.atlas.verdict import (
     CONSTANT,
     EXPONENT_RULE,
     judged_params,
-    previous,
     synthetic_sizes,
     within_constant_judgement,
     within_constant_verdict,
 )
-from verify.claims import Outcome, claim
+from verify.claims import claim, shared
 from verify.retrieval.capacity_setup import draw_accuracies
 
 CLAIM_ID = "atlas.retrieval_value_memory.within_constant"
+
+
+@shared
+def _storing_dims(ctx, vocab_sizes, seq_len, n_samples, draws, d_max) -> list[list[int]]:
+    """:func:`smallest_storing_dims` at every V, once per run and seed."""
+    return [smallest_storing_dims(v, seq_len, n_samples, draws, ctx.seed, d_max) for v in vocab_sizes]
 
 
 def smallest_storing_dims(
@@ -80,40 +85,21 @@ def smallest_storing_dims(
     seed_rule="ctx.seeds(1)[0] fixes the draws: every draw's d* enters the per-V median and the fit",
 )
 def retrieval_within_constant(p, ctx):
-    key = (
-        "atlas.retrieval_dims",
-        tuple(p["vocab_sizes"]),
-        p["seq_len"],
-        p["n_samples"],
-        p["draws"],
-        p["d_max"],
-        ctx.seed,
-    )
-    dims = ctx.shared(
-        key,
-        lambda: [
-            smallest_storing_dims(v, p["seq_len"], p["n_samples"], p["draws"], ctx.seed, p["d_max"])
-            for v in p["vocab_sizes"]
-        ],
-    )
+    dims = _storing_dims(ctx, p["vocab_sizes"], p["seq_len"], p["n_samples"], p["draws"], p["d_max"])
     bounds = [[ret_theory.param_floor(v, 32.0)] * len(ds) for v, ds in zip(p["vocab_sizes"], dims)]
     sizes = synthetic_sizes(p, dims, bounds)
-    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
+    v = within_constant_verdict(sizes, bounds)
     rows = [
         {"V": int(vs), "d_star": [int(x) for x in ds], "bound": b[0], "ratio": r}
         for vs, ds, b, r in zip(p["vocab_sizes"], dims, bounds, v["ratios"])
     ]
-    return Outcome.judged(
-        within_constant_judgement(v, p["constant"], ctx.scale),
-        details={
-            "exponent": v["exponent"],
-            "previous_criterion": previous(v, p),
-            "rows": rows,
-            "seq_len": p["seq_len"],
-            "n_samples": p["n_samples"],
-            "sizes_judged": sizes,
-            "exponent_interval95": v["exponent_interval95"],
-            "bound": "theory.retrieval.bounds.param_floor = log2(V!)/(V b), b = 32",
-            "bound_tag": "derived",
-        },
-    )
+    return within_constant_judgement(v, p["constant"], ctx.scale), {
+        "exponent": v["exponent"],
+        "rows": rows,
+        "seq_len": p["seq_len"],
+        "n_samples": p["n_samples"],
+        "sizes_judged": sizes,
+        "exponent_interval95": v["exponent_interval95"],
+        "bound": "theory.retrieval.bounds.param_floor = log2(V!)/(V b), b = 32",
+        "bound_tag": "derived",
+    }

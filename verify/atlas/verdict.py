@@ -17,11 +17,13 @@ import numpy as np
 
 from verify.atlas.core import fit_exponent
 from verify.claims import Control, choice
-from verify.criteria import IntervalTest, Judgement, Threshold, all_of
+from verify.criteria import EverySeed, IntervalTest, Judgement, Threshold, all_of
 from verify.oc.laws import power_through
 
 CONSTANT = 2.0
-MAX_EXPONENT = 1.25  # the previous rule's one-sided bound (kept in details["previous_criterion"])
+#: the previous rule's one-sided bound, still a parameter of every atlas claim (that rule's stored
+#: verdict is the record's details["previous_criterion"], verify.previous)
+MAX_EXPONENT = 1.25
 GROWTH = 1.5
 SLOWER = 0.5
 ALTERNATIVES = {"bound^0.8": 0.8, "bound^1.2": 1.2}
@@ -65,10 +67,15 @@ SLOWER_THAN_BOUND = Control(
 ATLAS_CONTROLS = (FASTER_THAN_BOUND, SLOWER_THAN_BOUND)
 
 
-def within_constant_verdict(
-    sizes_per_point, bounds_per_point, constant=CONSTANT, max_exponent=MAX_EXPONENT
-) -> dict:
-    """Criterion of the module doc on per-point, per-draw sizes and bounds (>= 3 points)."""
+def within_constant_verdict(sizes_per_point, bounds_per_point) -> dict:
+    """The numbers the criterion of the module doc reads from per-point, per-draw sizes and bounds
+    (>= 3 points): the size/bound ratios, their spread, the log-log exponent with its 95% interval
+    and the bounds' span.
+
+    >>> v = within_constant_verdict([[2.0], [20.0], [200.0]], [[1.0], [10.0], [100.0]])
+    >>> v["spread"], round(v["exponent"], 9), v["bound_span"]
+    (1.0, 1.0, 100.0)
+    """
     if len(sizes_per_point) < 3:
         raise ValueError(f"within a constant 'across the sizes' needs >= 3 sizes, got {len(sizes_per_point)}")
     ratios = [float(np.median(s)) / float(np.median(b)) for s, b in zip(sizes_per_point, bounds_per_point)]
@@ -83,7 +90,6 @@ def within_constant_verdict(
         "exponent": fit["exponent"],
         "exponent_interval95": fit["interval95"],
         "bound_span": max(flat) / min(flat),
-        "passed": bool(spread <= constant and fit["exponent"] <= max_exponent),
     }
 
 
@@ -135,88 +141,66 @@ def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
     return [power_through(bs, growth, b0, s0).tolist() for bs in bounds_per_point]
 
 
-def within_constant_outcome(
+def judge_within_constant(
     fam, p, points, sizes, bounds, source, *, bound_key="bound", before=None, after=None, scale="quick"
 ):
-    """The Outcome of an ``atlas.<family>.within_constant`` claim: the controls' synthetic families
-    (:func:`synthetic_sizes`), the criterion object's verdict at ``scale``, and per-point details
-    (``before``/``after``: per-point extra fields placed around size_per_draw, bound and ratio)."""
-    from verify.claims import Outcome
-
+    """The (judgement, details) of an ``atlas.<family>.within_constant`` claim: the controls'
+    synthetic families (:func:`synthetic_sizes`), the criterion object's verdict at ``scale``, and
+    per-point details (``before``/``after``: per-point extra fields placed around size_per_draw,
+    bound and ratio)."""
     sizes = synthetic_sizes(p, sizes, bounds)
-    v = within_constant_verdict(sizes, bounds, p["constant"], p["max_exponent"])
+    v = within_constant_verdict(sizes, bounds)
     n = len(points)
     before, after = before or [{}] * n, after or [{}] * n
     rows = [
         {"sizes": pt["sizes"], **pre, "size_per_draw": s, bound_key: float(np.median(b)), "ratio": r, **post}
         for pt, pre, s, b, r, post in zip(points, before, sizes, bounds, v["ratios"], after)
     ]
-    return Outcome.judged(
-        within_constant_judgement(v, p["constant"], scale),
-        details={
-            "family": fam.name,
-            "resource": fam.resource,
-            "bound": fam.bound,
-            "bound_tag": fam.bound_tag,
-            "points": rows,
-            "source": source,
-            "exponent": v["exponent"],
-            "exponent_interval95": v["exponent_interval95"],
-            "previous_criterion": previous(v, p),
-        },
-    )
-
-
-def previous(v: dict, p) -> dict:
-    """The one-sided rule the criterion object replaced, with its numbers."""
-    return {
-        "rule": f"spread <= {p['constant']} and exponent <= {p['max_exponent']}",
-        "passed": v["passed"],
-        "spread": v["spread"],
+    return within_constant_judgement(v, p["constant"], scale), {
+        "family": fam.name,
+        "resource": fam.resource,
+        "bound": fam.bound,
+        "bound_tag": fam.bound_tag,
+        "points": rows,
+        "source": source,
         "exponent": v["exponent"],
+        "exponent_interval95": v["exponent_interval95"],
     }
 
 
-def not_storing_outcome(family_name: str, rows: list, size_key: str, star_key: str):
-    """The failing Outcome of a searched family's within-constant claim when some draw stores at
-    no size of its grid (no size, so no point; the criterion fails), else None. ``size_key`` names
-    the rows' size ("F", "N"), ``star_key`` their per-draw smallest sizes ("c_star", "d_star").
-    Judged by a criterion object, so the record carries a resolution like every other verdict.
+def judge_not_storing(family_name: str, rows: list, size_key: str, star_key: str):
+    """The failing (judgement, details) of a searched family's within-constant claim when some draw
+    stores at no size of its grid (no size, so no point; the criterion fails), else None.
+    ``size_key`` names the rows' size ("F", "N"), ``star_key`` their per-draw smallest sizes
+    ("c_star", "d_star"). Judged by a criterion object, so the record carries a resolution like
+    every other verdict.
 
-    >>> out = not_storing_outcome("toy", [{"F": 32, "c_star": [2, None]}], "F", "c_star")
-    >>> out.passed, out.resolution["text"], out.details["draws not storing (F, k)"]
+    >>> judgement, details = judge_not_storing("toy", [{"F": 32, "c_star": [2, None]}], "F", "c_star")
+    >>> judgement.passed, judgement.resolution["text"], details["draws not storing (F, k)"]
     (False, 'draws storing at no size of the grid <= 0 (theory): measured 1', [(32, 1)])
-    >>> not_storing_outcome("toy", [{"F": 32, "c_star": [2, 4]}], "F", "c_star") is None
+    >>> judge_not_storing("toy", [{"F": 32, "c_star": [2, 4]}], "F", "c_star") is None
     True
     """
-    from verify.claims import Outcome
-    from verify.criteria import Threshold
-
     missing = [(r[size_key], k) for r in rows for k, c in enumerate(r[star_key]) if c is None]
     if not missing:
         return None
     every_draw = Threshold("draws storing at no size of the grid", 0, "<=", "theory", "draws")
-    return Outcome.judged(
-        every_draw.judge(float(len(missing)), unit="draws"),
-        details={"family": family_name, "rows": rows, f"draws not storing ({size_key}, k)": missing},
-    )
+    return every_draw.judge(float(len(missing)), unit="draws"), {
+        "family": family_name,
+        "rows": rows,
+        f"draws not storing ({size_key}, k)": missing,
+    }
 
 
-def smallest_bank_outcome(found: dict, steps: int, criterion: str):
-    """Outcome of a chapters smallest-bank search (chapters_bank, chapters_toy): every draw at
+def judge_smallest_bank(found: dict, steps: int, criterion: str):
+    """The (judgement, details) of a chapters smallest-bank search (chapters_bank, chapters_toy): every draw at
     every F stores at some C of its grid, judged by an :class:`verify.criteria.EverySeed` rule
     over the (F, draw) searches (1 = the draw stores within the grid, 0 = it does not; the grid's
     end is the criterion's bound, a convention of the atlas). The details keep C* per draw."""
-    from verify.claims import Outcome
-    from verify.criteria import EverySeed
-
     rows = found["rows"]
     labels = [f"F={r['F']} draw {k}" for r in rows for k in range(len(r["c_star"]))]
     stores = [0.0 if c is None else 1.0 for r in rows for c in r["c_star"]]
     judgement = EverySeed(
         "stores within the grid (1 yes, 0 no)", 1.0, ">=", "convention", unit="draws"
     ).judge(stores, labels)
-    return Outcome.judged(
-        judgement,
-        details={"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps},
-    )
+    return judgement, {"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps}

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from constructions.search import smallest_size
 from theory.papers import paper
-from verify.claims import Outcome, claim
+from verify.claims import claim
 from verify.criteria import Agreement, Judgement, all_of
 
 SOURCE = paper("chapters")
@@ -111,16 +111,13 @@ def check_flops_standard(params, ctx):
         **{k: (PAPER[k], v) for k, v in measured.items()},
         **{r["category"]: (r["paper"], r["toolkit"]) for r in rows},
     }
-    return Outcome.judged(
-        agreement("max |toolkit - paper| over the subtotals and totals (FLOPs)", 0, pairs),
-        details={
-            "subtotals": rows,
-            "standard_layer": table["standard_layer"],
-            "standard_layer_total": std,
-            "head": table["head"],
-            "head_total": head,
-        },
-    )
+    return agreement("max |toolkit - paper| over the subtotals and totals (FLOPs)", 0, pairs), {
+        "subtotals": rows,
+        "standard_layer": table["standard_layer"],
+        "standard_layer_total": std,
+        "head": table["head"],
+        "head_total": head,
+    }
 
 
 @claim(
@@ -136,31 +133,21 @@ def check_flops_standard(params, ctx):
     independence=INDEPENDENCE_FLOPS,
 )
 def check_flops_memory(params, ctx):
-    from theory.chapters.flops import flops_memory_layer_extra
     from theory.chapters.flops_table import breakdown
 
-    cfg = _paper_cfg(params)
-    table = breakdown(cfg)
+    table = breakdown(_paper_cfg(params))
     std, extra, head = (table["standard_layer_total"], table["memory_layer_extra_total"], table["head_total"])
     moc = 12 * std + 4 * (std + extra) + head
     rows = _subtotal_rows(table, "memory_layer_extra")
     pairs = {"moc": (PAPER["moc"], moc), **{r["category"]: (r["paper"], r["toolkit"]) for r in rows}}
-    # Criterion changed (the old one compared a list's sum with the same list
-    # summed through sympy, a computation compared with itself); its result is kept here.
-    old = extra == flops_memory_layer_extra(cfg) and moc == PAPER["moc"]
-    return Outcome.judged(
-        agreement("max |toolkit - paper| over the subtotals and the MoC total (FLOPs)", 0, pairs),
-        details={
-            "subtotals": rows,
-            "items": table["memory_layer_extra"],
-            "memory_layer_total": std + extra,
-            "previous_criterion": {
-                "rule": "sum of the items == the sympy sum of the same items, and "
-                "the MoC total equals 459,171,802,488",
-                "passed": old,
-            },
-        },
-    )
+    # Criterion changed (the old one compared a list's sum with the same list summed through
+    # sympy, a computation compared with itself): the record keeps its stored verdict
+    # (details["previous_criterion"], verify.previous)
+    return agreement("max |toolkit - paper| over the subtotals and the MoC total (FLOPs)", 0, pairs), {
+        "subtotals": rows,
+        "items": table["memory_layer_extra"],
+        "memory_layer_total": std + extra,
+    }
 
 
 @claim(
@@ -199,10 +186,7 @@ def check_flops_totals(params, ctx):
         judgement,
         measured={**judgement.measured, **totals, "moc_over_iso": r_iso, "moc_over_backbone": r_bb},
     )
-    return Outcome.judged(
-        judgement,
-        details={"groups": groups, "n_layers": 16, "n_mem": 4, "iso_flop_layers": 24},
-    )
+    return judgement, {"groups": groups, "n_layers": 16, "n_mem": 4, "iso_flop_layers": 24}
 
 
 @claim(
@@ -247,18 +231,15 @@ def check_iso_depths(params, ctx):
             {"scanned_layers": (rule, scanned)},
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "paper_layers": 24,
-            "rule_bracketed": bracket,
-            "rule_flops": totals["iso_flop_rule"],
-            "rule_over_moc": totals["iso_flop_rule"] / totals["moc"],
-            "rule_minus_one_flops": flops_model(cfg, rule - 1, 0),
-            "toy_uses": "rule",
-            "toy_dense_layers": toy_dense["n_layers"],
-        },
-    )
+    return judgement, {
+        "paper_layers": 24,
+        "rule_bracketed": bracket,
+        "rule_flops": totals["iso_flop_rule"],
+        "rule_over_moc": totals["iso_flop_rule"] / totals["moc"],
+        "rule_minus_one_flops": flops_model(cfg, rule - 1, 0),
+        "toy_uses": "rule",
+        "toy_dense_layers": toy_dense["n_layers"],
+    }
 
 
 @claim(
@@ -297,15 +278,12 @@ def check_routed_affine(params, ctx):
     full = flops_memory_attention()
     affine = sympy.simplify(full - (full.subs(N_sel, 0) + N_sel * (4 * d**2 + 4 * L * d + 7 * h * L))) == 0
     pairs = {f"N_sel = {r['n_sel']}": (r["formula"], r["torch"]) for r in rows}
-    return Outcome.judged(
-        agreement("max |torch count - formula| (matrix-product FLOPs)", 0, pairs),
-        details={
-            "rows": rows,
-            "torch_slope_per_token": slope,
-            "formula_slope_without_softmax": 4 * cfg["d_model"] ** 2 + 4 * cfg["seq_len"] * cfg["d_model"],
-            "formula_affine_in_N_sel": affine,
-        },
-    )
+    return agreement("max |torch count - formula| (matrix-product FLOPs)", 0, pairs), {
+        "rows": rows,
+        "torch_slope_per_token": slope,
+        "formula_slope_without_softmax": 4 * cfg["d_model"] ** 2 + 4 * cfg["seq_len"] * cfg["d_model"],
+        "formula_affine_in_N_sel": affine,
+    }
 
 
 def _torch_memory_flops(cfg, n_sel):
@@ -373,4 +351,4 @@ def check_params(params, ctx):
             "max |analytic count - Table 5|", 0, {k: (v, analytic.get(k)) for k, v in PAPER_PARAMS.items()}
         ),
     )
-    return Outcome.judged(judgement, details={"analytic": analytic})
+    return judgement, {"analytic": analytic}

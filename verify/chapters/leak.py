@@ -8,7 +8,7 @@ Variants: ``sequence`` (the paper's routing), ``prefix`` (per-position causal ro
 running mean of the prefix), ``first`` (position 0 only: fixed-chapter memory), ``none`` (no memory
 layer) and ``selection_only`` (paper routing with constant chapter weights: the router gets no LM
 gradient, so only the selection itself can leak). Training runs in float32 on ``ctx.device``;
-runs are shared between claims through ``ctx.shared``.
+runs are shared between claims (:func:`leak_run`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim, rng_for
+from verify.claims import Control, claim, rng_for, shared
 from verify.criteria import EverySeed, Threshold, all_of
 
 SOURCE = paper("chapters")
@@ -57,47 +57,47 @@ MARGIN = 0.30  # (a) must beat the causal floor ln v by this much [derived]
 CAUSAL_SLACK = 0.01  # causal variants may sit this far below ln v (evaluation noise)
 
 
+@shared
+def _leak_run(ctx, n_symbols, half, steps, batch, eval_size, eval_every, stop, seed, variant) -> dict:
+    from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch, train_copy
+    from constructions.chapters.train import build
+
+    routing = variant if variant in ("sequence", "prefix", "first") else "sequence"
+    cfg = copy_config(n_symbols, routing, memory=variant != "none", weighting=variant != "selection_only")
+    model = build(cfg, seed, device=ctx.device)
+    eval_seqs = make_copy_batch(n_symbols, half, eval_size, rng_for(seed, "chapters.leak.make_copy_batch"))
+    hist = train_copy(
+        model,
+        n_symbols,
+        half,
+        stop,
+        batch,
+        rng_for(seed, "chapters.leak.train_copy"),
+        eval_seqs,
+        eval_every=eval_every,
+        device=ctx.device,
+        schedule_steps=steps,
+    )
+    model.eval()
+    return {
+        "variant": variant,
+        "seed": seed,
+        "eval_steps": hist["eval_steps"],
+        "first_half": hist["first_half"],
+        "full_sequence": hist["first_half"][-1],
+        "prefix_only": copy_eval(model, eval_seqs, half, prefix_only=True, device=ctx.device),
+    }
+
+
 def leak_run(p, ctx, seed: int, variant: str) -> dict:
     """Train one copy-task model (variant as in the module docstring) and evaluate its first-half
-    loss with the whole sequence visible (teacher forcing) and prefix-only (as at inference).
-    With ``p["stop"]`` < ``p["steps"]`` the run stops at step ``stop`` of the ``steps``-step
-    schedule (the same batches and learning rates as the longer run's first ``stop`` steps)."""
+    loss with the whole sequence visible (teacher forcing) and prefix-only (as at inference), once
+    per run (:func:`verify.claims.shared`). With ``p["stop"]`` < ``p["steps"]`` the run stops at
+    step ``stop`` of the ``steps``-step schedule (the same batches and learning rates as the longer
+    run's first ``stop`` steps)."""
     stop = int(p.get("stop", p["steps"]))
-
-    def compute():
-        from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch, train_copy
-        from constructions.chapters.train import build
-
-        routing = variant if variant in ("sequence", "prefix", "first") else "sequence"
-        cfg = copy_config(
-            p["n_symbols"], routing, memory=variant != "none", weighting=variant != "selection_only"
-        )
-        model = build(cfg, seed, device=ctx.device)
-        eval_seqs = make_copy_batch(p["n_symbols"], p["half"], p["eval_size"], rng_for(int(seed), "chapters.leak.make_copy_batch"))
-        hist = train_copy(
-            model,
-            p["n_symbols"],
-            p["half"],
-            stop,
-            p["batch"],
-            rng_for(int(seed), "chapters.leak.train_copy"),
-            eval_seqs,
-            eval_every=p["eval_every"],
-            device=ctx.device,
-            schedule_steps=p["steps"],
-        )
-        model.eval()
-        return {
-            "variant": variant,
-            "seed": seed,
-            "eval_steps": hist["eval_steps"],
-            "first_half": hist["first_half"],
-            "full_sequence": hist["first_half"][-1],
-            "prefix_only": copy_eval(model, eval_seqs, p["half"], prefix_only=True, device=ctx.device),
-        }
-
-    key = tuple((k, p[k]) for k in RUN_KEYS) + ((("stop", stop),) if stop != p["steps"] else ())
-    return ctx.shared(("chapters.leak", key, int(seed), variant), compute)
+    run = (p["n_symbols"], p["half"], p["steps"], p["batch"], p["eval_size"], p["eval_every"], stop)
+    return _leak_run(ctx, *run, int(seed), variant)
 
 
 def loss_at_stop(p, ctx, seed: int, variant: str) -> tuple[float, float | None]:
@@ -208,20 +208,17 @@ def check_router_leak(p, ctx):
         labels = [f"{v} {r['seed']}" for v, rs in variants.items() if v != "selection_only" for r in rs]
         parts["causal_variants"] = _causal_rule(floor, "causal variants").judge(causal, seeds=labels)
     curves = {_variant_of(p): main, **variants}
-    return Outcome.judged(
-        all_of(**parts) if len(parts) > 1 else parts["leak"],
-        details={
-            "ln_v": floor,
-            "seeds": seeds,
-            "variant": _variant_of(p),
-            "per_seed": losses,
-            "prefix_only": [r["prefix_only"] for r in main],
-            "eval_steps": main[0]["eval_steps"],
-            "curves": {v: [r["first_half"] for r in rs] for v, rs in curves.items()},
-            "final": {v: [r["full_sequence"] for r in rs] for v, rs in curves.items()},
-            "causal_variants_ok": causal_ok,
-        },
-    )
+    return all_of(**parts) if len(parts) > 1 else parts["leak"], {
+        "ln_v": floor,
+        "seeds": seeds,
+        "variant": _variant_of(p),
+        "per_seed": losses,
+        "prefix_only": [r["prefix_only"] for r in main],
+        "eval_steps": main[0]["eval_steps"],
+        "curves": {v: [r["first_half"] for r in rs] for v, rs in curves.items()},
+        "final": {v: [r["full_sequence"] for r in rs] for v, rs in curves.items()},
+        "causal_variants_ok": causal_ok,
+    }
 
 
 @claim(
@@ -256,16 +253,13 @@ def check_leak_inference(p, ctx):
         ).judge(measured, seeds=ctx.seeds(p["seeds"])),
         training_view=_leak_threshold(floor).judge(float(np.mean(full))),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "ln_v": floor,
-            "evaluation": p["evaluation"],
-            "per_seed": measured,
-            "prefix_only": [r["prefix_only"] for r in runs],
-            "full_sequence": full,
-        },
-    )
+    return judgement, {
+        "ln_v": floor,
+        "evaluation": p["evaluation"],
+        "per_seed": measured,
+        "prefix_only": [r["prefix_only"] for r in runs],
+        "full_sequence": full,
+    }
 
 
 _RUN = {k: LEAK[k] for k in RUN_KEYS}
@@ -306,19 +300,15 @@ def check_selection_only(p, ctx):
     floor = math.log(p["n_symbols"])
     runs = [leak_run(p, ctx, s, p["variant"]) for s in ctx.seeds(p["seeds"])]
     losses = [r["full_sequence"] for r in runs]
-    mean = float(np.mean(losses))
-    return Outcome.judged(
-        _leak_threshold(floor).judge(mean),
-        details={
-            "ln_v": floor,
-            "variant": p["variant"],
-            "seeds": ctx.seeds(p["seeds"]),
-            "per_seed": losses,
-            "prefix_only": [r["prefix_only"] for r in runs],
-            "eval_steps": runs[0]["eval_steps"],
-            "curves": [r["first_half"] for r in runs],
-        },
-    )
+    return _leak_threshold(floor).judge(float(np.mean(losses))), {
+        "ln_v": floor,
+        "variant": p["variant"],
+        "seeds": ctx.seeds(p["seeds"]),
+        "per_seed": losses,
+        "prefix_only": [r["prefix_only"] for r in runs],
+        "eval_steps": runs[0]["eval_steps"],
+        "curves": [r["first_half"] for r in runs],
+    }
 
 
 #: Quick: the prefix-routed run stops at step 150 of the 300-step schedule (a prefix-routed training
@@ -364,14 +354,11 @@ def check_causal_prefix(p, ctx):
     seeds = ctx.seeds(p["seeds"])
     values = [loss_at_stop(p, ctx, s, p["variant"]) for s in seeds]
     losses = [v[0] for v in values]
-    return Outcome.judged(
-        _causal_rule(floor, f"{p['variant']} routing at step {p['stop']}").judge(losses, seeds=seeds),
-        details={
-            "ln_v": floor,
-            "variant": p["variant"],
-            "step": p["stop"],
-            "seeds": seeds,
-            "per_seed": losses,
-            "prefix_only": [v[1] for v in values],
-        },
-    )
+    return _causal_rule(floor, f"{p['variant']} routing at step {p['stop']}").judge(losses, seeds=seeds), {
+        "ln_v": floor,
+        "variant": p["variant"],
+        "step": p["stop"],
+        "seeds": seeds,
+        "per_seed": losses,
+        "prefix_only": [v[1] for v in values],
+    }

@@ -7,7 +7,7 @@ identity holds by construction and is a unit test, tests/chapters/test_chapters.
 from __future__ import annotations
 
 from theory.papers import paper
-from verify.claims import Control, Outcome, claim
+from verify.claims import Control, claim
 from verify.criteria import Threshold, all_of
 
 SOURCE = paper("chapters")
@@ -88,7 +88,7 @@ def check_router_gradient(params, ctx):
         weighted_zero=_exactly_zero("|dL_LM/dW_r|, chapter weighting, W_O = 0").judge(g["weighted_zero"]),
         concatenated_zero=_exactly_zero("|dL_LM/dW_r|, concatenation, W_O = 0").judge(g["concatenated_zero"]),
     )
-    return Outcome.judged(judgement, details={"gradient_norms": g})
+    return judgement, {"gradient_norms": g}
 
 
 def _last_token_effect(params, ctx, routing, wo_init="normal"):
@@ -145,4 +145,4 @@ def check_leak_causality(params, ctx):
             for m, v in causal.items()
         },
     }
-    return Outcome.judged(all_of(**parts), details={"effects": {params["leaky"]: a, **causal}})
+    return all_of(**parts), {"effects": {params["leaky"]: a, **causal}}

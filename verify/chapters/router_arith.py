@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
-from verify.claims import Outcome, claim
+from verify.claims import claim
 from verify.criteria import Agreement, Threshold, all_of
 
 SOURCE = paper("chapters")
@@ -62,16 +62,13 @@ def check_mixing(params, ctx):
         sum=Agreement("max |sum of the C_sh + k weights - 1|", 1e-6).judge(err_sum),
         shared=Agreement("max |shared weight - C_sh/(C_sh + s)|", 1e-6).judge(err_shared),
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "shared_weight_predicted": predicted,
-            "shared_weight_mean": float(shared.mean()),
-            "max_sum_error": err_sum,
-            "max_shared_error": err_shared,
-            "routed_total": float(r.weights[:, params["n_shared"] :].sum(-1).mean()),
-        },
-    )
+    return judgement, {
+        "shared_weight_predicted": predicted,
+        "shared_weight_mean": float(shared.mean()),
+        "max_sum_error": err_sum,
+        "max_shared_error": err_shared,
+        "routed_total": float(r.weights[:, params["n_shared"] :].sum(-1).mean()),
+    }
 
 
 @claim(
@@ -106,10 +103,10 @@ def check_lb_uniform(params, ctx):
         want = load_balance_uniform(k)
         worst = max(worst, abs(value - want))
         rows.append({"top_k": k, "n_shared": n_shared, "L_lb": value, "predicted": want})
-    return Outcome.judged(
-        Agreement("max |L_lb - k| over the cases", 1e-6).judge(worst),
-        details={"cases": rows, "max_abs_error": worst},
-    )
+    return Agreement("max |L_lb - k| over the cases", 1e-6).judge(worst), {
+        "cases": rows,
+        "max_abs_error": worst,
+    }
 
 
 @claim(
@@ -137,7 +134,7 @@ def check_zloss(params, ctx):
         printed=Agreement("|z-loss - 69.1893 (printed)|", 1e-4).judge(value - 69.1893),
         closed_form=Agreement("|z-loss - (ln C)^2|", 1e-9).judge(value - closed),
     )
-    return Outcome.judged(judgement, details={"closed_form": closed, "z_loss": value})
+    return judgement, {"closed_form": closed, "z_loss": value}
 
 
 @claim(
@@ -166,9 +163,7 @@ def check_table2(params, ctx):
             {"benchmark": name, "iso_delta": ra, "iso_printed": da, "moc_delta": rm, "moc_printed": dm}
         )
     # 0.005 pp, half the printed precision, plus 1e-9 for the float subtraction of the entries
-    return Outcome.judged(
-        Agreement("max |recomputed - printed delta| (pp)", 0.005 + 1e-9).judge(worst), details={"rows": rows}
-    )
+    return Agreement("max |recomputed - printed delta| (pp)", 0.005 + 1e-9).judge(worst), {"rows": rows}
 
 
 @claim(
@@ -217,13 +212,10 @@ def check_leak_capacity(params, ctx):
     judgement = dataclasses.replace(
         judgement, measured={**judgement.measured, "bits": bits, "nats_per_token": nats, "ratio": ratio}
     )
-    return Outcome.judged(
-        judgement,
-        details={
-            "bits_mpmath": bits_mp,
-            "all_routers_bits": params["n_routers"] * bits,
-            "all_routers_nats_per_token": params["n_routers"] * nats,
-            "caveat": "an upper bound on what the selection can carry; it does "
-            "not show that the reported gain was leaked",
-        },
-    )
+    return judgement, {
+        "bits_mpmath": bits_mp,
+        "all_routers_bits": params["n_routers"] * bits,
+        "all_routers_nats_per_token": params["n_routers"] * nats,
+        "caveat": "an upper bound on what the selection can carry; it does "
+        "not show that the reported gain was leaked",
+    }

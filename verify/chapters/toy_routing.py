@@ -4,7 +4,7 @@ utilisation with and without the load-balance loss, and the top-k sweep (split f
 sorts right after it, so the registration order is unchanged).
 
 Training runs in float32 on ``ctx.device`` whatever ``ctx.dtype`` says. Phase-1 runs are shared
-with the other toy claims through ``ctx.shared`` (``verify.chapters.toy_setup``).
+with the other toy claims (:func:`verify.chapters.toy_setup.phase1`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
@@ -108,10 +108,7 @@ def check_utilisation(p, ctx):
             [r["first_epoch"]["entropy"] for r in rows], seeds=seeds
         ),
     )
-    return Outcome.judged(
-        judgement,
-        details={"window": window, "rows": rows, "end_entropy": [r["end"]["entropy"] for r in rows]},
-    )
+    return judgement, {"window": window, "rows": rows, "end_entropy": [r["end"]["entropy"] for r in rows]}
 
 
 @claim(
@@ -161,18 +158,15 @@ def check_lb_needed(p, ctx):
     # Not a bracket: the theory gives no boundary in the load-balance coefficient, so the rule
     # stays "entropy without L_lb <= entropy with L_lb - 0.1 in every seed" (the 0.1 a convention)
     rule = EverySeed("first-epoch entropy with L_lb - without L_lb", 0.1, ">=", "convention")
-    return Outcome.judged(
-        rule.judge([a - b for a, b in zip(e_with, e_without)], seeds=[r["seed"] for r in with_lb]),
-        details={
-            "window": window,
-            "entropy_with_lb": e_with,
-            "entropy_without_lb": e_without,
-            "f_with_lb": [r["first_epoch"]["f"] for r in with_lb],
-            "f_without_lb": [r["first_epoch"]["f"] for r in without],
-            "rows_without": without,
-            "rows_with": with_lb,
-        },
-    )
+    return rule.judge([a - b for a, b in zip(e_with, e_without)], seeds=[r["seed"] for r in with_lb]), {
+        "window": window,
+        "entropy_with_lb": e_with,
+        "entropy_without_lb": e_without,
+        "f_with_lb": [r["first_epoch"]["f"] for r in with_lb],
+        "f_without_lb": [r["first_epoch"]["f"] for r in without],
+        "rows_without": without,
+        "rows_with": with_lb,
+    }
 
 
 @claim(
@@ -224,14 +218,14 @@ def check_topk(p, ctx):
                 "seed": seed,
                 "loss": sweep,
                 "increments": increments,
-                "passed": all(x <= 0 for x in increments),
                 "reported": {str(k): losses[k] for k in p["report_ks"]},
             }
         )
     # Criterion changed twice: the first rule (+0.02 per step, one seed) accepted a flat or
     # slightly rising curve while the effect is ~0.005 nats; its successor, "every increment <= 0
     # in every seed", could not be decided at quick scale (a ledger entry, not a refutation) and is
-    # the rule the interval rule replaced (previous_criterion; the first rule is its "earlier").
+    # the rule the interval rule replaced (details["previous_criterion"] and each row's "passed",
+    # that rule's verdict on the seed, are stored once: verify.previous).
     first = rows[0]
     parts = {
         f"k {a}->{b}": Threshold(f"loss increment k {a}->{b} (nats)", 0.0, "<=", "theory").judge(
@@ -239,27 +233,10 @@ def check_topk(p, ctx):
         )
         for i, (a, b) in enumerate(zip(p["top_ks"], p["top_ks"][1:]))
     }
-    return Outcome.judged(
-        all_of(**parts),
-        details={
-            "top_ks": list(p["top_ks"]),
-            "rows": rows,
-            "loss": first["loss"],
-            "increments": first["increments"],
-            "reported": first["reported"],
-            # the rule the interval rule replaced, and (earlier) the rule that one replaced
-            "previous_criterion": {
-                "rule": "every increment <= 0 in every seed (every seed of 0..2)",
-                "passed": all(r["passed"] for r in rows),
-                "why_changed": "not decidable at quick scale: the k 4 -> 8 increment changed sign "
-                "with the seed (a ledger entry, not a refutation); the interval over the seeds "
-                "says inconclusive and names the deciding budget instead",
-                "earlier": {
-                    "rule": "every increment <= +0.02, first seed only",
-                    "passed": all(x <= 0.02 for x in first["increments"]),
-                    "why_changed": "the +0.02 tolerance accepted a flat or slightly rising curve "
-                    "(the reversed curve passed) while the effect is about 0.005 nats",
-                },
-            },
-        },
-    )
+    return all_of(**parts), {
+        "top_ks": list(p["top_ks"]),
+        "rows": rows,
+        "loss": first["loss"],
+        "increments": first["increments"],
+        "reported": first["reported"],
+    }

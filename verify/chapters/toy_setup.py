@@ -1,12 +1,12 @@
 """What the chapters toy claim modules share (verify.chapters.toy and .tuned): the recipe's
-parameters, the data, and the phase-1/phase-2 training runs shared through ``ctx.shared``.
-Registers no claim."""
+parameters, the data, and the phase-1/phase-2 training runs, computed once per run
+(:func:`verify.claims.shared`). Registers no claim."""
 
 from __future__ import annotations
 
 from constructions.device import one_thread
 from theory.papers import paper
-from verify.claims import rng_for
+from verify.claims import rng_for, shared
 from verify.criteria import Threshold
 from verify.measure import t_interval
 
@@ -38,38 +38,39 @@ FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_s
 USAGE = {"usage_seeds": 5}
 
 
-#: The parameters a phase-1/phase-2 run depends on: the cache key of the shared runs, so claims
-#: with extra parameters (and their controls) reuse the same trained models.
-TRAIN_KEYS = (
-    "n_facts",
-    "n_values",
-    "n_phase2",
-    "batch",
-    "steps1",
-    "steps2",
-    "eval_every",
-    "lr",
-    "lr_memory",
-    "bank_lr_factor",
+#: Why the fact-storage claims' verdicts flip with the base seed (the ledger entries of
+#: chapters.toy.fact_storage_vs_isoflop and chapters.toy.fact_storage_tuned)
+STORAGE_TRIED = (
+    "nothing after the judged seeds: the criterion is kept (verify stability over the whole registry)"
+)
+STORAGE_REASON = (
+    "at base seeds 2 and 4 the interval over the two training seeds is over 0.9 wide and the run is "
+    "inconclusive (its record says why); at 0, 1 and 3 it passes, and it never fails: more training "
+    "seeds would decide; not investigated further"
 )
 
 
-def _key(p):
-    return tuple((k, p[k]) for k in TRAIN_KEYS)
+def _recipe(p) -> tuple:
+    """The parameters of ``p`` a phase-1 run depends on, in the order of the shared runs' arguments
+    (n_facts, n_values, n_phase2, batch, steps1, lr, lr_memory, eval_every): claims with extra
+    parameters (and their controls) reuse the same trained models.
+
+    >>> _recipe(BASE)
+    (512, 256, 512, 64, 150, 0.003, 0.006, 25)
+    """
+    return tuple(
+        p[k] for k in ("n_facts", "n_values", "n_phase2", "batch", "steps1", "lr", "lr_memory", "eval_every")
+    )
 
 
-def _data(p, seed):
+def _data(n_facts, n_values, n_phase2, seed):
     from constructions.chapters.train import N_SPECIAL, make_fact_dataset, make_phase2_dataset
 
     rng = rng_for(int(seed), "chapters.toy.rng")
-    value_start = N_SPECIAL + p["n_facts"] + p["n_phase2"]
-    a = make_fact_dataset(p["n_facts"], p["n_values"], rng, value_start=value_start)
+    value_start = N_SPECIAL + n_facts + n_phase2
+    a = make_fact_dataset(n_facts, n_values, rng, value_start=value_start)
     b = make_phase2_dataset(
-        p["n_phase2"],
-        rng,
-        key_start=N_SPECIAL + p["n_facts"],
-        value_start=value_start,
-        n_values=p["n_values"],
+        n_phase2, rng, key_start=N_SPECIAL + n_facts, value_start=value_start, n_values=n_values
     )
     return a, b
 
@@ -80,39 +81,112 @@ def _configs(p, top_k=4):
     return toy_configs(p["n_facts"], p["n_values"], p["n_phase2"], top_k=top_k)
 
 
+def flop_ratio(p) -> tuple[int, float]:
+    """(depth of the iso-FLOP dense model, MoC's forward FLOPs over the dense model's) at the toy's
+    sizes ``p``.
+
+    >>> flop_ratio(BASE)[0]
+    21
+    """
+    from theory.chapters.flops import flops_model
+
+    moc_cfg, dense_cfg = _configs(p)
+    layers = dense_cfg["n_layers"]
+    return layers, flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, layers, 0)
+
+
+@shared
+def _phase1(
+    ctx,
+    n_facts,
+    n_values,
+    n_phase2,
+    batch,
+    steps1,
+    lr,
+    lr_memory,
+    eval_every,
+    seed,
+    kind,
+    top_k,
+    steps,
+    lb_coef,
+    evaluate,
+):
+    from constructions.chapters.train import build, make_mixed_batches, toy_configs, train
+
+    moc, dense = toy_configs(n_facts, n_values, n_phase2, top_k=top_k)
+    model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
+    a, _ = _data(n_facts, n_values, n_phase2, seed)
+    batches = make_mixed_batches([a], batch, rng_for(int(seed), "chapters.toy.phase1.make_mixed_batches"))
+    with one_thread():  # the trained weights must not depend on the machine's thread count
+        hist = train(
+            model,
+            batches,
+            steps,
+            lr=lr,
+            lr_memory=lr_memory,
+            lb_coef=lb_coef,
+            eval_sets=[a] if evaluate else [],
+            eval_every=eval_every,
+            schedule_steps=steps1,
+            device=ctx.device,
+        )
+    return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
 def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01, evaluate=True):
-    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict).
+    """Phase 1 on fact set A: kind "moc" or "dense"; returns (history, state_dict), trained once
+    per run from the recipe's parameters in ``p`` (:func:`verify.claims.shared`).
 
     ``evaluate=False``: no accuracy on A is measured (the history's ``acc`` and ``eval_loss`` stay
     empty, ``eval_steps`` is []), for the runs whose readers use only the training loss and the
     routing frequencies (top-k sweep, router usage); training is the same, since evaluation draws
     nothing and changes no weight."""
     steps = p["steps1"] if steps is None else steps
+    return _phase1(ctx, *_recipe(p), seed, kind, top_k, steps, lb_coef, evaluate)
 
-    def compute():
-        from constructions.chapters.train import build, make_mixed_batches, train
 
-        moc, dense = _configs(p, top_k)
-        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-        a, _ = _data(p, seed)
-        batches = make_mixed_batches([a], p["batch"], rng_for(int(seed), "chapters.toy.phase1.make_mixed_batches"))
-        with one_thread():  # the trained weights must not depend on the machine's thread count
-            hist = train(
-                model,
-                batches,
-                steps,
-                lr=p["lr"],
-                lr_memory=p["lr_memory"],
-                lb_coef=lb_coef,
-                eval_sets=[a] if evaluate else [],
-                eval_every=p["eval_every"],
-                schedule_steps=p["steps1"],
-                device=ctx.device,
-            )
-        return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
+@shared
+def _phase2(
+    ctx,
+    n_facts,
+    n_values,
+    n_phase2,
+    batch,
+    steps1,
+    lr,
+    lr_memory,
+    eval_every,
+    steps2,
+    bank_lr_factor,
+    seed,
+    kind,
+    bank,
+):
+    from constructions.chapters.train import build, evaluate, make_mixed_batches, toy_configs, train
 
-    key = ("chapters.phase1", _key(p), seed, kind, top_k, steps, lb_coef) + (() if evaluate else ("no_eval",))
-    return ctx.shared(key, compute)
+    moc, dense = toy_configs(n_facts, n_values, n_phase2)
+    model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
+    recipe = (n_facts, n_values, n_phase2, batch, steps1, lr, lr_memory, eval_every)
+    first, weights = _phase1(ctx, *recipe, seed, kind, 4, steps1, 0.01, True)
+    model.load_state_dict(weights)
+    a, b = _data(n_facts, n_values, n_phase2, seed)
+    start = [(first["acc"][0][-1], first["eval_loss"][0][-1]), evaluate(model, b, ctx.device)]
+    batches = make_mixed_batches([b], batch, rng_for(int(seed), "chapters.toy.phase2.make_mixed_batches"))
+    with one_thread():  # as phase 1: the result must not depend on the thread count
+        return train(
+            model,
+            batches,
+            steps2,
+            lr=lr,
+            lr_memory=lr_memory,
+            lr_bank=0.0 if bank == "frozen" else bank_lr_factor * lr,
+            eval_sets=[a, b],
+            eval_every=steps2 if bank == "frozen" else eval_every,
+            device=ctx.device,
+            initial_eval=start,
+        )
 
 
 def phase2(p, ctx, seed, kind, bank="slow"):
@@ -121,38 +195,10 @@ def phase2(p, ctx, seed, kind, bank="slow"):
     steps ("slow", whose curves chapters.toy.retention reports) or at the start and the end only
     ("frozen": chapters.toy.frozen_bank_parity reads nothing else).
 
-    The start is not evaluated again: A's accuracy and loss there are phase 1's last evaluation
-    (the same weights), and B's is measured once on the phase-1 weights and shared by both arms."""
-
-    def compute():
-        from constructions.chapters.train import build, evaluate, make_mixed_batches, train
-
-        moc, dense = _configs(p)
-        model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-        first, weights = phase1(p, ctx, seed, kind)
-        model.load_state_dict(weights)
-        a, b = _data(p, seed)
-        start_a = (first["acc"][0][-1], first["eval_loss"][0][-1])
-        start_b = ctx.shared(
-            ("chapters.phase1_end_B", _key(p), seed, kind), lambda: evaluate(model, b, ctx.device)
-        )
-        batches = make_mixed_batches([b], p["batch"], rng_for(int(seed), "chapters.toy.phase2.make_mixed_batches"))
-        lr_bank = 0.0 if bank == "frozen" else p["bank_lr_factor"] * p["lr"]
-        with one_thread():  # as phase 1: the result must not depend on the thread count
-            return train(
-                model,
-                batches,
-                p["steps2"],
-                lr=p["lr"],
-                lr_memory=p["lr_memory"],
-                lr_bank=lr_bank,
-                eval_sets=[a, b],
-                eval_every=p["steps2"] if bank == "frozen" else p["eval_every"],
-                device=ctx.device,
-                initial_eval=[start_a, start_b],
-            )
-
-    return ctx.shared(("chapters.phase2", _key(p), seed, kind, bank), compute)
+    The start is not evaluated on A again: A's accuracy and loss there are phase 1's last
+    evaluation (the same weights); B's is measured on the phase-1 weights (the same numbers in
+    both arms)."""
+    return _phase2(ctx, *_recipe(p), p["steps2"], p["bank_lr_factor"], seed, kind, bank)
 
 
 def _acc_at(hist, step, which=0):
@@ -179,12 +225,3 @@ def paired(a, b) -> list[float] | float:
     paired); with one seed, the difference itself (a point)."""
     diffs = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
     return list(t_interval(diffs)) if len(diffs) >= 2 else diffs[0]
-
-
-def point_rule(quantity: str, difference: float, passed: bool) -> dict:
-    """The replaced rule, kept in the record: the mean difference over the seeds as a point."""
-    return {
-        "rule": f"{quantity}: the mean over the seeds as a point",
-        "mean": difference,
-        "passed": bool(passed),
-    }

@@ -157,9 +157,7 @@ def atlas(record, seeds=None) -> Setup:
 
         def draw(rng):
             drawn = [list(c * np.exp(sd * rng.standard_normal(draws))) for c in curve]
-            v = within_constant_verdict(
-                drawn, [[b] * draws for b in bounds], p["constant"], p["max_exponent"]
-            )
+            v = within_constant_verdict(drawn, [[b] * draws for b in bounds])
             return within_constant_judgement(v, p["constant"], scale)
 
         return draw
