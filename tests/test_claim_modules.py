@@ -75,3 +75,26 @@ def test_checker_reports_a_planted_pair(tmp_path):
     (area / "bad.py").unlink()
     (area / "bad2.py").unlink()
     assert claim_module_imports(tmp_path) == []
+
+
+def hand_built_keys(root: Path) -> list[str]:
+    """'file:line' of each ``ctx.shared(...)`` call under verify/ outside verify/claims.py: a
+    measurement is cached by ``@shared`` (verify.claims.shared), keyed by its code and arguments,
+    never by a key built by hand."""
+    hits = []
+    for path in sorted((root / "verify").rglob("*.py")):
+        if path == root / "verify" / "claims.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            fn = node.func if isinstance(node, ast.Call) else None
+            if isinstance(fn, ast.Attribute) and fn.attr == "shared" and getattr(fn.value, "id", "") == "ctx":
+                hits.append(f"{path.relative_to(root)}:{node.lineno}")
+    return hits
+
+
+def test_no_cache_key_is_built_by_hand(tmp_path):
+    assert hand_built_keys(ROOT) == []
+    planted = tmp_path / "verify" / "area" / "m.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("def f(ctx, p):\n    return ctx.shared(('k', p['n'], ctx.seed), lambda: 1)\n")
+    assert hand_built_keys(tmp_path) == ["verify/area/m.py:2"]
