@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 
@@ -95,6 +96,28 @@ def is_failure(record: dict) -> bool:
     return record["status"] in ("fail", "error", "ledger now passes", "vacuous")
 
 
+@contextlib.contextmanager
+def single_threaded():
+    """Run a check on one torch thread and one thread in every BLAS pool, restoring the caller's
+    settings afterwards: a record must not depend on the machine's core count or the number of
+    workers (a threaded reduction moves the last bits of float32 trainings: chapters.leak.*,
+    fact_mlp.transformer.*, icrecall.finetune.* and others differed between one worker thread and
+    two). The parallel runner's workers on a 2-core machine already run so; elsewhere a check
+    gives up intra-op threads for a record that is the same everywhere.
+
+    >>> import torch
+    >>> with single_threaded():
+    ...     torch.get_num_threads()
+    1
+    """
+    from threadpoolctl import threadpool_limits
+
+    from constructions.device import one_thread
+
+    with threadpool_limits(limits=1), one_thread():
+        yield
+
+
 def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
     """Run the claim's check on one control's parameters. The control does its job when the
     criterion fails there ("fails as required"); "passes" means the claim cannot tell the control
@@ -104,7 +127,8 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
     try:
         cparams = control.apply(params)
         row["params"] = jsonable({k: v for k, v in cparams.items() if params.get(k, object()) != v})
-        out = as_outcome(claim.check(cparams, ctx))
+        with single_threaded():
+            out = as_outcome(claim.check(cparams, ctx))
         row.update(
             predicted=jsonable(out.predicted),
             measured=jsonable(out.measured),
@@ -136,7 +160,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     start, cpu0, shared0 = time.perf_counter(), time.process_time(), ctx.shared_seconds
     outcome, error = None, None
     try:
-        outcome = as_outcome(claim.check(params, ctx))
+        with single_threaded():
+            outcome = as_outcome(claim.check(params, ctx))
         history = {} if outcome.skipped else attached(claim.id, ctx.scale, ctx.seed, params)
         predicted, measured, details = (
             jsonable(outcome.predicted),
