@@ -26,6 +26,7 @@ interval clearing a threshold); ``verify run --seed S`` changes the base seed of
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import importlib
@@ -427,8 +428,12 @@ def _frozen(value, name: str):
         return tuple(sorted((str(k), _frozen(v, name)) for k, v in value.items()))
     if isinstance(value, np.ndarray):
         return ("array", value.shape, str(value.dtype), value.tobytes())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and value.__dataclass_params__.frozen:
+        fields = ((f.name, _frozen(getattr(value, f.name), name)) for f in dataclasses.fields(value))
+        return (type(value).__qualname__, tuple(fields))
     raise TypeError(
-        f"a shared measurement takes plain values (numbers, strings, lists, arrays); argument "
+        f"a shared measurement takes plain values (numbers, strings, lists, arrays, frozen dataclasses "
+        f"of them); argument "
         f"{name!r} is a {type(value).__name__}"
     )
 
@@ -436,7 +441,8 @@ def _frozen(value, name: str):
 def shared(fn: Callable) -> Callable:
     """Memoise a measurement ``fn(ctx, ...)`` for the run: computed once per qualified name, bound
     arguments (defaults applied), seed, device and dtype (:meth:`Context.shared`). The key is made
-    from the code, so it cannot miss a parameter; the arguments must be plain values.
+    from the code, so it cannot miss a parameter; the arguments must be plain values or frozen
+    dataclasses of them (a model's settings passed as one argument).
 
     >>> calls = []
     >>> @shared

@@ -4,6 +4,8 @@ parameters, the data, and the phase-1/phase-2 training runs, computed once per r
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from constructions.device import one_thread
 from theory.papers import paper
 from verify.claims import rng_for, shared
@@ -50,17 +52,28 @@ STORAGE_REASON = (
 )
 
 
-def _recipe(p) -> tuple:
-    """The parameters of ``p`` a phase-1 run depends on, in the order of the shared runs' arguments
-    (n_facts, n_values, n_phase2, batch, steps1, lr, lr_memory, eval_every): claims with extra
-    parameters (and their controls) reuse the same trained models.
+@dataclass(frozen=True)
+class Recipe:
+    """The parameters a phase-1 run depends on: claims with extra parameters (and their controls)
+    reuse the same trained models."""
 
-    >>> _recipe(BASE)
-    (512, 256, 512, 64, 150, 0.003, 0.006, 25)
+    n_facts: int
+    n_values: int
+    n_phase2: int
+    batch: int
+    steps1: int
+    lr: float
+    lr_memory: float
+    eval_every: int
+
+
+def _recipe(p) -> Recipe:
+    """The :class:`Recipe` of the parameters ``p``.
+
+    >>> _recipe(BASE).n_facts, _recipe(BASE).lr
+    (512, 0.003)
     """
-    return tuple(
-        p[k] for k in ("n_facts", "n_values", "n_phase2", "batch", "steps1", "lr", "lr_memory", "eval_every")
-    )
+    return Recipe(*(p[f.name] for f in fields(Recipe)))
 
 
 def _data(n_facts, n_values, n_phase2, seed):
@@ -96,40 +109,24 @@ def flop_ratio(p) -> tuple[int, float]:
 
 
 @shared
-def _phase1(
-    ctx,
-    n_facts,
-    n_values,
-    n_phase2,
-    batch,
-    steps1,
-    lr,
-    lr_memory,
-    eval_every,
-    seed,
-    kind,
-    top_k,
-    steps,
-    lb_coef,
-    evaluate,
-):
+def _phase1(ctx, r: Recipe, seed, kind, top_k, steps, lb_coef, evaluate):
     from constructions.chapters.train import build, make_mixed_batches, toy_configs, train
 
-    moc, dense = toy_configs(n_facts, n_values, n_phase2, top_k=top_k)
+    moc, dense = toy_configs(r.n_facts, r.n_values, r.n_phase2, top_k=top_k)
     model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-    a, _ = _data(n_facts, n_values, n_phase2, seed)
-    batches = make_mixed_batches([a], batch, rng_for(int(seed), "chapters.toy.phase1.make_mixed_batches"))
+    a, _ = _data(r.n_facts, r.n_values, r.n_phase2, seed)
+    batches = make_mixed_batches([a], r.batch, rng_for(int(seed), "chapters.toy.phase1.make_mixed_batches"))
     with one_thread():  # the trained weights must not depend on the machine's thread count
         hist = train(
             model,
             batches,
             steps,
-            lr=lr,
-            lr_memory=lr_memory,
+            lr=r.lr,
+            lr_memory=r.lr_memory,
             lb_coef=lb_coef,
             eval_sets=[a] if evaluate else [],
-            eval_every=eval_every,
-            schedule_steps=steps1,
+            eval_every=r.eval_every,
+            schedule_steps=r.steps1,
             device=ctx.device,
         )
     return hist, {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -144,46 +141,30 @@ def phase1(p, ctx, seed, kind, top_k=4, steps=None, lb_coef=0.01, evaluate=True)
     routing frequencies (top-k sweep, router usage); training is the same, since evaluation draws
     nothing and changes no weight."""
     steps = p["steps1"] if steps is None else steps
-    return _phase1(ctx, *_recipe(p), seed, kind, top_k, steps, lb_coef, evaluate)
+    return _phase1(ctx, _recipe(p), seed, kind, top_k, steps, lb_coef, evaluate)
 
 
 @shared
-def _phase2(
-    ctx,
-    n_facts,
-    n_values,
-    n_phase2,
-    batch,
-    steps1,
-    lr,
-    lr_memory,
-    eval_every,
-    steps2,
-    bank_lr_factor,
-    seed,
-    kind,
-    bank,
-):
+def _phase2(ctx, r: Recipe, steps2, bank_lr_factor, seed, kind, bank):
     from constructions.chapters.train import build, evaluate, make_mixed_batches, toy_configs, train
 
-    moc, dense = toy_configs(n_facts, n_values, n_phase2)
+    moc, dense = toy_configs(r.n_facts, r.n_values, r.n_phase2)
     model = build(moc if kind == "moc" else dense, seed, device=ctx.device)
-    recipe = (n_facts, n_values, n_phase2, batch, steps1, lr, lr_memory, eval_every)
-    first, weights = _phase1(ctx, *recipe, seed, kind, 4, steps1, 0.01, True)
+    first, weights = _phase1(ctx, r, seed, kind, 4, r.steps1, 0.01, True)
     model.load_state_dict(weights)
-    a, b = _data(n_facts, n_values, n_phase2, seed)
+    a, b = _data(r.n_facts, r.n_values, r.n_phase2, seed)
     start = [(first["acc"][0][-1], first["eval_loss"][0][-1]), evaluate(model, b, ctx.device)]
-    batches = make_mixed_batches([b], batch, rng_for(int(seed), "chapters.toy.phase2.make_mixed_batches"))
+    batches = make_mixed_batches([b], r.batch, rng_for(int(seed), "chapters.toy.phase2.make_mixed_batches"))
     with one_thread():  # as phase 1: the result must not depend on the thread count
         return train(
             model,
             batches,
             steps2,
-            lr=lr,
-            lr_memory=lr_memory,
-            lr_bank=0.0 if bank == "frozen" else bank_lr_factor * lr,
+            lr=r.lr,
+            lr_memory=r.lr_memory,
+            lr_bank=0.0 if bank == "frozen" else bank_lr_factor * r.lr,
             eval_sets=[a, b],
-            eval_every=steps2 if bank == "frozen" else eval_every,
+            eval_every=steps2 if bank == "frozen" else r.eval_every,
             device=ctx.device,
             initial_eval=start,
         )
@@ -198,7 +179,7 @@ def phase2(p, ctx, seed, kind, bank="slow"):
     The start is not evaluated on A again: A's accuracy and loss there are phase 1's last
     evaluation (the same weights); B's is measured on the phase-1 weights (the same numbers in
     both arms)."""
-    return _phase2(ctx, *_recipe(p), p["steps2"], p["bank_lr_factor"], seed, kind, bank)
+    return _phase2(ctx, _recipe(p), p["steps2"], p["bank_lr_factor"], seed, kind, bank)
 
 
 def _acc_at(hist, step, which=0):

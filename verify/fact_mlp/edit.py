@@ -12,7 +12,16 @@ import numpy as np
 
 from verify.claims import Control, choice, claim, shared
 from verify.criteria import Threshold, all_of
-from verify.fact_mlp.transformer_setup import BASE, SRC, build_encoder, build_gd_batch, contexts, edit_bases
+from verify.fact_mlp.transformer_setup import (
+    BASE,
+    SRC,
+    EditBase,
+    build_encoder,
+    build_gd_batch,
+    contexts,
+    edit_base,
+    edit_bases,
+)
 from verify.ledger import LedgerEntry, record
 
 #: swap_built_for: the map the swapped-in encoder-decoder is built for ("edited"; "original" is
@@ -27,21 +36,7 @@ CLOSE_SCORE = 0.05
 
 
 @shared
-def edit_table(
-    ctx,
-    n_facts: int,
-    d_model: int,
-    seq_len: int,
-    lr: float,
-    steps: int,
-    n_gates: int,
-    code_dim: int,
-    gd_hidden: int,
-    n_contexts: int,
-    ft_steps: int,
-    ft_lr: float,
-    ks: list,
-) -> list:
+def edit_table(ctx, base: EditBase, n_contexts: int, ft_steps: int, ft_lr: float, ks: list) -> list:
     """Every (base MLP of :func:`verify.fact_mlp.transformer_setup.edit_bases`, k in ``ks``,
     method): efficacy, paraphrase, specificity, score, attention unchanged."""
     from constructions.fact_mlp.edit import (
@@ -54,24 +49,29 @@ def edit_table(
         swap_edit,
     )
 
-    bases = edit_bases(ctx, n_facts, d_model, seq_len, lr, steps, n_gates, code_dim, gd_hidden)
-    evals = contexts(ctx, n_facts, d_model, n_contexts, 0, seq_len)
-    paras = contexts(ctx, n_facts, d_model, n_contexts, 1, seq_len)
+    bases = edit_bases(ctx, base)
+    evals = contexts(ctx, base.n_facts, base.d_model, n_contexts, 0, base.seq_len)
+    paras = contexts(ctx, base.n_facts, base.d_model, n_contexts, 1, base.seq_len)
     rows = []
     for name, model in bases.items():
         if name == "encoder_decoder":
 
             def build(facts):
-                return build_encoder(ctx, facts, n_gates, code_dim)
+                return build_encoder(ctx, facts, base.n_gates, base.code_dim)
         else:  # the swaps' GD MLPs of every k, trained as one batch (equal widths)
-            maps = [edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))[0] for k in ks]
-            built = build_gd_batch(ctx, [model.task.facts(m) for m in maps], gd_hidden)
+            maps = [
+                edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))[0]
+                for k in ks
+            ]
+            built = build_gd_batch(ctx, [model.task.facts(m) for m in maps], base.gd_hidden)
 
             def build(facts, maps=maps, built=built):
                 return next(b for m, b in zip(maps, built) if np.array_equal(m, facts.fact_map))
 
         for k in ks:
-            new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))
+            new_map, edited = edit_fact_map(
+                model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k)
+            )
             for method in METHODS:
                 trained = 0
                 if method == "swap":
@@ -94,21 +94,8 @@ def edit_table(
 
 def _table(ctx, p) -> list:
     """:func:`edit_table` at the claim's parameters, over its ks and n_edits."""
-    return edit_table(
-        ctx,
-        p["n_facts"],
-        p["d_model"],
-        p["seq_len"],
-        p["lr"],
-        p["steps"],
-        p["n_gates"],
-        p["code_dim"],
-        p["gd_hidden"],
-        p["contexts"],
-        p["ft_steps"],
-        p["ft_lr"],
-        sorted(set(p["ks"]) | {p["n_edits"]}),
-    )
+    ks = sorted(set(p["ks"]) | {p["n_edits"]})
+    return edit_table(ctx, edit_base(p), p["contexts"], p["ft_steps"], p["ft_lr"], ks)
 
 
 STALE = Control(
@@ -125,7 +112,7 @@ def stale_row(ctx, p, k):
     from constructions.fact_mlp.edit import edit_fact_map, edit_metrics, swap_edit
 
     F, d, L, n_gates, code_dim = p["n_facts"], p["d_model"], p["seq_len"], p["n_gates"], p["code_dim"]
-    bases = edit_bases(ctx, F, d, L, p["lr"], p["steps"], n_gates, code_dim, p["gd_hidden"])
+    bases = edit_bases(ctx, edit_base(p))
     model = bases["encoder_decoder"]
     new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit.edit_fact_map", k))
     old_map = model.mlp_facts.fact_map.copy()

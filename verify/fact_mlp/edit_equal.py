@@ -34,7 +34,15 @@ import numpy as np
 
 from verify.claims import Control, choice, claim, shared
 from verify.criteria import Threshold, all_of
-from verify.fact_mlp.transformer_setup import BASE, SRC, build_encoder, contexts, edit_bases
+from verify.fact_mlp.transformer_setup import (
+    BASE,
+    SRC,
+    EditBase,
+    build_encoder,
+    contexts,
+    edit_base,
+    edit_bases,
+)
 from verify.measure import t_interval
 
 WIDTH = 576  # H m_c of the encoder-decoder at BASE (12 x 48)
@@ -85,14 +93,7 @@ def apply_method(model, method: str, new_map, edited, stats: dict, build, train,
 @shared
 def equal_rows(
     ctx,
-    n_facts: int,
-    d_model: int,
-    seq_len: int,
-    lr: float,
-    steps: int,
-    n_gates: int,
-    code_dim: int,
-    gd_hidden: int,
+    base: EditBase,
     n_contexts: int,
     ks: list,
     draws: int,
@@ -106,16 +107,15 @@ def equal_rows(
     from constructions.fact_mlp.edit import attention_unchanged, edit_fact_map, edit_metrics
     from constructions.fact_mlp.edit_cov import context_hidden, key_covariance, key_hidden
 
-    bases = edit_bases(ctx, n_facts, d_model, seq_len, lr, steps, n_gates, code_dim, gd_hidden)
-    evals, paras, (cov_tok, cov_keys) = (
-        contexts(ctx, n_facts, d_model, n_contexts, salt, seq_len) for salt in (0, 1, 2)
-    )
+    F, d, L = base.n_facts, base.d_model, base.seq_len
+    bases = edit_bases(ctx, base)
+    evals, paras, (cov_tok, cov_keys) = (contexts(ctx, F, d, n_contexts, salt, L) for salt in (0, 1, 2))
     train = None
     if any(m.startswith("finetune") for m in methods):
-        train = contexts(ctx, n_facts, d_model, ft_contexts, 3, seq_len)
+        train = contexts(ctx, F, d, ft_contexts, 3, L)
 
     def build(facts):
-        return build_encoder(ctx, facts, n_gates, code_dim)
+        return build_encoder(ctx, facts, base.n_gates, base.code_dim)
 
     rows = []
     for name, model in bases.items():
@@ -124,12 +124,14 @@ def equal_rows(
             "H": H,
             "keys": cov_keys,
             "C": key_covariance(H),
-            "kstar": key_hidden(H, cov_keys, n_facts),
+            "kstar": key_hidden(H, cov_keys, F),
         }
         meths = [m for m in methods if name == "encoder_decoder" or m != "swap"]
         for k in ks:
             for draw in range(draws):
-                new_map, edited = edit_fact_map(model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit_equal.edit_fact_map", k, draw))
+                new_map, edited = edit_fact_map(
+                    model.mlp_facts.fact_map, k, ctx.rng("fact_mlp.edit_equal.edit_fact_map", k, draw)
+                )
                 for method in meths:
                     t0 = time.process_time()
                     out = apply_method(model, method, new_map, edited, stats, build, train, ft_steps, ft_lr)
@@ -151,14 +153,7 @@ def _rows(ctx, p, methods, ks) -> list:
     """:func:`equal_rows` at the claim's parameters."""
     return equal_rows(
         ctx,
-        p["n_facts"],
-        p["d_model"],
-        p["seq_len"],
-        p["lr"],
-        p["steps"],
-        p["n_gates"],
-        p["code_dim"],
-        p["gd_hidden"],
+        edit_base(p),
         p["contexts"],
         ks,
         p["draws"],

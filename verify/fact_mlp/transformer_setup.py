@@ -5,6 +5,8 @@ no claim."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import numpy as np
 
 from theory.papers import paper
@@ -276,26 +278,44 @@ def zoo(
     return rows, mlps
 
 
+@dataclass(frozen=True)
+class EditBase:
+    """The settings of the models the editing claims edit: the one-layer Transformer (n_facts,
+    d_model, seq_len, lr, steps), its encoder-decoder (n_gates x code_dim) and the GD-trained
+    gated MLP's width (gd_hidden)."""
+
+    n_facts: int
+    d_model: int
+    seq_len: int
+    lr: float
+    steps: int
+    n_gates: int
+    code_dim: int
+    gd_hidden: int
+
+
+def edit_base(p: dict) -> EditBase:
+    """The :class:`EditBase` of a claim's parameters ``p``.
+
+    >>> edit_base(dict(BASE, gd_hidden=16)).gd_hidden
+    16
+    """
+    return EditBase(*(p[f.name] for f in fields(EditBase)))
+
+
 @shared
-def edit_bases(
-    ctx,
-    n_facts: int,
-    d_model: int,
-    seq_len: int,
-    lr: float,
-    steps: int,
-    n_gates: int,
-    code_dim: int,
-    gd_hidden: int,
-) -> dict:
+def edit_bases(ctx, base: EditBase) -> dict:
     """The models the editing claims edit (verify.fact_mlp.edit and .edit_equal):
     {"encoder_decoder": the MLP-first model with the encoder-decoder (n_gates x code_dim),
     "gd": the attention-first model holding a GD-trained gated MLP of width gd_hidden}."""
     from constructions.fact_mlp.transformer import clone_model, swap_mlp
 
-    ed_model, _ = mlp_first(ctx, n_facts, d_model, seq_len, lr, steps, "encoder_decoder", [n_gates, code_dim])
-    gd_model = clone_model(attention_first(ctx, n_facts, d_model, seq_len, lr, steps)[0])
-    swap_mlp(gd_model, gd_mlp(ctx, n_facts, d_model, gd_hidden))
+    b = base
+    ed_model, _ = mlp_first(
+        ctx, b.n_facts, b.d_model, b.seq_len, b.lr, b.steps, "encoder_decoder", [b.n_gates, b.code_dim]
+    )
+    gd_model = clone_model(attention_first(ctx, b.n_facts, b.d_model, b.seq_len, b.lr, b.steps)[0])
+    swap_mlp(gd_model, gd_mlp(ctx, b.n_facts, b.d_model, b.gd_hidden))
     return {"encoder_decoder": ed_model, "gd": gd_model}
 
 
