@@ -39,7 +39,7 @@ def test_claim_quick(claim_id, quick_record):
     assert resolution.get("rule") and resolution.get("text"), f"{claim_id}: no criterion object's resolution"
     if entry_for(claim_id, "quick") is not None:
         assert record["status"] == "not reproduced", (
-            f"{claim_id} is in the ledger but now passes: update verify/ledger.py "
+            f"{claim_id} is in the ledger but now passes: update verify/<area>/ledger.toml "
             f"(measured {record['measured']})"
         )
     elif record["status"] == "inconclusive":

@@ -1,6 +1,11 @@
 """The ledger of claims that did not reproduce after an honest investigation
 (README.md#kinds-of-claim-controls-and-verdicts-over-seeds).
 
+The entries are data: one TOML file per area, ``verify/<area>/ledger.toml``, a ``[[entry]]`` table
+each with the fields of :class:`LedgerEntry` (``seed_verdicts`` an inline table whose keys are
+the base seeds). They are loaded when this module is imported (:func:`load`); a malformed file
+raises a ValueError that names it.
+
 A ledger entry keeps the claim's criterion unchanged. The runner reports such a claim as
 "not reproduced" (``passed`` false, field ``ledger`` with the reason); it does not make the
 exit status non-zero while it keeps failing, but a ledgered claim that starts passing does
@@ -29,8 +34,15 @@ scale and passes at quick scale has a full-scale entry only, so the quick run st
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 SEED_VERDICTS = ("pass", "fail", "inconclusive")
 
@@ -98,3 +110,63 @@ def entry_for(claim_id: str, scale: str) -> LedgerEntry | None:
     ):
         entry = LEDGER[claim_id]  # placed in LEDGER by hand (tests)
     return entry
+
+
+def load(path: Path) -> list[LedgerEntry]:
+    """The entries of one ledger file (``[[entry]]`` tables with :class:`LedgerEntry`'s fields).
+
+    >>> import tempfile
+    >>> lines = ['[[entry]]', 'claim_id = "a.b"', 'measured = "m"', 'tried = "t"', 'reason = "r"',
+    ...          'scales = ["full"]', 'flips_with_seed = true', 'seed_verdicts = { 0 = "pass", 3 = "fail" }']
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "ledger.toml"
+    ...     _ = path.write_text("\\n".join(lines))
+    ...     entry = load(path)[0]
+    >>> entry.scales, entry.seed_verdicts
+    (('full',), {0: 'pass', 3: 'fail'})
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"ledger file {path}: not valid TOML ({exc})") from exc
+    known = {f.name for f in fields(LedgerEntry)}
+    if set(data) - {"entry"}:
+        raise ValueError(
+            f"ledger file {path}: only [[entry]] tables belong here, got {sorted(set(data) - {'entry'})}"
+        )
+    entries = []
+    for i, raw in enumerate(data.get("entry", [])):
+        if set(raw) - known or not {"claim_id", "measured", "tried", "reason"} <= set(raw):
+            raise ValueError(
+                f"ledger file {path}, entry {i}: fields {sorted(raw)}; allowed {sorted(known)}, "
+                "claim_id, measured, tried and reason required"
+            )
+        kw = dict(raw)
+        for name in ("scales", "known_vacuous"):
+            if name in kw:
+                kw[name] = tuple(kw[name])
+        if "seed_verdicts" in kw:
+            try:
+                kw["seed_verdicts"] = {int(s): v for s, v in kw["seed_verdicts"].items()}
+            except ValueError as exc:
+                raise ValueError(
+                    f"ledger file {path}, entry {i}: seed_verdicts keys must be base seeds"
+                ) from exc
+        try:
+            entries.append(LedgerEntry(**kw))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"ledger file {path}, entry {i}: {exc}") from exc
+    return entries
+
+
+def _load_areas() -> None:
+    from theory.registry import AREAS
+
+    for area in AREAS:
+        path = Path(__file__).with_name(area) / "ledger.toml"
+        if path.exists():
+            for entry in load(path):
+                record(entry)
+
+
+_load_areas()

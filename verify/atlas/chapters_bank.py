@@ -26,7 +26,7 @@ these sizes.
 Everything (sizes, grid, 300 steps, learning rate 0.02, stopping at the first storing step) was
 chosen on pilot seeds 100 and 101 before the judged seeds: C* at F = 32 / 64 / 128 was [4, 2, 2] /
 [4, 4, 4] / [16, 16, 16] (seed 100) and [2, 4, 2] / [16, 8, 4] / [32, 8, 32] (seed 101); median P
-over I/32 spread 2.06 and 1.42 (6.6 CPU-s for one search). Judged seeds: see verify/atlas/ledger.py
+over I/32 spread 2.06 and 1.42 (6.6 CPU-s for one search). Judged seeds: see verify/atlas/ledger.toml
 (both claims are ledgered).
 """
 

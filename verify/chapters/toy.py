@@ -15,8 +15,6 @@ from verify.chapters.toy_setup import (
     BASE,
     FULL,
     SOURCE,
-    STORAGE_REASON,
-    STORAGE_TRIED,
     _acc_at,
     flop_ratio,
     paired,
@@ -26,7 +24,6 @@ from verify.chapters.toy_setup import (
 )
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold
-from verify.ledger import LedgerEntry, record
 
 
 @claim(
@@ -77,26 +74,6 @@ def check_fact_storage(p, ctx):
         "compares the recipe, not tuned models; the tuned "
         "comparison is chapters.toy.fact_storage_tuned",
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="chapters.toy.fact_storage_vs_isoflop",
-        measured="quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 pass {MoC - iso-"
-        "FLOP dense value accuracy (95% t interval over seeds): [0.4423774604345998, "
-        "0.8642631645654002]}; 1 pass {MoC - iso-FLOP dense value accuracy (95% t interval over "
-        "seeds): [0.6163820127493176, 0.7156492372506824]}; 2 inconclusive {MoC - iso-FLOP dense "
-        "value accuracy (95% t interval over seeds): [0.07317089024249368, 1.1651103597575063]}; "
-        "3 pass {MoC - iso-FLOP dense value accuracy (95% t interval over seeds): "
-        "[0.4289372538106234, 0.7019221211893766]}; 4 inconclusive {MoC - iso-FLOP dense value "
-        "accuracy (95% t interval over seeds): [0.14314123974385845, 1.0365462602561415]}",
-        tried=STORAGE_TRIED,
-        reason=STORAGE_REASON,
-        flips_with_seed=True,
-        scales=("quick",),
-        seed_verdicts={0: "pass", 1: "pass", 2: "inconclusive", 3: "pass", 4: "inconclusive"},
-    )
-)
 
 
 @claim(

@@ -14,41 +14,7 @@ import numpy as np
 from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
-from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
-
-record(
-    LedgerEntry(
-        claim_id="chapters.toy.router_utilisation",
-        measured="first epoch (8 steps of 64 facts, 63 routed chapters, top-4, L_lb 0.01), per seed "
-        "(fraction of routed chapters used, normalised entropy): seed 0 (0.921, 0.922), seed 1 "
-        "(0.921, 0.900), seed 2 (0.952, 0.885), seed 3 (0.857, 0.848): seed 3 uses 54 of 63 "
-        "chapters, below the 0.9 threshold, so 'every seed of 5' fails at base seeds 0, 1 and 2. "
-        "The entropy criterion (>= 0.8) holds in every seed measured; without L_lb the entropy "
-        "is 0.535-0.636."
-        ". quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 fail "
-        "{fraction_used: {fraction of routed chapters used, first epoch: [0.9206349206349206, "
-        "0.9206349206349206, 0....; 1 fail {fraction_used: {fraction of routed chapters used, "
-        "first epoch: [0.9206349206349206, 0.9523809523809523, 0....; 2 fail {fraction_used: "
-        "{fraction of routed chapters used, first epoch: [0.9523809523809523, 0.8571428571428571,"
-        " 0....; 3 fail {fraction_used: {fraction of routed chapters used, first epoch: "
-        "[0.8571428571428571, 0.9206349206349206, 0....; 4 pass {fraction_used: {fraction of "
-        "routed chapters used, first epoch: [0.9206349206349206, 0.9365079365079365, 0....",
-        tried="the planned measurement point (one epoch of the facts) with 2 seeds (passed at base seeds "
-        "0 and 1, failed at base seed 2 through seed 3); the claim now uses 5 seeds because a "
-        "first epoch costs a fraction of a second (>= 3 seeds where a seed is cheap).",
-        reason="2048 top-4 picks over 63 chapters in one epoch leave a few chapters unpicked by "
-        "chance when the router is not yet balanced; the 0.9 fraction threshold (a [derived] "
-        "pilot value) sits inside the seed-to-seed spread. The load-balance effect itself is "
-        "clear (entropy 0.85-0.92 with L_lb vs 0.54-0.64 without, lb_needed). Full scale (one epoch "
-        "of 1024 facts) passes at base seed 0 (fraction 1.0, entropy 0.961; no-L_lb control 0.333, "
-        "0.473; run of 2026-12-01 on the shared CPU, results/full): this entry holds at quick "
-        "scale only.",
-        scales=("quick",),
-        flips_with_seed=True,
-        seed_verdicts={0: "fail", 1: "fail", 2: "fail", 3: "fail", 4: "pass"},
-    )
-)
 
 
 def _usage_rows(p, ctx, lb_coef, steps, offset=0):

@@ -40,18 +40,6 @@ FULL = dict(BASE, n_facts=1024, n_phase2=1024, steps1=300, steps2=150, compare_s
 USAGE = {"usage_seeds": 5}
 
 
-#: Why the fact-storage claims' verdicts flip with the base seed (the ledger entries of
-#: chapters.toy.fact_storage_vs_isoflop and chapters.toy.fact_storage_tuned)
-STORAGE_TRIED = (
-    "nothing after the judged seeds: the criterion is kept (verify stability over the whole registry)"
-)
-STORAGE_REASON = (
-    "at base seeds 2 and 4 the interval over the two training seeds is over 0.9 wide and the run is "
-    "inconclusive (its record says why); at 0, 1 and 3 it passes, and it never fails: more training "
-    "seeds would decide; not investigated further"
-)
-
-
 @dataclass(frozen=True)
 class Recipe:
     """The parameters a phase-1 run depends on: claims with extra parameters (and their controls)

@@ -19,8 +19,6 @@ from verify.chapters.toy_setup import (
     BASE,
     FULL,
     SOURCE,
-    STORAGE_REASON,
-    STORAGE_TRIED,
     _acc_at,
     flop_ratio,
     paired,
@@ -28,7 +26,6 @@ from verify.chapters.toy_setup import (
     storage_threshold,
 )
 from verify.claims import Control, choice, claim
-from verify.ledger import LedgerEntry, record
 
 #: The grid: backbone lr; memory layers and bank at ``memory_lr_ratio`` x lr (the recipe's 2x);
 #: one warm-up value, the recipe's (``train``'s default of 50 steps). Tuning seed 1000 is outside
@@ -183,23 +180,3 @@ def check_fact_storage_tuned(p, ctx):
         "dense_layers": dense_layers,
         "flop_ratio_moc_over_dense": ratio,
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="chapters.toy.fact_storage_tuned",
-        measured="quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 pass {MoC - iso-"
-        "FLOP dense value accuracy (95% t interval over seeds): [0.4722481543092586, "
-        "0.9437674706907414]}; 1 pass {MoC - iso-FLOP dense value accuracy (95% t interval over "
-        "seeds): [0.6328677410613058, 0.8065853839386942]}; 2 inconclusive {MoC - iso-FLOP dense "
-        "value accuracy (95% t interval over seeds): [0.25780179586919966, 1.1015732041308004]}; "
-        "3 pass {MoC - iso-FLOP dense value accuracy (95% t interval over seeds): "
-        "[0.4858647882479528, 0.7836664617520472]}; 4 inconclusive {MoC - iso-FLOP dense value "
-        "accuracy (95% t interval over seeds): [0.21150061474385845, 1.1049056352561415]}",
-        tried=STORAGE_TRIED,
-        reason=STORAGE_REASON,
-        flips_with_seed=True,
-        scales=("quick",),
-        seed_verdicts={0: "pass", 1: "pass", 2: "inconclusive", 3: "pass", 4: "inconclusive"},
-    )
-)

@@ -50,7 +50,10 @@ def ratio_draw(facts, res, seed, draw, baseline):
 
     m_o, _ = smallest_size(ours(61), OURS_GRID)
     if baseline == "ntk":
-        m_b, _ = smallest_size(lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.ratio_draw.ntk_memory", draw, m)), NTK_GRID)
+        m_b, _ = smallest_size(
+            lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.ratio_draw.ntk_memory", draw, m)),
+            NTK_GRID,
+        )
         grid, per_unit = NTK_GRID, 3 * d
     else:
         m_b, _ = smallest_size(ours(63), OURS_GRID)
@@ -184,13 +187,20 @@ def capacity_point(params: dict, seed: int) -> dict:
         }
     )
     builders = {
-        "ntk": (lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.capacity_point.ntk_memory", m)), GRID_NTK),
+        "ntk": (
+            lambda m: ntk_memory(facts, m, rng_for(seed, "fact_mlp.compare.capacity_point.ntk_memory", m)),
+            GRID_NTK,
+        ),
         "hebbian_whitened": (
-            lambda m: hebbian_readout(facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=True),
+            lambda m: hebbian_readout(
+                facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=True
+            ),
             GRID_HEBBIAN,
         ),
         "hebbian": (
-            lambda m: hebbian_readout(facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=False),
+            lambda m: hebbian_readout(
+                facts, m, rng_for(seed, "fact_mlp.compare.hebbian_readout", m), whitened=False
+            ),
             GRID_HEBBIAN,
         ),
     }

@@ -320,30 +320,3 @@ def check_geometry_penalty(p, ctx):
         "mc_star": first["mc_star"],
         "rho": first["rho"],
     }
-
-
-from verify.ledger import LedgerEntry, record  # noqa: E402
-
-record(
-    LedgerEntry(
-        claim_id="fact_mlp.capacity.geometry_penalty",
-        measured="d=256, n_V=256, m_c* at beta = 0, 1.5, 3 (smallest m_c with accuracy 1 in >= 9/10 "
-        "draws of Rp): seed 0: 40, 32, 32 (rho 0.670, 0.667, 0.650); seed 1: 40, 32, 40 "
-        "(holds); seed 2: 40, 40, 32 (fails); the verdict flips with the seed, so it is "
-        "judged on every seed of three"
-        ". quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 fail "
-        "{m_c*(beta=3) - m_c*(beta=0): [-8.0, 0.0, -8.0], seeds: [0, 1, 2]}; 1 fail {m_c*(beta=3)"
-        " - m_c*(beta=0): [0.0, -8.0, 8.0], seeds: [1, 2, 3]}; 2 fail {m_c*(beta=3) - "
-        "m_c*(beta=0): [-8.0, 8.0, 8.0], seeds: [2, 3, 4]}; 3 pass {m_c*(beta=3) - m_c*(beta=0): "
-        "[8.0, 8.0, 0.0], seeds: [3, 4, 5]}; 4 pass {m_c*(beta=3) - m_c*(beta=0): [8.0, 0.0, "
-        "8.0], seeds: [4, 5, 6]}",
-        tried="the setting of docs/fact_mlp.md (d=256, n_V=256, beta in {0, 3}); binary search over "
-        "the m_c grid 2..256 with 10 draws per m_c and the 9/10 criterion; exact rho with certificate",
-        reason="at d=256 one spike of strength 3 lowers rho by only 3 % (0.670 -> 0.650), far less "
-        "than at d=32 (0.551 -> 0.431, rho_anisotropy); that change is below the resolution "
-        "of m_c* estimated from 10 draws, which moves by a grid step between draws, so the "
-        "penalty shows in rho but not in m_c* at this size",
-        flips_with_seed=True,
-        seed_verdicts={0: "fail", 1: "fail", 2: "fail", 3: "pass", 4: "pass"},
-    )
-)

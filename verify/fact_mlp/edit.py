@@ -22,7 +22,6 @@ from verify.fact_mlp.transformer_setup import (
     edit_base,
     edit_bases,
 )
-from verify.ledger import LedgerEntry, record
 
 #: swap_built_for: the map the swapped-in encoder-decoder is built for ("edited"; "original" is
 #: the stale_swap control); it changes no shared model
@@ -254,18 +253,3 @@ def check_by_k(p, ctx):
         "winner": best,
         "checks": {name: j.passed for name, j in parts.items()},
     }
-
-
-record(
-    LedgerEntry(
-        "fact_mlp.edit.by_k",
-        measured="full scale (d=128, F=256, ks 1..128; measured in the session that narrowed the criterion, "
-        "before it was restored): at k = F/2 = 128 the rank-one edit's Score on the constructed MLP is "
-        "0.924 against the swap's 0.997, outside the 0.05 band; quick scale (F=64, k <= 32) passes",
-        tried="the criterion had been narrowed to k <= F/4 after that failure; it is restored over every k "
-        "and the full-scale failure is recorded here",
-        reason="a rank-one output edit per fact accumulates interference on the shared decoder once a large "
-        "share of the facts is edited; our expected 'keeps the other facts' holds only for few edits",
-        scales=("full",),
-    )
-)

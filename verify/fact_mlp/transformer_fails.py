@@ -23,7 +23,6 @@ from verify.fact_mlp.transformer_setup import (
     default_encoder,
     task,
 )
-from verify.ledger import LedgerEntry, record
 
 
 @claim(
@@ -59,7 +58,12 @@ def check_foreign(p, ctx):
         other = t
     from constructions.fact_mlp.encoder import build_encoder_decoder
 
-    mlp = build_encoder_decoder(other.facts(), p["code_dim"], ctx.rng("fact_mlp.transformer_fails.build_encoder_decoder"), n_gates=p["n_gates"])
+    mlp = build_encoder_decoder(
+        other.facts(),
+        p["code_dim"],
+        ctx.rng("fact_mlp.transformer_fails.build_encoder_decoder"),
+        n_gates=p["n_gates"],
+    )
     model = clone_model(attention_first(ctx, F, d, L, p["lr"], p["steps"])[0])
     try:
         swap_mlp(model, mlp)
@@ -162,25 +166,3 @@ def check_separability(p, ctx):
         "attention-first copy accuracy and the inserted encoder-decoder's recall both < 0.95",
     )
     return judgement, details
-
-
-record(
-    LedgerEntry(
-        claim_id="fact_mlp.transformer.attention_separability_fails",
-        measured="F = 64, bracket d = 27 / 60 around Cover's boundary d = 40 (factor 1.5; separable fraction "
-        "0.002 / 1 - 1e-6), attention-first copy accuracy and recall of the inserted encoder-decoder: seed 0: "
-        "0.969 and 0.969 at d = 27 (does not break: both >= 0.95), 0.984 and 0.986 at d = 60 (holds); "
-        "seed 1: 0.9375 and 0.9395 at d = 27 (breaks), 1.0 and 1.0 at d = 60; seed 2: 0.9375 and 0.9375 at "
-        "d = 27 (breaks), 1.0 and 1.0 at d = 60. The verdict flips with the seed. The previous bracket "
-        "(d = 16 / 64) passes at seeds 0, 1, 2 (d = 16: 0.9375 / 0.9414, 0.797 / 0.797, 0.828 / 0.832; "
-        "d = 64: 1.0)",
-        tried="bracket points from Cover's formula ((F + 16)/2 / 1.5 and 1.5 (F + 16)/2, rounded), the "
-        "criterion (both below 0.95) and the training schedule unchanged; nothing chosen on the judged seeds",
-        reason="Cover's boundary is where a perfect ranking of every key above every other token becomes "
-        "likely; the criterion asks for 95% copy accuracy over contexts of 8 tokens, and a split that is "
-        "not separable costs only the contexts in which a mis-ranked junk token meets its key (3-6% of "
-        "them at d = 27): the boundary of the 0.95 criterion lies below Cover's, near d = 27, where the "
-        "accuracy sits within 0.02 of 0.95 and the verdict depends on the embedding draw",
-        flips_with_seed=True,
-    )
-)

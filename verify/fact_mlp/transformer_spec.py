@@ -44,23 +44,3 @@ def check_recall_spec_scale(p, ctx):
         worst, seeds=seeds
     )
     return judgement, {"worst": min(worst), "per_seed": per_seed}
-
-
-from verify.ledger import LedgerEntry, record  # noqa: E402
-
-record(
-    LedgerEntry(
-        claim_id="fact_mlp.transformer.recall_spec_scale",
-        measured="d=32, lr 3e-3, 2000 steps, seeds 0/1/2: attention-first recall 0.984/0.984/0.918, "
-        "MLP-first 0.941/0.941/0.828 (criterion >= 0.95 on both schedules, every seed)",
-        tried="the quick setting as first written; attention-only copy ceiling 0.95-1.0 over 5 "
-        "embedding draws; lr 1e-2 (MLP-first still 0.947 at lr 3e-3 after 2000 steps); d=64, "
-        "where every schedule reaches >= 0.95 (claim fact_mlp.transformer.recall)",
-        reason="at d=32 one query direction must rank all 64 keys above the 17 other tokens of a "
-        "context; 81 points in R^32 admit such a split for only ~4% of labelings (Cover's "
-        "counting), so attention itself misses keys, and the MLP-first schedule trains "
-        "attention through the MLP's non-smooth map more slowly; the setting's pilot (>= 0.98 "
-        "in 5/5) used an implementation we do not have",
-        scales=("full",),  # at quick scale the verdict flips with the seed: verify/fact_mlp/ledger.py
-    )
-)

@@ -41,7 +41,10 @@ def check_gd_fits(p, ctx):
     from constructions.fact_mlp.gd_batch import train_gated_mlp_batch
 
     seeds = ctx.seeds(p["seeds"])
-    facts = [fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, "fact_mlp.usability.check_gd_fits.fact_set")) for s in seeds]
+    facts = [
+        fact_set(p["n_facts"], p["n_values"], p["d"], rng_for(s, "fact_mlp.usability.check_gd_fits.fact_set"))
+        for s in seeds
+    ]
     mlps = train_gated_mlp_batch(
         facts, [p["hidden"]] * len(seeds), seeds, epochs=p["epochs"], device=ctx.device
     )

@@ -40,7 +40,6 @@ from verify.hopfield.lm_setup import (
     per_model_outcome,
     uses_random_weights,
 )
-from verify.ledger import LedgerEntry, record
 
 PAPER = paper("hopfield")
 
@@ -304,73 +303,3 @@ claim(
         ),
     ],
 )(_zero_shot)
-
-record(
-    LedgerEntry(
-        "hopfield.lm.first_order",
-        measured="quick scale (6 relations x 4 prompts x draws S..S+2 = 72 prompts per model), "
-        "relation-ambiguous prompts, --seed 0 / 1 / 2: SmolLM2 acc1_V - accf_V = -0.583 [-0.694, "
-        "-0.472] / -0.625 [-0.736, -0.514] / -0.639 [-0.750, -0.528], acc1_V - acc0_V = 0.000 "
-        "[0, 0] at every seed; Gemma 3 270M acc1_V - accf_V = -0.806 [-0.889, -0.708] / -0.764 "
-        "[-0.861, -0.667] / -0.708 [-0.806, -0.597], acc1_V - acc0_V = 0.000 [0, 0]. The full "
-        "prompt recalls (accf_V 0.58-0.65 SmolLM2, 0.72-0.82 Gemma); the gated first-order "
-        "prediction recalls 0.000-0.014, as the query alone (acc0_V 0.000-0.014); the context-only "
-        "pass puts m_C = 0.24-0.26 (SmolLM2) and 0.42-0.44 (Gemma) of its mass on C. The product "
-        "of the two full distributions recalls 0.03-0.06. Relation-stated prompts (recorded): "
-        "acc1_V 0.15-0.35 against accf_V 0.72-0.86, also below acc0_V. Every control fails too "
-        "(random weights, another relation's gate, another subject's query). The earlier "
-        "criterion (median r >= 0.3, agreement >= 0.6) fails on both: r 0.18 / 0.37-0.39, "
-        "agreement 0.14-0.15 / 0.24-0.38",
-        tried="the statement as restated before any judged run, on two model families and two "
-        "prompt formats; three draws pooled; paired bootstrap intervals over prompts",
-        reason="the zero-shot query alone puts almost no mass on the answer over the vocabulary "
-        "(its top tokens are formatting and function words), and the context-only pass puts less "
-        "than half of its mass on the relation's candidates, so the gate u = log m_C on C, "
-        "log(1 - m_C) elsewhere never lifts a candidate above the query's top token: a gate that "
-        "multiplies the query's evidence does not recall the answer. The full prompt's recall "
-        "needs the query and the context together (the second-order effect measured by "
-        "hopfield.lm.override_second_order)",
-        scales=("quick",),
-    )
-)
-record(
-    LedgerEntry(
-        "hopfield.lm.zero_shot_discriminates",
-        measured="quick scale (72 prompts per model), relation-ambiguous prompts, --seed 0 / 1 / 2: "
-        "SmolLM2 accf_V = 0.583 / 0.625 / 0.653 (lower ends 0.47-0.54: inconclusive against "
-        "0.5), acc0_C - 3/|C| = 0.003 [-0.078, 0.091] / -0.011 [-0.095, 0.080] / -0.024 "
-        "[-0.112, 0.068], acc0_C - accf_V = -0.431 [-0.556, -0.306] / -0.486 [-0.611, -0.361] / "
-        "-0.528 [-0.653, -0.403]; Gemma 3 270M accf_V = 0.819 / 0.778 / 0.722 (clears 0.5), "
-        "acc0_C - 3/|C| = 0.341 [0.206, 0.466] / 0.327 [0.200, 0.466] / 0.313 [0.183, 0.442] "
-        "(clears), acc0_C - accf_V = -0.333 [-0.458, -0.194] / -0.306 [-0.431, -0.181] / -0.264 "
-        "[-0.375, -0.153]. With relation-stated prompts (recorded) both models come within the "
-        "0.1: acc0_C - accf_V = -0.083 to -0.139 (SmolLM2), -0.056 (Gemma), inconclusive. "
-        "Controls: random weights accf_V = 0; another fact's query acc0_C - 3/|C| = -0.14",
-        tried="the statement as restated before any judged run, on two model families and two "
-        "prompt formats; three draws pooled; paired bootstrap intervals over prompts",
-        reason="when the query names only the subject ('France ->'), the zero-shot query cannot "
-        "know which relation is asked, so its ranking within one relation's candidates is well "
-        "below the full prompt's recall (Gemma: far above chance, 0.46-0.49 against 0.72-0.82; "
-        "SmolLM2: at chance). The discrimination the statement describes holds, within its 0.1, "
-        "only when the query itself states the relation",
-        scales=("quick",),
-    )
-)
-record(
-    LedgerEntry(
-        "hopfield.lm.margin",
-        measured="quick scale (72 prompts per model), relation-stated prompts, point rates at --seed "
-        "0 / 1 / 2: SmolLM2 margin up 0.819 / 0.847 / 0.875, mass up 0.944 / 0.958 / 0.986 "
-        "(holds); Gemma 3 270M margin up 0.736 / 0.681 / 0.639 (criterion 0.7), mass up 0.944 / "
-        "0.972 / 1.000. With 6 prompts per relation and draw, seed 0, Gemma's margin up rate was "
-        "0.685. Paired bootstrap 95% intervals of Gemma's rate: [0.625, 0.833], [0.569, 0.778], "
-        "[0.528, 0.750]. Control random weights: margin up 0.46-0.75, mass up 0.33-0.64 (fails)",
-        tried="the statement and its point criterion kept as they were, on a second model family",
-        reason="on Gemma the context raises the answer's margin over the other candidates in about "
-        "two thirds of the prompts, within the sampling noise of 72 prompts of the threshold 0.7, "
-        "so the verdict flips with the seed (and with the number of prompts): not a pass. The "
-        "candidate mass rises almost always on both models",
-        flips_with_seed=True,
-        scales=("quick",),
-    )
-)

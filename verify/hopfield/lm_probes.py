@@ -30,7 +30,6 @@ from verify.hopfield.lm_setup import (
     prepared_encoder,
     uses_random_weights,
 )
-from verify.ledger import LedgerEntry, record
 
 ATTRIBUTES = ("capital", "continent", "currency", "language")
 GEOMETRIC = "Geometric Factual Recall (2605.12426)"
@@ -348,43 +347,3 @@ def override_second_order(params, ctx):
         one,
         judged_roles=("confirmation",),
     )
-
-
-record(
-    LedgerEntry(
-        "hopfield.lm.superposition_ridge",
-        measured="SmolLM2-135M, 54 countries with all four attributes kept: held-out R^2 after layer 15 "
-        "= 0.088, 0.081, 0.0996, 0.094, 0.090 (fold draws 0..4; below 0.1 at every draw); "
-        "smallest of three: 0.081 (--seed 0 and 1), 0.090 (--seed 2). R^2 grows with depth "
-        "to 0.125-0.133 at layer 30 (the last). Gemma 3 270M, 67 countries, after layer 9 of 18: "
-        "smallest of three 0.097 (--seed 0 and 1), 0.105 (--seed 2: passes on Gemma); its R^2 "
-        "peaks at 0.25 after layer 16. Controls: shuffled attributes -0.069 to -0.095, random "
-        "weights -0.054 to -0.073 on both models",
-        tried="5-fold kernel ridge with the penalty fixed at trace(K)/n before the run; features = "
-        "concatenated unembedding rows of the four answers' tokens; prompt 'Facts about {s}'; "
-        "the same statement on a second model family",
-        reason="the attributes explain a real but small share (about 8-10%) of the residual stream's "
-        "variance across countries at the middle layer: far above the controls, at or below our "
-        "threshold 0.1 (Gemma's verdict flips with the fold draw); the residual stream at the "
-        "subject token carries much else (the subject's own token identity), so a tenth at the "
-        "middle layer was too high a bar for these small models; deeper layers carry more",
-    )
-)
-record(
-    LedgerEntry(
-        "hopfield.lm.context_override",
-        measured="capitals each model knows zero-shot, 8 facts x seeds S..S+2. SmolLM2-135M: override "
-        "rate at n = 0, 1, 2, 4 repetitions = 0, 0.79, 1.0, 1.0, first-order predicted rate <= "
-        "0.21 at every n, per-prompt agreement 0.125 / 0.153 / 0.111 (--seed 0 / 1 / 2; criterion "
-        "0.7). Gemma 3 270M: override 0, 1.0, 1.0, 1.0 (the context wins from one repetition on), "
-        "first-order predicted rate 0 at every n, agreement 0.0 / 0.0 / 0.014. Controls: random "
-        "weights override 0.0-0.04; b of another prompt agreement 0.04-0.07 (SmolLM2), 0.0 (Gemma)",
-        tried="context-only bias from the same counterfactual context followed by the placeholder "
-        "query 'The capital of ? is'; candidates = all capitals with a unique first token; the "
-        "same statement on a second model family",
-        reason="the counterfactual context barely moves the placeholder query's logits towards Y, yet "
-        "the real query follows Y: the override needs the query subject to meet the context "
-        "(a query-dependent, second-order retrieval->gate effect), which the first-order "
-        "prediction l0 + b leaves out; hopfield.lm.override_second_order states that effect",
-    )
-)

@@ -47,9 +47,22 @@ WORLD_KEYS = ("n_subj", "n_rel", "n_ans_per_rel", "dim", "theta", "logit_scale",
 
 
 def _setup(p, seed, mode="single"):
-    world = make_world(p["n_subj"], p["n_rel"], p["n_ans_per_rel"], p["dim"], RHO, rng_for(seed, "icrecall.finetune.make_world"))
+    world = make_world(
+        p["n_subj"],
+        p["n_rel"],
+        p["n_ans_per_rel"],
+        p["dim"],
+        RHO,
+        rng_for(seed, "icrecall.finetune.make_world"),
+    )
     memory = TripletMemory(triplet_mlp(world, p["theta"]), p["logit_scale"])
-    test = sample_icrecall(world, p["n_pairs"], p["n_test"], rng_for(seed, "icrecall.finetune.setup.sample_icrecall"), relation_mode=mode)
+    test = sample_icrecall(
+        world,
+        p["n_pairs"],
+        p["n_test"],
+        rng_for(seed, "icrecall.finetune.setup.sample_icrecall"),
+        relation_mode=mode,
+    )
     return world, memory, test
 
 
@@ -104,7 +117,13 @@ def _train(
     model, test = _init_model(ctx, world, seed, mode, param, slots, slot_values)
     init = _init_evaluation(ctx, world, seed, mode, param, slots, slot_values)
     w = _bench(ctx, world, seed, mode)[0]
-    train = sample_icrecall(w, world["n_pairs"], n_train, rng_for(seed, "icrecall.finetune.train_run.sample_icrecall", n_train), relation_mode=mode)
+    train = sample_icrecall(
+        w,
+        world["n_pairs"],
+        n_train,
+        rng_for(seed, "icrecall.finetune.train_run.sample_icrecall", n_train),
+        relation_mode=mode,
+    )
     res = finetune(model, train, test, steps=steps, lr=lr, record_every=record_every, init=init)
     init_ok, ok = res.extra["correct_init"], res.extra["correct"]
     unseen = ~np.isin(test.prompts.query, train.query)

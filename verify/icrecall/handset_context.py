@@ -52,7 +52,9 @@ def context_sweep(ctx: Context, world: dict, n_queries: int, n_seeds: int, n_lis
         acc, fire, pre = [], [], []
         for seed in ctx.seeds(n_seeds):
             w, mlp = worlds[seed], mlps[seed]
-            prompts = sample_icrecall(w, n, n_queries, rng_for(seed, "icrecall.handset_context.sample_icrecall", n))
+            prompts = sample_icrecall(
+                w, n, n_queries, rng_for(seed, "icrecall.handset_context.sample_icrecall", n)
+            )
             alpha, omega = handset_pattern("pairwise", n), 2.0 / world["rho"]
             X = token_embeddings(w, prompts)
             acc.append(pattern_accuracy(mlp, prompts, alpha, omega, world["logit_scale"], X=X))

@@ -85,7 +85,9 @@ def _incoherence(p, ctx):
     bound = incoherence_bound(p["n_vectors"], p["dim"])
     maxima = []
     for seed in ctx.seeds(p["n_seeds"]):
-        E = _unit_directions(rng_for(seed, "icrecall.memories.unit_directions"), p["n_vectors"], p["dim"], p["rank"])
+        E = _unit_directions(
+            rng_for(seed, "icrecall.memories.unit_directions"), p["n_vectors"], p["dim"], p["rank"]
+        )
         maxima.append(max_off_diagonal_inner(E))
     judgement = EverySeed("max off-diagonal |<e_t, e_t'>|", bound, "<=", "theory").judge(
         maxima, seeds=ctx.seeds(p["n_seeds"])

@@ -25,7 +25,6 @@ from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as th_suff
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
-from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
 from verify.retrieval.capacity_setup import RATIO, SEED_RULE3, SOURCE, law, loglog_slope, shared_nc
 
@@ -122,33 +121,6 @@ def nc_increases_v(p, ctx):
         "d_model": p["d_model"],
         "seq_len": p["seq_len"],
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="retrieval.capacity.nc_increases_v",
-        measured="d = 32, L = 8, V in {128, 256, 512}, each N_c over 3 draws; per-seed log-log slopes "
-        "1.25, 1.32, 1.21 (seeds 0-2), 1.32, 1.21, 1.32 (1-3), 1.21, 1.32, 1.28 (2-4); 95% Student-t "
-        "intervals at base seeds 0, 1, 2: [1.11, 1.41] (excludes F1's 1.44: fail), [1.12, 1.45] "
-        "(holds F1's 1.44 and V ln V's 1.18: inconclusive, about 6 seeds would decide), [1.12, 1.42] "
-        "(fail); no growth (0) rejected at every seed. The window [0.8, 1.6] passed at every seed"
-        ". quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 fail {log-log "
-        "slope of N_c in V: [1.1110189537410327, 1.4065437986962566]}; 1 inconclusive {log-log "
-        "slope of N_c in V: [1.117190010055247, 1.4522519193437888]}; 2 fail {log-log slope of "
-        "N_c in V: [1.1240091201792504, 1.4194864797049844]}; 3 fail {log-log slope of N_c in V: "
-        "[1.1241185657446149, 1.419420241115139]}; 4 fail {log-log slope of N_c in V: "
-        "[1.0722231197581311, 1.3675629236919926]}",
-        tried="F1's slope from F1's values on the same V (1.44, steeper than V ln V's 1.18 through its "
-        "population-margin factor at d = 32); the same mismatch in all three exponents of "
-        "retrieval.scaling.fit, and its pilot with equal label counts (see that claim's entry)",
-        reason="the L-independent requirement that F1 leaves out (label counts vary, and a wrong "
-        "label's crosstalk scales with its count) grows with V about like V ln V, so the measured "
-        "slope sits between V ln V's and F1's. Measured at quick scale only; the criterion is kept",
-        scales=("quick",),
-        flips_with_seed=True,
-        seed_verdicts={0: "fail", 1: "inconclusive", 2: "fail", 3: "fail", 4: "fail"},
-    )
-)
 
 
 @claim(
@@ -303,23 +275,3 @@ def nc_increases_l(p, ctx):
         "vocab_size": p["vocab_size"],
         "d_model": p["d_model"],
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="retrieval.capacity.nc_increases_l",
-        measured="V = 256, d = 32, L in {4, 8, 16, 32}, each N_c over 3 draws (seed 0: 5233, 6153, 9475, "
-        "16253); per-seed log-log slopes 0.55, 0.50, 0.59 (seeds 0-2), 0.50, 0.59, 0.54 (1-3), "
-        "0.59, 0.54, 0.51 (2-4); 95% Student-t intervals at base seeds 0, 1, 2: [0.43, 0.66], "
-        "[0.43, 0.66], [0.45, 0.65], each excluding F1's slope 1 and no growth (0). The window "
-        "(0, 1.2] passed at every seed",
-        tried="the same exponent from the fit of retrieval.scaling.fit (b = 0.47-0.49 over L in "
-        "{4, 16}); a pilot at seeds 100, 101, 102 with every label count set to N/V: the L exponent "
-        "between L = 4 and 16 rises from 0.51 to 1.21 at d = 32 (see that claim's entry)",
-        reason="F1 treats every label count as N/V; with multinomial counts a wrong label's "
-        "crosstalk scales with its count, an L-independent requirement, so N_c grows like "
-        "A + B L (slope about 0.5 over L = 4..32) rather than like L. Measured at quick scale only; "
-        "the criterion is kept",
-        scales=("quick",),
-    )
-)

@@ -11,7 +11,6 @@ import numpy as np
 from constructions.retrieval.gd import evaluate
 from verify.claims import Control, claim
 from verify.criteria import Judgement, Threshold, all_of, seeds_to_decide
-from verify.ledger import LedgerEntry, record
 from verify.measure import t_interval
 from verify.retrieval.capacity_setup import SOURCE, trained
 
@@ -144,40 +143,3 @@ def mlp_md(p, ctx):
         "lr_attn": lr,
         "tolerance": tol,
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="retrieval.mlp.md_product",
-        measured="V=256, L=4, N=32768, eta=gamma=V; three-step test accuracy by seed 0..6: (m, d) = (64, 32) "
-        "0.224, 0.138, 0.213, 0.238, 0.339, 0.166, 0.050; (128, 16) (same m*d) 0.057, 0.167, 0.089, "
-        "0.073, 0.213, 0.183, 0.164; (64, 16) (half m*d) 0.217, 0.139, 0.198, 0.189, 0.126, 0.083, "
-        "0.180. At fixed (m, d) the accuracy spans 0.05-0.34 across seeds, more than any difference "
-        "between configurations. Judged three-valued (paired 95% t-intervals over 3 seeds, "
-        "tolerance 20% of acc(64, 32)): base seed 0 FAILS on the half-m*d part (difference "
-        "[-0.013, 0.027] within +-0.038: halving d at m = 64 leaves the accuracy unchanged; the "
-        "same-m*d interval [-0.169, 0.343] is undecided); base seed 1 is inconclusive (same m*d "
-        "[-0.169, 0.342], half m*d [-0.042, 0.084] against +-0.039); base seed 2 FAILS on the "
-        "same-m*d part ([0.080, 0.197] wholly above +0.053: (64, 32) beats (128, 16))"
-        ". quick scale, base seeds 0-4 at revision 5bcbefa (verify stability): 0 fail {same_m_d: "
-        "{lower: {same-m*d difference: [-0.16944878265458624, 0.34295138682125287]}, upper: "
-        "{same-m*d dif...; 1 inconclusive {same_m_d: {lower: {same-m*d difference: "
-        "[-0.16899279931860184, 0.34200712223526847]}, upper: {same-m*d dif...; 2 fail {same_m_d:"
-        " {lower: {same-m*d difference: [0.08006378634848733, 0.19679168240151268]}, upper: "
-        "{same-m*d diff...; 3 inconclusive {same_m_d: {lower: {same-m*d difference: "
-        "[-0.1467657072234716, 0.3298711759734716]}, upper: {same-m*d diffe...; 4 inconclusive "
-        "{same_m_d: {lower: {same-m*d difference: [-0.30150450481770785, 0.2982492964843745]}, "
-        "upper: {same-m*d diff...",
-        tried="absolute gap <= 0.1 (flipped: failed at seed 2); relative gaps of 3-seed means with "
-        "a contrast at half m*d (failed at seeds 0-3, passed at seed 4: noise); "
-        "t-intervals of the per-seed differences (kept)",
-        reason="with a fixed random ReLU MLP after three GD steps the test accuracy follows the "
-        "draw of the task and the MLP (seed-to-seed spread 0.05-0.34) far more than (m, d); where "
-        "the paired intervals are narrow enough to decide, they contradict the m*d hypothesis "
-        "([derived], docs/retrieval.md): at equal m*d the accuracies differ (base seed 2) and at "
-        "half the m*d they do not (base seed 0). The criterion is kept (its pass rule unchanged; "
-        "the fail / inconclusive split is new)",
-        flips_with_seed=True,
-        seed_verdicts={0: "fail", 1: "inconclusive", 2: "fail", 3: "inconclusive", 4: "inconclusive"},
-    )
-)

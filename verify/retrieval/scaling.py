@@ -19,7 +19,6 @@ import numpy as np
 from theory.retrieval import bounds as th
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, IntervalTest, Threshold, all_of
-from verify.ledger import LedgerEntry, record
 from verify.retrieval.capacity_setup import SOURCE, shared_nc
 
 NAMES = ("c", "a (log V)", "b (log L)", "c' (log d)")
@@ -184,34 +183,6 @@ def scaling_fit(p, ctx):
     }
 
 
-record(
-    LedgerEntry(
-        claim_id="retrieval.scaling.fit",
-        measured="quick grid V in {128, 256, 512}, d in {32, 64}, L in {4, 16} (12 points, each N_c over "
-        "3 draws), base seeds 0, 1, 2, intervals at 98.3% each: a = 1.17, 1.14, 1.15 with "
-        "[1.05, 1.28], [0.97, 1.31], [1.01, 1.29] against F1's 1.37; b = 0.47, 0.47, 0.49 with "
-        "[0.37, 0.56], [0.33, 0.61], [0.37, 0.60] against F1's 1.00; c' = -1.17, -1.14, -1.16 with "
-        "[-1.36, -0.98], [-1.42, -0.86], [-1.39, -0.92] against F1's -2.01; R^2 0.995, 0.988, 0.992. "
-        "Every interval excludes F1's exponent and 0; those of a and c' hold the exponents of "
-        "4 V L ln V / d (1.18, -1.00). The sign-only rule passed at every seed",
-        tried="the fit: applied to F1's noise-free values on the same grid it returns F1's exponents "
-        "(1.37, 1.00, -2.01), and retrieval.capacity.nc_increases_l finds the same L exponent over "
-        "L = 4..32 (per-seed slopes 0.50-0.59), so neither the fit nor the two-value L grid makes "
-        "b = 0.5; the bisection ratio 1.1 moves b by at most 0.07. A pilot at seeds 100, 101, 102 "
-        "(V = 256, d in {32, 64}, L in {4, 16}) with every label count set to N/V instead of the "
-        "multinomial draw: N_c at d = 32, L = 4 falls from 4217-5233 to 931 and the L exponent rises "
-        "from 0.43-0.51 to 1.21 (d = 32) and 0.78 (d = 64)",
-        reason="F1 treats every label count as N/V: with multinomial counts (relative spread sqrt(V/N), "
-        "about 0.2 here) a wrong label's population crosstalk scales with its own count, so the margin "
-        "must absorb count ratios, a requirement that does not grow with L; at these sizes N_c behaves "
-        "like A(V, d) + B(V, d) L rather than like L, with local exponents b near 0.5, a between "
-        "V ln V's 1.18 and F1's 1.37, c' between -1 and -2. Measured at quick scale only; the "
-        "criterion is kept",
-        scales=("quick",),
-    )
-)
-
-
 MULT_RULE = "spread <= 2 and contrast > 1.5 on every one of 3 base seeds, AND 0 in the 95% interval of b + c'"
 
 
@@ -295,23 +266,3 @@ def multiplicative(p, ctx):
         "fit_coef": fit["coef"],
         "predicted": [th.nc_pred(V, d, L) for L, d in p["pairs"]],
     }
-
-
-record(
-    LedgerEntry(
-        claim_id="retrieval.capacity.multiplicative",
-        measured="V=256, quick grid, base seed 0 (N_c over 3 draws per seed): spreads over the equal-L/d "
-        "pairs 1.46, 2.02, 1.38 at seeds 0, 1, 2 (seed 1 above the factor 2); contrasts 2.64, "
-        "1.91, 2.64; the scaling fit over V in {128, 256, 512}, d in {32, 64}, L in {4, 16} gives "
-        "b = 0.47 [0.39, 0.54], c' = -1.17 [-1.31, -1.02], b + c' = -0.70 with 95% interval "
-        "[-0.86, -0.54], which excludes 0 (the L/d law)",
-        tried="the three equal-L/d pairs of docs/retrieval.md at three base seeds; the least-squares fit "
-        "of log N_c on log V, log L, log d with t-intervals (retrieval.scaling.fit); the F1 heuristic "
-        "predicts b = 1.00, c' = -2.01 (b + c' = -1.01), so it is not an L/d law either",
-        reason="N_c grows more slowly in L (about L^0.5) than it falls in d (about d^-1.2) at these "
-        "sizes, so it is not a function of L/d alone: the fit over the 12-point grid rejects "
-        "b + c' = 0, and on the three equal-L/d pairs the spread (1.4-2.0) sits at the factor-2 "
-        "window, so the pair test alone flips with the seed. The "
-        "criterion is kept (gate on the fit's interval)",
-    )
-)

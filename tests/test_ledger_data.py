@@ -1,0 +1,63 @@
+"""The ledger is data: verify/<area>/ledger.toml files loaded by verify.ledger (docs/ledger.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from theory.registry import AREAS
+from verify.claims import load_all
+from verify.ledger import BY_SCALE, load
+
+VERIFY = Path(__file__).resolve().parents[1] / "verify"
+
+
+def test_every_entry_names_a_registered_claim_and_sits_in_its_area():
+    claims = load_all()
+    for path in sorted(VERIFY.glob("*/ledger.toml")):
+        assert path.parent.name in AREAS, f"{path}: not an area folder"
+        for entry in load(path):
+            assert entry.claim_id in claims, f"{path}: {entry.claim_id} is not a registered claim"
+            assert entry.claim_id.split(".")[0] == path.parent.name, f"{path}: {entry.claim_id}"
+
+
+def test_loaded_entries_are_those_of_the_files():
+    from_files = {(e.claim_id, s): e for p in VERIFY.glob("*/ledger.toml") for e in load(p) for s in e.scales}
+    assert from_files == BY_SCALE
+
+
+def test_no_entry_is_recorded_in_python():
+    # the entries live in the data files only: a record(LedgerEntry(...)) in a module would be a
+    # second place for them
+    offenders = [
+        str(p) for p in VERIFY.rglob("*.py") if p.name != "ledger.py" and "LedgerEntry(" in p.read_text()
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[[entry]]\nclaim_id = 'a.b'\n", "claim_id, measured, tried and reason required"),
+        ("[[entry]]\nclaim_id = 'a.b'\nmeasured = 'm'\ntried = 't'\nreason = 'r'\nnote = 'x'\n", "allowed"),
+        ("[other]\nx = 1\n", "only [[entry]] tables"),
+        ("[[entry]]\nclaim_id = \n", "not valid TOML"),
+        (
+            "[[entry]]\nclaim_id = 'a.b'\nmeasured = 'm'\ntried = 't'\nreason = 'r'\nflips_with_seed = true\n"
+            "seed_verdicts = { x = 'pass', 1 = 'fail' }\n",
+            "keys must be base seeds",
+        ),
+        (
+            "[[entry]]\nclaim_id = 'a.b'\nmeasured = 'm'\ntried = 't'\nreason = 'r'\nscales = ['huge']\n",
+            "must be a non-empty subset",
+        ),
+    ],
+)
+def test_a_malformed_file_names_itself(tmp_path, text, message):
+    path = tmp_path / "ledger.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="ledger") as info:
+        load(path)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
