@@ -51,22 +51,6 @@ def linear_fit(x, y) -> dict:
     return {"slope": float(a), "intercept": float(b), "r2": r2}
 
 
-# --- verdicts over seeds (README.md: a statistical claim states its rule over seeds) ------------
-def seeds_verdict(passes, rule: str = "every") -> bool:
-    """Combine per-seed verdicts: ``"every"`` (all seeds pass) or ``"k_of_n:K"`` (at least K)."""
-    passes = [bool(p) for p in passes]
-    if not passes:
-        raise ValueError("a verdict over seeds needs at least one seed")
-    if rule == "every":
-        return all(passes)
-    if rule.startswith("k_of_n:"):
-        k = int(rule.split(":", 1)[1])
-        if not 1 <= k <= len(passes):
-            raise ValueError(f"rule {rule!r} needs 1 <= K <= {len(passes)} seeds")
-        return sum(passes) >= k
-    raise ValueError(f"unknown seed rule {rule!r}: 'every' or 'k_of_n:K'")
-
-
 def bootstrap_interval(
     values, level: float = 0.95, n_boot: int = 4000, seed: int = 0, stat=np.mean
 ) -> tuple[float, float]:
