@@ -51,7 +51,8 @@ def check_mixing(params, ctx):
             torch.randn(router.linear.weight.shape, generator=gen, dtype=torch.float64)
         )
     hidden = torch.randn(params["batch"], 5, params["d_model"], generator=gen, dtype=torch.float64)
-    with torch.no_grad():
+    with torch.no_grad():  # the bias too: nn.Linear draws it from torch's global, unseeded generator
+        router.linear.bias.copy_(torch.randn(router.linear.bias.shape, generator=gen, dtype=torch.float64))
         r = router(hidden)
     sums = r.weights.sum(-1)
     shared = r.weights[:, : params["n_shared"]].sum(-1)
