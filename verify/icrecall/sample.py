@@ -26,6 +26,7 @@ from theory.icrecall import SOURCE, fit_sample_complexity
 from verify.claims import Context, Control, Outcome, claim
 from verify.criteria import Threshold
 from verify.icrecall.finetune_setup import PFULL, STRUCT_ABLATION, train_run
+from verify.oc.laws import power_through
 
 QUICK = dict(
     PFULL,
@@ -97,12 +98,10 @@ def exponent_interval(n_facts, n_star, level=0.95) -> dict:
 
 
 def _synthetic(stars, n_facts, grid, exponent):
-    """The competing law N* = N*(smallest N_f) (N_f / N_f,min)^exponent, rounded up to the grid."""
-    out = []
-    for n_f in n_facts:
-        want = stars[0] * (n_f / n_facts[0]) ** exponent
-        out.append(next((g for g in grid if g >= want - 1e-9), None))
-    return out
+    """The competing law N* = N*(smallest N_f) (N_f / N_f,min)^exponent
+    (:func:`verify.oc.laws.power_through`), rounded up to the grid."""
+    wants = power_through(n_facts, exponent, n_facts[0], stars[0])
+    return [next((g for g in grid if g >= want - 1e-9), None) for want in wants]
 
 
 @claim(

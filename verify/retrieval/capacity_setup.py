@@ -21,6 +21,7 @@ from constructions.search import smallest_size_geometric
 from constructions.seeding import rng_for
 from theory.papers import paper
 from verify.claims import shared
+from verify.oc.laws import power_through
 from verify.sweep import run_grid
 
 SOURCE = paper("retrieval")
@@ -127,7 +128,8 @@ def accuracy_curve(V, d, L, seed, embedding, n_values) -> list:
 
 def law(xs, ncs, which: str) -> list:
     """The N_c the criterion reads: ``"measured"`` (the claim) or ``"power K"`` (a control), a
-    synthetic competing law through the first measured point, N_c(x0) (x / x0)^K.
+    synthetic competing law through the first measured point, N_c(x0) (x / x0)^K
+    (:func:`verify.oc.laws.power_through`, the helper the operating characteristic draws with).
 
     >>> law([1, 2, 4], [10.0, 30.0, 50.0], "measured")
     [10.0, 30.0, 50.0]
@@ -137,8 +139,7 @@ def law(xs, ncs, which: str) -> list:
     if which == "measured":
         return list(ncs)
     if which.startswith("power "):
-        k = float(which.split(" ", 1)[1])
-        return [ncs[0] * (x / xs[0]) ** k for x in xs]
+        return power_through(xs, float(which.split(" ", 1)[1]), xs[0], ncs[0]).tolist()
     raise ValueError(f"law must be 'measured' or 'power K', got {which!r}")
 
 
