@@ -25,7 +25,7 @@ from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from verify.claims import Control, choice, claim, rng_for, shared
 from verify.criteria import EverySeed, all_of
-from verify.geometric.single_hop_setup import SRC, _nocot_accuracy
+from verify.geometric.single_hop_setup import SRC, TrainRecipe, _nocot_accuracy
 
 
 def composite_perms(perms, n_hops: int) -> np.ndarray:
@@ -75,28 +75,17 @@ def trained_depth_threshold(table, p, seed, init=False):
 
 
 @shared
-def trained_d_star(
-    ctx,
-    table: np.ndarray,
-    mlp_width: int,
-    steps: int,
-    lr: float,
-    record_every: int,
-    d_max: int,
-    train_dtype: str,
-    seed: int,
-    init: bool,
-) -> int | None:
+def trained_d_star(ctx, table: np.ndarray, recipe: TrainRecipe, seed: int, init: bool) -> int | None:
     """:func:`trained_depth_threshold` of the fact table ``table`` trained from ``seed`` (one run per
     run of the toolkit: the claim and its controls share it).
 
     >>> from verify.claims import Context
     >>> table = composite_perms(make_bijections(8, 2, rng_for(0, "geometric.depth.make_bijections", 8, 2)), 1)
-    >>> trained_d_star(Context(), table, 16, 150, 3e-2, 25, 16, "float32", seed=7, init=True) is None
+    >>> recipe = TrainRecipe(16, 150, 3e-2, 25, 16, "float32")
+    >>> trained_d_star(Context(), table, recipe, seed=7, init=True) is None
     True
     """
-    p = {"mlp_width": mlp_width, "steps": steps, "lr": lr, "record_every": record_every}
-    return trained_depth_threshold(table, {**p, "d_max": d_max, "train_dtype": train_dtype}, seed, init)
+    return trained_depth_threshold(table, recipe.as_dict(), seed, init)
 
 
 @shared
@@ -207,18 +196,8 @@ def trained_depth(p, ctx):
             hops = 1 if one_hop else k
             # single_hop: the i-th k's run is trained from its own seed (see the docstring)
             train_seed = seed + i * SINGLE_HOP_SEED_STRIDE if one_hop else seed
-            d_star = trained_d_star(  # the setting enters as (table, seed, init): shared with the controls
-                ctx,
-                composite_perms(perms, hops),
-                mlp_width=p["mlp_width"],
-                steps=p["steps"],
-                lr=p["lr"],
-                record_every=p["record_every"],
-                d_max=p["d_max"],
-                train_dtype=p["train_dtype"],
-                seed=train_seed,
-                init=init,
-            )
+            # the setting enters as (table, seed, init): shared with the controls
+            d_star = trained_d_star(ctx, composite_perms(perms, hops), TrainRecipe.of(p), train_seed, init)
             per_k.append(
                 {
                     "k": k,

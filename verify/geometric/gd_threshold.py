@@ -20,7 +20,7 @@ from constructions.tasks import make_bijections
 from verify.claims import claim, rng_for, shared
 from verify.criteria import Judgement, growth_law_judgement
 from verify.geometric.scaling_setup import SCALING_CONTROLS, code_threshold, law_table
-from verify.geometric.single_hop_setup import SRC
+from verify.geometric.single_hop_setup import SRC, TrainRecipe
 from verify.measure import linear_fit
 from verify.sweep import run_grid
 
@@ -110,31 +110,19 @@ def judge_threshold_scaling(ns, by_seed) -> Judgement:
 
 @shared
 def trained_thresholds(
-    ctx,
-    n_values: list,
-    n_relations: int,
-    mlp_width: int,
-    steps: int,
-    lr: float,
-    record_every: int,
-    d_max: int,
-    train_dtype: str,
-    n_seeds: int,
-    workers: int,
-    progress: bool,
+    ctx, n_values: list, n_relations: int, recipe: TrainRecipe, n_seeds: int, workers: int, progress: bool
 ) -> list[dict]:
     """The sweep records (verify.sweep.run_grid) of :func:`threshold_search`: the trained threshold
     d* per N of ``n_values`` and seed of ctx.seeds(n_seeds), once per run (the claim and its
     controls share it).
 
     >>> from verify.claims import Context
-    >>> recs = trained_thresholds(Context(), [8], 1, 8, 50, 3e-2, 25, 4, "float32", 1, 1, False)
+    >>> recipe = TrainRecipe(8, 50, 3e-2, 25, 4, "float32")
+    >>> recs = trained_thresholds(Context(), [8], 1, recipe, 1, 1, False)
     >>> [(r["params"]["n_subjects"], 1 <= r["result"]["d_star"] <= 4) for r in recs]
     [(8, True)]
     """
-    base = {"n_relations": n_relations, "mlp_width": mlp_width, "steps": steps, "lr": lr}
-    base.update(record_every=record_every, d_max=d_max, train_dtype=train_dtype)
-    grid = [{**base, "n_subjects": n} for n in n_values]
+    grid = [{"n_relations": n_relations, **recipe.as_dict(), "n_subjects": n} for n in n_values]
     return run_grid(threshold_search, grid, seeds=ctx.seeds(n_seeds), workers=workers, progress=progress)
 
 
@@ -203,19 +191,9 @@ def gd_threshold_scaling(p, ctx):
     third verdict existed: it was never a refutation) and the full scale (N = 64..16384) decides. The
     growth-factor rule's own result is kept in details["previous_criterion"]."""
     ns = list(p["n_values"])
+    # full= has no train_dtype: TrainRecipe.of takes threshold_point's default, float64
     records = trained_thresholds(
-        ctx,
-        ns,
-        p["n_relations"],
-        p["mlp_width"],
-        p["steps"],
-        p["lr"],
-        p["record_every"],
-        p["d_max"],
-        p.get("train_dtype", "float64"),  # full= has no train_dtype: threshold_point's default
-        p["seeds"],
-        p["workers"],
-        ctx.progress,
+        ctx, ns, p["n_relations"], TrainRecipe.of(p), p["seeds"], p["workers"], ctx.progress
     )
     table = {n: [r["result"]["d_star"] for r in records if r["params"]["n_subjects"] == n] for n in ns}
     table = law_table(table, ns, p["law"])

@@ -5,6 +5,8 @@ model, the single-hop block model (:func:`model_decoding`) and the one-pass mult
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 import numpy as np
 import torch
 
@@ -15,6 +17,36 @@ from verify.claims import rng_for
 from verify.measure import decode
 
 SRC = paper("geometric")
+
+
+@dataclass(frozen=True)
+class TrainRecipe:
+    """How the trained model (docs/geometric.md#the-trained-model) is trained in a threshold search:
+    its MLP width, the full-batch Adam steps and learning rate, the evaluation spacing, the largest
+    dimension searched and the training dtype. One argument of the shared searches
+    (:func:`verify.claims.shared` keys it by its fields).
+
+    >>> r = TrainRecipe.of({"mlp_width": 8, "steps": 50, "lr": 0.03, "record_every": 25, "d_max": 4})
+    >>> r.train_dtype, list(r.as_dict())
+    ('float64', ['mlp_width', 'steps', 'lr', 'record_every', 'd_max', 'train_dtype'])
+    """
+
+    mlp_width: int
+    steps: int
+    lr: float
+    record_every: int
+    d_max: int
+    train_dtype: str = "float64"
+
+    @classmethod
+    def of(cls, p) -> TrainRecipe:
+        """The recipe in a claim's parameters (``train_dtype`` float64 where they name none)."""
+        keys = ("mlp_width", "steps", "lr", "record_every", "d_max")
+        return cls(*(p[k] for k in keys), train_dtype=p.get("train_dtype", "float64"))
+
+    def as_dict(self) -> dict:
+        """The fields as the parameter dict the training code reads (in field order)."""
+        return asdict(self)
 
 
 def _rng(seed, *salt):

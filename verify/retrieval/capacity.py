@@ -59,6 +59,23 @@ def slope_judgement(xs, runs, test):
     return test.judge(list(t_interval(slopes, 0.95)), seeds=len(slopes)), slopes
 
 
+def slope_details(runs: list, slopes: list | None, test: IntervalTest) -> dict:
+    """The details every slope claim records: N_c per seed (and the base seed's), the per-seed
+    slopes (the base seed's, or inf when an N_c is infinite) and F1's slope.
+
+    >>> from verify.criteria import IntervalTest
+    >>> slope_details([[10, 40]], [1.0], IntervalTest("slope", 1.0, {"no growth": 0.0}))["slope"]
+    1.0
+    """
+    return {
+        "n_c_per_seed": runs,
+        "n_c": runs[0],
+        "slopes": slopes,
+        "slope": slopes[0] if slopes else math.inf,
+        "f1_slope": test.theory,
+    }
+
+
 @claim(
     "retrieval.capacity.nc_increases_v",
     source=SOURCE + ", abstract (capacity formulas); our F1 (docs/retrieval.md)",
@@ -111,11 +128,7 @@ def nc_increases_v(p, ctx):
     judgement, slopes = slope_judgement(Vs, runs, test)
     return judgement, {
         "vocab_sizes": Vs,
-        "n_c_per_seed": runs,
-        "n_c": runs[0],
-        "slopes": slopes,
-        "slope": slopes[0] if slopes else math.inf,
-        "f1_slope": test.theory,
+        **slope_details(runs, slopes, test),
         "v_ln_v_slope": v_ln_v,
         "predicted": pred,
         "d_model": p["d_model"],
@@ -266,11 +279,7 @@ def nc_increases_l(p, ctx):
     judgement, slopes = slope_judgement(Ls, runs, test)
     return judgement, {
         "seq_lens": Ls,
-        "n_c_per_seed": runs,
-        "n_c": runs[0],
-        "slopes": slopes,
-        "slope": slopes[0] if slopes else math.inf,
-        "f1_slope": test.theory,
+        **slope_details(runs, slopes, test),
         "predicted": pred,
         "vocab_size": p["vocab_size"],
         "d_model": p["d_model"],
