@@ -6,8 +6,10 @@ python -m paper_figs where                    each claim's file:line, bounds and
 python -m paper_figs apidocs [--out DIR]      the API reference (HTML, pdoc), default build/api/
 
 The figures are drawn from the stored results in --results DIR, else the environment variable
-RECALL_RESULTS, else the checkout's results/ (found from the package, whatever the working
-directory); a missing record names the file looked in and the command that writes it.
+RECALL_RESULTS, else the checkout's git-ignored runs/ when a run has stored records there, else the
+committed reference results/ (found from the package, whatever the working directory); --recompute
+writes to --results DIR, else RECALL_RESULTS, else runs/. A missing record names the file looked in
+and the command that writes it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--results",
         default=None,
-        help="results folder read (written with --recompute); default RECALL_RESULTS, else the "
-        "checkout's results/",
+        help="results folder read (written with --recompute); default RECALL_RESULTS, else runs/ "
+        "when it holds records (always with --recompute), else the committed results/",
     )
     parser.add_argument("--out", default="figures", help="folder for the PNG and PDF files")
     parser.add_argument("--device", default=None)
@@ -84,9 +86,11 @@ def main(argv=None) -> int:
         print(f"error: unknown figure(s) {unknown}; --list shows them", file=sys.stderr)
         return 2
     chosen = [FIGURES[f] for f in (args.figs or FIGURES)]
-    from verify.results import ResultStore, default_results_root, missing_results, results_root
+    from verify.results import ResultStore, missing_results, reading_root, results_root
 
-    results = results_root(args.results)
+    # --recompute writes (the named folder, else RECALL_RESULTS, else runs/); a plain draw reads
+    # the named folder, else RECALL_RESULTS, else runs/ when it holds records, else the reference
+    results = results_root(args.results) if args.recompute else reading_root(args.results)
     store = ResultStore(results, create=args.recompute)
     if not args.recompute and not store.path.is_file():
         for fig_spec in chosen:
@@ -115,9 +119,7 @@ def main(argv=None) -> int:
         try:
             fig = fig_spec.draw(records, results=results) if fig_spec.files else fig_spec.draw(records)
         except LookupError as exc:
-            where = f"records read from {store.path}"
-            if results != default_results_root():
-                where += f"; give `python -m verify run` --out {results} to write there"
+            where = f"records read from {store.path}; `python -m verify run` --out {results} writes there"
             print(f"{fig_spec.id}: skipped: {exc} ({where})", file=sys.stderr)
             status = 1
             continue

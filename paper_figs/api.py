@@ -4,7 +4,8 @@ A figure reads the newest stored record of each claim it names (``results/claims
 by ``python -m verify`` or :func:`verify.run_claim` with ``results=``); docs/README.md lists the
 figures of each area and the claims they read. The results folder follows the command line's rule:
 the ``results`` argument (a relative path is relative to the working directory), else the
-environment variable RECALL_RESULTS, else the checkout's ``results/`` (never ``./results``).
+environment variable RECALL_RESULTS, else the checkout's git-ignored ``runs/`` when a run stored
+records there, else the committed reference ``results/`` (never ``./results``).
 """
 
 from __future__ import annotations
@@ -34,15 +35,16 @@ def list_figures(pattern: str = "*") -> list[str]:
 
 def stored_records(results: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
     """The newest stored record of every claim in the results folder ``results`` (read only; None:
-    RECALL_RESULTS, else the checkout's results/, :func:`verify.results.results_root`).
+    RECALL_RESULTS, else runs/ when it holds records, else the committed results/,
+    :func:`verify.results.reading_root`).
 
     >>> records = stored_records()
     >>> "fact_mlp.capacity.linear_cost" in records
     True
     """
-    from verify.results import RESULTS_FILE, ResultStore, results_root
+    from verify.results import RESULTS_FILE, ResultStore, reading_root
 
-    path = results_root(results)
+    path = reading_root(results)
     if not (path / RESULTS_FILE).is_file():
         raise LookupError(
             f"no stored results in {path}: run `python -m verify` (or verify.run_claim(..., results=...)) first"
@@ -57,7 +59,8 @@ def draw_figure(
     records: Mapping[str, dict[str, Any]] | None = None,
 ) -> Figure:
     """Draw the figure ``figure_id`` from the records stored in ``results`` (None: RECALL_RESULTS,
-    else the checkout's results/; or from ``records``, claim id -> record) and return the matplotlib Figure (the caller saves or closes it). A claim
+    else runs/ when it holds records, else the committed results/; or from ``records``, claim id ->
+    record) and return the matplotlib Figure (the caller saves or closes it). A claim
     the figure needs without a stored record is a LookupError that names it; an unknown id is a
     ValueError naming the closest ids.
 
@@ -68,7 +71,6 @@ def draw_figure(
     >>> pyplot().close(fig)
     """
     from paper_figs.registry import load_all, pyplot
-    from verify.results import results_root
 
     pyplot()  # the non-interactive backend unless pyplot is already set up
     figures = load_all()
@@ -78,7 +80,7 @@ def draw_figure(
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown figure {figure_id!r}{hint} `python -m paper_figs --list` shows them")
     recs = dict(records) if records is not None else stored_records(results)
-    return entry.draw(recs, results=results_root(results)) if entry.files else entry.draw(recs)
+    return entry.draw(recs, results=results) if entry.files else entry.draw(recs)
 
 
 def save_figure(

@@ -15,8 +15,9 @@ NAME = "lm_geometry.json"
 
 def load_lm_geometry(results: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The stored record of ``python -m verify lm-geometry`` in the results folder ``results``
-    (None: RECALL_RESULTS, else the checkout's results/); a LookupError naming the file and the
-    command that writes it when it is missing.
+    (None: RECALL_RESULTS, else runs/ when it holds the file, else the committed results/,
+    :func:`verify.results.reading_root`); a LookupError naming the file and the command that
+    writes it when it is missing.
 
     Examples
     --------
@@ -25,9 +26,9 @@ def load_lm_geometry(results: str | os.PathLike[str] | None = None) -> dict[str,
     ...
     LookupError: no stored /nonexistent/lm_geometry.json: `python -m verify lm-geometry --out /nonexistent` writes it
     """
-    from verify.results import results_root
+    from verify.results import reading_root
 
-    folder = results_root(results)
+    folder = reading_root(results, NAME)
     path = folder / NAME
     if not path.is_file():
         raise LookupError(f"no stored {path}: `python -m verify lm-geometry --out {folder}` writes it")

@@ -4,7 +4,7 @@ A drawing function takes ``records`` (claim id -> the newest stored result recor
 ``details``) and returns a matplotlib Figure. ``python -m paper_figs`` reads the records from the
 results file; with ``--recompute`` it first runs the claims the figure is fed by. A figure fed by
 other stored files of the results folder (``files``, e.g. ``lm_geometry.json``) also takes the
-keyword ``results`` (the folder; None: the one results folder of :func:`verify.results.results_root`).
+keyword ``results`` (the folder; None: the folder commands read, :func:`verify.results.reading_root`).
 """
 
 from __future__ import annotations

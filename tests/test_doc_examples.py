@@ -101,8 +101,8 @@ def test_examples_run_outside_the_checkout(tmp_path, monkeypatch):
     page.parent.mkdir()
     page.write_text(
         "```python\n>>> from pathlib import Path\n>>> Path('results/claims.jsonl').exists()\nTrue\n```\n\n"
-        "```python\n>>> from verify.results import results_root\n"
-        ">>> (results_root() / 'claims.jsonl').exists()\nTrue\n```\n"
+        "```python\n>>> from verify.results import reference_root\n"
+        ">>> (reference_root() / 'claims.jsonl').exists()\nTrue\n```\n"
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RECALL_RESULTS", raising=False)

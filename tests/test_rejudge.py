@@ -10,7 +10,7 @@ from verify.claims import CLAIMS, Claim, Context, Outcome, load_all
 from verify.criteria import Threshold
 from verify.ledger import LEDGER, LedgerEntry
 from verify.rejudge import BEGIN, END, REPLACED, rejudge, rejudge_record
-from verify.results import ResultStore, results_root
+from verify.results import ResultStore, reference_root
 from verify.runner import run_claim
 
 TOY = "geometric.toy_rejudge.level"
@@ -94,7 +94,7 @@ def test_missing_results_are_an_error(tmp_path, capsys):
 
 
 def test_no_stored_full_record_passes_under_a_replaced_criterion():
-    path = results_root() / "full" / "claims.jsonl"
+    path = reference_root() / "full" / "claims.jsonl"
     if not path.exists():
         pytest.skip(f"{path} is not in this checkout")
     rows = rejudge(ResultStore(path.parent, create=False).records(), "full")

@@ -6,7 +6,8 @@
                                           PATTERN selects: an area, an id prefix or a glob);
                                           --where: each claim's file:line and the bounds it checks
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
-                                          [--out DIR] [--json|--jsonl] [--fresh] [--profile]
+                                          [--out DIR|--reference] [--json|--jsonl] [--fresh]
+                                          [--profile] [--jobs N]
                                           report.md: the newest record of every registered claim
     python -m verify run ... --dry-run    expected time per area from stored records, nothing run
     python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
@@ -16,6 +17,10 @@
                                           run the claims at several base seeds (records in a
                                           scratch folder unless --out) and list every claim whose
                                           verdict differs between them; exit 1 on a problem
+    python -m verify oc ID|GLOB [--reps N] [--scale S] [--results DIR] [--json] [--write]
+                                          operating characteristic: the claim's criterion run on
+                                          measurements drawn from the theory's law and from each
+                                          named alternative (power, false-pass rates)
     python -m verify rejudge [--scale quick|full] [--results DIR] [--write] [--json]
                                           stored records judged by today's criteria, nothing run
                                           (--write: the generated section of DIR/README.md)
@@ -29,8 +34,11 @@
                                           answer-table geometry of real language models beside
                                           a random control (DIR/lm_geometry.json)
 
-Stored results live in one folder: --results/--out DIR, else the environment variable
-RECALL_RESULTS, else the checkout's results/ (found from the package, not the working directory).
+Where results go: a run writes to --out DIR, else the environment variable RECALL_RESULTS, else the
+checkout's git-ignored runs/ (found from the package, not the working directory); it never writes
+the committed reference results/ unless told to (`run ... --reference`, used when the reference is
+refreshed). A command that reads stored records reads --results DIR, else RECALL_RESULTS, else
+runs/ when it holds the file, else the committed reference results/.
 --json prints one strict JSON document (a non-finite number: null with its value in
 "<key>_nonfinite"); `run --jsonl` prints one record per line as each claim finishes. A --seed is a
 non-negative integer; --out must be a writable folder (checked before anything runs).
@@ -57,10 +65,18 @@ def _add_run_options(p):
         help="default float64 on cpu, float32 on cuda",
     )
     p.add_argument("--seed", type=seed_arg, default=0)
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--out",
         default=None,
-        help="results folder (claims.jsonl, report.md); default RECALL_RESULTS, else the checkout's results/",
+        help="results folder (claims.jsonl, report.md); default RECALL_RESULTS, else the checkout's "
+        "git-ignored runs/",
+    )
+    where.add_argument(
+        "--reference",
+        action="store_true",
+        help="write the committed reference results/ (only when the reference is refreshed: "
+        "docs/contributing.md)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument(
@@ -140,10 +156,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_rej.add_argument(
         "--results",
         default=None,
-        help="results folder (default: RECALL_RESULTS or results/, plus full/ at full scale)",
+        help="results folder (default: RECALL_RESULTS, else runs/ when it holds records, else the "
+        "committed results/; plus full/ at full scale; with --write: RECALL_RESULTS or runs/)",
     )
     p_rej.add_argument("--write", action="store_true", help="update the generated section of DIR/README.md")
     p_rej.add_argument("--json", action="store_true", help="one strict JSON document on stdout")
+    # `oc` is parsed by verify/oc/command.py (main() hands it over before this parser runs); it is
+    # declared here so that `python -m verify --help` lists it
+    sub.add_parser(
+        "oc",
+        add_help=False,
+        help="operating characteristic: each claim's criterion on data drawn from the theory's law "
+        "and from every named alternative (`python -m verify oc --help`)",
+    )
     p_bench = sub.add_parser("bench", help="performance of the measurement kernels")
     p_bench.add_argument("names", nargs="*")
     p_bench.add_argument("--json", action="store_true")
@@ -153,12 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_atlas.add_argument(
         "--results",
         default=None,
-        help="results folder read (atlas.json written there with --write); default RECALL_RESULTS, else the checkout's results/",
+        help="results folder read (atlas.json written there with --write); default RECALL_RESULTS, "
+        "else runs/ when it holds records (with --write: always runs/), else the committed results/",
     )
     p_atlas.add_argument("--write", action="store_true", help="store the atlas in DIR/atlas.json")
     p_prune = sub.add_parser("prune", help="remove the records of claims no longer registered")
     p_prune.add_argument(
-        "--results", default=None, help="results folder; default RECALL_RESULTS, else the checkout's results/"
+        "--results", default=None, help="results folder; default RECALL_RESULTS, else the checkout's runs/"
     )
     p_prune.add_argument("--dry-run", action="store_true", help="say what would be removed; write nothing")
     p_docs = sub.add_parser("docs", help="moved: `python -m paper_figs docs [--write]`")
@@ -192,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "'@template<TAB>text<TAB>relation'); default the shipped facts file",
     )
     p_probe.add_argument("--device", default=None)
-    p_probe.add_argument("--out", default=None, help="default RECALL_RESULTS, else the checkout's results/")
+    p_probe.add_argument("--out", default=None, help="default RECALL_RESULTS, else the checkout's runs/")
     p_probe.add_argument("--json", action="store_true")
     p_geom = sub.add_parser(
         "lm-geometry", help="answer-table geometry (rho, B2, coherence) of real language models"
@@ -213,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_geom.add_argument(
         "--out",
         default=None,
-        help="folder of lm_geometry.json; default RECALL_RESULTS, else the checkout's results/",
+        help="folder of lm_geometry.json; default RECALL_RESULTS, else the checkout's runs/",
     )
     p_geom.add_argument("--json", action="store_true", help="print the record as strict JSON")
     return parser
@@ -254,6 +280,10 @@ def main(argv=None) -> int:
             else:
                 print(listing.claims_text(claims))
             return 0
+        if getattr(args, "reference", False):  # run --reference: the committed reference
+            from verify.results import reference_root
+
+            args.out = str(reference_root())
         if getattr(args, "out", "unset") is None:  # run, probe-lm, lm-geometry: the one results folder
             from verify.results import results_root
 

@@ -20,7 +20,7 @@ def cmd_falsify(args) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, missing_controls, select
     from verify.ledger import entry_for
-    from verify.results import results_root
+    from verify.results import reading_root
     from verify.runner import run_controls
 
     claims = select(args.ids)
@@ -35,7 +35,7 @@ def cmd_falsify(args) -> int:
     bad, known_defects, coarse = 0, 0, 0
     stream = sys.stderr if args.json else sys.stdout
     json_rows = []
-    stored = _latest_records(ctx.scale, [str(results_root())])
+    stored = _latest_records(ctx.scale, [str(reading_root())])
     for c in claims:
         missing = missing_controls(c)
         rows = [] if missing else run_controls(c, ctx)
@@ -194,10 +194,11 @@ def expected_seconds(claims, scale: str, folders, quick_folders=()) -> dict[str,
 
 def cmd_dry_run(args, claims, jobs: int) -> int:
     """``run --dry-run``: the expected time per area (from stored records), nothing is run."""
-    from verify.results import results_root
+    from verify.results import reading_root
 
-    root = str(results_root())
-    folders = [args.out] + ([str(Path(root) / "full")] if args.scale == "full" else [])
+    root = str(reading_root())
+    folders = list(dict.fromkeys([root, args.out] if args.scale == "quick" else [args.out]))
+    folders += [str(Path(root) / "full")] if args.scale == "full" else []
     quick_folders = list(dict.fromkeys([root, args.out])) if args.scale == "full" else []
     areas = expected_seconds(claims, args.scale, folders, quick_folders)
     rows = []

@@ -305,11 +305,12 @@ def cmd_rejudge(args) -> int:
     """``python -m verify rejudge``: print the re-judged records (or --json) and, with --write,
     update DIR/README.md. Exit 0."""
     from theory.cli_support import dumps
-    from verify.results import RESULTS_FILE, ResultStore, missing_results, results_root
+    from verify.results import RESULTS_FILE, ResultStore, missing_results, reading_root, results_root
 
-    root = results_root(args.results)
-    if args.results is None and args.scale == "full":
-        root = root / "full"
+    sub = "full/" if args.results is None and args.scale == "full" else ""
+    # a write goes to the named folder or runs/, never to the committed reference unless named
+    root = results_root(args.results) if args.write else reading_root(args.results, sub + RESULTS_FILE)
+    root = root / sub if sub else root
     path = root / RESULTS_FILE
     if not path.exists():
         raise ValueError(missing_results(path))

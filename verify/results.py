@@ -32,23 +32,42 @@ RESULTS_ENV = "RECALL_RESULTS"
 REPO = Path(__file__).resolve().parent.parent  # the repository root when run from a checkout
 
 
+RUNS_DIR = "runs"  #: the git-ignored folder of a user's own runs, beside the reference
+REFERENCE_DIR = "results"  #: the committed reference results of the checkout
+
+
+def _in_checkout() -> bool:
+    return (REPO / "pyproject.toml").is_file() and (REPO / "verify").is_dir()
+
+
 def default_results_root() -> Path:
-    """The results folder used when neither ``--results`` nor RECALL_RESULTS says otherwise: the
-    checkout's ``results/`` (found from this package's location, whatever the working directory),
-    or ``./results`` for an installed copy that has no checkout around it.
+    """The folder a command WRITES to when neither ``--results``/``--out`` nor RECALL_RESULTS says
+    otherwise: the checkout's git-ignored ``runs/`` (found from this package's location, whatever
+    the working directory), or ``./runs`` for an installed copy that has no checkout around it.
+    A run never writes the committed reference (:func:`reference_root`) unless it is named.
 
     >>> default_results_root().name
+    'runs'
+    """
+    return (REPO if _in_checkout() else Path.cwd()) / RUNS_DIR
+
+
+def reference_root() -> Path:
+    """The committed reference results of the checkout, ``results/`` (the records the generated
+    docs, the atlas and the operating characteristics are computed from). Only an explicit
+    ``python -m verify run ... --reference`` (or ``--out`` naming it) writes there; an installed
+    copy without a checkout has none and gets ``./results``.
+
+    >>> reference_root().name
     'results'
     """
-    if (REPO / "pyproject.toml").is_file() and (REPO / "verify").is_dir():
-        return REPO / "results"
-    return Path.cwd() / "results"
+    return (REPO if _in_checkout() else Path.cwd()) / REFERENCE_DIR
 
 
 def results_root(folder: str | os.PathLike | None = None) -> Path:
-    """The one results folder of the command lines, as an absolute path: ``folder`` when given
+    """The one results folder a command WRITES to, as an absolute path: ``folder`` when given
     (relative to the working directory), else the environment variable RECALL_RESULTS, else
-    :func:`default_results_root`. The README's "Command line" section describes it.
+    :func:`default_results_root` (``runs/``). The README's "Command line" section describes it.
 
     >>> results_root("/tmp/res") == Path("/tmp/res")
     True
@@ -59,6 +78,21 @@ def results_root(folder: str | os.PathLike | None = None) -> Path:
             return default_results_root()
         folder = env
     return Path(os.path.abspath(os.path.expanduser(str(folder))))
+
+
+def reading_root(folder: str | os.PathLike | None = None, name: str = RESULTS_FILE) -> Path:
+    """The results folder a command READS ``name`` from: ``folder`` or RECALL_RESULTS when given
+    (exactly as :func:`results_root`), else the user's ``runs/`` when it holds ``name``, else the
+    committed reference :func:`reference_root`. So figures and the atlas show the user's own
+    records once there are some, and the reference on a fresh clone.
+
+    >>> reading_root("/tmp/res") == Path("/tmp/res")
+    True
+    """
+    if (folder is not None and str(folder) != "") or os.environ.get(RESULTS_ENV, ""):
+        return results_root(folder)
+    own = default_results_root()
+    return own if (own / name).is_file() else reference_root()
 
 
 def missing_results(path: str | os.PathLike, claim_ids=(), recompute: str | None = None) -> str:

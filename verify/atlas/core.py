@@ -42,12 +42,13 @@ INFO_LIMIT = {
 
 
 def _resolve(folder) -> Path:
-    """``folder`` as a path: None is the one results folder (:func:`verify.results.results_root`);
-    a relative path is relative to the repository (the atlas claims' parameter ``results``)."""
+    """``folder`` as a path: None is the folder commands read (:func:`verify.results.reading_root`:
+    RECALL_RESULTS, else runs/ when it holds records, else the committed results/); a relative path
+    is relative to the repository (the atlas claims' parameter ``results``)."""
     if folder is None:
-        from verify.results import results_root
+        from verify.results import reading_root
 
-        return results_root()
+        return reading_root()
     path = Path(folder)
     return path if path.is_absolute() else REPO / path
 
@@ -204,8 +205,8 @@ def build_atlas(records_by_scale: dict[str, dict]) -> dict:
 
 
 def atlas_from_results(folder=None) -> dict:
-    """The atlas from the records stored in ``folder`` (and ``folder``/full); None: the one
-    results folder (:func:`verify.results.results_root`)."""
+    """The atlas from the records stored in ``folder`` (and ``folder``/full); None: the folder
+    commands read (:func:`verify.results.reading_root`)."""
     folder = _resolve(folder)
     by_scale = {"quick": load_records(folder, "quick")}
     full = load_records(folder / "full", "full")
@@ -267,14 +268,18 @@ def main(args) -> int:
     """``python -m verify atlas [--json] [--write] [--results DIR]``: print the table (with
     ``--write``, also store it in DIR/atlas.json; without it nothing is written).
 
-    DIR defaults to the one results folder (:func:`verify.results.results_root`: RECALL_RESULTS,
-    else the checkout's results/); a missing results file is a ValueError naming the path and the
-    command that writes it. Both the printed and the stored JSON are strict (no NaN or Infinity).
+    DIR defaults to RECALL_RESULTS, else the user's runs/ when it holds records, else the committed
+    reference results/ (:func:`verify.results.reading_root`); with ``--write`` it defaults to
+    RECALL_RESULTS, else runs/ (:func:`verify.results.results_root`), so the committed atlas is
+    rewritten only when named (``--results results``). A missing results file is a ValueError
+    naming the path and the command that writes it. Both the printed and the stored JSON are
+    strict (no NaN or Infinity).
     """
     from theory.cli_support import dumps
-    from verify.results import RESULTS_FILE, missing_results, results_root
+    from verify.results import RESULTS_FILE, missing_results, reading_root, results_root
 
-    folder = results_root(getattr(args, "results", None))
+    given = getattr(args, "results", None)
+    folder = results_root(given) if getattr(args, "write", False) else reading_root(given)
     path = folder / RESULTS_FILE
     if not path.is_file():
         needed = [f.claim_id for f in FAMILIES if not f.optional]

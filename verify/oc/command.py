@@ -1,5 +1,6 @@
-"""``python -m verify oc ID|GLOB [--reps N] [--json] [--write] [--scale quick|full]``: the
-operating characteristic of each selected claim (:mod:`verify.oc`) from its latest stored record;
+"""``python -m verify oc ID|GLOB [--reps N] [--json] [--write] [--scale quick|full] [--results DIR]``:
+the operating characteristic of each selected claim (:mod:`verify.oc`) from its latest stored record
+(in the committed reference results/ unless ``--results`` names another folder);
 claims it cannot simulate are listed with the reason. Reads the records only; writes nothing
 unless ``--write`` (then only :data:`verify.oc.STORE`)."""
 
@@ -11,11 +12,15 @@ import sys
 import time
 
 
-def _records(scale: str) -> dict:
-    from verify.results import results_root
+def _records(scale: str, results: str | None = None) -> dict:
+    """The newest record of each claim at ``scale``, read from ``results`` (None: the committed
+    reference results/, whose records the stored characteristics describe)."""
+    from verify.results import parse_records, reference_root, results_root
 
-    path = results_root() / ("claims.jsonl" if scale == "quick" else "full/claims.jsonl")
-    from verify.results import parse_records
+    root = results_root(results) if results else reference_root()
+    path = root / ("claims.jsonl" if scale == "quick" else "full/claims.jsonl")
+    if results and not path.exists():
+        raise ValueError(f"no stored {scale} records: {path} does not exist")
 
     latest = {}
     if path.exists():
@@ -24,7 +29,7 @@ def _records(scale: str) -> dict:
     return latest
 
 
-def run(patterns, reps: int, scale: str) -> dict:
+def run(patterns, reps: int, scale: str, results: str | None = None) -> dict:
     """{claim id: characteristic} for the claims matching ``patterns`` (empirical and must-fail
     claims; an identity has no law to simulate).
 
@@ -34,7 +39,7 @@ def run(patterns, reps: int, scale: str) -> dict:
     from verify.claims import select
     from verify.oc import characteristic
 
-    records = _records(scale)
+    records = _records(scale, results)
     out = {}
     for claim in select(patterns):
         if claim.kind == "identity":
@@ -59,13 +64,30 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=200, help="replications per law (default 200)")
     ap.add_argument("--scale", choices=("quick", "full"), default="quick")
     ap.add_argument("--json", action="store_true", help="one JSON document")
-    ap.add_argument("--write", action="store_true", help=f"store the results in {STORE.name}")
+    ap.add_argument(
+        "--results",
+        default=None,
+        help="results folder whose records are simulated (default: the committed reference results/)",
+    )
+    ap.add_argument(
+        "--write",
+        action="store_true",
+        help=f"store the results in {STORE.name} (from the committed reference records only)",
+    )
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be a positive integer")
     start = time.perf_counter()
     try:
-        out = run(args.patterns, args.reps, args.scale)
+        if args.write and args.results:
+            from verify.results import reference_root, results_root
+
+            if results_root(args.results) != reference_root():
+                raise ValueError(
+                    f"--write stores the characteristics of the committed reference records in "
+                    f"{STORE.name}; --results {args.results} is not the reference {reference_root()}"
+                )
+        out = run(args.patterns, args.reps, args.scale, args.results)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
