@@ -161,7 +161,9 @@ def smallest_storing_size(
     """The smallest size in ``sizes`` whose model ``build(size)`` decodes every fact (accuracy 1),
     by bisection over the sorted sizes (:func:`constructions.search.smallest_size`: it assumes
     that a size that stores, stores at every larger size); None when even the largest does not.
-    ``facts`` None means each model's own.
+    ``facts`` None means each model's own. More than
+    :data:`constructions.search.MAX_CANDIDATES` sizes is a ValueError naming ``sizes`` (raised
+    before they are listed).
 
     >>> import numpy as np
     >>> from constructions import build_block_model, make_bijections

@@ -23,6 +23,7 @@ once (one per draw, batched as one model). The probes are the same as :func:`sma
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -30,6 +31,13 @@ from typing import Callable, Iterable, Sequence
 __all__ = ["Bisection", "Search", "smallest_size", "smallest_size_geometric", "STRATEGIES"]
 
 STRATEGIES = ("bisect", "scan")
+
+#: The most candidate sizes a bisection lists (it sorts them and checks that they are distinct,
+#: about 100 bytes of memory per candidate: 10^6 candidates take about 100 MB, and bisect in 20
+#: probes). More is a ValueError naming the count, raised before any is listed; an integer range
+#: too wide to list is :func:`smallest_size_geometric`'s (10 to 10^7 samples in a few dozen
+#: probes). A scan reads its sizes one at a time and has no such limit.
+MAX_CANDIDATES = 10**6
 
 
 @dataclass(frozen=True)
@@ -121,7 +129,8 @@ def smallest_size(
     top_stores: bool = False,
 ) -> Search:
     """The smallest size in ``sizes`` at which ``stores(size)`` holds, by ``strategy`` (module
-    docstring); ``stores`` is called once per probed size.
+    docstring); ``stores`` is called once per probed size. A bisection over more than
+    :data:`MAX_CANDIDATES` sizes is a ValueError naming ``sizes``, raised before they are listed.
 
     >>> smallest_size(range(1, 17), lambda d: d >= 11)
     Search(size=11, tried=((8, False), (12, True), (10, False), (11, True)))
@@ -129,6 +138,10 @@ def smallest_size(
     3
     >>> smallest_size(range(1, 9), lambda d: False).size is None
     True
+    >>> smallest_size(range(1, 10**12), lambda d: d >= 11)
+    Traceback (most recent call last):
+    ...
+    ValueError: sizes holds 999,999,999,999 candidate sizes, above the budget of a bisection, constructions.search.MAX_CANDIDATES = 1,000,000 (about 100 bytes each when listed and sorted); give fewer sizes, or search a range too wide to list with smallest_size_geometric(low, high, stores, ratio)
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
@@ -141,7 +154,7 @@ def smallest_size(
             if tried[-1][1]:
                 return Search(int(size), tuple(tried))
         return Search(None, tuple(tried))
-    search = Bisection(list(sizes), top_stores=top_stores)
+    search = Bisection(sizes, top_stores=top_stores)  # type: ignore[arg-type]
     while search.probe is not None:
         search.record(stores(search.probe))
     return Search(search.size, tuple(search.tried))
@@ -181,6 +194,20 @@ def smallest_size_geometric(low: int, high: int, stores: Callable[[int], bool], 
 
 
 def _sorted_sizes(sizes: Iterable[int]) -> list[int]:
+    """The candidate sizes sorted, checked: at least one, all distinct, at most
+    :data:`MAX_CANDIDATES` (counted before they are listed where ``sizes`` has a length)."""
+    try:
+        count, held = len(sizes), None  # type: ignore[arg-type]
+    except TypeError:  # an iterator: read one more than the budget, no further
+        sizes = list(itertools.islice(sizes, MAX_CANDIDATES + 1))
+        count, held = len(sizes), f"more than {MAX_CANDIDATES:,}"
+    if count > MAX_CANDIDATES:
+        raise ValueError(
+            f"sizes holds {held or f'{count:,}'} candidate sizes, above the budget of a bisection, "
+            f"constructions.search.MAX_CANDIDATES = {MAX_CANDIDATES:,} (about 100 bytes each when "
+            "listed and sorted); give fewer sizes, or search a range too wide to list with "
+            "smallest_size_geometric(low, high, stores, ratio)"
+        )
     out = sorted(int(s) for s in sizes)
     if not out:
         raise ValueError("a search needs at least one candidate size")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.validate import require_int
+from theory.validate import require_int, require_memory
 
 
 def check_generator(rng) -> np.random.Generator:
@@ -44,15 +44,29 @@ def make_bijections(n_subjects: int, n_relations: int, rng: np.random.Generator)
 
     Returns an int64 array of shape (R, N); row r is ``rng.permutation(N)``, drawn for r = 0..R-1.
     Hypotheses: N >= 2, R >= 1, both integers (4.0 is 4; 2.5 is a ValueError, never truncated).
+    A table above the memory budget (8 R N bytes > :data:`theory.validate.MEMORY_BUDGET_BYTES`)
+    is a ValueError naming N, R and the estimate, before anything is drawn.
 
     >>> import numpy as np
     >>> make_bijections(4, 2, np.random.default_rng(0)).shape
     (2, 4)
+    >>> make_bijections(10**6, 10**6, np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: make_bijections(n_subjects=1000000, n_relations=1000000): the relation table (R, N) = (1000000, 1000000) of int64 would take about 7.28 TiB, above the memory budget of 4 GiB (theory.validate.MEMORY_BUDGET_BYTES)
     """
     check_generator(rng)
     n_subjects = require_size("n_subjects", n_subjects, 2, "N")
     n_relations = require_size("n_relations", n_relations, 1, "R")
-    return np.stack([rng.permutation(n_subjects) for _ in range(n_relations)]).astype(np.int64)
+    require_memory(
+        f"make_bijections(n_subjects={n_subjects}, n_relations={n_relations}): the relation table "
+        f"(R, N) = ({n_relations}, {n_subjects}) of int64",
+        8.0 * n_relations * n_subjects,
+    )
+    table = np.empty((n_relations, n_subjects), dtype=np.int64)
+    for r in range(n_relations):  # row by row: no second copy of the table
+        table[r] = rng.permutation(n_subjects)
+    return table
 
 
 def check_bijections(perms: np.ndarray) -> np.ndarray:

@@ -3,13 +3,18 @@
 Sizes are integers: an integral float (4.0) or a numpy integer is the size 4 and builds exactly
 what 4 builds; 2.5 and NaN are a ValueError, a truth value or text ('4') a TypeError, each naming
 the parameter and the hypothesis (never truncated). A function that takes a fact set raises a
-TypeError naming FactSet when given anything else (a list, a dict, a tuple of arrays).
+TypeError naming FactSet when given anything else (a list, a dict, a tuple of arrays). Sizes
+whose arrays would not fit the memory budget (theory.validate.MEMORY_BUDGET_BYTES), or a
+bisection over more candidates than constructions.search.MAX_CANDIDATES, are refused at once,
+naming the parameters and the estimate, before anything large is allocated.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import time
+import tracemalloc
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -26,8 +31,11 @@ from constructions.hopfield import lm as hopfield_lm
 from constructions.hopfield import networks, trained
 from constructions.icrecall import model as icrecall_model
 from constructions.icrecall import patterns, world
+from constructions.measure import smallest_storing_size
 from constructions.retrieval import lower, task
+from constructions.search import MAX_CANDIDATES
 from constructions.tasks import make_bijections
+from theory.validate import MEMORY_BUDGET_BYTES
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -264,3 +272,71 @@ def test_the_comparison_can_fail():
     4.0 with 4 above would see a truncated or otherwise different build."""
     same = [case for case, _, build in CASES if _same(build(4), build(5))]
     assert not same, f"these cases build the same at 4 and 5: {same}"
+
+
+# --- sizes above the memory budget --------------------------------------------------------------
+def _refused_at_once(call: Callable[[], Any], match: str, limit: int = 16 * 2**20) -> str:
+    """The ValueError message of ``call``, checked to come within a second and after less than
+    ``limit`` bytes of allocations (tracemalloc sees numpy's arrays): the refusal precedes the
+    arrays."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(ValueError, match=match) as info:
+            call()
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seconds < 1.0, f"refused after {seconds:.2f} s"
+    assert peak < limit < MEMORY_BUDGET_BYTES, f"{peak / 2**20:.0f} MiB allocated before the refusal"
+    return str(info.value)
+
+
+def test_a_relation_table_above_the_memory_budget_is_refused_naming_n_and_r():
+    message = _refused_at_once(
+        lambda: make_bijections(10**6, 10**6, rng()),
+        r"n_subjects=1000000, n_relations=1000000\): the relation table \(R, N\) = \(1000000, 1000000\) "
+        r"of int64 would take about 7.28 TiB, above the memory budget of 4 GiB",
+    )
+    assert "MEMORY_BUDGET_BYTES" in message
+    assert make_bijections(50_000, 3, rng()).shape == (3, 50_000)  # a large table that fits builds
+
+
+def test_a_block_model_above_the_memory_budget_is_refused_naming_d0():
+    message = _refused_at_once(
+        lambda: single_hop.build_block_model(perms(), 1e8, rng=rng()),
+        r"build_block_model\(N=6, R=2, block_dim d0=100000000\): the block model's arrays .* would take "
+        r"about .*, above the memory budget of 4 GiB",
+    )
+    assert "MEMORY_BUDGET_BYTES" in message
+    # the estimate covers what is built: the largest block model of the claims fits the budget
+    assert single_hop.block_model_bytes(100_000, 16, 35) < MEMORY_BUDGET_BYTES
+    tracemalloc.start()
+    try:
+        single_hop.build_block_model(make_bijections(2000, 4, rng()), 30, rng=rng())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= single_hop.block_model_bytes(2000, 4, 30)
+
+
+def test_a_block_model_below_the_sufficient_dimension_is_refused_before_its_codes():
+    with pytest.raises(ValueError, match=r"dim=10 is below the sufficient dimension 152.9 for N=1000"):
+        single_hop.build_block_model(make_bijections(1000, 2, rng()), 10, rng=rng(), guarantee=(0.5, 0.01))
+
+
+def test_a_search_over_more_candidates_than_the_budget_is_refused_naming_sizes():
+    def build(d0):  # never reached: the refusal comes first
+        raise AssertionError("a model was built")
+
+    message = _refused_at_once(
+        lambda: smallest_storing_size(build, range(1, 10**12), perms()),
+        r"sizes holds 999,999,999,999 candidate sizes, above the budget of a bisection",
+    )
+    assert f"MAX_CANDIDATES = {MAX_CANDIDATES:,}" in message and "smallest_size_geometric" in message
+    _refused_at_once(  # an iterator is read up to one candidate above the budget, no further
+        lambda: smallest_storing_size(build, (d for d in range(1, 10**12)), perms()),
+        rf"sizes holds more than {MAX_CANDIDATES:,} candidate sizes",
+        limit=100 * MAX_CANDIDATES,
+    )

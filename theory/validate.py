@@ -10,6 +10,10 @@ Each raises an error naming the parameter and the violated hypothesis:
 Sizes (:func:`require_int`) accept Python and numpy integers and floats with an integral value
 (``3.0`` is the size 3, as ``python -m theory eval N=1e3`` gives 1000); a non-integral float such
 as 2.5 is rejected, never truncated.
+
+Sizes that are valid but too large to build are refused before anything is allocated
+(:func:`require_memory`): a builder estimates the bytes its arrays take and a ValueError names the
+parameters and the estimate where it exceeds :data:`MEMORY_BUDGET_BYTES`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+#: The memory budget of one construction (bytes): the most that the arrays a builder of
+#: constructions/ allocates for one call (a relation table, a model's weights) may take, 4 GiB.
+#: The largest construction of the registry's claims at full scale (the block model for N = 10^5
+#: subjects, R = 16 relations, d0 = 35) takes about 2 GB; a size whose estimate is above the
+#: budget is refused by :func:`require_memory` before anything is allocated, where it would
+#: otherwise run for minutes and end in a MemoryError.
+MEMORY_BUDGET_BYTES = 4 * 2**30
 
 
 def _number(name: str, value, kind: str) -> float:
@@ -85,3 +97,36 @@ def require_real(
         op = "<" if high_open else "<="
         raise ValueError(f"{name}={value} violates the hypothesis {name} {op} {high}")
     return value
+
+
+def format_bytes(n_bytes: float) -> str:
+    """``n_bytes`` in binary units, three significant digits.
+
+    >>> format_bytes(4 * 2**30), format_bytes(1536), format_bytes(8e12), format_bytes(1e30)
+    ('4 GiB', '1.5 KiB', '7.28 TiB', '867,361,737,988 EiB')
+    """
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024:
+            return f"{value:.3g} {unit}"
+        value /= 1024
+    return f"{value:,.3g} EiB" if abs(value) < 1000 else f"{value:,.0f} EiB"
+
+
+def require_memory(what: str, n_bytes: float, budget: float | None = None) -> None:
+    """Refuse a construction whose arrays would take about ``n_bytes``, above ``budget`` (default
+    :data:`MEMORY_BUDGET_BYTES`): a ValueError naming ``what`` (the parameters and the arrays) and
+    the estimate, raised before anything is allocated.
+
+    >>> require_memory("a table (R, N) = (2, 4) of int64", 64)
+    >>> require_memory("n_subjects=1000000, n_relations=1000000: the table (R, N) of int64", 8e12)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_subjects=1000000, n_relations=1000000: the table (R, N) of int64 would take about 7.28 TiB, above the memory budget of 4 GiB (theory.validate.MEMORY_BUDGET_BYTES)
+    """
+    limit = MEMORY_BUDGET_BYTES if budget is None else budget
+    if n_bytes > limit:
+        raise ValueError(
+            f"{what} would take about {format_bytes(n_bytes)}, above the memory budget of "
+            f"{format_bytes(limit)} (theory.validate.MEMORY_BUDGET_BYTES)"
+        )

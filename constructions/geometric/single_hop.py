@@ -18,6 +18,7 @@ from constructions.decode import decode as decode_kernel
 from constructions.geometric.codes import attribute_codes, check_codes
 from constructions.tasks import check_bijections, require_size, single_hop_dataset
 from theory.geometric.single_hop import require_sufficient_block_dim
+from theory.validate import require_memory
 
 if TYPE_CHECKING:
     from constructions.measure import Facts
@@ -275,6 +276,28 @@ class BlockModel:
         return self._decoding(facts, return_margins=True).margins
 
 
+def block_model_bytes(
+    n_subjects: int, n_relations: int, block_dim: int, dtype: torch.dtype = torch.float64, device: str = "cpu"
+) -> float:
+    """An estimate of the bytes :func:`build_block_model` allocates for N subjects, R relations and
+    block dimension d0 (d = R d0, width D = d + R + 1 + d0): its float64 arrays, the codes (N d0),
+    the selector (3 d^2 + 2 d R + 3 d d0 with the identity it is built from), the subject
+    embeddings (2 N d with the blocks they are joined from) and the transformer's weights
+    ((2N + R + 6d + 2) D + 2d), plus a copy of those weights where ``dtype`` is not float64 or
+    ``device`` is not the CPU (the tensors then do not share the arrays' memory).
+
+    >>> block_model_bytes(100_000, 16, 35) / 2**30  # the largest block model of the claims
+    1.79...
+    """
+    n, r, d0 = int(n_subjects), int(n_relations), int(block_dim)
+    d = r * d0
+    width = d + r + 1 + d0
+    weights = (2 * n + r + 6 * d + 2) * width + 2 * d
+    arrays = n * d0 + 3 * d * d + 2 * d * r + 3 * d * d0 + 2 * n * d + weights
+    copy = 0 if (dtype == torch.float64 and str(device) == "cpu") else weights * dtype.itemsize
+    return 8.0 * arrays + copy
+
+
 def build_block_model(
     perms: np.ndarray,
     block_dim: int | None = None,
@@ -296,19 +319,38 @@ def build_block_model(
     The relation token attends to the subject token (score 80 vs 0), the value/output maps copy
     the subject content, the MLP is the selector with b1(r) written by the relation one-hot through
     a fixed map, and its output lands in the answer channels, which the unembedding U0 reads.
+    Sizes whose arrays would exceed the memory budget (:func:`block_model_bytes` above
+    :data:`theory.validate.MEMORY_BUDGET_BYTES`) are a ValueError naming N, R, d0 and the
+    estimate, raised before any array is built.
+
+    >>> model = build_block_model(np.array([[1, 0, 2]]), 3, rng=np.random.default_rng(0))
+    >>> model.accuracy(), model.param_counts()["total"]
+    (1.0, 63)
+    >>> build_block_model(np.array([[1, 0, 2]]), 10**8, rng=np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: build_block_model(N=3, R=1, block_dim d0=100000000): the block model's arrays (width D = R d0 + R + 1 + d0 = 200000002) would take about 1.25 EiB, above the memory budget of 4 GiB (theory.validate.MEMORY_BUDGET_BYTES)
     """
     perms = check_bijections(perms)
     n_rel, n = perms.shape
     if codes is None:
         if block_dim is None or rng is None:
             raise ValueError("give codes, or block_dim together with rng")
-        codes = attribute_codes(n, block_dim, code_kind, rng)
-    codes = check_codes(codes)
-    if codes.shape[0] != n:
-        raise ValueError(f"{codes.shape[0]} codes for N={n} attributes")
-    d0 = codes.shape[1]
+        d0 = require_size("block_dim", block_dim, 1, "d0", "block_dim d0")
+    else:
+        codes = check_codes(codes)
+        if codes.shape[0] != n:
+            raise ValueError(f"{codes.shape[0]} codes for N={n} attributes")
+        d0 = codes.shape[1]
     if guarantee is not None:
         require_sufficient_block_dim(d0, n, *guarantee)
+    require_memory(
+        f"build_block_model(N={n}, R={n_rel}, block_dim d0={d0}): the block model's arrays (width "
+        f"D = R d0 + R + 1 + d0 = {n_rel * d0 + n_rel + 1 + d0})",
+        block_model_bytes(n, n_rel, d0, dtype, device),
+    )
+    if codes is None:
+        codes = check_codes(attribute_codes(n, d0, code_kind, rng))
     selector = build_selector(n_rel, d0, gate_bias)
     e_subj = block_subject_embeddings(perms, codes)
     if np.max(np.abs(e_subj)) >= gate_bias:
