@@ -1,6 +1,9 @@
 """Inputs of the bounds checked where they enter (theory/validate.py): a value that is not a number
 (text, a truth value) is a TypeError naming the parameter, a non-integral size a ValueError, an
-integral float an accepted size; the command line parses its text before it calls."""
+integral float an accepted size; the command line parses its text before it calls. A bound name
+that is not a string is a TypeError; a grid above theory.registry.MAX_GRID_POINTS is refused at
+once naming its axes (from Python and from the command line, before the text is parsed), and an
+empty item of a command-line list (N=2,,3) is an error naming the parameter."""
 
 from __future__ import annotations
 
@@ -80,3 +83,72 @@ def test_sufficient_block_dim_is_an_integer(bad, error):
     with pytest.raises(error, match="block_dim"):
         require_sufficient_block_dim(bad, 100)
     require_sufficient_block_dim(200.0, 100)  # an integral float is the integer it names
+
+
+def test_a_bound_name_that_is_not_a_string_is_a_type_error():
+    with pytest.raises(TypeError, match=r"name=123 must be a string, a bound's name.*not int"):
+        theory.evaluate(123, N=1000, t=0.5, delta=0.01)
+    with pytest.raises(TypeError, match=r"name=None must be a string"):
+        theory.expression(None)
+
+
+def _at_once(call):
+    """What ``call`` returns, checked to come within a second and after less than 16 MiB of
+    allocations (tracemalloc): a grid refused before its rows are built."""
+    import time
+    import tracemalloc
+
+    get_bound("geometric.d0_suff")  # the registry imported before the measurement
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        out = call()
+        seconds, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seconds < 1.0 and peak < 16 * 2**20, (seconds, peak)
+    return out
+
+
+def _error_of(call) -> Exception:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - returned for the test to judge
+        return exc
+    raise AssertionError("no error")
+
+
+def test_a_grid_above_the_budget_is_refused_naming_its_axes():
+    from theory.registry import MAX_GRID_POINTS
+
+    axes = "n_subjects (N): 2,000 values x fail_prob (delta): 1,000 values"
+    error = _at_once(
+        lambda: _error_of(
+            lambda: theory.evaluate("geometric.d0_suff", N=range(2, 2002), t=0.5, delta=np.full(1000, 0.01))
+        )
+    )
+    assert isinstance(error, ValueError)
+    assert str(error).startswith(
+        f"bound geometric.d0_suff: a grid of 2,000,000 points ({axes}) is above the budget of "
+        f"{MAX_GRID_POINTS:,} points (theory.registry.MAX_GRID_POINTS; its rows would take about 4.1 GiB)"
+    )
+    bound = get_bound("geometric.d0_suff")
+    error = _at_once(lambda: _error_of(lambda: bound.grid(N=range(2, 2002), t=[0.5], delta=[0.01] * 1000)))
+    assert isinstance(error, ValueError) and "a grid of 2,000,000 points" in str(error)
+    assert theory.evaluate("geometric.d0_suff", N=range(2, 1002), t=0.5, delta=0.01).shape == (1000,)
+
+
+def test_the_command_line_refuses_a_large_grid_before_parsing_it(capsys):
+    n_values = "N=" + ",".join(str(n) for n in range(2, 2002))
+    deltas = "delta=" + ",".join(str(0.001 * (i + 1)) for i in range(1000))
+    assert _at_once(lambda: theory_main(["eval", "geometric.d0_suff", n_values, "t=0.5", deltas])) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: bound geometric.d0_suff: a grid of 2,000,000 points")
+    assert "MAX_GRID_POINTS" in captured.err and not captured.out
+
+
+@pytest.mark.parametrize("text", ["2,,3", "5,", ",5"])
+def test_an_empty_grid_item_is_an_error_naming_the_key(text, capsys):
+    assert theory_main(["eval", "geometric.d0_suff", f"N={text}", "t=0.5", "delta=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: parameter n_subjects (N): {text!r} has an empty item" in err

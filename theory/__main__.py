@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from theory.cli_support import dumps, name_matches, parse_assignments, parse_number, run_main
-from theory.registry import AREAS, Bound, get_bound, load_all
+from theory.registry import AREAS, Bound, check_grid_size, get_bound, load_all
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -32,11 +32,20 @@ def parse_param_value(bound: Bound, name: str, text: str):
     [10, 100, 1000]
     >>> parse_param_value(get_bound("retrieval.n_sufficient"), "embedding", "orthogonal")
     'orthogonal'
+    >>> parse_param_value(get_bound("geometric.d0_suff"), "n_subjects", "2,,3")
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter n_subjects (N): '2,,3' has an empty item (a grid axis is values separated by single commas, as 1,10,100)
     """
     if "," in text:
-        items = [t for t in (x.strip() for x in text.split(",")) if t]
-        if not items:
-            raise ValueError(f"parameter {name}: {text!r} holds no value")
+        items = [x.strip() for x in text.split(",")]
+        if not any(items):
+            raise ValueError(f"parameter {bound.named(name)}: {text!r} holds no value")
+        if not all(items):
+            raise ValueError(
+                f"parameter {bound.named(name)}: {text!r} has an empty item (a grid axis is values "
+                "separated by single commas, as 1,10,100)"
+            )
         return [parse_param_value(bound, name, t) for t in items]
     default = bound.defaults().get(name)
     if isinstance(default, bool):
@@ -132,6 +141,8 @@ def _fmt(value) -> str:
 def _cmd_eval(args) -> int:
     bound = get_bound(args.name)
     raw = bound.canonical(parse_assignments(args.assignments))
+    lengths = {bound.named(k): v.count(",") + 1 for k, v in raw.items() if "," in v}
+    check_grid_size(bound.name, lengths)  # before a value is parsed
     values = {k: parse_param_value(bound, k, v) for k, v in raw.items()}
     defaults = {k: v for k, v in bound.defaults().items() if k not in values}
     grid = any(isinstance(v, list) for v in values.values())

@@ -36,7 +36,9 @@ def evaluate(name: str, **params: Any) -> Any:
     dimension per axis, in the bound's parameter order, the values ``python -m theory eval``
     prints for the same lists. Every point is validated: a point outside a bound's hypotheses,
     or a value that is not a number (a string such as ``"1000"``), raises an error naming the
-    parameter.
+    parameter. A grid of more than :data:`theory.registry.MAX_GRID_POINTS` points is a ValueError
+    naming its axes, raised before any point is evaluated; a ``name`` that is not a string is a
+    TypeError.
 
     >>> round(evaluate("geometric.d0_suff", N=1000, t=0.5, delta=0.01), 2)
     152.91

@@ -20,6 +20,15 @@ PROVENANCES = ("abstract", "paper", "reference", "derived")
 #: paper_figs/.
 AREAS = ("geometric", "fact_mlp", "icrecall", "hopfield", "chapters", "retrieval", "atlas")
 
+#: The most points one grid may have (:meth:`Bound.evaluate`, :meth:`Bound.grid`, ``python -m
+#: theory eval``): each point is a row of about :data:`GRID_POINT_BYTES` in memory (its
+#: parameters, defaults and value; more as ``--json`` text), and is evaluated in about 40
+#: microseconds, so 100,000 points take about 200 MB and 4 s. A larger grid is a ValueError
+#: naming its axes and the estimate, raised before any point is listed or evaluated.
+MAX_GRID_POINTS = 100_000
+#: Bytes of memory per grid row (measured: 2,000,000 points took 4.3 GB).
+GRID_POINT_BYTES = 2200
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -112,6 +121,16 @@ class Bound:
             out[target].append(alias)
         return {p: ", ".join(a) for p, a in out.items()}
 
+    def named(self, param: str) -> str:
+        """``param`` with its paper symbols, as messages name it.
+
+        >>> from theory.registry import get_bound
+        >>> get_bound("geometric.d0_suff").named("n_subjects")
+        'n_subjects (N)'
+        """
+        symbols = self.symbols().get(param)
+        return f"{param} ({symbols})" if symbols else param
+
     def canonical(self, values: Mapping[str, object]) -> dict[str, object]:
         """``values`` keyed by parameter names (aliases replaced), checked: an unknown name, a
         parameter given twice (as itself and as an alias) or a missing parameter without default is
@@ -180,6 +199,7 @@ class Bound:
         (3, 2)
         """
         values = self.canonical(values)
+        check_grid_size(self.name, {self.named(k): len(v) for k, v in values.items() if _is_array(v)})
         axes = {k: _axis(self.name, k, v) for k, v in values.items() if _is_array(v)}
         if not axes:
             return self._evaluate_point(values)
@@ -205,6 +225,7 @@ class Bound:
         {'n_subjects': 8, 'n_relations': 2, 'bits_per_param': 32}
         """
         values = self.canonical(values)
+        check_grid_size(self.name, {self.named(k): len(v) for k, v in values.items() if _is_array(v)})
         return self._rows({k: _axis(self.name, k, v) if _is_array(v) else v for k, v in values.items()})
 
     def _rows(self, values: Mapping[str, object]) -> list[dict]:
@@ -262,6 +283,31 @@ def _is_array(value) -> bool:
     if isinstance(value, (list, tuple, range)):
         return True
     return getattr(value, "ndim", 0) > 0
+
+
+def check_grid_size(bound: str, lengths: Mapping[str, int]) -> int:
+    """The number of points of a grid whose axes (parameter -> number of values) are ``lengths``;
+    a ValueError naming the bound, the axes and the memory the rows would take where it is above
+    :data:`MAX_GRID_POINTS`.
+
+    >>> check_grid_size("geometric.d0_suff", {"n_subjects": 3, "delta": 4})
+    12
+    >>> check_grid_size("geometric.d0_suff", {"n_subjects": 1000, "delta": 2000})
+    Traceback (most recent call last):
+    ...
+    ValueError: bound geometric.d0_suff: a grid of 2,000,000 points (n_subjects: 1,000 values x delta: 2,000 values) is above the budget of 100,000 points (theory.registry.MAX_GRID_POINTS; its rows would take about 4.1 GiB); evaluate fewer points, or split the grid
+    """
+    from theory.validate import format_bytes
+
+    points = math.prod(lengths.values())
+    if points > MAX_GRID_POINTS:
+        axes = " x ".join(f"{k}: {n:,} values" for k, n in lengths.items())
+        raise ValueError(
+            f"bound {bound}: a grid of {points:,} points ({axes}) is above the budget of "
+            f"{MAX_GRID_POINTS:,} points (theory.registry.MAX_GRID_POINTS; its rows would take about "
+            f"{format_bytes(points * GRID_POINT_BYTES)}); evaluate fewer points, or split the grid"
+        )
+    return points
 
 
 def _axis(bound: str, name: str, value) -> list:
@@ -345,7 +391,8 @@ def load_all() -> dict[str, Bound]:
 def get_bound(name: str) -> Bound:
     """The bound called ``name``, or labelled so: ``AREA.LABEL`` (``fact_mlp.B2``) or a bare label
     (``D3``) where one bound carries it. An unknown name, or a label several bounds share, is a
-    ValueError that lists the candidates (for a bare label, the areas that use it).
+    ValueError that lists the candidates (for a bare label, the areas that use it); a name that is
+    not a string is a TypeError.
 
     >>> from theory.registry import bounds_labelled, get_bound
     >>> get_bound("fact_mlp.B2").name, get_bound("D3").name
@@ -355,6 +402,11 @@ def get_bound(name: str) -> Bound:
     ...
     ValueError: label B2 is used in several areas (geometric, fact_mlp): write geometric.B2 (geometric.d0_suff) or fact_mlp.B2 (fact_mlp.jl_code_dim)
     """
+    if not isinstance(name, str):
+        raise TypeError(
+            f"name={name!r} must be a string, a bound's name, AREA.LABEL or a label "
+            f"(`python -m theory list` shows them), not {type(name).__name__}"
+        )
     bounds = load_all()
     if name in bounds:
         return bounds[name]
