@@ -81,6 +81,10 @@ def fact_targets(facts: Facts) -> np.ndarray:
     [1, 2, 0, 1, 2, 0]
     >>> fact_targets(([0, 2], [1, 0], [1, 2])).tolist()
     [1, 2]
+    >>> fact_targets("facts")
+    Traceback (most recent call last):
+    ...
+    TypeError: facts must be a FactSet, a relation table (an int array of shape (R, N)) or a triple (subjects, relations, targets) of int arrays; got str 'facts'
     """
     fact_map = getattr(facts, "fact_map", None)
     if fact_map is not None:
@@ -89,7 +93,38 @@ def fact_targets(facts: Facts) -> np.ndarray:
         return np.asarray(_triple(facts)[2], dtype=np.int64)
     from constructions.tasks import single_hop_dataset
 
-    return single_hop_dataset(facts)[2]
+    return single_hop_dataset(_table_form(facts))[2]
+
+
+def _table_form(facts: Any) -> np.ndarray:
+    """``facts`` as an array when it can be a relation table, numbers in rows (its shape and its
+    rows are checked by :func:`constructions.tasks.check_bijections`): text, a mapping, None or
+    an array of anything but numbers is a TypeError naming the forms ``facts`` may take.
+
+    >>> _table_form([[1, 0, 2]]).shape
+    (1, 3)
+    >>> _table_form({"a": 1})
+    Traceback (most recent call last):
+    ...
+    TypeError: facts must be a FactSet, a relation table (an int array of shape (R, N)) or a triple (subjects, relations, targets) of int arrays; got dict {'a': 1}
+    """
+    import reprlib
+
+    def wrong() -> TypeError:
+        return TypeError(
+            "facts must be a FactSet, a relation table (an int array of shape (R, N)) or a triple "
+            f"(subjects, relations, targets) of int arrays; got {type(facts).__name__} {reprlib.repr(facts)}"
+        )
+
+    if facts is None or isinstance(facts, (str, bytes, dict, set)):
+        raise wrong()
+    try:
+        table = np.asarray(facts)
+    except ValueError as exc:  # rows of different lengths
+        raise ValueError(f"facts: a relation table must be an int array of shape (R, N): {exc}") from None
+    if table.dtype.kind not in "iuf":
+        raise wrong()
+    return table
 
 
 def describe_fact(facts: Facts, index: int) -> str:

@@ -1,10 +1,13 @@
 """verify.testing.check_fact_model: the toolkit's own fact models keep every contract, and models
 broken on purpose (ties decoded to their value, a misreported accuracy, positive margins on wrong
-decodes, a parameter count below the information bound) are each caught."""
+decodes, a parameter count below the information bound) are each caught. An object without the
+three methods, facts of another form (text) and a bit width, count or tolerance out of range
+(NaN) are refused before the model is asked anything, naming what is wrong."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -193,3 +196,50 @@ def test_every_broken_contract_is_listed():
     assert len(report.problems) >= 2
     with pytest.raises(AssertionError, match=rf"breaks {len(report.problems)} contracts"):
         check_fact_model(CountsTiesAsCorrect(BreaksTiesTowardTheTarget(inner)), facts)
+
+
+# --- inputs that are not a model, facts or a bit width are refused naming them ---------------------
+def test_an_object_without_the_three_methods_is_a_type_error_naming_them():
+    interface = r"model must be a fact-storing model with the methods decode\(facts\), accuracy\(facts\) and margins\(facts\)"
+    with pytest.raises(TypeError, match=interface + r".*; object has none of them"):
+        check_fact_model(object(), FACTS)
+    with pytest.raises(TypeError, match=interface + r".*; object has none of them"):
+        check_fact_model(object())  # before the facts are looked for
+
+    class DecodesOnly:
+        def decode(self, facts):
+            return np.zeros(len(facts.fact_map), dtype=np.int64)
+
+    with pytest.raises(TypeError, match=r"DecodesOnly lacks accuracy, margins"):
+        check_fact_model(DecodesOnly(), FACTS)
+
+
+@pytest.mark.parametrize("facts", ["facts", {"keys": 1}, [["a", "b"], ["c", "d"]]])
+def test_facts_of_another_form_are_a_type_error_naming_the_forms(facts):
+    mlp = build_encoder_decoder(FACTS, 12, rng(1))
+    with pytest.raises(
+        TypeError,
+        match=r"facts must be a FactSet, a relation table \(an int array of shape \(R, N\)\) or a "
+        rf"triple \(subjects, relations, targets\) of int arrays; got {type(facts).__name__} ",
+    ):
+        check_fact_model(mlp, facts)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "message"),
+    [
+        ("bits_per_param", math.nan, ValueError, "bits_per_param=nan must be a positive finite number"),
+        ("bits_per_param", math.inf, ValueError, "bits_per_param=inf must be a positive finite number"),
+        ("bits_per_param", 0, ValueError, "bits_per_param=0 must be a positive finite number"),
+        ("bits_per_param", "64", TypeError, "bits_per_param='64' must be a positive finite number"),
+        ("margin_atol", math.nan, ValueError, "margin_atol=nan must be a finite number >= 0"),
+        ("n_params", 2.5, ValueError, "n_params=2.5 must be an integer"),
+        ("n_params", -1, ValueError, "n_params=-1 violates the hypothesis n_params >= 0"),
+    ],
+)
+def test_a_bit_width_count_or_tolerance_out_of_range_is_refused_naming_it(name, value, error, message):
+    mlp = build_encoder_decoder(FACTS, 12, rng(1))
+    with pytest.raises(error, match=re.escape(message)):
+        check_fact_model(mlp, FACTS, **{name: value})
+    with pytest.raises(error, match=re.escape(message)):  # not a report with a NaN ratio either
+        check_fact_model(mlp, FACTS, raise_on_failure=False, **{name: value})

@@ -22,6 +22,7 @@ recomputes what it can from the model's own answers and lists every contract tha
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,56 @@ def _facts(facts: Any, i: np.ndarray, show: int) -> str:
     return ", ".join(describe_fact(facts, int(k)) for k in i[:show]) + more
 
 
+#: The methods a fact-storing model answers (constructions/measure.py, ``FactModel``).
+METHODS = ("decode", "accuracy", "margins")
+
+
+def _check_arguments(model: Any, n_params: Any, bits_per_param: Any, margin_atol: Any, show: Any) -> None:
+    """The arguments of :func:`check_fact_model` other than the facts, checked before the model is
+    asked anything: a model without the three methods, or an argument of the wrong type, is a
+    TypeError naming it; a count, a bit width or a tolerance outside its range a ValueError.
+
+    >>> _check_arguments(object(), None, 64, 1e-9, 3)
+    Traceback (most recent call last):
+    ...
+    TypeError: model must be a fact-storing model with the methods decode(facts), accuracy(facts) and margins(facts) (constructions.measure.FactModel, docs/testing.md); object has none of them
+    >>> class Model:
+    ...     def decode(self, facts): ...
+    ...     def accuracy(self, facts): ...
+    ...     def margins(self, facts): ...
+    >>> _check_arguments(Model(), None, float("nan"), 1e-9, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: bits_per_param=nan must be a positive finite number (the bits b of each parameter in B1, 64 for float64)
+    """
+    from theory.validate import require_int
+
+    missing = [m for m in METHODS if not callable(getattr(model, m, None))]
+    if missing:
+        lacks = "has none of them" if len(missing) == len(METHODS) else f"lacks {', '.join(missing)}"
+        raise TypeError(
+            "model must be a fact-storing model with the methods decode(facts), accuracy(facts) and "
+            f"margins(facts) (constructions.measure.FactModel, docs/testing.md); "
+            f"{type(model).__name__} {lacks}"
+        )
+    if n_params is not None:
+        require_int("n_params", n_params, 0)
+    for name, value, holds, need in (
+        ("bits_per_param", bits_per_param, lambda v: v > 0, "a positive finite number"),
+        ("margin_atol", margin_atol, lambda v: v >= 0, "a finite number >= 0"),
+    ):
+        why = (
+            f" (the bits b of each parameter in B1, {BITS_PER_PARAM} for float64)"
+            if name == "bits_per_param"
+            else ""
+        )
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}={value!r} must be {need}{why}, not {type(value).__name__}")
+        if not (math.isfinite(value) and holds(value)):
+            raise ValueError(f"{name}={value!r} must be {need}{why}")
+    require_int("show", show, 0)
+
+
 def check_fact_model(
     model: Any,
     facts: Any = None,
@@ -111,6 +162,10 @@ def check_fact_model(
     one (``params_unique``, ``n_params``, ``params_standard`` or ``param_counts()["total"]``).
     ``bits_per_param``: the b of B1 (64: float64 numbers). ``margin_atol``: a margin above it
     counts as positive (the decode kernel treats smaller ones as rounding, constructions/decode.py).
+    A model without the three methods, ``facts`` of another form, or an argument outside its
+    range (``bits_per_param`` a positive finite number, ``margin_atol`` a finite number >= 0,
+    ``n_params`` and ``show`` non-negative integers) is a TypeError or ValueError naming it, raised
+    before the model is asked anything.
 
     >>> import numpy as np
     >>> from constructions.fact_mlp import build_encoder_decoder, fact_set
@@ -132,6 +187,7 @@ def check_fact_model(
     """
     from constructions.measure import fact_targets
 
+    _check_arguments(model, n_params, bits_per_param, margin_atol, show)
     if facts is None:
         facts = getattr(model, "facts", None)
         if facts is None:
