@@ -11,19 +11,36 @@ import os
 VALID = ("auto", "cpu", "cuda")
 
 
-def resolve_device(requested: str | None = None) -> str:
-    """Return "cpu" or "cuda" (or "cuda:N"). An unknown value, or cuda without a GPU, fails loudly."""
-    source = "--device"
+def resolve_device(requested: str | None = None, name: str = "--device") -> str:
+    """Return "cpu" or "cuda" (or "cuda:N"). An unknown value (a ValueError), one that is not a
+    string (a TypeError), or cuda without a GPU, fails loudly, naming ``name`` (the flag or
+    parameter it came from) or RECALL_DEVICE.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_device("tpu", "device")
+    Traceback (most recent call last):
+    ...
+    ValueError: device='tpu' is not a device; expected one of ('auto', 'cpu', 'cuda')
+    """
+    source = name
     if requested is None or requested == "auto":
         env = os.environ.get("RECALL_DEVICE")
         if env:
             requested, source = env, "RECALL_DEVICE"
         else:
             requested = "auto"
+    if not isinstance(requested, str):
+        raise TypeError(
+            f"{source}={requested!r} must be a device name, one of {VALID}, not {type(requested).__name__}"
+        )
     requested = requested.strip().lower()
-    base = requested.split(":", 1)[0]
-    if base not in VALID:
-        raise ValueError(f"{source}={requested!r} is not a device; expected one of {VALID}")
+    base, _, index = requested.partition(":")
+    if base not in VALID or (index and (base != "cuda" or not index.isdigit())):
+        raise ValueError(
+            f"{source}={requested!r} is not a device; expected one of {VALID}"
+            + (" (or cuda:N)" if index else "")
+        )
     import torch
 
     if base == "auto":

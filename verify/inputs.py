@@ -52,11 +52,13 @@ def seed_arg(text: str) -> int:
     return int(stripped)
 
 
-def writable_folder(folder: str | os.PathLike[str], flag: str = "--out") -> Path:
+def writable_folder(
+    folder: str | os.PathLike[str], flag: str = "--out", appends: str | None = "claims.jsonl"
+) -> Path:
     """Make sure ``folder`` is (or can be made) a folder this process can write files in: it is
-    created when missing, a file in it is created and removed, and its ``claims.jsonl``, when
-    present, must open for appending. A ValueError naming ``flag`` and the folder otherwise.
-    Returns the folder as a Path.
+    created when missing, a file in it is created and removed, and its file ``appends`` (the
+    records, ``claims.jsonl``; None: no such file), when present, must open for appending. A
+    ValueError naming ``flag`` and the folder otherwise. Returns the folder as a Path.
 
     >>> import tempfile
     >>> writable_folder(tempfile.mkdtemp()).is_dir()
@@ -68,18 +70,20 @@ def writable_folder(folder: str | os.PathLike[str], flag: str = "--out") -> Path
     ValueError: --out ... is a file, not a folder
     """
     path = Path(folder)
+    stored = path / appends if appends is not None else None
     if path.exists() and not path.is_dir():
         raise ValueError(f"{flag} {path} is a file, not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass
-        stored = path / "claims.jsonl"
-        if stored.exists():
+        if stored is not None and stored.exists():
             with stored.open("ab"):
                 pass
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+        named = Path(exc.filename) if exc.filename else None
+        shown = named is not None and named != path and (named.parent != path or named == stored)
+        where = f" ({exc.filename})" if shown else ""  # not the probe's random name
         raise ValueError(f"{flag} {path} is not a writable folder: {why}{where}") from None
     return path
