@@ -28,6 +28,37 @@ MAX_ALTERNATIVE = 0.05
 #: the power a budget should reach
 TARGET_POWER = 0.8
 DEFAULT_REPS = 200
+#: The most replications per law (``--reps``): a rate's binomial standard error is at most
+#: 0.5 / sqrt(reps), 0.0016 at 100,000, below the two decimals the rates are printed with, while
+#: the draws take minutes per claim at 100,000 (hopfield.capacity.d3: 3.5 s at 2,000, so about
+#: 3 minutes). More is a ValueError naming ``reps`` before anything is drawn.
+MAX_REPS = 100_000
+
+
+def check_reps(reps: object) -> int:
+    """``reps`` as an int when it is an integer in [1, :data:`MAX_REPS`]: a TypeError (not an
+    integer) or ValueError (outside the range) naming it otherwise.
+
+    >>> check_reps(200)
+    200
+    >>> check_reps(10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: reps=1000000000 is above the most replications per law, verify.oc.MAX_REPS = 100,000 (there a rate's standard error is below 0.0016, finer than the rates are printed, and a claim's draws take minutes; 1000000000 would take about 10,000 times as long)
+    """
+    import numbers
+
+    if isinstance(reps, bool) or not isinstance(reps, numbers.Integral):
+        raise TypeError(f"reps={reps!r} must be a positive integer, not {type(reps).__name__}")
+    if reps < 1:
+        raise ValueError(f"reps={reps} must be a positive integer")
+    if reps > MAX_REPS:
+        raise ValueError(
+            f"reps={reps} is above the most replications per law, verify.oc.MAX_REPS = {MAX_REPS:,} "
+            "(there a rate's standard error is below 0.0016, finer than the rates are printed, and a "
+            f"claim's draws take minutes; {reps} would take about {reps // MAX_REPS:,} times as long)"
+        )
+    return int(reps)
 
 
 def rates(setup: Setup, reps: int = DEFAULT_REPS, seed: int = 0) -> dict:
@@ -38,8 +69,7 @@ def rates(setup: Setup, reps: int = DEFAULT_REPS, seed: int = 0) -> dict:
     >>> rates(s, reps=50)["t"]["pass"] > 0.9
     True
     """
-    if reps < 1:
-        raise ValueError(f"reps must be a positive integer, not {reps}")
+    reps = check_reps(reps)
     out = {}
     for k, (name, draw) in enumerate(setup.laws.items()):
         rng = rng_for(seed, k)

@@ -56,8 +56,11 @@ def main(argv=None) -> int:
 
     >>> main(["no.such.*", "--reps", "5"])
     2
+
+    ``--reps`` above :data:`verify.oc.MAX_REPS` (or below 1) is a usage error, exit status 2,
+    before any record is read.
     """
-    from verify.oc import STORE
+    from verify.oc import STORE, check_reps
 
     ap = argparse.ArgumentParser(prog="python -m verify oc", description=__doc__.split("\n\n")[0])
     ap.add_argument("patterns", nargs="+", help="claim ids or globs")
@@ -75,8 +78,10 @@ def main(argv=None) -> int:
         help=f"store the results in {STORE.name} (from the committed reference records only)",
     )
     args = ap.parse_args(argv)
-    if args.reps < 1:
-        ap.error("--reps must be a positive integer")
+    try:
+        check_reps(args.reps)
+    except ValueError as exc:
+        ap.error(f"--reps: {exc}")
     start = time.perf_counter()
     try:
         if args.write and args.results:
