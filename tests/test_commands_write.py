@@ -29,11 +29,11 @@ def _main(capsys, *args):
 
 
 def test_the_committed_report_is_the_newest_record_of_every_registered_claim(tmp_path):
-    from verify.commands import report_records
+    from verify.commands import report_records, report_summary
 
     records = report_records(ResultStore(RESULTS, create=False))
     assert len(records) > 100
-    computed = write_report(records, tmp_path / REPORT_FILE).read_text()
+    computed = write_report(records, tmp_path / REPORT_FILE, report_summary(records, RESULTS)).read_text()
     stored = (RESULTS / REPORT_FILE).read_text()
     assert computed == stored, "results/report.md is stale: `python -m verify prune` or a run rebuilds it"
 
@@ -101,3 +101,23 @@ def test_prune_says_what_it_removed(tmp_path, capsys):
     assert code == 0 and "removed 1 record(s) of chapters.memory.zero_init_negative" in out
     assert [r["id"] for r in store.records()] == [FAST]
     assert not (tmp_path / REPORT_FILE).exists()  # no report was there: none is made
+
+
+def test_the_report_opens_with_what_a_reader_acts_on(tmp_path):
+    from verify.commands import rebuild_report
+
+    store = ResultStore(tmp_path)
+    base = {"scale": "quick", "seed": 0, "device": "cpu", "dtype": "float64", "provenance": "derived"}
+    store.append({**base, "id": "geometric.gd.fit", "status": "pass"})
+    store.append({**base, "id": "geometric.gd.intervention", "status": "not reproduced", "ledger": "why"})
+    store.append(
+        {**base, "id": "geometric.gd.superposition", "status": "inconclusive", "inconclusive": "6 seeds"}
+    )
+    store.append({**base, "id": "geometric.gd.relation_selective", "status": "fail"})
+    text = rebuild_report(store).read_text()
+    head = text.split("## Every claim")[0]
+    assert "## Start here" in head and "1 fail, 1 inconclusive, 1 not reproduced, 1 pass" in head
+    assert "| geometric | 9 |" in head  # the papers' statements by the scorecards' rule
+    assert "- `geometric.gd.intervention`: why" in head and "docs/ledger.md" in head
+    assert "- `geometric.gd.superposition`: 6 seeds" in head and "docs/claims.md" in head
+    assert "- `geometric.gd.relation_selective`: fail" in head

@@ -184,7 +184,7 @@ def parse_number(text: str, name: str = "value") -> int | float:
 def run_main(main: Callable[[list[str] | None], int | None], argv: Sequence[str] | None = None) -> int:
     """Run a command line's ``main(argv)`` and flush stdout; when the reader of stdout has gone
     (``python -m theory list | head -1``) return 141 (128 + SIGPIPE, as a shell reports it) quietly
-    instead of a BrokenPipeError traceback.
+    instead of a BrokenPipeError traceback; on Ctrl-C print one line and return 130.
 
     >>> run_main(lambda argv: 0, [])
     0
@@ -193,6 +193,9 @@ def run_main(main: Callable[[list[str] | None], int | None], argv: Sequence[str]
         status = main(None if argv is None else list(argv))
         sys.stdout.flush()
         return int(status or 0)
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (130 = 128 + SIGINT, as a shell says)
+        print("\ninterrupted (Ctrl-C): what finished before it is kept", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         try:  # later writes (and the interpreter's final flush) go nowhere
             devnull = os.open(os.devnull, os.O_WRONLY)

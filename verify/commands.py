@@ -124,17 +124,51 @@ def resolution_of(claim, record: dict | None) -> dict:
     return {"rule": "not computed", "value": None, "coarse": True, "text": text}
 
 
-def _print_table(records, stream=sys.stdout):
-    width = max((len(r["id"]) for r in records), default=10)
-    print(f"{'claim':<{width}}  {'status':<17} {'seconds':>7}  predicted | measured", file=stream)
+def _progress(claims, args, jobs: int):
+    """The run's progress (:class:`verify.progress.RunProgress`): a terminal line on a terminal,
+    else a line per finished claim on stderr (none in a worker process of a parallel run, whose
+    parent reports); the time left from the stored seconds of each claim."""
+    from verify.progress import RunProgress, expected_seconds
+    from verify.results import reading_root
+
+    ids = [c.id for c in claims]
+    if os.environ.get("RECALL_WORKER"):
+        return RunProgress(ids)
+    expected = expected_seconds([reading_root(), args.out], args.scale)
+    tty = sys.stderr.isatty()
+    return RunProgress(ids, expected, jobs=jobs, bar=tty, lines=not tty)
+
+
+def table_lines(records, width: int | None = None) -> list[str]:
+    """The run's table, one row per claim cut to ``width`` columns (default: the terminal's, else
+    100): id, status, seconds, then predicted and measured in short form; the long fields (ledger
+    reasons, resolutions, details) are in report.md and ``--json``.
+
+    >>> rows = table_lines([{"id": "a.b.c", "status": "pass", "seconds": 1.0,
+    ...                      "predicted": 2.0, "measured": {"x": 1.23456789, "y": [1, 2]}}], 60)
+    >>> print("\\n".join(rows))
+    claim  status          seconds  predicted -> measured
+    a.b.c  pass                1.0  2 -> x=1.235, y=[1, 2]
+    """
+    import shutil
+
+    from verify.results import _fmt
+
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    idw = max((len(r["id"]) for r in records), default=5)
+    rows = [f"{'claim':<{idw}}  {'status':<15} {'seconds':>7}  predicted -> measured"]
     for r in records:
-        pred, meas = _short(r.get("predicted")), _short(r.get("measured"))
-        extra = r.get("error") or r.get("skipped") or r.get("ledger") or r.get("inconclusive") or ""
-        print(
-            f"{r['id']:<{width}}  {r['status']:<17} {r.get('seconds', 0):>7.1f}  {pred} | {meas}"
-            + (f"  [{extra}]" if extra else ""),
-            file=stream,
+        row = (
+            f"{r['id']:<{idw}}  {r['status']:<15} {float(r.get('seconds') or 0):>7.1f}  "
+            f"{_fmt(r.get('predicted'))} -> {_fmt(r.get('measured'))}"
         )
+        rows.append(row if len(row) <= width else row[: width - 3] + "...")
+    return rows
+
+
+def _print_table(records, stream=sys.stdout):
+    for line in table_lines(records):
+        print(line, file=stream)
 
 
 def _short(value, limit=60) -> str:
@@ -276,7 +310,8 @@ def cmd_run(args, patterns) -> int:
     claims = select(patterns)
     device = resolve_device(args.device)
     dtype = args.dtype or default_dtype(device)
-    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=sys.stderr.isatty())
+    # the run's own progress (verify.progress) replaces the bars of the sweeps inside a claim
+    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=False)
     areas = {c.area for c in claims}
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
     if jobs < 1:
@@ -291,10 +326,28 @@ def cmd_run(args, patterns) -> int:
         if lines:
             print(_dumps(record), flush=True)
 
-    if jobs > 1 and len(areas) > 1:
-        records = run_claims_parallel(claims, ctx, store, jobs, resume=not args.fresh, on_record=emit)
-    else:
-        records = run_claims(claims, ctx, store=store, resume=not args.fresh, on_record=emit)
+    parallel = jobs > 1 and len(areas) > 1
+    progress = _progress(claims, args, jobs if parallel else 1)
+    before = len(store.records())
+    try:
+        if parallel:
+            records = run_claims_parallel(
+                claims, ctx, store, jobs, resume=not args.fresh, on_record=emit, progress=progress
+            )
+        else:
+            records = run_claims(
+                claims, ctx, store=store, resume=not args.fresh, on_record=emit, progress=progress
+            )
+    except KeyboardInterrupt:
+        progress.close()
+        kept = len(store.records()) - before
+        print(
+            f"\ninterrupted: {kept} record(s) finished by this run are kept in {store.path}; the same "
+            "command resumes from them",
+            file=sys.stderr,
+        )
+        return 130
+    progress.close()
     report = rebuild_report(store)
     quiet = args.json or lines
     stream = sys.stderr if quiet else sys.stdout
@@ -342,11 +395,99 @@ def rebuild_report(store) -> Path:
     >>> from verify.results import ResultStore
     >>> store = ResultStore(tempfile.mkdtemp())
     >>> rebuild_report(store).read_text().splitlines()[2]
-    '0 claims; status counts: '
+    '## Start here'
     """
     from verify.results import REPORT_FILE, write_report
 
-    return write_report(report_records(store), store.dir / REPORT_FILE)
+    records = report_records(store)
+    return write_report(records, store.dir / REPORT_FILE, report_summary(records, store.dir))
+
+
+def _doc_link(page: str, folder: Path) -> str:
+    """A Markdown link from a report in ``folder`` to the checkout's ``docs/<page>`` (a relative
+    link; an absolute one where ``folder`` is on another drive)."""
+    from verify.results import REPO
+
+    target = REPO / "docs" / page
+    try:
+        rel = os.path.relpath(target, Path(folder).resolve())
+    except ValueError:
+        rel = str(target)
+    return f"[docs/{page}]({Path(rel).as_posix()})"
+
+
+def report_summary(records: list[dict], folder) -> list[str]:
+    """The opening of report.md, what a reader acts on first: the counts, the papers' statements
+    by the scorecards' rule (:func:`verify.statements.paper_verdicts`), then the claims that
+    failed or errored, the claims not reproduced (the ledger's reason) and the inconclusive ones
+    (what would decide them), with links to docs/ledger.md and docs/claims.md.
+
+    >>> rows = [{"id": "geometric.gd.fit", "status": "inconclusive", "inconclusive": "6 seeds would decide"}]
+    >>> text = "\\n".join(report_summary(rows, "/tmp"))
+    >>> "geometric.gd.fit`: 6 seeds would decide" in text
+    True
+    """
+    from verify.statements import HOLDS, REFUTED, UNDECIDED, paper_verdicts
+
+    folder = Path(folder)
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    first = records[0] if records else {}
+    out = [
+        "## Start here",
+        "",
+        f"{len(records)} claims at {first.get('scale', '?')} scale (seed {first.get('seed', '?')}, "
+        f"{first.get('device', '?')}, {first.get('dtype', '?')}): "
+        + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none run")
+        + ". What the words mean: "
+        + _doc_link("verdicts.md", folder)
+        + ".",
+        "",
+        "The papers' statements, by the scorecards' rule (a statement holds when every claim "
+        "checking it passes, is refuted when one fails, and is undecided otherwise; each paper's "
+        "page opens with its scorecard):",
+        "",
+        "| paper | statements | hold | refuted | undecided | page |",
+        "|---|---|---|---|---|---|",
+    ]
+    by_id = {r["id"]: r for r in records}
+    for area, n in paper_verdicts(by_id).items():
+        out.append(
+            f"| {area} | {n['statements']} | {n[HOLDS]} | {n[REFUTED]} | {n[UNDECIDED]} | "
+            f"{_doc_link(area + '.md', folder)} |"
+        )
+    broken = [r for r in records if r["status"] in ("fail", "error", "vacuous")]
+    if broken:
+        out += ["", "**Failed, errored or vacuous** (the run's exit status is 1):", ""]
+        for r in broken:
+            why = r.get("error") or r.get("vacuous") or "the measurement contradicts the prediction"
+            out.append(f"- `{r['id']}`: {r['status']}: {_one_line(why)}")
+    ledgered = [r for r in records if r["status"] == "not reproduced"]
+    if ledgered:
+        out += [
+            "",
+            f"**Not reproduced** ({len(ledgered)}; in the ledger, with the numbers and what was tried: "
+            f"{_doc_link('ledger.md', folder)}):",
+            "",
+        ]
+        out += [f"- `{r['id']}`: {_one_line(r.get('ledger') or '')}" for r in ledgered]
+    undecided = [r for r in records if r["status"] == "inconclusive"]
+    if undecided:
+        out += [
+            "",
+            f"**Inconclusive** ({len(undecided)}; this budget cannot decide, and the record says "
+            f"what would; every claim: {_doc_link('claims.md', folder)}):",
+            "",
+        ]
+        out += [f"- `{r['id']}`: {_one_line(r.get('inconclusive') or '')}" for r in undecided]
+    return out
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def cmd_prune(args) -> int:

@@ -6,8 +6,6 @@ recorded as errors at once, naming the exit status or the signal."""
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
 from verify.claims import Claim, Context
 from verify.results import ResultStore, git_revision, jsonable
 from verify.runner import run_claim
@@ -43,12 +41,29 @@ def run_claims_parallel(
     jobs: int,
     resume: bool = True,
     on_record=None,
+    progress=None,
 ) -> list[dict]:
     """Run claims in ``jobs`` worker processes (``python -m verify run ... --jsonl``), whole areas per
     worker, each with ``cpu_count // jobs`` threads. Records are appended to ``store`` by this
     process as they arrive, so an interrupted run keeps every finished claim; a worker that dies
     leaves error records for the claims it did not report as soon as its output closes (while the
-    other workers go on), naming its exit status or the signal that killed it."""
+    other workers go on), naming its exit status or the signal that killed it. ``progress`` (a
+    :class:`verify.progress.RunProgress`) is told each claim's end and which claim each worker runs
+    (the first of its group not yet reported); without one, a terminal line is shown when
+    ``ctx.progress``."""
+    from verify.progress import RunProgress
+
+    own = progress is None
+    if own:
+        progress = RunProgress([c.id for c in claims], bar=ctx.progress, jobs=jobs)
+    try:
+        return _run_workers(claims, ctx, store, jobs, resume, on_record, progress)
+    finally:
+        if own:
+            progress.close()
+
+
+def _run_workers(claims, ctx, store, jobs, resume, on_record, progress) -> list[dict]:
     import collections
     import json
     import os
@@ -74,6 +89,7 @@ def run_claims_parallel(
             )
         if found is not None:
             done[claim.id] = dict(found, resumed=True)
+            progress.finished(done[claim.id])
             if on_record is not None:
                 on_record(done[claim.id])
         else:
@@ -87,6 +103,11 @@ def run_claims_parallel(
         done[record["id"]] = record
         if store is not None:
             store.append(record)
+        progress.finished(record)
+        group = next((g for g in groups if any(c.id == record["id"] for c in g)), [])
+        following = next((c for c in group if c.id not in done), None)
+        if following is not None:
+            progress.started(following.id)  # a worker runs its group in order
         if on_record is not None:
             on_record(record)
 
@@ -113,10 +134,11 @@ def run_claims_parallel(
                 "--dtype",
                 ctx.dtype,
             ]
-            env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+            env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, RECALL_WORKER="1")
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             tail: collections.deque = collections.deque(maxlen=200)
             procs.append((proc, group, tail))
+            progress.started(group[0].id)
 
             def pump(p=proc, k=i):
                 for line in p.stdout:
@@ -131,28 +153,34 @@ def run_claims_parallel(
 
             threading.Thread(target=pump, daemon=True).start()
             threading.Thread(target=drain, daemon=True).start()
-        bar = tqdm(total=len(pending), desc="claims", unit="claim", disable=not ctx.progress, leave=False)
         open_streams = len(procs)
-        while open_streams:
-            record = inbox.get()
-            if isinstance(record, int):  # a worker ended: record its missing claims at once
-                open_streams -= 1
-                proc, group, tail = procs[record]
-                proc.wait()
-                for claim in group:
-                    if claim.id not in done:
-                        rec = run_claim(
-                            _Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx, controls=False
-                        )
-                        rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
-                        rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
-                        deliver(rec)
-                        bar.update(1)
-                continue
-            deliver(record)
-            bar.update(1)
-            bar.set_postfix_str(record["id"])
-        bar.close()
+        try:
+            while open_streams:
+                record = inbox.get()
+                if isinstance(record, int):  # a worker ended: record its missing claims at once
+                    open_streams -= 1
+                    proc, group, tail = procs[record]
+                    proc.wait()
+                    for claim in group:
+                        if claim.id not in done:
+                            rec = run_claim(
+                                _Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx, controls=False
+                            )
+                            rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
+                            rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
+                            deliver(rec)
+                    continue
+                deliver(record)
+        except BaseException:  # Ctrl-C or an error here: the workers must not run on unwatched
+            for proc, _, _ in procs:
+                if proc.poll() is None:
+                    proc.terminate()
+            for proc, _, _ in procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            raise
     records = [done[c.id] for c in claims]
     if store is not None:
         store.keep_newest(records)

@@ -467,12 +467,21 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def write_report(records: list[dict], path: str | os.PathLike) -> Path:
-    """Markdown table: every claim with predicted, measured, status and provenance."""
+def write_report(records: list[dict], path: str | os.PathLike, summary: list[str] | None = None) -> Path:
+    """Markdown report: the lines of ``summary`` (what a reader acts on first; the command line
+    writes :func:`verify.commands.report_summary`), then every claim with predicted, measured,
+    status and provenance.
+
+    >>> import tempfile
+    >>> out = write_report([], Path(tempfile.mkdtemp()) / "report.md", ["Start here."])
+    >>> out.read_text().splitlines()[:3]
+    ['# recall-bounds report', '', 'Start here.']
+    """
     path = Path(path)
-    lines = [
-        "# recall-bounds report",
-        "",
+    lines = ["# recall-bounds report", ""]
+    if summary:
+        lines += [*summary, "", "## Every claim", ""]
+    lines += [
         f"{len(records)} claims; status counts: "
         + ", ".join(f"{k} {v}" for k, v in sorted(_count(records).items())),
         "",

@@ -6,8 +6,6 @@ import contextlib
 import time
 import traceback
 
-from tqdm import tqdm
-
 from verify.claims import Claim, Context, Outcome, as_outcome
 from verify.ledger import entry_for
 from verify.previous import attached, merged
@@ -330,12 +328,33 @@ def peak_memory(device: str = "cpu", scope: str = "process") -> dict:
 
 
 def run_claims(
-    claims: list[Claim], ctx: Context, store: ResultStore | None = None, resume: bool = True, on_record=None
+    claims: list[Claim],
+    ctx: Context,
+    store: ResultStore | None = None,
+    resume: bool = True,
+    on_record=None,
+    progress=None,
 ) -> list[dict]:
+    """Run ``claims`` one after another in this process, appending each record to ``store`` as it
+    ends (a record of the same claim, parameters, seed, device, dtype and code is reused when
+    ``resume``). ``progress`` (a :class:`verify.progress.RunProgress`) is told each start and end;
+    without one, a terminal line is shown when ``ctx.progress``."""
+    from verify.progress import RunProgress
+
+    own = progress is None
+    if own:
+        progress = RunProgress([c.id for c in claims], bar=ctx.progress)
+    try:
+        return _run_each(claims, ctx, store, resume, on_record, progress)
+    finally:
+        if own:
+            progress.close()
+
+
+def _run_each(claims, ctx, store, resume, on_record, progress) -> list[dict]:
     records = []
-    bar = tqdm(claims, desc="claims", unit="claim", disable=not ctx.progress, leave=False)
-    for claim in bar:
-        bar.set_postfix_str(claim.id)
+    for claim in claims:
+        progress.started(claim.id)
         params = claim.params(ctx.scale)
         record = None
         if store is not None and resume:
@@ -349,6 +368,7 @@ def run_claims(
             if store is not None:
                 store.append(record)
         records.append(record)
+        progress.finished(record)
         if on_record is not None:
             on_record(record)
     if store is not None:

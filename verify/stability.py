@@ -201,13 +201,16 @@ def run_seeds(
     from tqdm import tqdm
 
     from verify.claims import Context
+    from verify.progress import bar_shape
     from verify.results import ResultStore
     from verify.runner import run_claims
 
     seeds = list(seeds)
     store = ResultStore(out)
     found: dict[str, dict[int, dict]] = {c.id: {} for c in claims}
-    with tqdm(total=len(claims) * len(seeds), desc="stability", unit="run", disable=not progress) as bar:
+    with tqdm(
+        total=len(claims) * len(seeds), desc="stability", unit="run", disable=not progress, **bar_shape()
+    ) as bar:
         for seed in seeds:
             ctx = Context(seed=int(seed), device=device, dtype=dtype, scale=scale, progress=False)
             todo = []

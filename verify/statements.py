@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 SOURCES = ("abstract", "derived")
+HOLDS, REFUTED, UNDECIDED = "holds", "refuted", "undecided"
 
 
 @dataclass(frozen=True)
@@ -298,4 +299,59 @@ def problems(claims: Mapping | None = None) -> list[str]:
         for cid in claims:
             if cid.split(".", 1)[0] == area and cid not in named:
                 out.append(f"{area}: claim {cid} belongs to no statement")
+    return out
+
+
+def category(status: str | None, record: Mapping | None = None, verdict: str | None = None) -> str:
+    """What one claim's status at one scale says of its statement: HOLDS, REFUTED or UNDECIDED.
+    ``verdict`` is the criterion's own verdict where known; else it is read from ``record``
+    (:func:`verify.stability.criterion_verdict`) for a ledgered "not reproduced".
+
+    >>> category("pass"), category("ledger now passes"), category("fail"), category(None)
+    ('holds', 'holds', 'refuted', 'undecided')
+    >>> category("not reproduced", {"status": "not reproduced", "inconclusive": "straddles"})
+    'undecided'
+    >>> category("judged by a replaced criterion")
+    'undecided'
+    """
+    from verify.stability import criterion_verdict
+
+    if status in ("pass", "ledger now passes"):
+        return HOLDS
+    if status == "fail":
+        return REFUTED
+    if status == "not reproduced":
+        verdict = verdict or criterion_verdict({**(record or {}), "status": status})
+        return REFUTED if verdict == "fail" else UNDECIDED
+    return UNDECIDED
+
+
+def statement_verdict(categories: list[str]) -> str:
+    """A statement's verdict from its claims' categories.
+
+    >>> statement_verdict(["holds", "holds"]), statement_verdict(["holds", "refuted", "undecided"])
+    ('holds', 'refuted')
+    >>> statement_verdict(["holds", "undecided"])
+    'undecided'
+    """
+    if any(c == REFUTED for c in categories):
+        return REFUTED
+    return HOLDS if all(c == HOLDS for c in categories) else UNDECIDED
+
+
+def paper_verdicts(records: Mapping[str, Mapping]) -> dict[str, dict[str, int]]:
+    """Per area, how many of its statements hold, are refuted and are undecided by the claim
+    records ``records`` (claim id -> its newest record at one scale; a claim without a record is
+    undecided), by :func:`category` and :func:`statement_verdict`: the scorecards' rule.
+
+    >>> paper_verdicts({})["geometric"]["undecided"] == len(statements("geometric"))
+    True
+    """
+    out: dict[str, dict[str, int]] = {}
+    for area, rows in STATEMENTS.items():
+        counts = {HOLDS: 0, REFUTED: 0, UNDECIDED: 0}
+        for s in rows:
+            cats = [category((records.get(c) or {}).get("status"), records.get(c)) for c in s.claims]
+            counts[statement_verdict(cats)] += 1
+        out[area] = {"statements": len(rows), **counts}
     return out

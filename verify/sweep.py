@@ -44,6 +44,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tqdm import tqdm
 
+from verify.progress import bar_shape
+
 __all__ = [
     "SweepError",
     "expand_grid",
@@ -294,7 +296,7 @@ def run_grid(
         unit="pt",
         disable=not _progress_enabled(progress),
         leave=False,
-        dynamic_ncols=True,
+        **bar_shape(),
     )
     if todo:
         if scheduler is not None:
