@@ -125,11 +125,11 @@ def test_params_override_the_claims_parameters_and_the_record_stores_the_merge(t
 
 def test_an_unknown_parameter_is_refused_naming_the_claims_parameters():
     message = (
-        "params: 'n_subject' is not a parameter of claim geometric.single_hop.margin_nec (did you mean "
-        "n_subjects?); its parameters at scale quick are bound_scale, d0_max, margin, n_subjects, seeds"
+        f"params: 'batches' is not a parameter of claim {FAST} (did you mean batch?); its parameters "
+        "at scale quick are batch, n_chapters"
     )
     with pytest.raises(ValueError, match=re.escape(message)):
-        run_claim("geometric.single_hop.margin_nec", params={"n_subject": 500})
+        run_claim(FAST, params={"batches": 500})
     with pytest.raises(TypeError, match="params must be a mapping of parameter names to values"):
         run_claim(FAST, params=[("batch", 2)])
 
