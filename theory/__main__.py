@@ -7,7 +7,8 @@
     python -m theory eval NAME key=value ... [--json] [--latex]
         NAME is a bound's name, AREA.LABEL (fact_mlp.B2) or a bare label where one bound has it;
         a key is a parameter name or its paper symbol (N for n_subjects); key=1,10,100 evaluates
-        a grid, one row per point (every combination when several keys have lists)
+        a grid, one row per point (every combination when several keys have lists; at most
+        100,000 points, theory.registry.MAX_GRID_POINTS)
 
 --json writes strict JSON: a non-finite value is null with its value in ``value_nonfinite``.
 """
