@@ -155,3 +155,19 @@ def test_the_committed_store_is_strict_json_of_registered_claims():
     assert non_strict_lines(path) == []
     ids = {r["id"] for r in ResultStore(path.parent, create=False).records()}
     assert ids - set(load_all()) == set()
+
+
+def test_records_of_two_machines_are_compared_by_verdict_and_each_claims_tolerance():
+    from verify.results import verdict_differences
+
+    base = {"id": "x", "scale": "quick", "seed": 0, "device": "cpu", "dtype": "float64", "params": {"n": 1}}
+    emp = {**base, "kind": "empirical", "status": "pass", "measured": {"acc": 0.97}}
+    assert verdict_differences(emp, {**emp, "measured": {"acc": 0.95}}) == []  # numbers: the verdict's
+    assert verdict_differences(emp, {**emp, "status": "inconclusive"}) == [
+        "x: status inconclusive, the reference has pass"
+    ]
+    ident = {**base, "kind": "identity", "status": "pass", "measured": {"err": 0.0, "sum": 3.0}}
+    assert verdict_differences(ident, {**ident, "measured": {"err": 2e-16, "sum": 3.0 + 1e-12}}) == []
+    assert verdict_differences(ident, {**ident, "measured": {"err": 1e-6, "sum": 3.0}})  # beyond tolerance
+    assert "not comparable" in verdict_differences(emp, {**emp, "params": {"n": 2}})[0]
+    assert verdict_differences(emp, {**emp, "status": "skipped"}) == []

@@ -457,6 +457,60 @@ def non_strict_lines(path: str | os.PathLike) -> list[int]:
     return bad
 
 
+#: relative and absolute tolerance of an identity claim's measured numbers between machines (its two
+#: computations agree up to rounding, and float64 rounding differs between processors in the last
+#: bits; many identities measure an error that is 0 or 1e-16 depending on the order of a sum)
+IDENTITY_RTOL, IDENTITY_ATOL = 1e-9, 1e-12
+
+
+def verdict_differences(reference: dict, new: dict) -> list[str]:
+    """How the record ``new`` of a claim differs from its ``reference`` record made on another
+    machine, judged as records from two processors may be: by status (the verdict may not differ),
+    and for an identity claim by its numbers within :data:`IDENTITY_RTOL` and
+    :data:`IDENTITY_ATOL`; an empirical claim's numbers may differ in the last bits (float32
+    training sums in another order), so they are compared through its verdict only, never bit
+    for bit. Records of other parameters, seed,
+    scale, device or dtype are not comparable (a one-item list says so); skipped ones have
+    nothing to compare.
+
+    >>> ref = {"id": "a", "status": "pass", "kind": "identity", "measured": 1.0, "seed": 0}
+    >>> verdict_differences(ref, dict(ref, measured=1.0 + 1e-12))
+    []
+    >>> verdict_differences(ref, dict(ref, status="fail"))
+    ['a: status fail, the reference has pass']
+    """
+    keys = ("scale", "seed", "device", "dtype")
+    if any(reference.get(k) != new.get(k) for k in keys) or params_key(
+        reference.get("params", {})
+    ) != params_key(new.get("params", {})):
+        return [f"{new.get('id')}: not comparable (other parameters, seed, scale, device or dtype)"]
+    if "skipped" in (reference.get("status"), new.get("status")):
+        return []
+    out = []
+    if reference.get("status") != new.get("status"):
+        out.append(
+            f"{new.get('id')}: status {new.get('status')}, the reference has {reference.get('status')}"
+        )
+    if new.get("kind") == "identity":
+        a, b = _numbers(reference.get("measured")), _numbers(new.get("measured"))
+        if len(a) != len(b) or not np.allclose(a, b, rtol=IDENTITY_RTOL, atol=IDENTITY_ATOL):
+            out.append(f"{new.get('id')}: an identity claim's measured numbers differ beyond its tolerance")
+    return out
+
+
+def _numbers(value) -> list[float]:
+    """The numbers of a measured value, in a fixed order (dict keys sorted)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _numbers(value[k])]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _numbers(v)]
+    return []
+
+
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
