@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def main(argv=None) -> int:
@@ -86,7 +85,14 @@ def main(argv=None) -> int:
         print(f"error: unknown figure(s) {unknown}; --list shows them", file=sys.stderr)
         return 2
     chosen = [FIGURES[f] for f in (args.figs or FIGURES)]
+    from paper_figs.registry import figure_folder
     from verify.results import ResultStore, missing_results, reading_root, results_root
+
+    try:
+        out = figure_folder(args.out)  # a folder that cannot be written: refused before anything runs
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     # --recompute writes (the named folder, else RECALL_RESULTS, else runs/); a plain draw reads
     # the named folder, else RECALL_RESULTS, else runs/ when it holds records, else the reference
@@ -112,8 +118,6 @@ def main(argv=None) -> int:
         )
         run_claims(select(ids), ctx, store=store, resume=True)
     records = store.latest()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     status = 0
     for fig_spec in chosen:
         try:

@@ -89,8 +89,9 @@ def save_figure(
     results: str | os.PathLike[str] | None = None,
     formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
-    """Draw the figure ``figure_id`` (:func:`draw_figure`) and save it as ``out/<id>.<format>``
-    for each format (``out`` relative to the working directory); returns the paths written.
+    """Draw the figure ``figure_id`` (:func:`draw_figure`; the id, not a drawn figure) and save it
+    as ``out/<id>.<format>`` for each format (``out`` relative to the working directory, created
+    and checked writable before anything is drawn); returns the paths written.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
@@ -98,11 +99,10 @@ def save_figure(
     ...     [p.name for p in paths]
     ['fact_mlp.fig_capacity.png']
     """
-    from paper_figs.registry import pyplot
+    from paper_figs.registry import figure_folder, pyplot
 
+    folder = figure_folder(out, "out")  # a folder that cannot be written is refused before drawing
     fig = draw_figure(figure_id, results)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     try:
         for ext in formats:

@@ -44,6 +44,7 @@ ALLOWLIST: dict[str, str] = {}
 
 #: Paths the docs name that exist only once a command has written them.
 OUTPUTS = {"figures/": "written by `python -m paper_figs` (its default --out); git-ignored"}
+OUTPUT_FOLDERS = {"runs/": "a user's own results, written by `python -m verify run`; git-ignored"}
 
 PATH_EXT = (".py", ".md", ".json", ".jsonl", ".toml", ".txt")
 
@@ -170,6 +171,8 @@ def test_docs_name_only_paths_that_exist():
         ]:
             path = target.split("#", 1)[0]
             if not path or re.match(r"[a-z]+://", path) or "<" in path or path in OUTPUTS:
+                continue
+            if any(path.startswith(folder) for folder in OUTPUT_FOLDERS):
                 continue
             if not (path.endswith(PATH_EXT) or path.endswith("/")):
                 continue
