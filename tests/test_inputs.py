@@ -179,3 +179,14 @@ def test_the_figures_folder_is_checked_before_a_figure_is_drawn(tmp_path):
             figure_folder(folder)
     finally:
         _writable_again(folder)
+
+
+def test_paper_figs_refuses_an_out_it_cannot_write_before_drawing(tmp_path, capsys):
+    from paper_figs.__main__ import main as figs_main
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert figs_main(["fact_mlp.fig_capacity", "--out", str(blocker)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "not a folder" in err and "Traceback" not in err
+    assert "fact_mlp.fig_capacity" not in capsys.readouterr().out  # nothing drawn or saved
