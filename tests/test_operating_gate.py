@@ -21,8 +21,14 @@ def _stored(rate):
     def summary(claim_id, scale="quick"):
         if claim_id != TOY:
             return None
-        return {"covered": True, "power": 0.9, "worst_alternative": "at the threshold",
-                "worst_pass_rate": rate, "reps": 200}
+        return {
+            "covered": True,
+            "power": 0.9,
+            "worst_alternative": "at the threshold",
+            "worst_pass_rate": rate,
+            "reps": 200,
+        }
+
     return summary
 
 
@@ -40,7 +46,9 @@ def test_a_pass_its_characteristic_does_not_allow_is_inconclusive(monkeypatch, r
 
 
 def test_no_characteristic_no_gate(monkeypatch):
-    monkeypatch.setattr(oc, "summary", lambda claim_id, scale="quick": {"covered": False, "reason": "no spread"})
+    monkeypatch.setattr(
+        oc, "summary", lambda claim_id, scale="quick": {"covered": False, "reason": "no spread"}
+    )
     assert operating_gate(TOY, "quick") is None
     assert run_claim(_claim(), Context(seed=0, device="cpu", scale="quick"))["status"] == "pass"
     assert status_now(TOY, "fail", "quick") == "fail"

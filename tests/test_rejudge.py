@@ -130,7 +130,11 @@ def test_a_pass_the_operating_gate_refuses_is_listed_with_its_reason(toy):
     assert rejudge_record(record, CLAIMS, "full").get("gate") is None  # nothing stored: no gate
     toy.setattr(verify.runner, "operating_gate", lambda cid, scale: "an alternative passes 0.2")
     row = rejudge_record(record, CLAIMS, "full")
-    assert (row["verdict"], row["status"], row["gate"]) == ("pass", "inconclusive", "an alternative passes 0.2")
+    assert (row["verdict"], row["status"], row["gate"]) == (
+        "pass",
+        "inconclusive",
+        "an alternative passes 0.2",
+    )
     text = summary_markdown([row], "full", "claims.jsonl")
     assert f"- `{TOY}` (derived): an alternative passes 0.2" in text
     assert "No record is judged by a replaced criterion." in text

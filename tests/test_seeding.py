@@ -50,7 +50,12 @@ def salts_used(root: Path) -> tuple[list[str], set[str]]:
             first = None
             if isinstance(f, ast.Name) and f.id == "rng_for" and len(node.args) > 1:
                 first = node.args[1]
-            elif isinstance(f, ast.Attribute) and f.attr == "rng" and ast.unparse(f.value) == "ctx" and node.args:
+            elif (
+                isinstance(f, ast.Attribute)
+                and f.attr == "rng"
+                and ast.unparse(f.value) == "ctx"
+                and node.args
+            ):
                 first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, int):
                 unnamed.append(f"{rel}:{node.lineno} {ast.unparse(node)}")

@@ -372,4 +372,3 @@ def GatedMLPModule(gated: dict, device: str = "cpu", dtype=None):
             return self.down(self.up(x) * torch.relu(self.gate(x)))
 
     return _Gated().to(device=device, dtype=dtype)
-

@@ -269,6 +269,7 @@ def smallest_sizes_batch(
 if TYPE_CHECKING:
     import torch
 
+
 class _ManualBatchStep:
     """One epoch of the batched gated MLP, written out with the kernels autograd and Adam call.
 
