@@ -1,5 +1,5 @@
-"""The check to run before committing a new claim (docs/contributing.md, "9. Check it before
-committing"): in a few minutes, what the full test suite would say of one claim.
+"""The check to run before committing a new claim (docs/contributing.md, "10. Check it before
+committing"): in a few minutes, what the structural tests and the claim's own tests say of it.
 
     python tools/check_claim.py ID [ID ...] [--keep] [--verbose]
 
@@ -211,8 +211,9 @@ def run_step(ids: Sequence[str], scratch: str | os.PathLike) -> Step:
         if record is None:
             parts.append(f"{cid}: no record")
             continue
-        why = record.get("inconclusive") or record.get("error") or record.get("skipped") or ""
-        parts.append(f"{cid}: {record['status']}" + (f" ({why[:120]})" if why else ""))
+        why = str(record.get("inconclusive") or record.get("error") or record.get("skipped") or "")
+        why = why if len(why) <= 120 else why[:117].rstrip(" ,;") + "..."
+        parts.append(f"{cid}: {record['status']}" + (f" ({why})" if why else ""))
     ok = rc == 0 and all(cid in latest for cid in ids)
     return Step("run", ok, "; ".join(parts), seconds, out + err)
 
