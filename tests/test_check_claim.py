@@ -90,3 +90,20 @@ def test_the_steps_pass_on_a_fast_claim(tmp_path):
     assert "not covered (a identity claim" in steps[2].summary
     assert " passed" in steps[3].summary and "failed" not in steps[3].summary
     assert (tmp_path / "claims.jsonl").is_file()  # the run wrote the scratch folder, nowhere else
+
+
+def test_a_failed_step_fails_the_check_and_shows_its_output(monkeypatch, capsys):
+    """Every step runs; one failure makes the exit status 1 and prints that step's output tail."""
+    Step = check_claim.Step
+    monkeypatch.setattr(check_claim, "run_step", lambda ids, scratch: Step("run", True, "x: pass", 0.1))
+    monkeypatch.setattr(
+        check_claim, "falsify_step", lambda ids, scratch: Step("falsify", False, "x: c passes", 0.1, "why\n")
+    )
+    monkeypatch.setattr(
+        check_claim, "oc_step", lambda ids, scratch, reps: Step("oc", True, "x: covered", 0.1)
+    )
+    monkeypatch.setattr(check_claim, "tests_step", lambda claims: Step("tests", True, "3 passed", 0.1))
+    assert check_claim.main([FAST]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:5]] == ["run", "falsify", "why", "oc", "tests"]
+    assert out[1].split()[1] == "FAILED" and out[-1].startswith("check_claim: 1 of 4 steps failed (falsify)")
