@@ -114,7 +114,8 @@ def bench_registry(device: str = "cpu", patterns=("*",), seed: int = 0, out: str
     """Run the quick registry as the main job does (worker processes, whole areas each, fresh) and
     store its claim-seconds per claim and per area with the processor, the load average and a
     reference matmul time before and after, appended to ``<out>/bench_registry.jsonl``
-    (``out`` defaults to the one results folder: RECALL_RESULTS, else the checkout's results/).
+    (``out`` defaults to the folder runs write to: RECALL_RESULTS, else the checkout's git-ignored
+    runs/; the reference row is kept in results/bench_registry.jsonl).
     Not part of a plain ``bench``."""
     from verify.claims import Context, select
     from verify.parallel import run_claims_parallel
