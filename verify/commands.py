@@ -463,24 +463,26 @@ def report_summary(records: list[dict], folder) -> list[str]:
         for r in broken:
             why = r.get("error") or r.get("vacuous") or "the measurement contradicts the prediction"
             out.append(f"- `{r['id']}`: {r['status']}: {_one_line(why)}")
-    ledgered = [r for r in records if r["status"] == "not reproduced"]
-    if ledgered:
-        out += [
-            "",
-            f"**Not reproduced** ({len(ledgered)}; in the ledger, with the numbers and what was tried: "
-            f"{_doc_link('ledger.md', folder)}):",
-            "",
-        ]
-        out += [f"- `{r['id']}`: {_one_line(r.get('ledger') or '')}" for r in ledgered]
-    undecided = [r for r in records if r["status"] == "inconclusive"]
-    if undecided:
-        out += [
-            "",
-            f"**Inconclusive** ({len(undecided)}; this budget cannot decide, and the record says "
-            f"what would; every claim: {_doc_link('claims.md', folder)}):",
-            "",
-        ]
-        out += [f"- `{r['id']}`: {_one_line(r.get('inconclusive') or '')}" for r in undecided]
+    lists = (
+        (
+            "not reproduced",
+            "Not reproduced",
+            "in the ledger, with the numbers and what was tried",
+            "ledger.md",
+        ),
+        (
+            "inconclusive",
+            "Inconclusive",
+            "this budget cannot decide, and the record says what would",
+            "claims.md",
+        ),
+    )
+    for status, title, what, page in lists:  # each record carries its reason in the field of its status
+        field = "ledger" if status == "not reproduced" else status
+        rows = [r for r in records if r["status"] == status]
+        if rows:
+            out += ["", f"**{title}** ({len(rows)}; {what}: {_doc_link(page, folder)}):", ""]
+            out += [f"- `{r['id']}`: {_one_line(r.get(field) or '')}" for r in rows]
     return out
 
 
