@@ -3,7 +3,8 @@
 The stable names (``__all__``), loaded on first use so that ``import verify`` imports neither
 torch nor the claims:
 
-- the claim runner: ``run_claim`` (one claim by id -> its record) and ``list_claims``;
+- the claim runner: ``run_claim`` (one claim by id -> its record), ``run_claims`` (the claims of
+  some ids or globs, here or on a Dask cluster) and ``list_claims``;
 - measurement of a fact-storing model (a block model, a fact MLP, or any object with
   ``decode``/``accuracy``/``margins``, constructions/measure.py): ``accuracy``, ``margins``,
   ``smallest_storing_size``; ``smallest_size``, the one search for the smallest size at which a
@@ -36,6 +37,7 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: name -> the module that defines it (imported on first access)
 _EXPORTS = {
     "run_claim": "verify.api",
+    "run_claims": "verify.api",
     "list_claims": "verify.api",
     "accuracy": "constructions.measure",
     "margins": "constructions.measure",
@@ -74,6 +76,7 @@ __all__ = [
     "list_claims",
     "margins",
     "run_claim",
+    "run_claims",
     "shadowing_distributions",
     "smallest_size",
     "smallest_storing_size",

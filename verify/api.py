@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,6 +103,55 @@ def run_claim(
 
         ResultStore(results).append(record)
     return record
+
+
+def run_claims(
+    patterns: str | Sequence[str] = "*",
+    *,
+    seed: int = 0,
+    scale: str = "quick",
+    device: str = "cpu",
+    dtype: str | None = None,
+    results: str | os.PathLike[str] | None = None,
+    scheduler: Any = None,
+) -> list[dict[str, Any]]:
+    """Run the claims that ``patterns`` select (ids or globs, as ``python -m verify run``) with
+    their controls and return their records; ``results``, a folder, receives each record as it
+    ends (and resumes: a finished record of the same claim, parameters, seed, device, dtype and
+    code is reused). ``scheduler`` (a Dask scheduler address ``tcp://HOST:PORT`` or a
+    ``distributed.Client``) runs each claim as a task on that cluster's workers, this process
+    writing the records (:mod:`verify.cluster`); without one the claims run here, one after
+    another. Inputs are checked as :func:`run_claim` checks them.
+
+    >>> [r["status"] for r in run_claims(["chapters.router.zloss_zero_logits"])]
+    ['pass']
+    """
+    from constructions.device import default_dtype, resolve_device
+    from verify.claims import Context, select
+    from verify.inputs import seed_value, writable_folder
+    from verify.results import ResultStore
+    from verify.runner import run_claims as run_here
+
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not all(isinstance(p, str) for p in patterns):
+        raise TypeError(f"patterns={patterns!r} must be claim ids or globs (strings)")
+    seed = seed_value(seed)
+    if scale not in ("quick", "full"):
+        raise ValueError(f"scale={scale!r} must be 'quick' or 'full'")
+    device = resolve_device(device, "device")
+    if dtype is not None and dtype not in DTYPES:
+        raise ValueError(f"dtype={dtype!r} must be one of {DTYPES} (or None: the device's default)")
+    claims = select(list(patterns))
+    if results is not None:
+        writable_folder(results, "results=")
+    store = ResultStore(results) if results is not None else None
+    ctx = Context(seed=seed, device=device, dtype=dtype or default_dtype(device), scale=scale)
+    if scheduler is not None:
+        from verify.cluster import run_claims_on_cluster
+
+        return run_claims_on_cluster(claims, ctx, store, scheduler)
+    return run_here(claims, ctx, store=store)
 
 
 def claim_params(claim: Claim, scale: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:

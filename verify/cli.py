@@ -7,7 +7,7 @@
                                           --where: each claim's file:line and the bounds it checks
     python -m verify run ID|GLOB ... [--scale quick|full] [--device auto|cpu|cuda] [--seed S]
                                           [--out DIR|--reference] [--json|--jsonl] [--fresh]
-                                          [--profile] [--jobs N]
+                                          [--profile] [--jobs N] [--scheduler tcp://HOST:PORT]
                                           report.md: the newest record of every registered claim
     python -m verify run ... --dry-run    expected time per area from stored records, nothing run
     python -m verify falsify [ID|GLOB ...] [--json] [--scale S] [--seed S]
@@ -98,6 +98,13 @@ def _add_run_options(p):
         action="store_true",
         help="after the run, claim-seconds per area and for the ten largest claims, split into "
         "the check, its controls and the shared work it triggered (on stderr with --json)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the claims as tasks on this Dask scheduler's workers (verify/cluster.py); this "
+        "process writes the records",
     )
     p.add_argument(
         "--jobs",

@@ -327,10 +327,17 @@ def cmd_run(args, patterns) -> int:
             print(_dumps(record), flush=True)
 
     parallel = jobs > 1 and len(areas) > 1
+    scheduler = getattr(args, "scheduler", None)
     progress = _progress(claims, args, jobs if parallel else 1)
     before = len(store.records())
     try:
-        if parallel:
+        if scheduler:
+            from verify.cluster import run_claims_on_cluster
+
+            records = run_claims_on_cluster(
+                claims, ctx, store, scheduler, resume=not args.fresh, on_record=emit, progress=progress
+            )
+        elif parallel:
             records = run_claims_parallel(
                 claims, ctx, store, jobs, resume=not args.fresh, on_record=emit, progress=progress
             )
