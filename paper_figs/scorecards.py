@@ -36,7 +36,16 @@ END = "<!-- scorecard: end -->"
 SCALES = ("quick", "full")
 # the rule that turns claim statuses into a statement's verdict lives with the statements, so that
 # the report of a run (verify/commands.py) and the scorecards of the pages apply the same one
-from verify.statements import HOLDS, REFUTED, UNDECIDED, category, statement_verdict  # noqa: E402,F401
+from verify.statements import (  # noqa: E402,F401
+    BOUNDARY,
+    FORMALISATION,
+    HOLDS,
+    REFUTED,
+    SENTENCE,
+    UNDECIDED,
+    category,
+    statement_verdict,
+)
 
 NO_RECORD = "—"
 
@@ -135,10 +144,14 @@ def _pair(a: str, b: str) -> str:
     return a if a == b else f"{a} / {b}"
 
 
-def _claim_cells(cid: str, kind: str, v: Verdicts, notes: _Notes) -> tuple[str, str, str, str]:
-    """(verdicts, power, worst alternative's pass rate, budget for power 0.8) of one claim."""
+def _claim_cells(
+    cid: str, kind: str, v: Verdicts, notes: _Notes, role: str = SENTENCE
+) -> tuple[str, str, str, str]:
+    """(verdicts, power, worst alternative's pass rate, budget for power 0.8) of one claim, its
+    role for the statement named where it is not a sentence claim."""
     area = cid.split(".", 1)[0]
     name = f"`{cid[len(area) + 1 :]}`" + ("" if kind == "empirical" else f" ({kind})")
+    name += "" if role == SENTENCE else f" [{role}]"
     verdicts = f"{name}: " + " / ".join(v.status(cid, s) or NO_RECORD for s in SCALES)
     power, worst, budget = [], [], []
     for s in SCALES:
@@ -181,27 +194,53 @@ def table(area: str, v: Verdicts, kinds: Mapping[str, str] | None = None) -> tup
     notes = _Notes()
     counts: dict = {"statements": len(rows), **{s: {HOLDS: 0, REFUTED: 0, UNDECIDED: 0} for s in SCALES}}
     lines = [
-        "| statement | quick | full | claims: quick / full | power: quick / full "
+        "| statement | quick | full | our formalisation and boundaries: quick / full "
+        "| claims [role]: quick / full | power: quick / full "
         "| worst alternative passes: quick / full | budget for power 0.8: quick / full |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for st in rows:
-        cells = [_claim_cells(cid, kinds.get(cid, "?"), v, notes) for cid in st.claims]
-        verdicts = []
+        roles = [st.role(cid, kinds.get(cid, "?"))[0] for cid in st.claims]
+        cells = [_claim_cells(cid, kinds.get(cid, "?"), v, notes, r) for cid, r in zip(st.claims, roles)]
+        verdicts, others = [], []
         for s in SCALES:
             cats = [v.category(cid, s) for cid in st.claims]
-            verdict = statement_verdict(cats)
+            verdict = statement_verdict(cats, roles)
             counts[s][verdict] += 1
-            n = sum(c == (REFUTED if verdict == REFUTED else HOLDS) for c in cats)
-            why = f" ({n} of {len(cats)} {'fail' if verdict == REFUTED else 'hold'})"
+            told = [c for c, r in zip(cats, roles) if r == SENTENCE]
+            n = sum(c == (REFUTED if verdict == REFUTED else HOLDS) for c in told)
+            why = (
+                f" ({n} of {len(told)} sentence claims {'fail' if verdict == REFUTED else 'hold'})"
+                if told
+                else " (no claim tests the sentence itself)"
+            )
             verdicts.append(f"**{verdict}**" + ("" if verdict == HOLDS else why))
+            others.append(_others(st, roles, cats))
         columns = ["<br>".join(c[k] for c in cells) for k in range(4)]
         lines.append(
             f"| {'[abstract] ' if st.source == 'abstract' else ''}{_cell(st.text)} | {verdicts[0]} | "
-            f"{verdicts[1]} | " + " | ".join(_cell(c) for c in columns) + " |"
+            f"{verdicts[1]} | {_cell(_pair(*others))} | " + " | ".join(_cell(c) for c in columns) + " |"
         )
     counts["notes"] = notes.reasons
     return "\n".join(lines), counts
+
+
+def _others(st, roles: list[str], cats: list[str]) -> str:
+    """What the statement's formalisation and boundary claims say at one scale, e.g.
+    "formalisation: 1 refuted (`nc_increases_v`), 2 hold; boundary: 1 holds"; "-" where it has none."""
+    parts = []
+    for role in (FORMALISATION, BOUNDARY):
+        mine = [(cid, c) for cid, r, c in zip(st.claims, roles, cats) if r == role]
+        if not mine:
+            continue
+        bits = []
+        for verdict in (REFUTED, UNDECIDED, HOLDS):
+            ids = [cid.split(".", 1)[1] for cid, c in mine if c == verdict]
+            if ids:
+                named = f" ({', '.join(f'`{i}`' for i in ids)})" if verdict != HOLDS else ""
+                bits.append(f"{len(ids)} {verdict}{named}")
+        parts.append(f"{role}: " + ", ".join(bits))
+    return "; ".join(parts) or "-"
 
 
 def _count_line(counts: Mapping) -> str:
@@ -227,9 +266,14 @@ def section(area: str, v: Verdicts, kinds: Mapping[str, str] | None = None) -> s
         "check it (`verify/statements.py`). Quick: the newest "
         "quick-scale record of each claim in `results/claims.jsonl`. Full: the newest full-scale record "
         "in `results/full/claims.jsonl` judged by today's registry (`python -m verify rejudge --scale "
-        "full`; a record under a replaced criterion is never a pass). A statement holds when every "
-        "claim passes, is refuted when one fails, and is undecided otherwise (inconclusive, no record "
-        f"({NO_RECORD}), a replaced criterion, or a ledger entry that is not a fail). Power (the "
+        "full`; a record under a replaced criterion is never a pass). Each claim has a role for the "
+        "statement ([docs/verdicts.md](verdicts.md#whose-statement-a-verdict-is-about)): a sentence "
+        "claim tests the statement itself in a setting it permits; a [formalisation] claim tests a law, "
+        "constant, threshold, setting or model this project chose; a [boundary] claim is a must-fail "
+        "demonstration. The verdict comes from the sentence claims only: a statement holds when every "
+        "one passes, is refuted when one fails, and is undecided otherwise (inconclusive, no record "
+        f"({NO_RECORD}), a replaced criterion, a ledger entry that is not a fail, or no sentence claim); "
+        "the formalisation and boundary claims are shown in a column of their own. Power (the "
         "criterion's pass rate under the theory), the worst alternative's pass rate and the seeds at "
         "which the power reaches 0.8 come from `python -m verify oc` (verify/oc/operating.json).",
         "",

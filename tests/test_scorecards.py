@@ -70,10 +70,11 @@ def test_a_changed_record_changes_the_table(tmp_path, ix):
     name = "`lower.intrinsic`" + ("" if kind == "empirical" else f" ({kind})")
     _write(tmp_path, [_record(CLAIM, "quick", "pass")])
     before = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
-    assert f"{name}: pass / —" in before and "| **holds** | **undecided** (0 of 1 hold) |" in before
+    assert f"{name}: pass / —" in before
+    assert "| **holds** | **undecided** (0 of 1 sentence claims hold) |" in before
     _write(tmp_path, [_record(CLAIM, "quick", "fail")])  # a newer record of the same claim
     after = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
-    assert f"{name}: fail / —" in after and "| **refuted** (1 of 1 fail) |" in after
+    assert f"{name}: fail / —" in after and "| **refuted** (1 of 1 sentence claims fail) |" in after
 
 
 def test_full_verdicts_are_judged_by_todays_registry(tmp_path, ix):
@@ -82,11 +83,13 @@ def test_full_verdicts_are_judged_by_todays_registry(tmp_path, ix):
     current["seed_rule"] = claim.seed_rule
     _write(tmp_path / "full", [_record(CLAIM, "full", "pass", **current)])
     row = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
-    assert ": — / pass" in row and "| **undecided** (0 of 1 hold) | **holds** |" in row
+    assert ": — / pass" in row and "| **undecided** (0 of 1 sentence claims hold) | **holds** |" in row
     _write(tmp_path / "full", [_record(CLAIM, "full", "pass", **{**current, "statement": "an old text"})])
     row = _row(scorecards.section("retrieval", scorecards.Verdicts(tmp_path, ix.claims)))
     assert ": — / judged by a replaced criterion" in row
-    assert "| **undecided** (0 of 1 hold) | **undecided** (0 of 1 hold) |" in row
+    assert (
+        "| **undecided** (0 of 1 sentence claims hold) | **undecided** (0 of 1 sentence claims hold) |" in row
+    )
 
 
 def test_a_ledgered_claim_counts_by_its_criterion_verdict():
@@ -147,3 +150,23 @@ def test_writing_scorecards_touches_only_their_blocks(tmp_docs, ix):
     assert outside[0] == outside[1]
     assert "`lower.intrinsic`" in after.split(scorecards.END)[0]
     assert docs_pages.write_scorecards(ix, results) == []  # now current
+
+
+def test_only_sentence_claims_decide_a_statement(tmp_path, ix):
+    """A refuted formalisation is shown in its own column and never refutes the paper's sentence;
+    a statement that no sentence claim tests is undecided, whatever its boundary claims say."""
+    from verify.statements import FORMALISATION, SENTENCE, Statement
+
+    st = Statement(
+        "abstract",
+        "a sentence",
+        ("retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_decreases_d"),
+        (("retrieval.capacity.nc_increases_v", FORMALISATION, "F1, our heuristic law"),),
+    )
+    roles = [st.role(c, "empirical")[0] for c in st.claims]
+    assert roles == [FORMALISATION, SENTENCE]
+    assert scorecards.statement_verdict(["refuted", "holds"], roles) == "holds"
+    assert scorecards.statement_verdict(["holds", "refuted"], roles) == "refuted"
+    assert "formalisation: 1 refuted (`capacity.nc_increases_v`)" in scorecards._others(
+        st, roles, ["refuted", "holds"]
+    )

@@ -23,26 +23,55 @@ from dataclasses import dataclass
 
 SOURCES = ("abstract", "derived")
 HOLDS, REFUTED, UNDECIDED = "holds", "refuted", "undecided"
+#: the role of a claim for one statement (docs/verdicts.md, "Whose statement a verdict is about"):
+#: it tests the statement itself in a setting the statement permits, or a law, constant,
+#: threshold, setting or model this project chose, or it is a must-fail demonstration
+SENTENCE, FORMALISATION, BOUNDARY = "sentence", "formalisation", "boundary"
+ROLES = (SENTENCE, FORMALISATION, BOUNDARY)
 
 
 @dataclass(frozen=True)
 class Statement:
     """One statement of a paper's page: its source (a sentence of the abstract, or a statement the
-    page derives or restates), its text as the page words it, and the ids of the claims checking it."""
+    page derives or restates), its text as the page words it, the ids of the claims checking it,
+    and the roles that differ from the default rule of :meth:`role`, as (claim id, role, why)."""
 
     source: str
     text: str
     claims: tuple[str, ...]
+    roles: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self):
         if self.source not in SOURCES:
             raise ValueError(f"a statement's source is one of {SOURCES}, not {self.source!r}")
         if not self.claims:
             raise ValueError(f"statement {self.text[:60]!r} names no claim")
+        for cid, role, why in self.roles:
+            if role not in ROLES or not why:
+                raise ValueError(
+                    f"statement {self.text[:60]!r}: role of {cid} must be one of {ROLES}, with why"
+                )
+
+    def role(self, claim_id: str, kind: str) -> tuple[str, str]:
+        """(role, why) of the claim ``claim_id`` (of kind ``kind``) for this statement: the one
+        given in :attr:`roles`, else a must-fail claim is a boundary and any other claim tests the
+        statement itself (a sentence claim).
+
+        >>> st = _s(A, "x", "a.b.c", "a.b.d", roles={"a.b.d": (FORMALISATION, "our constant")})
+        >>> st.role("a.b.c", "empirical")[0], st.role("a.b.d", "empirical")[0], st.role("a.b.c", "must_fail")[0]
+        ('sentence', 'formalisation', 'boundary')
+        """
+        for cid, role, why in self.roles:
+            if cid == claim_id:
+                return role, why
+        if kind == "must_fail":
+            return BOUNDARY, "a must-fail demonstration: the guarantee breaks where a hypothesis is dropped"
+        return SENTENCE, "tests the statement in a setting it permits"
 
 
-def _s(source: str, text: str, *claims: str) -> Statement:
-    return Statement(source, text, claims)
+def _s(source: str, text: str, *claims: str, roles: Mapping[str, tuple[str, str]] | None = None) -> Statement:
+    rows = tuple((cid, role, why) for cid, (role, why) in (roles or {}).items())
+    return Statement(source, text, claims, rows)
 
 
 A, D = "abstract", "derived"
@@ -226,7 +255,9 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_decreases_d",
            "retrieval.capacity.nc_increases_l", "retrieval.capacity.multiplicative", "retrieval.scaling.fit"),
         _s(A, "a lower bound shows this multiplicative scaling is intrinsic without orthogonal embeddings",
-           "retrieval.lower.intrinsic"),
+           "retrieval.lower.intrinsic",
+           roles={"retrieval.lower.intrinsic": (SENTENCE, "the statement is a lower bound: its must-fail "
+                                                          "bracket is the test of the sentence itself")}),
         _s(D, "F1, scaling of the capacity threshold [derived, a heuristic]: "
            "N_c ~ 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2)",
            "retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_increases_l",
@@ -290,6 +321,11 @@ def problems(claims: Mapping | None = None) -> list[str]:
         for s in rows:
             if s.source == "derived" and not re.search(r"\[(derived|reference|paper)[^\]]*\]", s.text):
                 out.append(f'{area}: derived statement "{s.text[:50]}" carries no provenance tag')
+            for cid, *_ in s.roles:
+                if cid not in s.claims:
+                    out.append(
+                        f'{area}: statement "{s.text[:50]}" gives a role to {cid}, which it does not name'
+                    )
             for cid in s.claims:
                 named.add(cid)
                 if cid not in claims:
@@ -326,32 +362,53 @@ def category(status: str | None, record: Mapping | None = None, verdict: str | N
     return UNDECIDED
 
 
-def statement_verdict(categories: list[str]) -> str:
-    """A statement's verdict from its claims' categories.
+def statement_verdict(categories: list[str], roles: list[str] | None = None) -> str:
+    """A statement's verdict from its claims' categories, read from its sentence claims only
+    (``roles``, one per category; None: every claim is a sentence claim): refuted when one of them
+    is refuted, holds when there is one and all hold, undecided otherwise (also where no claim
+    tests the sentence itself). Formalisation and boundary claims never decide it.
 
     >>> statement_verdict(["holds", "holds"]), statement_verdict(["holds", "refuted", "undecided"])
     ('holds', 'refuted')
     >>> statement_verdict(["holds", "undecided"])
     'undecided'
+    >>> statement_verdict(["holds", "refuted"], ["sentence", "formalisation"])
+    'holds'
+    >>> statement_verdict(["holds"], ["boundary"])
+    'undecided'
     """
+    if roles is not None:
+        categories = [c for c, r in zip(categories, roles) if r == SENTENCE]
     if any(c == REFUTED for c in categories):
         return REFUTED
-    return HOLDS if all(c == HOLDS for c in categories) else UNDECIDED
+    return HOLDS if categories and all(c == HOLDS for c in categories) else UNDECIDED
 
 
-def paper_verdicts(records: Mapping[str, Mapping]) -> dict[str, dict[str, int]]:
+def claim_kinds() -> dict[str, str]:
+    """Claim id -> kind, from the registry as loaded now."""
+    from verify.claims import load_all
+
+    return {cid: c.kind for cid, c in load_all().items()}
+
+
+def paper_verdicts(
+    records: Mapping[str, Mapping], kinds: Mapping[str, str] | None = None
+) -> dict[str, dict[str, int]]:
     """Per area, how many of its statements hold, are refuted and are undecided by the claim
     records ``records`` (claim id -> its newest record at one scale; a claim without a record is
-    undecided), by :func:`category` and :func:`statement_verdict`: the scorecards' rule.
+    undecided), by :func:`category`, the roles (:meth:`Statement.role`; ``kinds``: claim id ->
+    kind, default the registry's) and :func:`statement_verdict`: the scorecards' rule.
 
     >>> paper_verdicts({})["geometric"]["undecided"] == len(statements("geometric"))
     True
     """
+    kinds = kinds if kinds is not None else claim_kinds()
     out: dict[str, dict[str, int]] = {}
     for area, rows in STATEMENTS.items():
         counts = {HOLDS: 0, REFUTED: 0, UNDECIDED: 0}
         for s in rows:
             cats = [category((records.get(c) or {}).get("status"), records.get(c)) for c in s.claims]
-            counts[statement_verdict(cats)] += 1
+            roles = [s.role(c, kinds.get(c, ""))[0] for c in s.claims]
+            counts[statement_verdict(cats, roles)] += 1
         out[area] = {"statements": len(rows), **counts}
     return out
