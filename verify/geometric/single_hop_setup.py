@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from constructions.decode import TIE_ULPS, Decoding
+from constructions.decode import Decoding, clears_tie, tie_tolerance
 from constructions.tasks import single_hop_dataset
 from theory.papers import paper
 from verify.claims import rng_for
@@ -66,7 +66,7 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
     - a fact's margin depends only on (its restricted h, its target), so each distinct pair is
       decoded once and its margin handed to every fact that shares it (at full scale the R
       relations of a target attribute give one pair when the selector is exact: 16x fewer rows);
-    - the tie tolerance of each fact is decode's, TIE_ULPS * eps * ||h|| * max_j ||U_j||, with the
+    - the tie tolerance of each fact is decode's, tie_tolerance(||h|| * max_j ||U_j||, dtype), with the
       norms of the full-width h and U, so "correct" (margin > tolerance) is decided as before.
 
     tests/test_geometric.py checks the counts, the minimum margin and the tolerance against
@@ -96,8 +96,8 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
         torch.as_tensor(inverse, device=hidden.device)
     ]
     u_scale = float(unembed.norm(dim=1).max())
-    tols = TIE_ULPS * torch.finfo(hidden.dtype).eps * u_scale * norms
-    n_correct = int((margins > tols).sum())
+    tols = tie_tolerance(u_scale, hidden.dtype) * norms  # as decode() computes it
+    n_correct = int(clears_tie(margins, tols).sum())
     return Decoding(
         accuracy=n_correct / n,
         min_margin=float(margins.min()),
