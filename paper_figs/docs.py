@@ -45,7 +45,7 @@ class Index:
         from theory.registry import AREAS
         from theory.registry import load_all as load_bounds
         from verify.claims import load_all as load_claims
-        from verify.ledger import BY_SCALE
+        from verify.ledger import BY_SCALE, UNDECIDED
         from verify.listing import location
 
         self.areas = AREAS
@@ -58,6 +58,10 @@ class Index:
         for e in BY_SCALE.values():
             if not any(e is s for s in self.ledger):
                 self.ledger.append(e)
+        self.undecided = []
+        for e in UNDECIDED.values():
+            if not any(e is s for s in self.undecided):
+                self.undecided.append(e)
         self.claim_at = {cid: location(c.check) for cid, c in self.claims.items()}
         self.bound_at = {name: location(b.numeric) for name, b in self.bounds.items()}
         self.figures_of = {
@@ -154,11 +158,31 @@ def figure_map(ix: Index) -> str:
     return "\n".join(lines)
 
 
+def ledger_totals(entries) -> str:
+    """One line: the entries by whose statement they refute (:data:`verify.ledger.CAUSES`)."""
+    from verify.ledger import CAUSES
+
+    counts = {cause: sum(1 for e in entries if e.cause == cause) for cause in CAUSES}
+    unset = sum(1 for e in entries if not e.cause)
+    parts = [f"{n} {cause}" for cause, n in counts.items()] + ([f"{unset} not classified"] if unset else [])
+    return (
+        f"{len(entries)} entries, by whose statement they refute: " + ", ".join(parts) + " (paper: the "
+        "paper's sentence in a setting it permits; formalisation: a law, constant or threshold this "
+        "project derived; setting: sizes, schedules or a model this project chose; resolution: a "
+        "criterion window finer than the measurement)."
+    )
+
+
 def ledger_table(ix: Index, area: str | None = None) -> str:
     entries = [e for e in ix.ledger if area is None or e.claim_id.split(".", 1)[0] == area]
     if not entries:
         return "The ledger is empty." if area is None else "No claim of this paper is in the ledger."
-    lines = ["| claim | scale | measured | tried | suspected reason |", "|---|---|---|---|---|"]
+    lines = [
+        ledger_totals(entries),
+        "",
+        "| claim | scale | refutes | measured | tried | suspected reason |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in entries:
         reason = e.reason + (
             " (the verdict flips with the seed: not reproduced at every seed)" if e.flips_with_seed else ""
@@ -170,8 +194,27 @@ def ledger_table(ix: Index, area: str | None = None) -> str:
                 + ": it does not discriminate there)"
             )
         lines.append(
-            f"| `{e.claim_id}` | {', '.join(e.scales)} | "
+            f"| `{e.claim_id}` | {', '.join(e.scales)} | {e.cause or '-'} | "
             + " | ".join(_cell(c) for c in (e.measured, e.tried, reason))
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def seed_undecided_table(ix: Index, area: str | None = None) -> str:
+    """The claims undecided at this budget (:class:`verify.ledger.UndecidedEntry`): pass at some
+    base seeds, inconclusive at others, never fail; not refutations, so not in the ledger."""
+    entries = [e for e in ix.undecided if area is None or e.claim_id.split(".", 1)[0] == area]
+    if not entries:
+        return "No claim is undecided between base seeds." if area is None else "None of this paper's claims."
+    lines = [
+        "| claim | scale | verdicts over base seeds | why undecided | would decide |",
+        "|---|---|---|---|---|",
+    ]
+    for e in entries:
+        lines.append(
+            f"| `{e.claim_id}` | {', '.join(e.scales)} | "
+            + " | ".join(_cell(c) for c in (e.measured, e.reason, e.would_decide))
             + " |"
         )
     return "\n".join(lines)

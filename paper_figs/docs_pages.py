@@ -32,6 +32,7 @@ from paper_figs.docs import (
     ledger_table,
     page_sections,
     replace_in,
+    seed_undecided_table,
 )
 from paper_figs.docs_atlas import undecided_table
 from paper_figs.docs_lm import lm_geometry_table
@@ -73,7 +74,19 @@ def _figures_page(ix: Index) -> str:
 
 def _ledger_page(ix: Index) -> str:
     """The generated section of docs/ledger.md: every ledger entry."""
-    return _wrap("## Ledger: claims not reproduced", "", ledger_table(ix), "")
+    return _wrap(
+        "## Ledger: claims not reproduced",
+        "",
+        ledger_table(ix),
+        "",
+        "## Undecided at this budget (not refutations)",
+        "",
+        "Pass at some base seeds, inconclusive at others, never fail (`verify/<area>/undecided.toml`): "
+        "each run reports them inconclusive with the budget that would decide them.",
+        "",
+        seed_undecided_table(ix),
+        "",
+    )
 
 
 def _lm_geometry_page() -> str:

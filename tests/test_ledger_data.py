@@ -39,7 +39,7 @@ def test_no_entry_is_recorded_in_python():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("[[entry]]\nclaim_id = 'a.b'\n", "claim_id, measured, tried and reason required"),
+        ("[[entry]]\nclaim_id = 'a.b'\n", "claim_id, measured, reason, tried required"),
         ("[[entry]]\nclaim_id = 'a.b'\nmeasured = 'm'\ntried = 't'\nreason = 'r'\nnote = 'x'\n", "allowed"),
         ("[other]\nx = 1\n", "only [[entry]] tables"),
         ("[[entry]]\nclaim_id = \n", "not valid TOML"),
@@ -61,3 +61,44 @@ def test_a_malformed_file_names_itself(tmp_path, text, message):
         load(path)
     assert message in str(info.value)
     assert str(path) in str(info.value)
+
+
+def test_an_undecided_entry_makes_a_pass_inconclusive_and_leaves_a_fail_a_fail(monkeypatch):
+    """A verdict that is pass at some base seeds and inconclusive at others is not a refutation
+    (no ledger entry) and not a pass: inconclusive at every seed, with the budget that decides."""
+    import dataclasses
+
+    import verify.ledger as ledger
+    from verify.claims import Context
+    from verify.runner import run_claim
+
+    claim = load_all()["chapters.router.zloss_zero_logits"]
+    entry = ledger.UndecidedEntry(claim.id, "pass at 0, inconclusive at 1", "straddles", "about 6 seeds")
+    monkeypatch.setitem(ledger.UNDECIDED, (claim.id, "quick"), entry)
+    record = run_claim(claim, Context(), controls=False)
+    assert record["status"] == "inconclusive" and record["criterion_verdict"] == "pass"
+    assert record["inconclusive"].endswith("would decide: about 6 seeds") and not record["passed"]
+
+    def fails(params, ctx):
+        from verify.claims import Outcome
+
+        return Outcome(predicted=0, measured=1, passed=False)
+
+    record = run_claim(dataclasses.replace(claim, check=fails), Context(), controls=False)
+    assert record["status"] == "fail"  # a fail is news: the entry said never fail
+
+
+def test_an_undecided_entry_has_no_fail_and_its_files_are_read():
+    from verify.ledger import UNDECIDED, UndecidedEntry, load_undecided
+
+    with pytest.raises(ValueError, match="never fail"):
+        UndecidedEntry("a.b", "m", "r", "6 seeds", seed_verdicts={0: "pass", 1: "fail"})
+    from_files = {
+        (e.claim_id, s): e
+        for p in VERIFY.glob("*/undecided.toml")
+        for e in load_undecided(p)
+        for s in e.scales
+    }
+    assert from_files == UNDECIDED
+    claims = load_all()
+    assert all(cid in claims for cid, _ in UNDECIDED)

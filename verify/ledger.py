@@ -45,6 +45,11 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SEED_VERDICTS = ("pass", "fail", "inconclusive")
+#: whose statement a ledger entry refutes (docs/ledger.md, "Whose statement fails"): the paper's
+#: sentence in a setting it permits, or this project's own formalisation (a law, constant or
+#: threshold we derived), setting (sizes, schedules, a model other than the paper's) or
+#: resolution (a criterion window finer than the measurement)
+CAUSES = ("paper", "formalisation", "setting", "resolution")
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,12 @@ class LedgerEntry:
     known_vacuous: tuple[str, ...] = ()  # controls on which the criterion is known to pass too
     #: base seed -> the criterion's verdict there (flips_with_seed entries: at least two differ)
     seed_verdicts: Mapping[int, str] = field(default_factory=dict)
+    #: whose statement the entry refutes, one of CAUSES
+    cause: str = ""
 
     def __post_init__(self):
+        if self.cause and self.cause not in CAUSES:
+            raise ValueError(f"ledger entry {self.claim_id}: cause {self.cause!r} is not one of {CAUSES}")
         if self.seed_verdicts:
             if not self.flips_with_seed:
                 raise ValueError(
@@ -112,34 +121,69 @@ def entry_for(claim_id: str, scale: str) -> LedgerEntry | None:
     return entry
 
 
-def load(path: Path) -> list[LedgerEntry]:
-    """The entries of one ledger file (``[[entry]]`` tables with :class:`LedgerEntry`'s fields).
+@dataclass(frozen=True)
+class UndecidedEntry:
+    """A claim whose verdict over base seeds is pass at some and inconclusive at others, never fail:
+    not a refutation, so not in the ledger, but undecided at this budget. The runner reports it
+    "inconclusive" at every seed (a pass that depends on the seed is not a pass) with ``reason``
+    and ``would_decide`` (the budget that decides it); a fail is still a fail. Stored in
+    ``verify/<area>/undecided.toml`` (``[[entry]]`` tables of these fields)."""
 
-    >>> import tempfile
-    >>> lines = ['[[entry]]', 'claim_id = "a.b"', 'measured = "m"', 'tried = "t"', 'reason = "r"',
-    ...          'scales = ["full"]', 'flips_with_seed = true', 'seed_verdicts = { 0 = "pass", 3 = "fail" }']
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = Path(d) / "ledger.toml"
-    ...     _ = path.write_text("\\n".join(lines))
-    ...     entry = load(path)[0]
-    >>> entry.scales, entry.seed_verdicts
-    (('full',), {0: 'pass', 3: 'fail'})
-    """
+    claim_id: str
+    measured: str  # the verdicts and numbers over base seeds
+    reason: str  # why this budget cannot decide
+    would_decide: str  # the budget that decides it (seeds, draws), as verify oc or the record names it
+    scales: tuple[str, ...] = ("quick", "full")
+    seed_verdicts: Mapping[int, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if set(self.seed_verdicts.values()) - {"pass", "inconclusive"}:
+            raise ValueError(
+                f"undecided entry {self.claim_id}: its seed verdicts are pass or inconclusive, never "
+                f"fail (an entry with a fail is a ledger entry), got {dict(self.seed_verdicts)}"
+            )
+        if not self.scales or set(self.scales) - {"quick", "full"}:
+            raise ValueError(f"undecided entry {self.claim_id}: scales {self.scales} must name quick or full")
+
+    def text(self) -> str:
+        """The record's ``inconclusive`` text.
+
+        >>> UndecidedEntry("a.b", "m", "straddles 0.9", "about 6 seeds").text()
+        'pass at some base seeds, inconclusive at others, never fail: straddles 0.9; would decide: about 6 seeds'
+        """
+        return (
+            f"pass at some base seeds, inconclusive at others, never fail: {self.reason}; "
+            f"would decide: {self.would_decide}"
+        )
+
+
+#: undecided entries by (claim id, scale)
+UNDECIDED: dict[tuple[str, str], UndecidedEntry] = {}
+
+
+def undecided_for(claim_id: str, scale: str) -> UndecidedEntry | None:
+    """The undecided entry of a claim at a scale (:class:`UndecidedEntry`), or None."""
+    return UNDECIDED.get((claim_id, scale))
+
+
+def _entries(path: Path, cls, required: set[str]) -> list:
+    """The ``[[entry]]`` tables of the TOML file ``path`` as ``cls`` objects; a ValueError naming
+    the file and the entry for bad TOML, unknown or missing fields, or invalid values."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"ledger file {path}: not valid TOML ({exc})") from exc
-    known = {f.name for f in fields(LedgerEntry)}
+    known = {f.name for f in fields(cls)}
     if set(data) - {"entry"}:
         raise ValueError(
             f"ledger file {path}: only [[entry]] tables belong here, got {sorted(set(data) - {'entry'})}"
         )
     entries = []
     for i, raw in enumerate(data.get("entry", [])):
-        if set(raw) - known or not {"claim_id", "measured", "tried", "reason"} <= set(raw):
+        if set(raw) - known or not required <= set(raw):
             raise ValueError(
                 f"ledger file {path}, entry {i}: fields {sorted(raw)}; allowed {sorted(known)}, "
-                "claim_id, measured, tried and reason required"
+                f"{', '.join(sorted(required))} required"
             )
         kw = dict(raw)
         for name in ("scales", "known_vacuous"):
@@ -153,10 +197,41 @@ def load(path: Path) -> list[LedgerEntry]:
                     f"ledger file {path}, entry {i}: seed_verdicts keys must be base seeds"
                 ) from exc
         try:
-            entries.append(LedgerEntry(**kw))
+            entries.append(cls(**kw))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"ledger file {path}, entry {i}: {exc}") from exc
     return entries
+
+
+def load_undecided(path: Path) -> list[UndecidedEntry]:
+    """The entries of one ``undecided.toml`` file (:class:`UndecidedEntry`'s fields).
+
+    >>> import tempfile
+    >>> lines = ['[[entry]]', 'claim_id = "a.b"', 'measured = "m"', 'reason = "r"', 'would_decide = "6 seeds"',
+    ...          'seed_verdicts = { 0 = "pass", 3 = "inconclusive" }']
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "undecided.toml"
+    ...     _ = path.write_text("\\n".join(lines))
+    ...     load_undecided(path)[0].would_decide
+    '6 seeds'
+    """
+    return _entries(path, UndecidedEntry, {"claim_id", "measured", "reason", "would_decide"})
+
+
+def load(path: Path) -> list[LedgerEntry]:
+    """The entries of one ledger file (``[[entry]]`` tables with :class:`LedgerEntry`'s fields).
+
+    >>> import tempfile
+    >>> lines = ['[[entry]]', 'claim_id = "a.b"', 'measured = "m"', 'tried = "t"', 'reason = "r"',
+    ...          'scales = ["full"]', 'flips_with_seed = true', 'seed_verdicts = { 0 = "pass", 3 = "fail" }']
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "ledger.toml"
+    ...     _ = path.write_text("\\n".join(lines))
+    ...     entry = load(path)[0]
+    >>> entry.scales, entry.seed_verdicts
+    (('full',), {0: 'pass', 3: 'fail'})
+    """
+    return _entries(path, LedgerEntry, {"claim_id", "measured", "tried", "reason"})
 
 
 def _load_areas() -> None:
@@ -167,6 +242,13 @@ def _load_areas() -> None:
         if path.exists():
             for entry in load(path):
                 record(entry)
+        path = Path(__file__).with_name(area) / "undecided.toml"
+        if path.exists():
+            for entry in load_undecided(path):
+                for scale in entry.scales:
+                    if (entry.claim_id, scale) in UNDECIDED or (entry.claim_id, scale) in BY_SCALE:
+                        raise ValueError(f"{path}: {entry.claim_id} at {scale} scale has two entries")
+                    UNDECIDED[(entry.claim_id, scale)] = entry
 
 
 _load_areas()

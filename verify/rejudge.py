@@ -129,13 +129,16 @@ def status_now(claim_id: str, verdict: str, scale: str) -> str:
 
 def _judged_now(claim_id: str, verdict: str, scale: str) -> tuple[str, str | None]:
     """(status now, the operating gate's reason where it turns a criterion pass inconclusive)."""
-    from verify.ledger import entry_for
+    from verify.ledger import entry_for, undecided_for
 
     if verdict not in ("pass", "fail", "inconclusive"):
         return verdict, None  # error, skipped, vacuous: kept as stored
     from verify.runner import operating_gate
 
     entry = entry_for(claim_id, scale)
+    undecided = undecided_for(claim_id, scale)
+    if entry is None and undecided is not None and verdict in ("pass", "inconclusive"):
+        return "inconclusive", undecided.text()  # pass at some base seeds, inconclusive at others
     if entry is None:  # a pass its operating characteristic does not allow is inconclusive
         gate = operating_gate(claim_id, scale) if verdict == "pass" else None
         return ("inconclusive", gate) if gate else (verdict, None)

@@ -7,7 +7,7 @@ import time
 import traceback
 
 from verify.claims import Claim, Context, Outcome, as_outcome
-from verify.ledger import entry_for
+from verify.ledger import entry_for, undecided_for
 from verify.previous import attached, merged
 from verify.results import ResultStore, git_revision, jsonable, versions
 
@@ -44,6 +44,8 @@ def status_of(
         if entry.flips_with_seed:
             return "not reproduced"  # a verdict that flips with the seed is not a pass
         return "ledger now passes" if outcome.passed else "not reproduced"
+    if undecided_for(claim.id, scale) is not None and (outcome.passed or outcome.inconclusive is not None):
+        return "inconclusive"  # pass at some base seeds, inconclusive at others: undecided at this budget
     if outcome.inconclusive is not None:
         return "inconclusive"
     if outcome.passed and controls and any(c["status"] == "inconclusive" for c in controls):
@@ -186,6 +188,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     if gated is not None:  # the criterion cannot tell a named alternative from the claim here
         status = "inconclusive"
     entry = entry_for(claim.id, ctx.scale)
+    undecided = undecided_for(claim.id, ctx.scale) if status == "inconclusive" and gated is None else None
     record = {
         "id": claim.id,
         "scale": ctx.scale,
@@ -204,6 +207,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
             and not outcome.skipped
             and status != "not reproduced"
             and gated is None
+            and undecided is None
         ),
         "status": status,
         "seed": ctx.seed,
@@ -251,6 +255,9 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["operating"] = operating(claim.id, ctx.scale)
     if outcome is not None and outcome.inconclusive is not None:
         record["inconclusive"] = outcome.inconclusive
+    if undecided is not None:
+        record["inconclusive"] = undecided.text()
+        record["criterion_verdict"] = "pass" if outcome.passed else "inconclusive"  # this seed's own
     if gated is not None:
         record["inconclusive"] = gated
     if control_rows and status == "inconclusive" and outcome.inconclusive is None and gated is None:

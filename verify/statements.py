@@ -349,6 +349,8 @@ def category(status: str | None, record: Mapping | None = None, verdict: str | N
     'undecided'
     >>> category("judged by a replaced criterion")
     'undecided'
+    >>> category("not reproduced", {"id": "fact_mlp.capacity.geometry_penalty", "scale": "quick"})
+    'undecided'
     """
     from verify.stability import criterion_verdict
 
@@ -357,6 +359,15 @@ def category(status: str | None, record: Mapping | None = None, verdict: str | N
     if status == "fail":
         return REFUTED
     if status == "not reproduced":
+        from verify.ledger import entry_for
+
+        entry = entry_for(str((record or {}).get("id")), str((record or {}).get("scale", "quick")))
+        if (
+            entry is not None
+            and entry.flips_with_seed
+            and {"pass", "fail"} <= set(entry.seed_verdicts.values())
+        ):
+            return UNDECIDED  # passes at some base seeds and fails at others: no seed's draw decides
         verdict = verdict or criterion_verdict({**(record or {}), "status": status})
         return REFUTED if verdict == "fail" else UNDECIDED
     return UNDECIDED
