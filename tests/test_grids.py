@@ -53,6 +53,7 @@ GRIDS: dict[str, dict[str, object]] = {
     "icrecall.relation_signal_boundary": {"rho_0": [0.5, 0.75, 1.0], "theta": [1.25, 1.5]},
     "icrecall.relation_chance": {"R": [2, 4], "K": [100, 200, 400]},
     "hopfield.well_separated": {"beta": [1, 2], "N": [16, 64, 256], "M": 1},
+    "hopfield.sphere_radius": {"beta": [1, 2], "N": [16, 64, 256], "M": 1},
     "hopfield.jacobian_norm": {"beta": [1, 2], "N": 16, "M": 1, "Delta": [1.0, 2.0, 3.0], "r": 0},
     "hopfield.retrieval_error": {"beta": 2, "N": [16, 64], "M": 1, "Delta": [1.0, 2.0, 3.0], "r": 0.01},
     "hopfield.capacity": {"beta": 1, "K": [3, 4], "d": [20, 40, 75], "p": 0.001},

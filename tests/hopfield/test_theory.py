@@ -158,6 +158,7 @@ def test_derived_bad_input():
 
 VALID = {
     "hopfield.well_separated": {"beta": 2, "N": 64, "M": 3},
+    "hopfield.sphere_radius": {"beta": 2, "N": 64, "M": 3},
     "hopfield.jacobian_norm": {"beta": 2, "N": 64, "M": 1, "Delta": 1.0, "r": 0.01},
     "hopfield.retrieval_error": {"beta": 2, "N": 64, "M": 1, "Delta": 1.0, "r": 0.01},
     "hopfield.capacity": {"beta": 1, "K": 1, "d": 75, "p": 0.001},

@@ -53,6 +53,41 @@ def separation(X, i) -> float:
     return float(np.min(np.delete(gaps, int(i))))
 
 
+#: Entries of the Gram matrix X^T X that :func:`separations` holds at a time (whole rows: about
+#: 32 MiB of float64 whatever N).
+GRAM_ELEMENTS = 2**22
+
+
+def separations(X: np.ndarray) -> np.ndarray:
+    """Delta_i = x_i^T x_i - max_{j != i} x_i^T x_j for every pattern i at once (Ramsauer's
+    separation [reference], docs/hopfield.md#setting): the vectorised :func:`separation`.
+
+    X has shape (d, N) with N >= 2 (columns are memories); returns a float64 array (N,). Computed
+    from the Gram matrix X^T X, a block of rows at a time (:data:`GRAM_ELEMENTS`), so N patterns
+    cost O(N^2 d) arithmetic without a Python loop over patterns.
+
+    Examples
+    --------
+    Three patterns in the plane: x_0 = (2, 0) is nearest to x_2 = (1, 1) (x_0^T x_2 = 2):
+    >>> X = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    >>> separations(X).tolist()
+    [2.0, 0.0, 0.0]
+    >>> [separation(X, i) for i in range(3)]
+    [2.0, 0.0, 0.0]
+    """
+    X = _patterns(X)
+    n = X.shape[1]
+    out = np.empty(n)
+    step = max(1, GRAM_ELEMENTS // n)
+    for start in range(0, n, step):  # blocks of rows of X^T X, not patterns one by one
+        rows = np.arange(start, min(n, start + step))
+        gram = X[:, rows].T @ X  # (rows, N)
+        own = gram[np.arange(len(rows)), rows].copy()
+        gram[np.arange(len(rows)), rows] = -np.inf
+        out[rows] = own - gram.max(axis=1)
+    return out
+
+
 def norm_bound(X) -> float:
     """M = max_mu ||x_mu||."""
     return float(np.max(np.linalg.norm(_patterns(X), axis=0)))
@@ -163,6 +198,40 @@ def ungated_error_bound(beta, n_patterns, norm_bound, separation, radius) -> flo
     n = require_int("N", n_patterns, 1)  # checked under its own name (D2's reads N_eff)
     eps = gated_epsilon_scalar(beta, n, separation, norm_bound, radius, 0.0)
     return error_bound(eps, norm_bound)
+
+
+def ungated_error_bounds(
+    beta: float, n_patterns: int, norm_bound: float, separations: np.ndarray, radii: np.ndarray | float
+) -> np.ndarray:
+    """D1 [derived] for every pattern at once: 2 M min(1, (N-1) exp(-beta (Delta_i - 2 M r_i))),
+    the vectorised :func:`ungated_error_bound` (registered as ``hopfield.ungated_error``).
+
+    ``separations``: Delta_i of each pattern (:func:`separations`); ``radii``: r_i = ||xi_i - x_i||
+    of each pattern's query, an array of the same shape or one number for all. Returns a float64
+    array of that shape. Hypotheses as for the one-pattern bound: beta > 0, N >= 1, M > 0,
+    r_i >= 0, every Delta_i and r_i finite (a ValueError names the parameter otherwise).
+
+    Examples
+    --------
+    The point of the :func:`ungated_error_bound` example and a query at r = 0.1 of a pattern
+    whose separation is 6:
+    >>> ungated_error_bounds(2, 16, 1, np.array([3.0, 6.0]), np.array([0.0, 0.1])).round(6).tolist()
+    [0.074363, 0.000275]
+    """
+    b = require_real("beta", beta, 0, low_open=True)
+    n = require_int("N", n_patterns, 1)
+    m = require_real("M", norm_bound, 0, low_open=True)
+    delta = np.asarray(separations, dtype=np.float64)
+    r = np.broadcast_to(np.asarray(radii, dtype=np.float64), delta.shape)
+    if not np.all(np.isfinite(delta)):
+        raise ValueError("separations Delta_i must be finite")
+    if not np.all(np.isfinite(r)) or np.any(r < 0):
+        raise ValueError("radii r_i = ||xi_i - x_i|| must be finite and >= 0")
+    if n == 1:
+        return np.zeros(delta.shape)
+    with np.errstate(over="ignore"):
+        eps = (n - 1) * np.exp(-b * (delta - 2.0 * m * r))
+    return 2.0 * m * np.minimum(1.0, eps)
 
 
 def gated_error_bound(beta, n_eff, norm_bound, separation, radius, kappa) -> float:

@@ -58,10 +58,32 @@ def well_separated_symbolic():
     return 2 / (beta_s * N_s) + sp.log(2 * (N_s - 1) * N_s * beta_s * M_s**2) / beta_s
 
 
-def sphere_radius(beta, n_patterns, norm_bound) -> float:
-    """R1 [reference]: radius 1/(beta N M) of the sphere S_i around x_i holding x_i*."""
+def sphere_radius(beta: float, n_patterns: int, norm_bound: float) -> float:
+    """R1 [reference, Ramsauer Thm 4]: the radius 1/(beta N M) of the sphere S_i around x_i.
+
+    When x_i is well separated (Delta_i >= :func:`well_separated_threshold`), the update
+    f(xi) = X softmax(beta X^T xi) maps S_i = {xi : ||xi - x_i|| <= 1/(beta N M)} into itself and
+    converges to a fixed point x_i* in S_i: a query within this radius of x_i is retrieved within
+    it (docs/hopfield.md#statements-and-proof-sketches). The registered bound
+    ``hopfield.sphere_radius``; the retrieval tolerance of the capacity claims and of
+    ``verify.testing.check_associative_memory`` (docs/testing.md).
+    Hypotheses: beta > 0, N >= 2, M > 0 (a ValueError names the parameter otherwise).
+
+    Examples
+    --------
+    16 patterns of norm at most 1 at beta = 1: queries within 1/16 of a pattern:
+    >>> sphere_radius(1, 16, 1)
+    0.0625
+    >>> round(sphere_radius(1, 16, 3 * 31 ** 0.5), 6)  # the R4 setting M = 3 sqrt(d - 1), d = 32
+    0.003742
+    """
     b, n, m = _common(beta, n_patterns, norm_bound)
     return 1.0 / (b * n * m)
+
+
+def sphere_radius_symbolic():
+    """R1's radius 1/(beta N M) as a sympy expression."""
+    return 1 / (beta_s * N_s * M_s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,6 +227,24 @@ register_bound(
         },
         numeric=well_separated_threshold,
         symbolic=well_separated_symbolic,
+        label="R1",
+        aliases={"N": "n_patterns", "M": "norm_bound"},
+    )
+)
+register_bound(
+    Bound(
+        name="hopfield.sphere_radius",
+        provenance="reference",
+        source=SOURCE + ", Thm 4",
+        statement="R1: the sphere S_i = {xi : ||xi - x_i|| <= 1/(beta N M)} that a well-separated "
+        "pattern's update maps into itself and where its fixed point lies (value: the radius)",
+        params={
+            "beta": "inverse temperature",
+            "n_patterns": "N, number of patterns",
+            "norm_bound": "M, max pattern norm",
+        },
+        numeric=sphere_radius,
+        symbolic=sphere_radius_symbolic,
         label="R1",
         aliases={"N": "n_patterns", "M": "norm_bound"},
     )
