@@ -303,6 +303,6 @@ def main(args) -> int:
         print(
             f"\nstored in {out}"
             if getattr(args, "write", False)
-            else f"\nnot stored (--write stores it in {out})"
+            else f"\nread from {path}; not stored (`--write --results {folder}` stores it in {out})"
         )
     return 0
