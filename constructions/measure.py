@@ -6,7 +6,15 @@ A *fact-storing model* (:class:`FactModel`) answers three questions about a set 
   candidates tie);
 - ``model.accuracy(facts)``: the fraction of facts decoded correctly (a tie is an error);
 - ``model.margins(facts)``: the decoding margin of every fact, the logit of its value minus the
-  best other logit (float64; positive when the fact is stored).
+  best other logit (float64; above the tie tolerance when the fact is stored).
+
+A tie is what the tie rule of the decode kernel says it is (:func:`constructions.decode.tie_tolerance`,
+docs/testing.md): a margin at most ``TIE_ULPS * eps(dtype) * scale``, with ``scale`` a bound on
+the magnitude of the fact's logits, so a margin that rounding leaves at +1e-16 is a tie, and an
+error. A model may also answer ``model.tie_tolerances(facts)``, the tolerance of every fact
+(float64), so that a check (``verify.testing.check_fact_model``) judges its margins at the scale
+of its own logits; ``verify.fact_check.ModuleFactModel`` gives the four answers for a torch module
+or a callable that maps facts to logits.
 
 The geometric block model (:class:`constructions.geometric.single_hop.BlockModel`) and the
 fact-storing MLP (:class:`constructions.fact_mlp.facts.FactMLP`) implement it on the chunked
@@ -51,7 +59,9 @@ Facts = Union[FactSet, np.ndarray, Tuple[Any, Any, Any]]
 
 @runtime_checkable
 class FactModel(Protocol):
-    """What a fact-storing model offers: ``decode``, ``accuracy`` and ``margins`` over facts.
+    """What a fact-storing model offers: ``decode``, ``accuracy`` and ``margins`` over facts
+    (ties are errors under the decode kernel's tie rule; module docstring). The optional
+    ``tie_tolerances(facts)`` is not part of the protocol's check.
 
     >>> import numpy as np
     >>> from constructions import build_block_model, make_bijections
