@@ -275,3 +275,46 @@ def test_the_budget_at_which_no_alternative_passes_more_than_5_percent():
     assert c["budget_for_admissible"]["reached"] and c["budget_for_admissible"]["seeds"] == 6
     cid = "retrieval.capacity.small_d_fail"
     assert not characteristic(cid, RECORDS[cid], reps=100)["budget_for_admissible"]["reached"]
+
+
+def test_the_leak_inference_control_is_read_by_its_own_name():
+    """chapters.leak.inference's control evaluates the same models with the whole sequence
+    visible, and stores its loss under its own name ("full_sequence evaluation", not the claim's
+    "prefix_only evaluation"): read by that name (2.39 nats, below ln v = 2.77) it passes none of
+    the time, where read by the claim's name it fell back to the claim's own values and passed
+    every time. The full records: the quick one has a single seed, no spread to draw."""
+    from verify.oc.generic import over_seeds
+
+    record = _records("full")["chapters.leak.inference"]
+    setup = over_seeds(record)
+    law = "control whole_sequence_eval"
+    assert rates(setup, reps=50)[law]["pass"] <= MAX_ALTERNATIVE
+    own = setup.noise["controls"][law]["own value"]
+    assert own["evaluated"] == "first-half loss, full_sequence evaluation (ln v, nats)"
+    assert "as measured" not in setup.noise["controls"][law]
+
+
+def test_a_control_is_simulated_from_its_own_value_under_its_own_name():
+    """A planted record whose control stores its value under a name of its own (not the claim's
+    quantity "x") is drawn from that value (0.1 on every seed: it never passes); a control with no
+    value of its own for any part is no law, and the characteristic says why rather than drawing
+    it as measured."""
+    from verify.oc.generic import over_seeds
+
+    n = 3
+    record = _every_seed_record(n)
+    own = {"x at init": [0.1] * n, "seeds": list(range(n))}
+    record["controls"] = [
+        {"name": "init", "predicted": {"x at init": ">= 0.5 on every seed"}, "measured": own},
+        {"name": "unpredicted", "measured": dict(own)},
+        {"name": "elsewhere", "measured": {"another_part": own}},
+    ]
+    setup = over_seeds(record)
+    table = rates(setup, reps=50)
+    assert table["control init"]["pass"] == 0.0 and table["control unpredicted"]["pass"] == 0.0
+    assert table["as measured"]["pass"] > 0.9
+    notes = setup.noise["controls"]
+    assert notes["control init"] == {"own value": {"(whole)": "x at init"}}
+    assert "control elsewhere" not in setup.laws
+    assert notes["control elsewhere"]["not simulated"]
+    assert "no value of its own" in notes["control elsewhere"]["as measured"]["(whole)"]

@@ -17,8 +17,13 @@ What the laws are (a threshold names a side, not a value, so the theory's law is
   per-seed mean and spread (sd, ddof 1), 0/1 values from a Bernoulli with the measured fraction;
   an interval part's per-seed sd is read back from its 95% Student-t interval and the seed count of
   the claim's parameters (``seeds``, else ``draws``);
-* ``control <name>`` (the hypothesis dropped): every part drawn from that control's stored
-  measurement (its mean, and its own spread where it has one, else the record's);
+* ``control <name>`` (the hypothesis dropped): each part drawn from that control's own stored
+  value at the part's place, read by the control's own name for it (a control may measure its
+  own quantity: another evaluation, routing or width; :func:`control_value`), at its mean and its
+  own spread where it has one, else the record's. A part where the control stores no value of its
+  own is drawn as measured, and the characteristic says so: its ``noise["controls"]`` names, for
+  each control, the quantity each part was read from and why any part was drawn as measured (a
+  control with no value for any part is not a law, and is listed as not simulated);
 * ``<part> at the threshold`` (the nearest violating value): that part's mean placed on its
   threshold with the record's spread, the other parts as measured. Only for a part whose values
   vary (sd > 0, not 0/1): a part measured the same on every seed gives no spread to place there.
@@ -248,32 +253,123 @@ def _flat(tree) -> list[Part]:
     return [tree] if isinstance(tree, Part) else [p for sub in tree.values() for p in _flat(sub)]
 
 
-def _control_leaf(measured, part: Part):
-    m = measured
-    for name in part.name.split(".") if part.name else []:
-        m = m.get(name) if isinstance(m, dict) else None
-    if not isinstance(m, dict) or part.rule.quantity not in m:
-        return None
-    return m[part.rule.quantity]
+#: keys of a control's measurement or prediction at a part that never name its quantity
+NOT_QUANTITY = ("cleared", "threshold_source", "tolerance_source", "alternatives")
+
+#: why a part is drawn as measured under a control: it stores no value of its own there
+AS_MEASURED = "as measured: the control stores no value of its own for this part"
 
 
-def _control_draw(part: Part, value, n0):
-    """(mean, sd, stored) of a part under a control's stored measurement (None: as measured)."""
-    if value is None:
-        return None
+def _at(tree, path):
+    for name in path:
+        tree = tree.get(name) if isinstance(tree, Mapping) else None
+    return tree
+
+
+def control_value(control: Mapping, part: Part) -> tuple[str | None, object, str]:
+    """``(quantity, value, why)``: the control's own measured value of ``part``, read at the part's
+    place in the control's measurement by the control's own name for it (the quantity its
+    prediction names there, or, with no prediction, its one measured quantity that is not a seed
+    label), never by the claim's name alone. A control may measure a quantity of its own (another
+    evaluation, another routing, another width), so the claim's name is used only to choose among
+    several. ``quantity`` is None where the control stores no value of its own for the part;
+    ``why`` then says why.
+
+    >>> from verify.criteria import EverySeed
+    >>> part = Part("evaluated", EverySeed("loss, prefix", 2.7), "seeds", 2, 3.0, 0.1)
+    >>> control = {"predicted": {"evaluated": {"loss, full": ">= 2.7 on every seed"}},
+    ...            "measured": {"evaluated": {"loss, full": [2.3, 2.4], "seeds": [0, 1]}}}
+    >>> control_value(control, part)[:2]
+    ('loss, full', [2.3, 2.4])
+    >>> control_value({"measured": {"other": {"loss, full": [2.3]}}}, part)[2]
+    'as measured: the control stores no value of its own for this part (no measurement at evaluated)'
+    """
+    path = part.name.split(".") if part.name else []
+    where = ".".join(path) or "the claim's place"
+    meas = _at(control.get("measured"), path)
+    if not isinstance(meas, Mapping):
+        return None, None, f"{AS_MEASURED} (no measurement at {where})"
+    pred = _at(control.get("predicted"), path)
+    if isinstance(pred, Mapping):
+        names = [k for k in pred if k in meas and k not in NOT_QUANTITY]
+    else:
+        names = [k for k in meas if k not in (*NOT_QUANTITY, *REPLICATES, part.unit)]
+    names = [k for k in names if not isinstance(meas[k], Mapping)]
+    if part.rule.quantity in names:
+        return part.rule.quantity, meas[part.rule.quantity], ""
+    if len(names) == 1:
+        return names[0], meas[names[0]], ""
+    what = "no quantity" if not names else f"{len(names)} quantities ({', '.join(names)}), none the claim's"
+    return None, None, f"{AS_MEASURED} ({what} at {where})"
+
+
+def _number(v) -> bool:
+    """Whether ``v`` is stored as a number (a non-finite one written as a string included)."""
+    if isinstance(v, (list, tuple, Mapping)) or v is None:
+        return False
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _control_draw(part: Part, value, n0) -> tuple[tuple | None, str]:
+    """((mean, sd, stored) of a part under a control's stored ``value``, "") or (None, why the
+    value cannot be drawn in the part's form: the part is then drawn as measured)."""
+    numbers = isinstance(value, list) and bool(value) and all(_number(v) for v in value)
     if part.form == "fixed":
-        return (0.0, 0.0, value)
+        if not (_number(value) or numbers):
+            return None, f"{AS_MEASURED} (its value is not a number or a list of numbers)"
+        try:
+            part.rule.judge(value)
+        except (ValueError, TypeError) as exc:
+            return None, f"{AS_MEASURED} (its value is not in the part's form: {exc})"
+        return (0.0, 0.0, value), ""
     if part.form == "seeds":
-        if not isinstance(value, list) or not value:
-            return None
+        if not numbers:
+            return None, f"{AS_MEASURED} (no per-seed values)"
         if not np.all(np.isfinite(np.asarray(value, dtype=float))):
-            return (math.nan, math.nan, [float(v) for v in value])
+            return (math.nan, math.nan, [float(v) for v in value]), ""
         mean, sd, binary = _spread(value)
-        return (mean, sd if (len(value) > 1 or binary) else part.sd, None)
-    if isinstance(value, list) and len(value) == 2:
-        sd = _t_sd(value, n0)
-        return ((value[0] + value[1]) / 2, sd if sd > 0 else part.sd, None)
-    return (float(value), part.sd, None)
+        return (mean, sd if (len(value) > 1 or binary) else part.sd, None), ""
+    if numbers and len(value) == 2:
+        lo, hi = float(value[0]), float(value[1])
+        sd = _t_sd([lo, hi], n0)
+        return ((lo + hi) / 2, sd if sd > 0 else part.sd, None), ""
+    if _number(value):
+        return (float(value), part.sd, None), ""
+    return None, f"{AS_MEASURED} (its value is not an interval or a number)"
+
+
+def control_law(control: Mapping, parts: list[Part], n0) -> tuple[dict, dict]:
+    """(settings, note) of one control: ``settings`` {part name: (mean, sd, stored)} for each part
+    drawn from the control's own measured value (:func:`control_value`), and ``note`` the record
+    of where each part was read: {part: the control's quantity} under "own value", {part: why}
+    under "as measured" for a part with no value of its own (drawn as the claim measured it).
+
+    >>> from verify.criteria import EverySeed, Threshold
+    >>> parts = [Part("a", EverySeed("x", 0.5), "seeds", 2, 0.8, 0.05),
+    ...          Part("b", Threshold("y", 1.0), "fixed", stored=2.0)]
+    >>> control = {"measured": {"a": {"x at init": [0.1, 0.2], "seeds": [0, 1]}}}
+    >>> settings, note = control_law(control, parts, None)
+    >>> sorted(settings), note["own value"]
+    (['a'], {'a': 'x at init'})
+    >>> note["as measured"]["b"]
+    'as measured: the control stores no value of its own for this part (no measurement at b)'
+    """
+    settings, own, fallback = {}, {}, {}
+    for p in parts:
+        quantity, value, why = control_value(control, p)
+        if quantity is not None:
+            got, why = _control_draw(p, value, n0)
+            if got is not None:
+                settings[p.name] = got
+                own[p.name or "(whole)"] = quantity
+                continue
+        fallback[p.name or "(whole)"] = why
+    note = {"own value": own} if own else {}
+    return settings, {**note, "as measured": fallback} if fallback else note
 
 
 def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
@@ -323,17 +419,18 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
     for p in tests:
         for alt, v in p.rule.alternatives.items():
             laws[f"{p.name} {alt}".strip()] = law({p.name: (float(v), p.sd, None)})
+    controls = {}
     for control in record.get("controls") or []:
-        measured = control.get("measured")
-        if not isinstance(measured, dict):
+        name = f"control {control.get('name')}"
+        if not isinstance(control.get("measured"), Mapping):
+            controls[name] = {"not simulated": "the control stores no measurement"}
             continue
-        settings = {}
-        for p in parts:
-            got = _control_draw(p, _control_leaf(measured, p), n0)
-            if got is not None:
-                settings[p.name] = got
+        settings, note = control_law(control, parts, n0)
         if settings:
-            laws[f"control {control.get('name')}"] = law(settings)
+            laws[name] = law(settings)
+            controls[name] = note
+        else:
+            controls[name] = {"not simulated": "no value of its own for any part", **note}
     for p in parts:
         if p.varies and not p.binary and p not in tests:
             label = f"{p.name} at the threshold" if p.name else "at the threshold"
@@ -346,6 +443,7 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
             "parts": {p.name or "(whole)": _noise(p) for p in parts},
             "from": "the record's per-seed values (mean, sd ddof 1; 0/1 values: the fraction), "
             "an interval part's 95% t-interval over the record's seeds",
+            **({"controls": controls} if controls else {}),
         },
         {"seeds": max(p.n for p in varying)},
     )
