@@ -26,9 +26,13 @@ The assertions take any fact-storing model (constructions/measure.py): a block m
 MLP, or an object of the user's with ``decode``, ``accuracy`` and ``margins``.
 
 :func:`check_fact_model` (from :mod:`verify.fact_check`, docs/testing.md) checks, in one call,
-that such a model's three answers agree (ties are errors, the accuracy is the mean of decode ==
-target, a positive margin is a stored fact) and that its parameter count respects the
-information bound of its facts; it returns a :class:`FactModelReport`.
+that such a model's three answers agree under the decode kernel's one tie rule (a margin within
+the tie tolerance is a tie, and a tie is an error; the accuracy is the mean of decode == target;
+a margin above the tolerance is a stored fact), counts the facts it stores, and checks that its
+parameter count respects the information bound of its facts at the bits of its dtype; it returns
+a :class:`FactModelReport` (``ok`` only when no contract is broken and every fact is stored). A
+torch module or a callable that maps a batch of facts to logits is checked as it is, through
+:class:`ModuleFactModel`.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from constructions.seeding import rng_for
-from verify.fact_check import FactModelReport, check_fact_model
+from verify.fact_check import FactModelReport, ModuleFactModel, check_fact_model
 
 if TYPE_CHECKING:
     from constructions.measure import FactModel, Facts
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FactModelReport",
+    "ModuleFactModel",
     "assert_bound_holds",
     "assert_margin_at_least",
     "assert_stores",
