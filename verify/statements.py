@@ -77,160 +77,343 @@ def _s(source: str, text: str, *claims: str, roles: Mapping[str, tuple[str, str]
 A, D = "abstract", "derived"
 
 # fmt: off
+#: the reason a language-model probe is a formalisation on every [abstract] row of the hopfield page
+_LM = ("runs on SmolLM2-135M and Gemma 3 270M with our probe, prompts and thresholds, "
+       "while the abstract's language model is Llama-3")
+
 #: area -> its statements, in the order of the page
 STATEMENTS: dict[str, tuple[Statement, ...]] = {
     "geometric": (
         _s(A, "a one-layer transformer can store R relations over N subjects (each relation a bijection "
-           "of the N attributes) with an embedding dimension logarithmic in N",
+              "of the N attributes) with an embedding dimension logarithmic in N",
            "geometric.single_hop.selector_exact", "geometric.single_hop.block_accuracy",
            "geometric.single_hop.rotation_variant", "geometric.single_hop.log_scaling",
-           "geometric.gd.threshold_scaling"),
+           "geometric.gd.threshold_scaling",
+           roles={
+               "geometric.gd.threshold_scaling": (
+                   FORMALISATION, "the sentence is existential (a transformer can store); that the smallest d "
+                                  "gradient descent stores at grows like ln N is our stronger reading, which "
+                                  "a failure would not refute"),
+           }),
         _s(A, "gradient descent finds solutions in which a subject's embedding is a superposition of its "
-           "attribute vectors",
+              "attribute vectors",
            "geometric.gd.fit", "geometric.gd.superposition", "geometric.gd.intervention",
-           "geometric.gd.frozen_embed_control"),
+           "geometric.gd.frozen_embed_control",
+           roles={
+               "geometric.gd.frozen_embed_control": (
+                   FORMALISATION, "tests that learning E_subj matters at a tight d = 8 we chose, not that "
+                                  "the learned embedding is a superposition of attribute vectors"),
+           }),
         _s(A, "the MLP then acts as a relation-conditioned selector which transfers zero-shot to new bijections",
            "geometric.gd.relation_selective", "geometric.gd.transfer",
-           "geometric.single_hop.construct_transfer"),
-        _s(A, "a matching information-theoretic lower bound exists", "geometric.single_hop.matching_bound"),
+           "geometric.single_hop.construct_transfer",
+           roles={
+               "geometric.single_hop.construct_transfer": (
+                   FORMALISATION, "tests our explicit construction's selector, not the MLP gradient descent "
+                                  "finds, which the sentence is about"),
+           }),
+        _s(A, "a matching information-theoretic lower bound exists",
+           "geometric.single_hop.matching_bound", "geometric.multihop.below_bound_fail",
+           roles={
+               "geometric.single_hop.matching_bound": (
+                   FORMALISATION, "measures the SINGLE-hop threshold against our volumetric bound B3; the "
+                                  "abstract's matching bound is the multi-hop one of the capacity-depth "
+                                  "tradeoff"),
+               "geometric.multihop.below_bound_fail": (
+                   FORMALISATION, "brackets our k-hop bound (geometric.khop_dim_bound) at p = 1 bit per "
+                                  "coordinate with sign codes, where the construction meets it: our bound "
+                                  "and code family, not the paper's"),
+           }),
         _s(A, "multi-hop recall comes in two forms (with and without chain of thought) with a "
-           "capacity-depth tradeoff",
+              "capacity-depth tradeoff",
            "geometric.multihop.cot_khop", "geometric.multihop.nocot_blocks",
            "geometric.multihop.trained_depth"),
         _s(D, "B2, sufficient block dimension [derived]: Rademacher codes with d0 >= 2 ln(2N^2/delta)/t^2 "
-           "have every cross inner product below t with probability >= 1 - delta",
+              "have every cross inner product below t with probability >= 1 - delta",
            "geometric.single_hop.margin_suff"),
         _s(D, "B3, necessary dimension for margin gamma [derived]: N unit codes with margin gamma need "
-           "d0 >= ln N / ln(1 + sqrt(2/gamma))", "geometric.single_hop.margin_nec"),
+              "d0 >= ln N / ln(1 + sqrt(2/gamma))", "geometric.single_hop.margin_nec"),
         _s(D, "B4, pigeonhole [derived]: +-1 codes in d0 < log2 N dimensions take fewer than N values, so "
-           "two attributes share a code and their logits tie", "geometric.single_hop.pigeonhole_fail"),
+              "two attributes share a code and their logits tie",
+           "geometric.single_hop.pigeonhole_fail",
+           roles={
+               "geometric.single_hop.pigeonhole_fail": (
+                   SENTENCE, "the statement is an impossibility (shared codes tie): its must-fail "
+                             "demonstration tests the statement itself"),
+           }),
         _s(D, "B5, multi-hop dimension [derived]: without chain of thought d = R^k d0, with it d = R d0; "
-           "the k-hop information bound shows the R^k growth is necessary for a one-pass model",
-           "geometric.multihop.nocot_single_fail", "geometric.multihop.below_bound_fail"),
+              "the k-hop information bound shows the R^k growth is necessary for a one-pass model",
+           "geometric.multihop.nocot_single_fail", "geometric.multihop.below_bound_fail",
+           roles={
+               "geometric.multihop.below_bound_fail": (
+                   SENTENCE, "the row's k-hop bound is an impossibility below R^k log2(N + 1 - I_k): this "
+                             "bracket of it tests the statement itself"),
+           }),
     ),
     "fact_mlp": (
         _s(A, "an explicit MLP construction stores F facts (key -> value) with a parameter count that "
-           "scales optimally (linearly in F, up to the information-theoretic limit)",
+              "scales optimally (linearly in F, up to the information-theoretic limit)",
            "fact_mlp.capacity.linear_cost", "fact_mlp.large.bucketed_exact"),
         _s(A, "with a penalty that depends on the geometry of the values",
            "fact_mlp.capacity.geometry_penalty", "fact_mlp.decoder.mc_rho_scaling",
-           "fact_mlp.decodability.rho_anisotropy"),
+           "fact_mlp.decodability.rho_anisotropy",
+           roles={
+               "fact_mlp.capacity.geometry_penalty": (
+                   FORMALISATION, "our setting d = 256, where a spike lowers rho by 3% and m_c* by less than "
+                                  "its search grid's step (ledger): a criterion finer than the measurement"),
+           }),
         _s(A, "it beats earlier constructions by a large factor (the abstract quotes 10-104x, in a setting "
-           "we do not know)",
+              "we do not know)",
            "fact_mlp.capacity.beats_baseline", "fact_mlp.capacity.grid", "fact_mlp.capacity.whitened_ties",
-           "fact_mlp.capacity.gd_vs_construction"),
+           "fact_mlp.capacity.gd_vs_construction",
+           roles={
+               "fact_mlp.capacity.whitened_ties": (
+                   FORMALISATION, "our counter-claim that the construction does NOT beat the whitened "
+                                  "readout by 2x; it fails at full scale because the readout stores at no "
+                                  "width up to the grid's 1024, evidence for the sentence"),
+               "fact_mlp.capacity.gd_vs_construction": (
+                   FORMALISATION, "compares with an MLP trained by gradient descent, not an earlier "
+                                  "construction: the construction losing there is our finding, not the "
+                                  "sentence's test"),
+           }),
         _s(A, "it can be inserted into a Transformer (the abstract quotes 15-63x fewer parameters there)",
            "fact_mlp.transformer.recall", "fact_mlp.transformer.inserted",
            "fact_mlp.transformer.recall_spec_scale", "fact_mlp.transformer.foreign_table_fails",
-           "fact_mlp.transformer.attention_separability_fails"),
+           "fact_mlp.transformer.attention_separability_fails",
+           roles={
+               "fact_mlp.transformer.recall_spec_scale": (
+                   FORMALISATION, "our first-written setting d = 32, below the attention ceiling: one query "
+                                  "direction cannot rank 64 keys above 17 junk tokens there (ledger)"),
+           }),
         _s(A, "where capacity trades off against usability",
            "fact_mlp.transformer.tradeoff", "fact_mlp.usability.lipschitz_tradeoff",
            "fact_mlp.usability.noise_usability"),
         _s(A, "swapping in a new MLP edits facts modularly",
            "fact_mlp.edit.swap", "fact_mlp.edit.by_k", "fact_mlp.edit.equal_width",
-           "fact_mlp.edit.rank_one_equal_width", "fact_mlp.edit.equal_information"),
+           "fact_mlp.edit.rank_one_equal_width", "fact_mlp.edit.equal_information",
+           roles={
+               "fact_mlp.edit.by_k": (
+                   FORMALISATION, "fails only on our expectation that a rank-one edit of the construction "
+                                  "stays within 0.05 of the swap at every k; the swap's own Score passes"),
+               "fact_mlp.edit.equal_width": (
+                   FORMALISATION, "asks whether ROME and MEMIT edit the construction and a GD MLP of its "
+                                  "width equally well: our comparison, not whether a swap edits modularly"),
+               "fact_mlp.edit.rank_one_equal_width": (
+                   FORMALISATION, "compares rank-one edits of the construction and of a GD MLP of equal "
+                                  "width (the construction loses): our comparison, not the swap"),
+               "fact_mlp.edit.equal_information": (
+                   FORMALISATION, "asks whether fine-tuning on the whole edited map matches the swap (where "
+                                  "the swap's advantage comes from): our question, not the sentence"),
+           }),
         _s(A, "the analysis centres on the decoding margin", "fact_mlp.margin.margin_equiv"),
         _s(D, "the decodability rho of V [reference definition]; rho.py computes rho exactly with a "
-           "primal-dual certificate", "fact_mlp.decodability.rho_solver", "fact_mlp.decodability.rho_range"),
+              "primal-dual certificate", "fact_mlp.decodability.rho_solver", "fact_mlp.decodability.rho_range"),
         _s(D, "the encoder [derived]: H = ceil(F/d) gated blocks that map each key to a code",
            "fact_mlp.encoder.encoder_exact", "fact_mlp.encoder.encoder_underparam"),
         _s(D, "B1, information bound [derived/standard]: F facts with values in [n_V] carry F log2 n_V "
-           "bits, so an MLP at b bits per parameter needs P >= F log2(n_V)/b", "fact_mlp.bounds.info_bound"),
+              "bits, so an MLP at b bits per parameter needs P >= F log2(n_V)/b", "fact_mlp.bounds.info_bound"),
         _s(D, "B2, code dimension [derived]: m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection "
-           "decoder, with failure probability at most 1/(2 n_V^2)",
+              "decoder, with failure probability at most 1/(2 n_V^2)",
            "fact_mlp.decoder.jl_decoder", "fact_mlp.decoder.jl_too_small", "fact_mlp.decoder.mc_log_scaling",
-           "fact_mlp.decoder.b2_pair_tail"),
+           "fact_mlp.decoder.b2_pair_tail",
+           roles={
+               "fact_mlp.decoder.jl_decoder": (
+                   FORMALISATION, "m_c = 48 is below B2's sufficient size (114 at quick, 182 at full, where "
+                                  "n_V grows 20x), where B2 promises nothing: it tests our choice of m_c"),
+           }),
         _s(D, "B3, construction cost [derived]: P = 3 d H m_c with H = ceil(F/d) (and the [reference] "
-           "gated MLP count 3 d m + 2 m + d)", "fact_mlp.capacity.param_count"),
+              "gated MLP count 3 d m + 2 m + d)", "fact_mlp.capacity.param_count"),
         _s(D, "B4, feasibility [derived]: a value inside the convex hull of the others has rho = 0 and no "
-           "dot-product decoder can ever output it", "fact_mlp.decodability.rho_interior"),
+              "dot-product decoder can ever output it",
+           "fact_mlp.decodability.rho_interior",
+           roles={
+               "fact_mlp.decodability.rho_interior": (
+                   SENTENCE, "the statement is an impossibility (no dot-product decoder outputs an interior "
+                             "value): this must-fail demonstration tests it"),
+           }),
         _s(D, "B5, baseline ratio [derived]: the improvement is the ratio of the smallest baseline that "
-           "stores every fact to the smallest construction that does", "fact_mlp.capacity.beats_baseline"),
-        _s(D, "baselines [reference]: the NTK associative MLP, the Hebbian readout and a gated MLP trained by gradient descent; each is searched for "
-           "its smallest storing size", "fact_mlp.gd.gd_fits", "fact_mlp.gd.gd_linear_capacity"),
+              "stores every fact to the smallest construction that does", "fact_mlp.capacity.beats_baseline"),
+        _s(D, "baselines [reference]: the NTK associative MLP, the Hebbian readout and a gated MLP trained "
+              "by gradient descent; each is searched for its smallest storing size",
+           "fact_mlp.gd.gd_fits", "fact_mlp.gd.gd_linear_capacity"),
     ),
     "icrecall": (
         _s(A, "the knowledge sits in a pre-constructed MLP associative memory of (subject, relation, "
-           "answer) triplets", "icrecall.mlp.direct_recall"),
+              "answer) triplets", "icrecall.mlp.direct_recall"),
         _s(A, "fine-tuning a one-layer transformer provably converges to a pairwise attention pattern",
-           "icrecall.finetune.solves", "icrecall.finetune.pattern_emerges"),
+           "icrecall.finetune.solves", "icrecall.finetune.pattern_emerges",
+           roles={
+               "icrecall.finetune.solves": (
+                   FORMALISATION, "its bar, accuracy 0.95 after 200 steps, is ours: P-full plateaus at 0.94 "
+                                  "with our triplet MLP (ledger), a level the sentence does not state"),
+               "icrecall.finetune.pattern_emerges": (
+                   FORMALISATION, "our triplet MLP reads the relation from the answers, so context subjects "
+                                  "carry no signal to balance a pair on; the model and the pattern's "
+                                  "thresholds are ours"),
+           }),
         _s(A, "and needs only polylog(#triplets) samples",
            "icrecall.sample_complexity.polylog", "icrecall.finetune.n_star_vs_subjects",
-           "icrecall.finetune.unseen_facts", "icrecall.finetune.no_slots_per_subject"),
+           "icrecall.finetune.unseen_facts", "icrecall.finetune.no_slots_per_subject",
+           roles={
+               "icrecall.finetune.n_star_vs_subjects": (
+                   FORMALISATION, "tests our pilot's hypothesis that slot embeddings make N* independent of "
+                                  "S, stronger than polylog: 2.8x for 4x the triplets fits (ln N_f)^3"),
+               "icrecall.finetune.unseen_facts": (
+                   FORMALISATION, "its two-sided 0.05 tolerance on every seed sits inside the per-seed "
+                                  "spread (0.002-0.058); at full scale the unseen subjects do better, "
+                                  "evidence for the sentence"),
+           }),
         _s(A, "the same pattern appears when the MLP is pretrained",
-           "icrecall.pretrained.solves", "icrecall.pretrained.pattern"),
+           "icrecall.pretrained.solves", "icrecall.pretrained.pattern",
+           roles={
+               "icrecall.pretrained.solves": (
+                   FORMALISATION, "tests that the pretrained variant solves the task (our 0.90) and moves "
+                                  "attention off the query, not that the pairwise pattern appears"),
+               "icrecall.pretrained.pattern": (
+                   FORMALISATION, "our triplet MLP reads the relation from the answers, so context subjects "
+                                  "carry no signal to balance a pair on; the model and the pattern's "
+                                  "thresholds are ours"),
+           }),
         _s(D, "incoherence [reference]: V random unit vectors in R^d have all pairwise |<e, e'>| below "
-           "2 sqrt(2 ln V / d) with high probability", "icrecall.incoherence.max_inner"),
+              "2 sqrt(2 ln V / d) with high probability", "icrecall.incoherence.max_inner"),
         _s(D, "linear memory capacity [reference]: a linear associative memory stores about c d^2 / ln V "
-           "pairs", "icrecall.linear_memory.capacity"),
+              "pairs", "icrecall.linear_memory.capacity"),
         _s(D, "triplet MLP recall [derived]: with d >= 72 ln((S + R)^2/delta) the triplet MLP recalls "
-           "every fact from e_s + e_r with probability 1 - delta", "icrecall.mlp.direct_recall"),
+              "every fact from e_s + e_r with probability 1 - delta", "icrecall.mlp.direct_recall"),
         _s(D, "pairwise pattern margin [derived]: it recalls once n > 1/rho and no wrong neuron fires "
-           "once n > 1/(rho (theta - 1))",
+              "once n > 1/(rho (theta - 1))",
            "icrecall.handset.pairwise", "icrecall.context.length", "icrecall.handset.subject_only_fails"),
         _s(D, "relation signal boundary [derived]: answers that carry the relation with alignment rho "
-           "below (theta - 1) rho_design leave the correct neuron under the threshold",
-           "icrecall.handset.rho_zero_fails"),
+              "below (theta - 1) rho_design leave the correct neuron under the threshold",
+           "icrecall.handset.rho_zero_fails",
+           roles={
+               "icrecall.handset.rho_zero_fails": (
+                   SENTENCE, "the statement is a boundary below which the correct neuron stays silent: this "
+                             "bracket of it tests the statement itself"),
+           }),
         _s(D, "relation chance [derived]: if the context carries no information about the relation, no "
-           "predictor beats 1/R",
+              "predictor beats 1/R",
            "icrecall.finetune.mixed_context_uninformative", "icrecall.handset.query_only_fails",
-           "icrecall.handset.mixed_relations_fail"),
+           "icrecall.handset.mixed_relations_fail",
+           roles={
+               "icrecall.finetune.mixed_context_uninformative": (
+                   SENTENCE, "the statement is an impossibility: fine-tuned on contexts whose relations are "
+                             "independent of the target's, a model stays at 1/R"),
+               "icrecall.handset.query_only_fails": (
+                   SENTENCE, "the statement is an impossibility: attention that ignores the context has no "
+                             "information on the relation and stays near 1/R"),
+               "icrecall.handset.mixed_relations_fail": (
+                   SENTENCE, "the statement is an impossibility: pairs that each draw their own relation "
+                             "leave the hand-set pattern near chance (ceiling 0.3, ours)"),
+           }),
     ),
     "hopfield": (
         _s(A, "a context gate in front of a modern Hopfield memory reshapes the retrieval energy",
            "hopfield.energy.monotone"),
         _s(A, "gating raises the separation between memories and makes retrieval sparse, giving "
-           "exponentially better retrieval",
+              "exponentially better retrieval",
            "hopfield.gated.separation", "hopfield.sparsity.pr", "hopfield.gated.exponential_in_kappa",
-           "hopfield.capacity.gain"),
+           "hopfield.capacity.gain",
+           roles={
+               "hopfield.capacity.gain": (
+                   FORMALISATION, "tests D3's constant (the gain exponent c), which is ours: at full scale "
+                                  "gating gains 18-23% more capacity than D3 predicts, still exponential in "
+                                  "kappa"),
+           }),
         _s(A, "the coupled gate-retrieval system has a unique self-consistent fixed point",
            "hopfield.fixed_point.unique"),
         _s(A, "made of a direct contextual bias plus a second-order retrieval -> gate -> retrieval feedback",
-           "hopfield.decomposition.orders", "hopfield.lm.override_second_order"),
+           "hopfield.decomposition.orders", "hopfield.lm.override_second_order",
+           roles={"hopfield.lm.override_second_order": (FORMALISATION, _LM)}),
         _s(A, "a first-order approximation is tested on Llama-3",
            "hopfield.first_order.top1", "hopfield.lm.probe_pipeline", "hopfield.lm.first_order",
-           "hopfield.lm.margin", "hopfield.lm.context_override"),
+           "hopfield.lm.margin", "hopfield.lm.context_override",
+           roles={
+               "hopfield.first_order.top1": (
+                   FORMALISATION, "tests our first-order approximation in our coupled toy (lambda M^2 <= "
+                                  "0.1), not on Llama-3, where the sentence places it"),
+               "hopfield.lm.probe_pipeline": (
+                   FORMALISATION, "checks our probe's pipeline on a tiny random Llama, not the approximation "
+                                  "on Llama-3"),
+               "hopfield.lm.first_order": (FORMALISATION, _LM),
+               "hopfield.lm.margin": (FORMALISATION, _LM),
+               "hopfield.lm.context_override": (FORMALISATION, _LM),
+           }),
         _s(A, "the context localises a memory subspace in which the zero-shot query discriminates",
            "hopfield.context.subspace", "hopfield.lm.zero_shot_discriminates",
-           "hopfield.lm.superposition_ridge"),
+           roles={
+               "hopfield.context.subspace": (
+                   FORMALISATION, "tests the localisation in our gated toy memory (effective rank under hard "
+                                  "gates), not on Llama-3 where the abstract reports it, nor the zero-shot "
+                                  "discrimination"),
+               "hopfield.lm.zero_shot_discriminates": (FORMALISATION, _LM),
+           }),
         _s(D, "R1, well separated [reference]: if Delta_i >= 2/(beta N) + log(2 (N - 1) N beta M^2)/beta "
-           "the update converges to a fixed point near x_i",
+              "the update converges to a fixed point near x_i",
            "hopfield.separation.condition", "hopfield.separation.violated_fails"),
         _s(D, "R2, one-update retrieval [reference]: one update shrinks the distance to the fixed point by "
-           "at most 2 beta N M^2 (N - 1) exp(-beta (Delta_i - 2 M r))", "hopfield.retrieval.r2_contraction"),
+              "at most 2 beta N M^2 (N - 1) exp(-beta (Delta_i - 2 M r))", "hopfield.retrieval.r2_contraction"),
         _s(D, "R3, retrieval error [reference]: |f(xi) - x_i| <= 2 eps M with "
-           "eps = (N - 1) exp(-beta (Delta_i - 2 M r))", "hopfield.error.exponential_in_beta"),
+              "eps = (N - 1) exp(-beta (Delta_i - 2 M r))", "hopfield.error.exponential_in_beta"),
         _s(D, "R4, capacity [reference]: about sqrt(p) c^{(d-1)/4} patterns on a sphere are retrievable "
-           "with probability 1 - p",
+              "with probability 1 - p",
            "hopfield.capacity.constants", "hopfield.capacity.empirical", "hopfield.capacity.r4_tightness",
-           "hopfield.storing_dim.r4_sufficient", "hopfield.trained_dim.stores_by_r4"),
+           "hopfield.storing_dim.r4_sufficient", "hopfield.trained_dim.stores_by_r4",
+           roles={
+               "hopfield.trained_dim.stores_by_r4": (
+                   FORMALISATION, "a memory trained by Adam to map cues through a bijection is outside R4's "
+                                  "random-pattern setting: it tests our atlas family, beyond R4"),
+           }),
         _s(D, "D1, ungated error [derived]: 1 - p_i <= eps(xi) and |f(xi) - x_i| <= 2 M min(1, eps)",
            "hopfield.one_step.error"),
         _s(D, "D2, gated error [derived]: the same with eps_g; with every distractor at log-odds kappa the "
-           "bound is multiplied by exp(-kappa)",
+              "bound is multiplied by exp(-kappa)",
            "hopfield.gated.error_bound", "hopfield.gated.separation", "hopfield.gated.exponential_in_kappa"),
         _s(D, "D3, capacity shift [derived]: the gated memory behaves like an ungated one with about "
-           "(N_eff - 1) e^{-kappa} + 1 competitors",
+              "(N_eff - 1) e^{-kappa} + 1 competitors",
            "hopfield.capacity.gain", "hopfield.capacity.d3", "hopfield.wrong_context.fails"),
         _s(D, "D4, contraction [derived]: when lambda M^2 < 1 the coupled system has a unique fixed point; "
-           "above that regime uniqueness can fail",
-           "hopfield.fixed_point.unique", "hopfield.multistability.above"),
+              "above that regime uniqueness can fail",
+           "hopfield.fixed_point.unique", "hopfield.multistability.above",
+           roles={
+               "hopfield.multistability.above": (
+                   SENTENCE, "the row's second half says uniqueness can fail above the contraction regime: "
+                             "this bracket of a pitchfork at lambda M^2 >= 1 shows it"),
+           }),
         _s(D, "D5, sparsity [derived]: with hard gates the participation ratio is at most N_eff",
            "hopfield.sparsity.pr"),
+        _s(D, "superposition probe on a language model [derived]: the residual stream at the last token of "
+              "'Facts about {country}' after the middle layer carries the country's capital, continent, "
+              "currency and language linearly (held-out ridge R^2 on their unembedding vectors), on "
+              "SmolLM2-135M and Gemma 3 270M",
+           "hopfield.lm.superposition_ridge"),
     ),
     "chapters": (
         _s(A, "the bank is split into chapters and a Mixture-of-Experts-style router picks a few chapters "
-           "per input, which scales to 262K memory tokens",
+              "per input, which scales to 262K memory tokens",
            "chapters.flops.routed_cost_scales", "chapters.router.gradient", "chapters.toy.router_utilisation",
-           "chapters.toy.lb_needed", "chapters.toy.topk_sweep"),
+           "chapters.toy.lb_needed", "chapters.toy.topk_sweep",
+           roles={
+               "chapters.toy.router_utilisation": (
+                   FORMALISATION, "tests our load-balance expectation (90% of the chapters used in the first "
+                                  "epoch, a pilot value inside the seed spread; ledger), not the sentence"),
+               "chapters.toy.topk_sweep": (
+                   FORMALISATION, "tests our expectation that more chapters per input lower the toy's early "
+                                  "training loss, which the sentence does not state"),
+           }),
         _s(A, "against iso-FLOP dense transformers the models do better in pretraining and instruction "
-           "fine-tuning",
+              "fine-tuning",
            "chapters.flops.iso_flop_depths", "chapters.toy.fact_storage_vs_isoflop",
            "chapters.toy.fact_storage_tuned"),
         _s(A, "and retain knowledge better from one to the other",
-           "chapters.paper.table2_deltas", "chapters.toy.retention", "chapters.toy.frozen_bank_parity"),
+           "chapters.paper.table2_deltas", "chapters.toy.retention", "chapters.toy.frozen_bank_parity",
+           roles={
+               "chapters.toy.frozen_bank_parity": (
+                   FORMALISATION, "compares a frozen bank with one updated at 1/10 lr in phase 2, a question "
+                                  "about our recipe, not retention against the dense model"),
+           }),
         _s(D, "FLOP and parameter accounting [paper, re-derived]: every count of the appendix FLOP table "
-           "and of Table 5",
+              "and of Table 5",
            "chapters.flops.standard_layer", "chapters.flops.memory_layer", "chapters.flops.model_totals",
            "chapters.flops.iso_flop_depths", "chapters.flops.routed_cost_scales", "chapters.params.counts"),
         _s(D, "chapter weighting [reference]: the shared chapters carry total weight C_sh/(C_sh + s)",
@@ -240,40 +423,78 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
         _s(D, "z-loss at zero logits [reference]: mean (logsumexp l)^2 = (ln C)^2",
            "chapters.router.zloss_zero_logits"),
         _s(D, "routing leaks future tokens [derived]: the chapter choice at a position depends on later "
-           "tokens, enough to beat the causal loss floor on a copy task, an advantage that disappears at "
-           "inference",
+              "tokens, enough to beat the causal loss floor on a copy task, an advantage that disappears at "
+              "inference",
            "chapters.leak.capacity", "chapters.leak.causality", "chapters.leak.router_leak",
            "chapters.leak.selection_only", "chapters.leak.inference", "chapters.leak.causal_prefix"),
     ),
     "retrieval": (
         _s(A, "a single-layer transformer with random, non-orthogonal embeddings, trained by empirical "
-           "gradient descent on a token-retrieval task",
+              "gradient descent on a token-retrieval task",
            "retrieval.gd.closed_form", "retrieval.gd.uniform_attention", "retrieval.attention.focus",
-           "retrieval.attention.focus_n", "retrieval.gd.full_accuracy", "retrieval.gd.capacity"),
+           "retrieval.attention.focus_n", "retrieval.gd.full_accuracy", "retrieval.gd.capacity",
+           roles={
+               "retrieval.attention.focus_n": (
+                   FORMALISATION, "tests our pilot's score gap growing with N (a quantity the pilot did not "
+                                  "define), which the abstract does not state"),
+           }),
         _s(A, "has explicit storage-capacity formulas with a multiplicative dependence among the sample "
-           "size N, the embedding dimension d and L",
+              "size N, the embedding dimension d and L",
            "retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_decreases_d",
-           "retrieval.capacity.nc_increases_l", "retrieval.capacity.multiplicative", "retrieval.scaling.fit"),
+           "retrieval.capacity.nc_increases_l", "retrieval.capacity.multiplicative", "retrieval.scaling.fit",
+           roles={
+               "retrieval.capacity.nc_increases_v": (
+                   FORMALISATION, "tests F1's exponent in V, our heuristic with its population-margin "
+                                  "factor, not the paper's formula"),
+               "retrieval.capacity.nc_decreases_d": (
+                   FORMALISATION, "tests that N_c falls in d to the orthogonal threshold (our sufficient "
+                                  "condition's limit), not the multiplicative form"),
+               "retrieval.capacity.nc_increases_l": (
+                   FORMALISATION, "tests F1's linear growth in L, our heuristic; with multinomial label "
+                                  "counts N_c grows like A + B L (ledger)"),
+               "retrieval.capacity.multiplicative": (
+                   FORMALISATION, "tests our reading of 'multiplicative' as a law in L/d (b + c' = 0), which "
+                                  "F1 itself does not follow (b + c' = -1.01)"),
+               "retrieval.scaling.fit": (
+                   FORMALISATION, "compares the fitted exponents with F1's, our heuristic; the product form "
+                                  "itself fits (R^2 0.97-0.995, ledger)"),
+           }),
         _s(A, "a lower bound shows this multiplicative scaling is intrinsic without orthogonal embeddings",
            "retrieval.lower.intrinsic",
            roles={"retrieval.lower.intrinsic": (SENTENCE, "the statement is a lower bound: its must-fail "
                                                           "bracket is the test of the sentence itself")}),
         _s(D, "F1, scaling of the capacity threshold [derived, a heuristic]: "
-           "N_c ~ 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2)",
+              "N_c ~ 4 V L ln V / (d (1 - sqrt(2 ln V / d))^2)",
            "retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_increases_l",
-           "retrieval.capacity.nc_decreases_d", "retrieval.scaling.fit"),
+           "retrieval.capacity.nc_decreases_d", "retrieval.scaling.fit",
+           roles={
+               "retrieval.capacity.nc_decreases_d": (
+                   FORMALISATION, "its plateau at the orthogonal threshold is the sufficient condition's "
+                                  "limit, beyond F1, which keeps falling like 1/d"),
+           }),
         _s(D, "F2, coupon floor [derived from the coupon collector, reference]: N >= V (ln V + ln(1/delta)) "
-           "suffices for every token to appear; seeing every token is necessary, not sufficient",
-           "retrieval.capacity.orth_coupon", "retrieval.capacity.small_n_fail"),
+              "suffices for every token to appear; seeing every token is necessary, not sufficient",
+           "retrieval.capacity.orth_coupon", "retrieval.capacity.small_n_fail",
+           roles={
+               "retrieval.capacity.small_n_fail": (
+                   SENTENCE, "the row says seeing every token is necessary: this must-fail test below the "
+                             "coupon floor tests that half of it"),
+           }),
         _s(D, "F3, orthogonal control [derived]: with orthogonal embeddings the threshold is of order "
-           "V ln V whatever d", "retrieval.capacity.orth_d_independent"),
+              "V ln V whatever d", "retrieval.capacity.orth_d_independent"),
         _s(D, "sufficient condition [derived, proved]: if N >= n_sufficient(V, d, L, delta) the one-step "
-           "memory recalls every token with probability 1 - delta",
+              "memory recalls every token with probability 1 - delta",
            "retrieval.capacity.sufficient", "retrieval.capacity.nc_decreases_d"),
         _s(D, "plateau [derived]: as N -> infinity the accuracy tends to E[Phi(chi_d)^(V-1)], below 1 "
-           "when d is only a few times ln V", "retrieval.capacity.plateau", "retrieval.capacity.small_d_fail"),
-        _s(D, "a variant [derived] puts a fixed random MLP of width m after the attention, with the hypothesis that "
-           "the test accuracy depends on m d only", "retrieval.mlp.md_product"),
+              "when d is only a few times ln V",
+           "retrieval.capacity.plateau", "retrieval.capacity.small_d_fail",
+           roles={
+               "retrieval.capacity.small_d_fail": (
+                   SENTENCE, "the row says no N recalls exactly when d is only a few times ln V: this "
+                             "bracket of the plateau dimension tests the statement itself"),
+           }),
+        _s(D, "a variant [derived] puts a fixed random MLP of width m after the attention, with the "
+              "hypothesis that the test accuracy depends on m d only", "retrieval.mlp.md_product"),
     ),
 }
 
