@@ -33,6 +33,13 @@ parameter count respects the information bound of its facts at the bits of its d
 a :class:`FactModelReport` (``ok`` only when no contract is broken and every fact is stored). A
 torch module or a callable that maps a batch of facts to logits is checked as it is, through
 :class:`ModuleFactModel`.
+
+:func:`check_associative_memory` (from :mod:`verify.memory_check`, docs/testing.md) checks, in one
+call, an associative memory (a callable or torch module mapping queries to retrieved states)
+against the modern Hopfield bounds R1, D1 and R4 of docs/hopfield.md: whether each pattern is
+retrieved from a query at R1's radius, every separation Delta_i, each bound's hypotheses on the
+given patterns and beta, and the memory against each bound's prediction; it returns an
+:class:`AssociativeMemoryReport`.
 """
 
 from __future__ import annotations
@@ -45,12 +52,14 @@ from hypothesis.strategies import SearchStrategy
 
 from constructions.seeding import rng_for
 from verify.fact_check import FactModelReport, ModuleFactModel, check_fact_model
+from verify.memory_check import AssociativeMemoryReport, check_associative_memory
 
 if TYPE_CHECKING:
     from constructions.measure import FactModel, Facts
     from theory.registry import Bound
 
 __all__ = [
+    "AssociativeMemoryReport",
     "FactModelReport",
     "ModuleFactModel",
     "assert_bound_holds",
@@ -58,6 +67,7 @@ __all__ = [
     "assert_stores",
     "bijections",
     "block_dims",
+    "check_associative_memory",
     "check_fact_model",
     "fact_sets",
     "n_relations",
