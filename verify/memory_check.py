@@ -151,7 +151,18 @@ class AssociativeMemoryReport:
         return self.n_retrieved == self.n_patterns
 
     def bound(self, label: str) -> BoundCheck:
-        """The check of one bound by its label ("R1", "D1", "R4") or registered name."""
+        """The check of one bound by its label ("R1", "D1", "R4") or registered name.
+
+        >>> X = 2 * np.eye(4)  # four orthogonal patterns of norm 2, one per row
+        >>> def memory(Q, beta=4.0):
+        ...     p = np.exp(beta * Q @ X.T)
+        ...     return (p / p.sum(axis=1, keepdims=True)) @ X
+        >>> report = check_associative_memory(memory, X, layout="rows", beta=4.0)
+        >>> report.bound("R1").holds, report.bound("hopfield.capacity").applies
+        (True, False)
+        >>> [h.statement for h in report.bound("R4").failed_hypotheses]
+        ['c = b / W0(exp(a + ln b)) >= (2/sqrt p)^(4/(d-1))']
+        """
         for b in self.bounds:
             if label in (b.label, *b.names):
                 return b
@@ -161,7 +172,18 @@ class AssociativeMemoryReport:
     def assert_retrieves(self, show: int = 3) -> None:
         """Raise AssertionError unless every pattern is retrieved within R1's radius; the message
         names the first ``show`` failing patterns (error, radius, Delta_i, D1's bound) and the
-        hypotheses of the bounds that fail, which say why the theory does not guarantee them."""
+        hypotheses of the bounds that fail, which say why the theory does not guarantee them.
+
+        >>> X = 2 * np.eye(4)
+        >>> def memory(Q, beta=0.5):
+        ...     p = np.exp(beta * Q @ X.T)
+        ...     return (p / p.sum(axis=1, keepdims=True)) @ X
+        >>> report = check_associative_memory(memory, X, layout="rows", beta=0.5, raise_on_failure=False)
+        >>> report.assert_retrieves(show=1)
+        Traceback (most recent call last):
+        ...
+        AssertionError: 4 of 4 patterns are not retrieved within R1's radius 0.25 (first: pattern 0: error 0.685589, Delta_i 4, D1 bound 2.67756; and 3 more); hypotheses that fail: every pattern well separated: ...
+        """
         if self.all_retrieved:
             return
         failed = [h for b in self.bounds for h in b.failed_hypotheses]

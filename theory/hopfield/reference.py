@@ -81,8 +81,12 @@ def sphere_radius(beta: float, n_patterns: int, norm_bound: float) -> float:
     return 1.0 / (b * n * m)
 
 
-def sphere_radius_symbolic():
-    """R1's radius 1/(beta N M) as a sympy expression."""
+def sphere_radius_symbolic() -> sp.Expr:
+    """R1's radius 1/(beta N M) [reference, Ramsauer Thm 4] as a sympy expression.
+
+    >>> sphere_radius_symbolic()
+    1/(M*N*beta)
+    """
     return 1 / (beta_s * N_s * M_s)
 
 
