@@ -5,6 +5,7 @@ replaced criterion is never a pass); the docs check reports a page stale when it
 and the writer touches nothing outside the scorecard markers."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -170,3 +171,86 @@ def test_only_sentence_claims_decide_a_statement(tmp_path, ix):
     assert "formalisation: 1 refuted (`capacity.nc_increases_v`)" in scorecards._others(
         st, roles, ["refuted", "holds"]
     )
+
+
+def _roles(area=None, source=None):
+    """(area, statement, claim id, kind, role, why) of every (statement, claim) pair."""
+    kinds = {cid: c.kind for cid, c in load_all().items()}
+    for a, rows in STATEMENTS.items():
+        for st in rows:
+            if (area is None or a == area) and (source is None or st.source == source):
+                for cid in st.claims:
+                    yield (a, st, cid, kinds[cid], *st.role(cid, kinds[cid]))
+
+
+def test_language_model_probes_never_decide_an_abstract_row():
+    """The abstract's language model is Llama-3; our probes run on SmolLM2 and Gemma, so on every
+    [abstract] row a hopfield.lm.* claim is a formalisation that says so."""
+    lm = [
+        (st.text, cid, role, why) for _, st, cid, _, role, why in _roles(source="abstract") if ".lm." in cid
+    ]
+    assert len(lm) >= 6
+    for text, cid, role, why in lm:
+        assert role == "formalisation", (text, cid)
+        assert "Llama-3" in why, (cid, why)
+
+
+def test_the_superposition_probe_has_a_derived_row_of_its_own():
+    cid = "hopfield.lm.superposition_ridge"
+    rows = [st for st in STATEMENTS["hopfield"] if cid in st.claims]
+    assert [st.source for st in rows] == ["derived"]
+    assert "superposition" in rows[0].text and "[derived]" in rows[0].text
+    assert rows[0].role(cid, "empirical")[0] == "sentence"
+
+
+def test_no_claim_tests_the_multi_hop_matching_bound_literally():
+    """The abstract's matching lower bound is the multi-hop one: the single-hop matching_bound and
+    our k-hop bound at p = 1 are formalisations there, so the row stays undecided whatever they say."""
+    from verify.statements import statement_verdict
+
+    (st,) = [s for s in STATEMENTS["geometric"] if "matching information-theoretic" in s.text]
+    assert st.source == "abstract"
+    roles = {cid: st.role(cid, load_all()[cid].kind) for cid in st.claims}
+    assert roles["geometric.single_hop.matching_bound"][0] == "formalisation"
+    assert "SINGLE-hop" in roles["geometric.single_hop.matching_bound"][1]
+    assert {r for r, _ in roles.values()} == {"formalisation"}
+    assert statement_verdict(["holds"] * len(roles), [r for r, _ in roles.values()]) == "undecided"
+
+
+def test_every_role_entry_says_why():
+    """An explicit role differs from the default and gives a reason of its own: a formalisation
+    names what is ours, a must-fail claim made a sentence claim names the impossibility, bound or
+    boundary its statement is."""
+    kinds = {cid: c.kind for cid, c in load_all().items()}
+    entries = [
+        (st, cid, role, why) for rows in STATEMENTS.values() for st in rows for cid, role, why in st.roles
+    ]
+    assert len(entries) >= 40
+    for st, cid, role, why in entries:
+        default = "boundary" if kinds[cid] == "must_fail" else "sentence"
+        assert role != default, f"{cid} on {st.text[:40]!r}: an entry equal to the default"
+        assert len(why.split()) >= 12, (cid, why)
+        if role == "formalisation":
+            assert re.search(r"\bours?\b", why), (cid, why)
+        if role == "sentence":
+            assert any(w in why for w in ("impossib", "bound", "necessary", "fail")), (cid, why)
+
+
+def test_ledger_causes_agree_with_the_roles():
+    """The scorecard and the ledger name the same culprit: an entry that blames our formalisation
+    or setting is never on a sentence claim of an [abstract] row, one that blames the paper is;
+    one that blames the criterion's resolution may sit on such a claim only where its verdict
+    flips between pass and fail with the seed, which the scorecard counts undecided."""
+    from verify.ledger import BY_SCALE
+
+    sentence_of_abstract = {cid for _, _, cid, _, role, _ in _roles(source="abstract") if role == "sentence"}
+    for (cid, scale), entry in BY_SCALE.items():
+        if entry.cause in ("formalisation", "setting"):
+            assert cid not in sentence_of_abstract, (cid, scale, entry.cause)
+        elif entry.cause == "resolution" and cid in sentence_of_abstract:
+            assert entry.flips_with_seed and {"pass", "fail"} <= set(entry.seed_verdicts.values()), (
+                cid,
+                scale,
+            )
+        elif entry.cause == "paper":
+            assert cid in sentence_of_abstract, (cid, scale, entry.cause)

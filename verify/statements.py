@@ -101,8 +101,8 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "geometric.gd.frozen_embed_control",
            roles={
                "geometric.gd.frozen_embed_control": (
-                   FORMALISATION, "tests that learning E_subj matters at a tight d = 8 we chose, not that "
-                                  "the learned embedding is a superposition of attribute vectors"),
+                   FORMALISATION, "tests that learning E_subj matters at our tight d = 8, not that the "
+                                  "learned embedding is a superposition of attribute vectors"),
            }),
         _s(A, "the MLP then acts as a relation-conditioned selector which transfers zero-shot to new bijections",
            "geometric.gd.relation_selective", "geometric.gd.transfer",
@@ -259,7 +259,7 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
                    FORMALISATION, "tests our pilot's hypothesis that slot embeddings make N* independent of "
                                   "S, stronger than polylog: 2.8x for 4x the triplets fits (ln N_f)^3"),
                "icrecall.finetune.unseen_facts": (
-                   FORMALISATION, "its two-sided 0.05 tolerance on every seed sits inside the per-seed "
+                   FORMALISATION, "our two-sided 0.05 tolerance on every seed sits inside the per-seed "
                                   "spread (0.002-0.058); at full scale the unseen subjects do better, "
                                   "evidence for the sentence"),
            }),
@@ -469,7 +469,7 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "retrieval.capacity.nc_decreases_d", "retrieval.scaling.fit",
            roles={
                "retrieval.capacity.nc_decreases_d": (
-                   FORMALISATION, "its plateau at the orthogonal threshold is the sufficient condition's "
+                   FORMALISATION, "its plateau at the orthogonal threshold is our sufficient condition's "
                                   "limit, beyond F1, which keeps falling like 1/d"),
            }),
         _s(D, "F2, coupon floor [derived from the coupon collector, reference]: N >= V (ln V + ln(1/delta)) "
@@ -490,8 +490,8 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "retrieval.capacity.plateau", "retrieval.capacity.small_d_fail",
            roles={
                "retrieval.capacity.small_d_fail": (
-                   SENTENCE, "the row says no N recalls exactly when d is only a few times ln V: this "
-                             "bracket of the plateau dimension tests the statement itself"),
+                   SENTENCE, "the row is an impossibility (no N recalls exactly when d is only a few "
+                             "times ln V): this bracket of the plateau dimension tests it"),
            }),
         _s(D, "a variant [derived] puts a fixed random MLP of width m after the attention, with the "
               "hypothesis that the test accuracy depends on m d only", "retrieval.mlp.md_product"),
