@@ -362,6 +362,10 @@ class ModuleFactModel:
     >>> model = ModuleFactModel(logits)
     >>> model.decode(table).tolist(), model.accuracy(table), model.margins(table).tolist()
     ([1, 0, 2], 1.0, [1.0, 1.0, 1.0])
+    >>> model.tie_tolerances(table).tolist(), model.n_params  # 64 ulps of float64 at scale 1
+    ([1.4210854715202004e-14, 1.4210854715202004e-14, 1.4210854715202004e-14], None)
+    >>> model.dtype_census()
+    ({torch.float64: 1}, "the dtype of the callable's logits (it has no parameters to read)")
     >>> ModuleFactModel(lambda pairs: np.ones((len(pairs), 5))).decode(table)
     Traceback (most recent call last):
     ...
