@@ -267,7 +267,7 @@ def section(area: str, v: Verdicts, kinds: Mapping[str, str] | None = None) -> s
         "quick-scale record of each claim in `results/claims.jsonl`. Full: the newest full-scale record "
         "in `results/full/claims.jsonl` judged by today's registry (`python -m verify rejudge --scale "
         "full`; a record under a replaced criterion is never a pass). Each claim has a role for the "
-        "statement ([docs/verdicts.md](verdicts.md#whose-statement-a-verdict-is-about)): a sentence "
+        "statement ([docs/verdicts.md](../docs/verdicts.md#whose-statement-a-verdict-is-about)): a sentence "
         "claim tests the statement itself in a setting it permits; a [formalisation] claim tests a law, "
         "constant, threshold, setting or model this project chose; a [boundary] claim is a must-fail "
         "demonstration. The verdict comes from the sentence claims only: a statement holds when every "
