@@ -9,11 +9,15 @@ numbers at each seed.
 
 A claim is in order when its verdict is the same at every seed run, or when it flips and the
 ledger holds a ``flips_with_seed`` entry for it (:mod:`verify.ledger`): such a claim is "not
-reproduced" at every seed, never "ledger now passes". A *problem* (exit status 1) is a claim that
+reproduced" at every seed, never "ledger now passes"; or when it is pass at some seeds and
+inconclusive at others and ``verify/<area>/undecided.toml`` holds an entry for it
+(:class:`verify.ledger.UndecidedEntry`): such a claim is "inconclusive" at every seed, its seed's
+own verdict in the record's ``criterion_verdict``. A *problem* (exit status 1) is a claim that
 flips without such an entry, one that fails, errors, is vacuous or is "ledger now passes" at some
-seed, a ``flips_with_seed`` entry whose recorded verdict at a seed differs from this run's, and a
-``flips_with_seed`` entry whose claim gives one verdict at every seed run while its recorded
-seeds are among them (the entry then no longer describes the claim).
+seed (an undecided claim that fails at a seed is one: its entry says never fail), a
+``flips_with_seed`` entry whose recorded verdict at a seed differs from this run's, and a
+``flips_with_seed`` or undecided entry whose claim gives one verdict at every seed run while its
+recorded seeds are among them (the entry then no longer describes the claim).
 """
 
 from __future__ import annotations
@@ -73,8 +77,12 @@ def criterion_verdict(record: Mapping) -> str:
     'inconclusive'
     >>> criterion_verdict({"status": "not reproduced"})
     'fail'
+    >>> criterion_verdict({"status": "inconclusive", "criterion_verdict": "pass"})  # an undecided entry's
+    'pass'
     """
     status = record["status"]
+    if status == "inconclusive" and record.get("criterion_verdict") in ("pass", "inconclusive"):
+        return str(record["criterion_verdict"])  # undecided at this budget: the seed's own verdict
     if status in ("pass", "fail", "inconclusive", "error", "skipped", "vacuous"):
         return status
     if status == "ledger now passes":
@@ -105,31 +113,43 @@ def numbers(record: Mapping, limit: int = 160) -> str:
 
 def assess(claim_id: str, per_seed: Mapping[int, Mapping], scale: str = "quick") -> dict:
     """One row of the stability table: the claim's status and criterion verdict at each seed,
-    whether the verdict flips, its ledger entry's kind at ``scale`` and the problems (empty when the
-    claim is in order; see the module docstring).
+    whether the verdict flips, its ledger entry's kind at ``scale`` ("none", "refutation",
+    "flips_with_seed", or "undecided" for an entry of ``undecided.toml``) and the problems (empty
+    when the claim is in order; see the module docstring).
 
     >>> rows = {0: {"status": "pass", "measured": 1}, 3: {"status": "fail", "measured": 0}}
     >>> row = assess("a.b.c", rows)
     >>> row["flips"], row["problems"]
     (True, ['the verdict differs between seeds (pass at 0; fail at 3) and the ledger has no flips_with_seed entry', 'fail at seed 3'])
     """
-    from verify.ledger import entry_for
+    from verify.ledger import entry_for, undecided_for
 
     entry = entry_for(claim_id, scale)
+    undecided = undecided_for(claim_id, scale) if entry is None else None
     seeds = sorted(per_seed)
     verdicts = {s: criterion_verdict(per_seed[s]) for s in seeds}
     statuses = {s: per_seed[s]["status"] for s in seeds}
     judged = {s: v for s, v in verdicts.items() if v in ("pass", "fail", "inconclusive")}
     flips = len(set(judged.values())) > 1
     ledger = "none" if entry is None else ("flips_with_seed" if entry.flips_with_seed else "refutation")
+    if undecided is not None:
+        ledger = "undecided"
     problems: list[str] = []
-    if flips and ledger != "flips_with_seed":
+    expected = ledger == "flips_with_seed" or (
+        ledger == "undecided" and set(judged.values()) <= {"pass", "inconclusive"}
+    )  # an undecided claim differs between pass and inconclusive; a fail is a problem of its own
+    if flips and not expected:
         by_verdict: dict[str, list[int]] = {}
         for s, v in judged.items():
             by_verdict.setdefault(v, []).append(s)
         text = "; ".join(f"{v} at {', '.join(map(str, ss))}" for v, ss in by_verdict.items())
         problems.append(
-            f"the verdict differs between seeds ({text}) and the ledger has no flips_with_seed entry"
+            f"the verdict differs between seeds ({text}) and "
+            + (
+                "its undecided entry says never fail"
+                if ledger == "undecided"
+                else "the ledger has no flips_with_seed entry"
+            )
         )
     for s in seeds:
         if statuses[s] in BAD_STATUSES:
@@ -142,6 +162,14 @@ def assess(claim_id: str, per_seed: Mapping[int, Mapping], scale: str = "quick")
             problems.append(
                 "ledgered as flipping with the seed but gives one verdict at every seed run "
                 f"({next(iter(set(judged.values())))}), recorded {dict(sorted(recorded.items()))}"
+            )
+    if undecided is not None and not flips and len(judged) > 1:
+        recorded = {s: v for s, v in undecided.seed_verdicts.items() if s in judged}
+        if len(set(recorded.values())) > 1:
+            problems.append(
+                "recorded as undecided (pass at some seeds, inconclusive at others) but gives one "
+                f"verdict at every seed run ({next(iter(set(judged.values())))}), recorded "
+                f"{dict(sorted(recorded.items()))}"
             )
     return {
         "id": claim_id,
