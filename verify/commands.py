@@ -451,9 +451,11 @@ def report_summary(records: list[dict], folder) -> list[str]:
         + _doc_link("verdicts.md", folder)
         + ".",
         "",
-        "The papers' statements, by the scorecards' rule (a statement holds when every claim "
-        "checking it passes, is refuted when one fails, and is undecided otherwise; each paper's "
-        "page opens with its scorecard):",
+        "The papers' statements, by the scorecards' rule (each claim has a role for a statement; "
+        "the statement's verdict comes from the claims that test it in a setting it permits: it "
+        "holds when all of them pass, is refuted when one fails, and is undecided otherwise; our own "
+        "formalisations and the must-fail boundaries are shown apart on each paper's page, which "
+        "opens with its scorecard; " + _doc_link("verdicts.md", folder) + "):",
         "",
         "| paper | statements | hold | refuted | undecided | page |",
         "|---|---|---|---|---|---|",
