@@ -102,3 +102,70 @@ def test_an_undecided_entry_has_no_fail_and_its_files_are_read():
     assert from_files == UNDECIDED
     claims = load_all()
     assert all(cid in claims for cid, _ in UNDECIDED)
+
+
+def test_every_ledger_entry_names_whose_statement_it_refutes():
+    from verify.ledger import CAUSES
+
+    for path in sorted(VERIFY.glob("*/ledger.toml")):
+        for entry in load(path):
+            assert entry.cause in CAUSES, f"{path}: {entry.claim_id} at {entry.scales}: cause {entry.cause!r}"
+
+
+def test_no_ledger_entry_is_only_pass_and_inconclusive():
+    """A verdict that is pass at some base seeds and inconclusive at others, never fail, is no
+    refutation: such an entry belongs in undecided.toml. An entry with known_vacuous controls stays
+    (an undecided entry has no such field): hopfield.wrong_context.fails, whose correct-context
+    control is the undecided capacity.gain criterion."""
+    for path in sorted(VERIFY.glob("*/ledger.toml")):
+        for entry in load(path):
+            verdicts = set(entry.seed_verdicts.values())
+            if verdicts and verdicts <= {"pass", "inconclusive"}:
+                assert entry.known_vacuous, f"{path}: {entry.claim_id} {dict(entry.seed_verdicts)}"
+
+
+def test_every_undecided_entry_names_a_claim_of_its_area_and_what_would_decide():
+    from verify.ledger import load_undecided
+
+    claims = load_all()
+    files = sorted(VERIFY.glob("*/undecided.toml"))
+    assert files
+    for path in files:
+        assert path.parent.name in AREAS, f"{path}: not an area folder"
+        for entry in load_undecided(path):
+            assert entry.claim_id in claims, f"{path}: {entry.claim_id} is not a registered claim"
+            assert entry.claim_id.split(".")[0] == path.parent.name, f"{path}: {entry.claim_id}"
+            assert entry.would_decide.strip() and entry.reason.strip() and entry.measured.strip()
+            assert not set(entry.seed_verdicts.values()) - {"pass", "inconclusive"}
+
+
+def test_stability_expects_an_undecided_claim_to_differ_between_pass_and_inconclusive(monkeypatch):
+    """verify stability treats an undecided entry as it treats a flips_with_seed ledger entry: a
+    claim that is pass at some seeds and inconclusive at others is in order; a fail at a seed, or
+    one verdict at every seed where the entry records two, is a problem."""
+    import verify.ledger as ledger
+    from verify.stability import assess, criterion_verdict
+
+    cid = "chapters.router.zloss_zero_logits"  # no ledger entry
+    entry = ledger.UndecidedEntry(
+        cid, "m", "straddles", "about 6 seeds", seed_verdicts={0: "pass", 1: "inconclusive"}
+    )
+    monkeypatch.setitem(ledger.UNDECIDED, (cid, "quick"), entry)
+
+    def rec(verdict):
+        status = "fail" if verdict == "fail" else "inconclusive"
+        return {"id": cid, "status": status, "criterion_verdict": verdict, "measured": 0}
+
+    assert criterion_verdict(rec("pass")) == "pass"
+    row = assess(cid, {0: rec("pass"), 1: rec("inconclusive"), 2: rec("pass")})
+    assert row["flips"] and row["ledger"] == "undecided" and row["problems"] == []
+    row = assess(cid, {0: rec("pass"), 1: rec("fail")})
+    assert row["problems"] == [
+        "the verdict differs between seeds (pass at 0; fail at 1) and its undecided entry says never fail",
+        "fail at seed 1",
+    ]
+    row = assess(cid, {0: rec("pass"), 1: rec("pass")})
+    assert not row["flips"] and any("one verdict at every seed run" in p for p in row["problems"])
+    monkeypatch.delitem(ledger.UNDECIDED, (cid, "quick"))
+    row = assess(cid, {0: rec("pass"), 1: rec("inconclusive")})  # without the entry: a flip to list
+    assert row["ledger"] == "none" and any("differs between seeds" in p for p in row["problems"])
