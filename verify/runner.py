@@ -260,7 +260,13 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["criterion_verdict"] = "pass" if outcome.passed else "inconclusive"  # this seed's own
     if gated is not None:
         record["inconclusive"] = gated
-    if control_rows and status == "inconclusive" and outcome.inconclusive is None and gated is None:
+    if (
+        control_rows
+        and status == "inconclusive"
+        and outcome.inconclusive is None
+        and gated is None
+        and undecided is None  # its own text says why (pass at some base seeds, inconclusive at others)
+    ):
         record["inconclusive"] = "controls not told apart at this budget: " + ", ".join(
             f"{c['name']} ({c['inconclusive']})" for c in control_rows if c["status"] == "inconclusive"
         )
