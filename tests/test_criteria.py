@@ -282,3 +282,52 @@ def test_growth_law_rejects_a_falling_threshold():
     assert growth_law_judgement(NS, rising).verdict == "pass"
     judged = growth_law_judgement(NS, falling)
     assert judged.verdict == "fail" and judged.resolution["parts"]["slope"]["value"] == 0.0
+
+
+LOG_NS = [100.0, 316.0, 1000.0, 3162.0, 10000.0]
+
+
+def test_a_growth_fit_at_its_grid_edge_is_inconclusive_never_a_zero_width_verdict():
+    """Thresholds flat then jumping put every seed's exponent on the top of both grids (p = 1,
+    q = 4), and saturating ones put q on the bottom (1/60): the intervals [1, 1] and [4, 4] (or
+    [1/60, 1/60]) have zero width and exclude ln N, so the parts say "widen the grid" instead."""
+    jump = growth_law_judgement([64, 128, 256, 512], [[4, 4, 4, 6], [4, 4, 4, 5]])
+    assert jump.verdict == "inconclusive"
+    for family, edge in (("boxcox", 1.0), ("log_power", 4.0)):
+        part = jump.resolution["parts"][family]
+        assert part["degenerate"] == "at the grid edge; widen the grid" and part["rejected"] == []
+        assert part["coarse"] and "widen the grid" in part["text"]
+        assert (
+            growth_exponent([64, 128, 256, 512], [[4, 4, 4, 6], [4, 4, 4, 5]], family)["per_seed"]
+            == [edge] * 2
+        )
+    assert "widen the grid" in jump.inconclusive and "exponent grid reaching beyond" in jump.budget
+    # saturating thresholds: q sits on the grid's lower end on every seed; the part is undecided
+    # and the claim's verdict comes from the other, non-degenerate parts (here the Box-Cox
+    # interval, which excludes ln N), with the undecided part named in the text
+    saturating = [[16, 24, 29, 35, 38], [18, 24, 31, 35, 38], [14, 21, 27, 39, 37]]
+    assert growth_exponent(LOG_NS, saturating, "log_power")["per_seed"] == [1 / 60] * 3
+    judged = growth_law_judgement(LOG_NS, saturating)
+    log_power = judged.resolution["parts"]["log_power"]
+    assert log_power["degenerate"] == "at the grid edge; widen the grid"
+    assert judged.resolution["parts"]["boxcox"].get("degenerate") is None
+    assert judged.verdict == "fail" and "not read (degenerate): log_power" in judged.resolution["text"]
+    # one seed on the edge is enough: that seed's best law may lie beyond the grid
+    one = growth_law_judgement([64, 128, 256, 512], [[4, 4, 4, 6], [3, 4, 5, 6], [3, 4, 4, 5]])
+    assert one.resolution["parts"]["log_power"]["degenerate"] == "at the grid edge; widen the grid"
+
+
+def test_growth_replicates_all_equal_are_inconclusive():
+    """Seeds whose curves differ by a constant fit the same exponent and slope: a zero-width
+    interval, which used to pass; now every part says there is no spread to decide."""
+    same = [[3 * math.log(n) + shift for n in NS] for shift in (0.0, 0.5, 1.0)]
+    judged = growth_law_judgement(NS, same)
+    assert judged.verdict == "inconclusive"
+    for name in ("boxcox", "log_power", "slope"):
+        part = judged.resolution["parts"][name]
+        assert part["degenerate"] == "replicates all equal: no spread to decide", name
+        assert "no spread to decide" in part["text"]
+    assert judged.resolution["parts"]["slope"]["value"] == 0.0
+    assert "more seeds" in judged.budget
+    # the same law with seed-to-seed noise is decided as before
+    assert growth_law_judgement(NS, _seeds(lambda n: 3 * math.log(n), 4, 0.05)).verdict == "pass"

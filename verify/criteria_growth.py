@@ -2,10 +2,13 @@
 them): :func:`growth_exponent` fits y = a + b g(x) over seeds, g in one of two families (x^p with
 ln x at p = 0, and (ln x)^q), and :func:`growth_law_judgement` judges a "grows like ln N"
 statement in both families against the standard competitors of :data:`LOG_COMPETITORS`.
+An interval over seeds that cannot decide (a per-seed exponent on an end of its grid, or every
+seed's estimate the same: :func:`degenerate`) makes its part inconclusive (:func:`judge_interval`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math  # noqa: F401  (the examples use it)
 from collections.abc import Sequence
 
@@ -13,6 +16,11 @@ import numpy as np
 
 from verify.criteria_base import IntervalTest, Judgement, Threshold, all_of
 from verify.measure import t_interval
+
+#: why an interval over seeds cannot decide (:func:`degenerate`): a per-seed estimate on an end
+#: of its search grid (the best law may lie beyond it), or no spread over the seeds at all
+AT_GRID_EDGE = "at the grid edge; widen the grid"
+ALL_EQUAL = "replicates all equal: no spread to decide"
 
 
 def boxcox(x, p: float) -> np.ndarray:
@@ -106,7 +114,90 @@ def growth_exponent(
         "interval": list(t_interval(per_seed, level)),
         "seeds": len(ys),
         "level": level,
+        "grid": [float(grid[0]), float(grid[-1])],
     }
+
+
+def degenerate(per_seed: Sequence[float], grid: Sequence[float] | None = None) -> str | None:
+    """Why the Student-t interval of ``per_seed`` cannot decide, or None when it can.
+
+    :data:`AT_GRID_EDGE` when some seed's estimate sits on an end of ``grid`` (the search grid's
+    [lowest, highest] exponent): that seed's best law may lie beyond the grid, so the interval is
+    cut off there, and several seeds on the same end give a zero-width interval that excludes
+    every other value. :data:`ALL_EQUAL` when every seed gives the same value (to 1e-12
+    relative): the interval has zero width and its verdict would rest on no spread at all. Either
+    way the budget cannot decide, which is the inconclusive verdict of docs/verdicts.md.
+
+    >>> degenerate([1 / 60] * 3, [1 / 60, 4.0]), degenerate([1.0, 1.0, 1.0], [1 / 60, 4.0])
+    ('at the grid edge; widen the grid', 'replicates all equal: no spread to decide')
+    >>> degenerate([0.9, 1.0, 1.1], [1 / 60, 4.0]) is None
+    True
+    """
+    values = np.asarray(per_seed, dtype=float)
+    if grid is not None and np.any(np.isin(values, [float(grid[0]), float(grid[-1])])):
+        return AT_GRID_EDGE
+    if values.size >= 1 and np.ptp(values) <= 1e-12 * max(1.0, float(np.max(np.abs(values)))):
+        return ALL_EQUAL
+    return None
+
+
+def undecided(judgement: Judgement, reason: str, detail: str, budget: str) -> Judgement:
+    """``judgement`` made inconclusive for ``reason`` (:func:`degenerate`'s text): its numbers
+    stay, its resolution says why nothing is decided (``detail``: the per-seed values and the
+    grid) and rejects nothing, and ``budget`` says what would decide it.
+
+    >>> j = IntervalTest("q", 1.0, {"q = 2": 2.0}).judge([4.0, 4.0])
+    >>> u = undecided(j, AT_GRID_EDGE, "per seed 4, 4; grid [1/60, 4]", "a wider grid")
+    >>> j.verdict, u.verdict, u.inconclusive
+    ('fail', 'inconclusive', 'q: at the grid edge; widen the grid (per seed 4, 4; grid [1/60, 4]); would decide: a wider grid')
+    """
+    quantity = next(iter(judgement.measured), "estimate")
+    resolution = {
+        **dict(judgement.resolution),
+        "value": 0.0 if judgement.resolution.get("rule") == "threshold" else None,
+        "coarse": True,
+        "text": f"{quantity}: {reason} ({detail})",
+        "degenerate": reason,
+    }
+    if "rejected" in resolution:
+        resolution["rejected"] = []
+        resolution["not_rejected"] = sorted(judgement.predicted.get("alternatives", {}))
+    return dataclasses.replace(judgement, verdict="inconclusive", resolution=resolution, budget=budget)
+
+
+def judge_interval(
+    test: IntervalTest | Threshold, per_seed: Sequence[float], interval, seeds: int, grid=None
+) -> Judgement:
+    """``test`` judged on ``interval`` (the Student-t interval of ``per_seed``), unless the
+    interval is degenerate (:func:`degenerate`): then inconclusive, never a pass or a fail read
+    from a zero-width interval or one cut off by the search grid.
+
+    >>> law = IntervalTest("q", 1.0, {"q = 1/2": 0.5, "q = 2": 2.0})
+    >>> judge_interval(law, [0.9, 1.0, 1.1], [0.85, 1.15], 3).verdict
+    'pass'
+    >>> judge_interval(law, [1.0, 1.0, 1.0], [1.0, 1.0], 3).resolution["text"]
+    'q: replicates all equal: no spread to decide (per seed 1, 1, 1)'
+    >>> judge_interval(law, [4.0, 4.0], [4.0, 4.0], 2, grid=[1 / 60, 4.0]).budget
+    'an exponent grid reaching beyond [0.01667, 4] (2 of 2 seeds on its end)'
+    """
+    reason = degenerate(per_seed, grid)
+    judged = test.judge(interval, seeds=seeds)
+    if reason is None:
+        return judged
+    values = ", ".join(f"{v:.4g}" for v in per_seed)
+    if reason == AT_GRID_EDGE:
+        lo, hi = float(grid[0]), float(grid[-1])
+        on_end = sum(v in (lo, hi) for v in per_seed)
+        detail = f"per seed {values}; grid [{lo:.4g}, {hi:.4g}]"
+        budget = f"an exponent grid reaching beyond [{lo:.4g}, {hi:.4g}] ({on_end} of {len(per_seed)} seeds on its end)"
+    else:
+        detail = f"per seed {values}"
+        budget = (
+            "a finer exponent grid or more seeds (every seed fitted the same grid point)"
+            if grid is not None
+            else "more seeds, or seeds that differ (every seed gave the same value)"
+        )
+    return undecided(judged, reason, detail, budget)
 
 
 #: the standard competing growth laws of a "logarithmic in N" statement, per family: power laws
@@ -154,12 +245,22 @@ def growth_law_judgement(
     Resolution: the nearest rejected law on each side, per family, and the slope's clearance.
     ``slope=False`` gives the replaced rule (the two families only), kept for the records' history.
 
+    A part whose per-seed estimates sit on an end of the family's exponent grid, or are all
+    equal, is inconclusive (:func:`judge_interval`): "at the grid edge; widen the grid" or
+    "replicates all equal: no spread to decide", never a pass or a fail read from a zero-width
+    interval.
+
     >>> ns = [100.0, 1000.0, 10000.0, 100000.0]
-    >>> ys = [[3 * math.log(n) + e for n in ns] for e in (-0.02, 0.0, 0.02, 0.01)]
+    >>> noise = [[0.05, -0.03, 0.0, 0.02], [-0.04, 0.03, 0.05, -0.01], [0.01, 0.04, -0.05, -0.02]]
+    >>> ys = [[3 * math.log(n) + e for n, e in zip(ns, es)] for es in noise]
     >>> growth_law_judgement(ns, ys).verdict
     'pass'
     >>> growth_law_judgement(ns, [[60 - v for v in y] for y in ys]).verdict
     'fail'
+    >>> flat_then_jump = [[4, 4, 4, 6], [4, 4, 4, 5]]
+    >>> judged = growth_law_judgement([64, 128, 256, 512], flat_then_jump)
+    >>> judged.verdict, judged.resolution["parts"]["log_power"]["degenerate"]
+    ('inconclusive', 'at the grid edge; widen the grid')
     """
     if theory != "ln N":
         raise ValueError(f"only the ln N law is implemented, not {theory!r}")
@@ -168,12 +269,17 @@ def growth_law_judgement(
     for family, value in (("boxcox", 0.0), ("log_power", 1.0)):
         fit = growth_exponent(x, y_by_seed, family)
         name = "power exponent a (N^a; ln N is 0)" if family == "boxcox" else "log exponent q ((ln N)^q)"
-        parts[family] = IntervalTest(
-            name, value, LOG_COMPETITORS[family], theory_name="ln N", unit="dimensionless"
-        ).judge(fit["interval"], seeds=seeds)
+        test = IntervalTest(name, value, LOG_COMPETITORS[family], theory_name="ln N", unit="dimensionless")
+        parts[family] = judge_interval(test, fit["per_seed"], fit["interval"], seeds, grid=fit["grid"])
     if slope:
         fitted = slope_interval(x, y_by_seed)
-        parts["slope"] = Threshold("slope of y against ln N (97.5% interval)", 0.0, ">", "theory").judge(
-            fitted["interval"], seeds=seeds
-        )
-    return all_of(**parts)
+        test = Threshold("slope of y against ln N (97.5% interval)", 0.0, ">", "theory")
+        parts["slope"] = judge_interval(test, fitted["per_seed"], fitted["interval"], seeds)
+    judged = all_of(**parts)
+    # a failing part decides; the record still says which parts could not be read (all_of's text
+    # names only the parts with the final verdict)
+    undecidable = [f"{n}: {j.resolution['text']}" for n, j in parts.items() if j.resolution.get("degenerate")]
+    if judged.verdict == "fail" and undecidable:
+        text = judged.resolution["text"] + "; not read (degenerate): " + "; ".join(undecidable)
+        judged = dataclasses.replace(judged, resolution={**dict(judged.resolution), "text": text})
+    return judged
