@@ -318,3 +318,92 @@ def test_a_control_is_simulated_from_its_own_value_under_its_own_name():
     assert "control elsewhere" not in setup.laws
     assert notes["control elsewhere"]["not simulated"]
     assert "no value of its own" in notes["control elsewhere"]["as measured"]["(whole)"]
+
+
+def test_direct_recall_mean_is_simulated_at_its_own_threshold():
+    """icrecall.mlp.direct_recall's criterion is all_of(mean accuracy over 5 seeds >= 0.99, every
+    seed >= 0.98). Its mean is the mean of the per-seed accuracies the simulator draws (never held
+    at the stored 0.9966), and it has an alternative of its own: the accuracies drawn with their
+    mean on 0.99. There the mean, read as a point, passes about half the time, and the every-seed
+    part (0.99 is 3 per-seed sds above 0.98) does not keep it below 0.05, so the claim is not
+    admissible at its budget, nor at any seed count up to 64."""
+    from verify.oc import characteristic
+    from verify.oc.generic import over_seeds
+
+    cid = "icrecall.mlp.direct_recall"
+    setup = over_seeds(RECORDS[cid])
+    assert setup.noise["parts"]["mean"]["form"] == "summary"
+    assert setup.noise["parts"]["mean"]["mean of"] == "the draws of part every_seed"
+    assert {"mean at the threshold", "every_seed at the threshold"} <= set(setup.alternatives)
+    table = rates(setup, reps=200)
+    assert 0.35 < table["mean at the threshold"]["pass"] < 0.65
+    assert table["every_seed at the threshold"]["pass"] <= MAX_ALTERNATIVE  # its mean then fails
+    assert table["as measured"]["pass"] > 0.95
+    c = characteristic(cid, RECORDS[cid], reps=60)
+    assert not c["admissible"] and c["worst_alternative"] == "mean at the threshold"
+    assert not c["budget_for_admissible"]["reached"]
+
+
+def _mean_and_every_seed_record(n=5, mean=0.9, sd=0.02, details=False):
+    """A planted all_of record: the mean over seeds >= 0.85 and every seed >= 0.8 (``details``:
+    the per-seed values stored in details only, the mean's part then beside a rule on another
+    quantity)."""
+    from verify.criteria import EverySeed, Threshold, all_of
+
+    vals = (mean + sd * np.random.default_rng(3).standard_normal(n)).tolist()
+    other = (0.5 + 0.01 * np.random.default_rng(4).standard_normal(n)).tolist()
+    j = all_of(
+        mean=Threshold(f"mean x over {n} seeds", 0.85, ">=", "convention").judge(float(np.mean(vals))),
+        every_seed=EverySeed("y" if details else "x", 0.4 if details else 0.8, ">=", "convention").judge(
+            other if details else vals, seeds=list(range(n))
+        ),
+    )
+    return {
+        "params": {"seeds": n},
+        "predicted": dict(j.predicted),
+        "measured": dict(j.measured),
+        "resolution": dict(j.resolution),
+        "details": {"per_seed": vals},
+    }
+
+
+@pytest.mark.parametrize("details", [False, True])
+def test_a_planted_mean_part_is_computed_from_the_drawn_values(monkeypatch, details):
+    """The mean part of a planted all_of record is judged, on every draw, on the mean of the
+    per-seed values drawn that replication (the every-seed part's own draw where it rules over the
+    same values; the details' per-seed list, drawn at its mean and spread, where no part does),
+    never on the stored mean; and it is drawn at its own threshold with the other part as measured:
+    there it passes about half the time."""
+    import verify.criteria as crit
+    from verify.oc.generic import over_seeds
+
+    record = _mean_and_every_seed_record(details=details)
+    stored = record["measured"]["mean"]["mean x over 5 seeds"]
+    setup = over_seeds(record)
+    seen = {"mean": [], "every": []}
+    threshold_judge, every_judge = crit.Threshold.judge, crit.EverySeed.judge
+
+    def spy_threshold(self, measured, *a, **k):
+        seen["mean"].append(measured)
+        return threshold_judge(self, measured, *a, **k)
+
+    def spy_every(self, values, *a, **k):
+        seen["every"].append(list(values))
+        return every_judge(self, values, *a, **k)
+
+    monkeypatch.setattr(crit.Threshold, "judge", spy_threshold)
+    monkeypatch.setattr(crit.EverySeed, "judge", spy_every)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        setup.laws["as measured"](rng)
+    assert len(seen["mean"]) == 20 and all(v != stored for v in seen["mean"])
+    assert len(set(seen["mean"])) == 20  # a new mean on every draw
+    if not details:
+        assert seen["mean"] == pytest.approx([float(np.mean(v)) for v in seen["every"]], abs=1e-15)
+    assert abs(np.mean(seen["mean"]) - stored) < 0.03
+    monkeypatch.undo()
+    table = rates(setup, reps=400)
+    assert 0.35 < table["mean at the threshold"]["pass"] < 0.65
+    assert table["as measured"]["pass"] > 0.95
+    if not details:
+        assert table["every_seed at the threshold"]["pass"] <= MAX_ALTERNATIVE

@@ -6,10 +6,16 @@ The claim's criterion is rebuilt from its stored record, part by part (the leave
 :func:`verify.criteria.all_of` tree): an :class:`~verify.criteria.EverySeed` or
 :class:`~verify.criteria.KOfN` rule over seeds or draws, a :class:`~verify.criteria.Threshold` on a
 95% interval over seeds, a Threshold on a point or an :class:`~verify.criteria.Agreement`
-(deterministic parts, held at their stored value). A rebuilt part must give back, on the stored
-measurement, the stored resolution's text and value exactly; otherwise the claim is not covered.
-Every draw is judged by the rebuilt objects' own ``judge`` and combined by ``all_of``, so the
-rule is never written a second time here.
+(deterministic parts, held at their stored value). A Threshold on a point that is a *summary* of
+per-seed values, their mean over the seeds (a mean accuracy, a pooled value), is no deterministic
+part: it is found by its stored value, the mean of a part's per-seed values (it then summarises
+that part's draws) or of a per-seed list the record's details store (one value per seed of the
+claim's parameters ``seeds``, ``draws`` or ``n_seeds``; drawn as that list's mean and spread),
+and on each draw it is computed from the per-seed values drawn, never held at its stored value
+(:func:`summaries`). A rebuilt part must give back, on the stored measurement, the stored
+resolution's text and value exactly; otherwise the claim is not covered. Every draw is judged by
+the rebuilt objects' own ``judge`` and combined by ``all_of``, so the rule is never written a
+second time here.
 
 What the laws are (a threshold names a side, not a value, so the theory's law is the record):
 
@@ -24,9 +30,13 @@ What the laws are (a threshold names a side, not a value, so the theory's law is
   own is drawn as measured, and the characteristic says so: its ``noise["controls"]`` names, for
   each control, the quantity each part was read from and why any part was drawn as measured (a
   control with no value for any part is not a law, and is listed as not simulated);
-* ``<part> at the threshold`` (the nearest violating value): that part's mean placed on its
-  threshold with the record's spread, the other parts as measured. Only for a part whose values
-  vary (sd > 0, not 0/1): a part measured the same on every seed gives no spread to place there.
+* ``<part> at the threshold`` (the nearest violating value), one for each part of the
+  criterion that varies: that part's mean placed on its own threshold with the record's spread,
+  the other parts as measured. A summary part is placed on its threshold by drawing the per-seed
+  values it summarises with their mean there; a part over the same per-seed values is judged on
+  that same draw (one measurement judged by two parts, as the claim judges it). Only for a part
+  whose values vary (sd > 0, not 0/1; a summary of 0/1 values at a threshold strictly between 0
+  and 1): a part measured the same on every seed gives no spread to place there.
 
 A claim none of whose parts varies with the seed is not covered (the record shows no noise to
 draw from), nor is one with a part this module cannot rebuild (an interval test, a bracket, a
@@ -54,8 +64,10 @@ REPLICATES = ("seeds", "draws", "paired draws", "instances")
 @dataclass(frozen=True)
 class Part:
     """One leaf of a claim's criterion: the rebuilt ``rule``, how it is measured (``form``:
-    "seeds" per-seed values, "interval" a t-interval over ``n`` seeds, "fixed" a stored value) and
-    the record's per-seed ``mean`` and ``sd`` (``binary``: 0/1 values, drawn as Bernoulli).
+    "seeds" per-seed values, "interval" a t-interval over ``n`` seeds, "summary" a point that is
+    the mean of ``n`` per-seed values, "fixed" a stored value) and the record's per-seed ``mean``
+    and ``sd`` (``binary``: 0/1 values, drawn as Bernoulli). A summary of another part's per-seed
+    values names that part in ``of`` and is computed from its draw.
 
     >>> from verify.criteria import EverySeed
     >>> p = Part("r2", EverySeed("r2", 0.3), "seeds", 3, 0.6, 0.01)
@@ -72,19 +84,48 @@ class Part:
     binary: bool = False
     stored: object = None
     unit: str = "seeds"
+    of: str | None = None
+    values_from: str = ""
 
     @property
     def varies(self) -> bool:
         """Whether the part's draws differ from seed to seed (an interval, a spread, a fraction
         strictly between 0 and 1)."""
         return self.form == "interval" or (
-            self.form == "seeds" and (self.sd > 0 if not self.binary else 0 < self.mean < 1)
+            self.form in ("seeds", "summary") and (self.sd > 0 if not self.binary else 0 < self.mean < 1)
         )
+
+    def draw(self, rng: np.random.Generator, mean: float, sd: float, stored=None) -> np.ndarray:
+        """``n`` per-seed values of a part over seeds or a summary: normal at ``mean`` and ``sd``,
+        Bernoulli at ``mean`` for 0/1 values, or ``stored`` values resampled.
+
+        >>> from verify.criteria import Threshold
+        >>> Part("m", Threshold("m", 0.5), "summary", 4, binary=True).draw(
+        ...     np.random.default_rng(0), 1.0, 0.0).tolist()
+        [1.0, 1.0, 1.0, 1.0]
+        """
+        if stored is not None:  # a control's non-finite values: resampled as they are
+            return rng.choice(np.asarray(stored, dtype=float), self.n)
+        if self.binary:
+            return (rng.random(self.n) < mean).astype(float)
+        return mean + sd * rng.standard_normal(self.n)
+
+    def judge_values(self, x: np.ndarray):
+        """The rule's own judgement of drawn per-seed values ``x``: a rule over seeds judges each,
+        a summary judges their mean.
+
+        >>> from verify.criteria import Threshold
+        >>> Part("m", Threshold("m", 0.99), "summary", 2).judge_values(np.array([0.98, 0.99])).verdict
+        'fail'
+        """
+        if self.form == "summary":
+            return self.rule.judge(float(np.mean(x)))
+        return self.rule.judge(np.asarray(x).tolist(), seeds=list(range(len(x))))
 
     def judge(self, rng: np.random.Generator, mean: float, sd: float, stored=None):
         """The rule's own judgement of one draw at ``mean`` and ``sd`` (a fixed part: of
         ``stored``, else the record's value; a part over seeds given ``stored`` values: those
-        values resampled).
+        values resampled; a summary: the mean of its drawn per-seed values).
 
         >>> from verify.criteria import Threshold
         >>> Part("x", Threshold("x", 1.0), "fixed", stored=2.0).judge(None, 0.0, 0.0).verdict
@@ -97,13 +138,7 @@ class Part:
 
             x = mean + sd * rng.standard_normal(self.n)
             return self.rule.judge(list(t_interval(x)), seeds=self.n)
-        if stored is not None:  # a control's non-finite values: resampled as they are
-            x = rng.choice(np.asarray(stored, dtype=float), self.n)
-        elif self.binary:
-            x = (rng.random(self.n) < mean).astype(float)
-        else:
-            x = mean + sd * rng.standard_normal(self.n)
-        return self.rule.judge(x.tolist(), seeds=list(range(self.n)))
+        return self.judge_values(self.draw(rng, mean, sd, stored))
 
 
 def _side_value(text: str) -> tuple[str, float]:
@@ -253,6 +288,77 @@ def _flat(tree) -> list[Part]:
     return [tree] if isinstance(tree, Part) else [p for sub in tree.values() for p in _flat(sub)]
 
 
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _per_seed_list(v, count) -> bool:
+    """Whether ``v`` is a list of ``count`` (>= 2) finite numbers that are not all equal."""
+    if not isinstance(v, list) or len(v) < 2 or len(v) != count or not all(_number(x) for x in v):
+        return False
+    x = np.asarray(v, dtype=float)
+    return bool(np.all(np.isfinite(x))) and float(x.std()) > 0
+
+
+def summaries(parts: list[Part], record: Mapping) -> list[Part]:
+    """``parts`` with each Threshold on a point that is a summary of per-seed values made a
+    "summary" part (module docstring): its stored value is the mean of a varying part's per-seed
+    values (``of`` names that part: the summary is computed from its draw) or of a per-seed list in
+    the record's details, one finite value per seed of the claim's parameters ``seeds``, ``draws``
+    or ``n_seeds``, not all equal (``values_from`` names it: drawn at that list's mean and spread).
+    Any other part is returned as it is.
+
+    >>> from verify.criteria import EverySeed, Threshold
+    >>> every = Part("every_seed", EverySeed("acc", 0.98), "seeds", 3, 0.99, 0.005)
+    >>> mean = Part("mean", Threshold("mean acc", 0.99), "fixed", stored=0.99)
+    >>> [(q.form, q.of, q.n) for q in summaries([mean, every], {})]
+    [('summary', 'every_seed', 3), ('seeds', None, 3)]
+    >>> loss = Part("leak", Threshold("mean loss", 2.5, "<="), "fixed", stored=2.0)
+    >>> q = summaries([loss], {"params": {"seeds": 2}, "details": {"per_seed": [1.9, 2.1]}})[0]
+    >>> q.form, q.values_from, q.n, round(q.sd, 4)
+    ('summary', 'details per_seed', 2, 0.1414)
+    """
+    from verify.criteria import Threshold
+
+    params = record.get("params") or {}
+    count = next((params[k] for k in ("seeds", "draws", "n_seeds") if k in params), None)
+    details = record.get("details") if isinstance(record.get("details"), Mapping) else {}
+    out = []
+    for p in parts:
+        if p.form != "fixed" or type(p.rule) is not Threshold or not _number(p.stored):
+            out.append(p)
+            continue
+        value = float(p.stored)
+        src = next(
+            (q for q in parts if q.form == "seeds" and q.n >= 2 and q.varies and _same(q.mean, value)), None
+        )
+        if src is not None:
+            out.append(
+                replace(p, form="summary", n=src.n, mean=src.mean, sd=src.sd, binary=src.binary, of=src.name)
+            )
+            continue
+        own = next(
+            (k for k, v in details.items() if _per_seed_list(v, count) and _same(float(np.mean(v)), value)),
+            None,
+        )
+        if own is None:
+            out.append(p)
+            continue
+        mean, sd, binary = _spread(details[own])
+        out.append(
+            replace(
+                p,
+                form="summary",
+                n=len(details[own]),
+                mean=mean,
+                sd=sd,
+                binary=binary,
+                values_from=f"details {own}",
+            )
+        )
+    return out
+
+
 #: keys of a control's measurement or prediction at a part that never name its quantity
 NOT_QUANTITY = ("cleared", "threshold_source", "tolerance_source", "alternatives")
 
@@ -326,7 +432,10 @@ def _control_draw(part: Part, value, n0) -> tuple[tuple | None, str]:
         except (ValueError, TypeError) as exc:
             return None, f"{AS_MEASURED} (its value is not in the part's form: {exc})"
         return (0.0, 0.0, value), ""
-    if part.form == "seeds":
+    if part.form == "summary" and _number(value):  # the control's own summary: its mean
+        v = float(value)
+        return ((v, part.sd, None) if math.isfinite(v) else (math.nan, math.nan, [v])), ""
+    if part.form in ("seeds", "summary"):
         if not numbers:
             return None, f"{AS_MEASURED} (no per-seed values)"
         if not np.all(np.isfinite(np.asarray(value, dtype=float))):
@@ -346,7 +455,10 @@ def control_law(control: Mapping, parts: list[Part], n0) -> tuple[dict, dict]:
     """(settings, note) of one control: ``settings`` {part name: (mean, sd, stored)} for each part
     drawn from the control's own measured value (:func:`control_value`), and ``note`` the record
     of where each part was read: {part: the control's quantity} under "own value", {part: why}
-    under "as measured" for a part with no value of its own (drawn as the claim measured it).
+    under "as measured" for a part with no value of its own (drawn as the claim measured it). A
+    summary of another part's values is computed from that part's draw under the control (under
+    "summary"); where the control stores its own value for the summary but none for that part,
+    that part's values are drawn at the control's summary.
 
     >>> from verify.criteria import EverySeed, Threshold
     >>> parts = [Part("a", EverySeed("x", 0.5), "seeds", 2, 0.8, 0.05),
@@ -357,10 +469,23 @@ def control_law(control: Mapping, parts: list[Part], n0) -> tuple[dict, dict]:
     (['a'], {'a': 'x at init'})
     >>> note["as measured"]["b"]
     'as measured: the control stores no value of its own for this part (no measurement at b)'
+    >>> mean = Part("m", Threshold("mean x", 0.5), "summary", 2, 0.8, 0.05, of="a")
+    >>> settings, note = control_law({"measured": {"m": {"mean x": 0.15}}}, [parts[0], mean], None)
+    >>> settings["a"][0], note["summary"]
+    (0.15, {'m': "the mean of a's draws (drawn at the control's mean x)"})
     """
-    settings, own, fallback = {}, {}, {}
-    for p in parts:
+    settings, own, fallback, summary = {}, {}, {}, {}
+    for p in sorted(parts, key=lambda q: q.of is not None):  # a part before its summaries
         quantity, value, why = control_value(control, p)
+        if p.of is not None:
+            summary[p.name] = f"the mean of {p.of}'s draws"
+            source = next(q for q in parts if q.name == p.of)
+            if p.of not in settings and quantity is not None and _number(value):
+                settings[p.of] = (float(value), source.sd, None)
+                own[p.name or "(whole)"] = quantity
+                fallback.pop(p.of or "(whole)", None)
+                summary[p.name] += f" (drawn at the control's {quantity})"
+            continue
         if quantity is not None:
             got, why = _control_draw(p, value, n0)
             if got is not None:
@@ -369,6 +494,8 @@ def control_law(control: Mapping, parts: list[Part], n0) -> tuple[dict, dict]:
                 continue
         fallback[p.name or "(whole)"] = why
     note = {"own value": own} if own else {}
+    if summary:
+        note["summary"] = summary
     return settings, {**note, "as measured": fallback} if fallback else note
 
 
@@ -390,7 +517,8 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
     if not record.get("resolution"):
         raise NotCovered("the record holds no criterion resolution (made before the criterion objects)")
     tree = _tree(record.get("resolution") or {}, record.get("measured"), record.get("predicted"), n0)
-    parts = _flat(tree)
+    parts = summaries(_flat(tree), record)
+    tree = _retree(tree, iter(parts))
     if not any(p.varies for p in parts):
         raise NotCovered(
             "no part varies with the seed in the record (every seed measured the same value, or "
@@ -401,15 +529,24 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
             raise NotCovered("the k of a k-of-n rule at another seed count is the claim's own choice")
         parts = [replace(p, n=int(seeds)) if p.form != "fixed" else p for p in parts]
         tree = _retree(tree, iter(parts))
+    by_name = {p.name: p for p in parts}
+    shared = {p.of for p in parts if p.of is not None}  # parts whose draw a summary also judges
 
     def law(settings: Mapping[str, tuple]) -> Callable:
-        def judge(node, rng):
+        def values(part, rng, drawn):
+            if part.name not in drawn:  # one draw per part and replication, however many judge it
+                drawn[part.name] = part.draw(rng, *(settings.get(part.name) or (part.mean, part.sd, None)))
+            return drawn[part.name]
+
+        def judge(node, rng, drawn):
             if isinstance(node, Part):
+                if node.of is not None or node.name in shared:
+                    return node.judge_values(values(by_name[node.of or node.name], rng, drawn))
                 mean, sd, stored = settings.get(node.name) or (node.mean, node.sd, None)
                 return node.judge(rng, mean, sd, stored)
-            return all_of(**{name: judge(sub, rng) for name, sub in node.items()})
+            return all_of(**{name: judge(sub, rng, drawn) for name, sub in node.items()})
 
-        return lambda rng: judge(tree, rng)
+        return lambda rng: judge(tree, rng, {})
 
     tests = [p for p in parts if hasattr(p.rule, "alternatives")]
     theory = "as measured"
@@ -432,9 +569,14 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
         else:
             controls[name] = {"not simulated": "no value of its own for any part", **note}
     for p in parts:
-        if p.varies and not p.binary and p not in tests:
-            label = f"{p.name} at the threshold" if p.name else "at the threshold"
-            laws[label] = law({p.name: (float(p.rule.value), p.sd, None)})
+        if p in tests or not p.varies:
+            continue
+        at = float(p.rule.value)
+        if p.binary and not (p.form == "summary" and 0 < at < 1):
+            continue
+        label = f"{p.name} at the threshold" if p.name else "at the threshold"
+        source = by_name[p.of] if p.of is not None else p
+        laws[label] = law({source.name: (at, source.sd, None)})
     varying = [p for p in parts if p.varies]
     return Setup(
         theory,
@@ -442,7 +584,8 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
         {
             "parts": {p.name or "(whole)": _noise(p) for p in parts},
             "from": "the record's per-seed values (mean, sd ddof 1; 0/1 values: the fraction), "
-            "an interval part's 95% t-interval over the record's seeds",
+            "an interval part's 95% t-interval over the record's seeds; a summary part is the mean "
+            "of the per-seed values drawn",
             **({"controls": controls} if controls else {}),
         },
         {"seeds": max(p.n for p in varying)},
@@ -453,6 +596,8 @@ def _noise(p: Part) -> dict:
     if p.form == "fixed":
         return {"form": "fixed"}
     out = {"form": p.form, "n": p.n, "mean": p.mean, "sd": p.sd}
+    if p.form == "summary":
+        out["mean of"] = f"the draws of part {p.of}" if p.of is not None else p.values_from
     return {**out, "binary": True} if p.binary else out
 
 
