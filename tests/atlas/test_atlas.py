@@ -401,3 +401,51 @@ def test_an_optional_family_with_a_non_storing_draw_is_reported_missing_not_draw
     (results_dir / "full" / "claims.jsonl").write_text(json.dumps(bad) + "\n")
     with pytest.raises(ValueError, match="fact_mlp.capacity.linear_cost"):
         atlas.atlas_from_results(results_dir)
+
+
+def _with_linear_memory(tmp_path, details):
+    """The fake results with icrecall.linear_memory.capacity's details replaced by ``details``."""
+    recs = fake_records()
+    for r in recs:
+        if r["id"] == "icrecall.linear_memory.capacity":
+            r["details"] = details
+    (tmp_path / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    load_all()
+    c = CLAIMS["atlas.icrecall_linear_memory.within_constant"]
+    return c, {**c.quick, "results": str(tmp_path)}
+
+
+def test_a_family_whose_sizes_are_all_equal_is_judged_not_an_exception(tmp_path):
+    """Every point at d = 32 (so every size is d^2 = 1024): the exponent fit has no growth to fit
+    (it used to give a NaN interval and the claim raised 'a criterion was given NaN'); the
+    exponent part is inconclusive and says why, the spread is judged as ever, and the controls
+    (sizes synthesised from the bounds) still fail."""
+    same = {"dims": [32, 32, 32], "per_seed": [{"n99": [34, 30, 32]}, {"n99": [27, 33, 35]}]}
+    c, p = _with_linear_memory(tmp_path, same)
+    out = _judged(p, Context(seed=0, scale="quick"))
+    exponent = out.resolution["parts"]["exponent"]
+    assert out.inconclusive is not None and not out.passed
+    assert exponent["degenerate"] == "every size equal: no growth to fit"
+    assert "every size equal: no growth to fit" in out.inconclusive
+    assert out.measured["exponent"]["log-log exponent of size against bound"] == [0.0, 0.0]
+    assert out.details["points"][0]["size_per_draw"] == [1024.0, 1024.0]
+    for control in c.controls:
+        ctl = _judged(control.apply(p), Context(seed=0, scale="quick"))
+        assert not ctl.passed and ctl.inconclusive is None, control.name
+    # equal sizes over bounds that grow 24x: the spread part fails, the exponent part says why it
+    # cannot be read
+    wide = {"dims": [32, 32, 32], "per_seed": [{"n99": [34, 92, 436]}, {"n99": [27, 86, 412]}]}
+    out = _judged(_with_linear_memory(tmp_path, wide)[1], Context(seed=0, scale="quick"))
+    assert not out.passed and out.inconclusive is None
+    assert out.resolution["parts"]["exponent"]["degenerate"] == "every size equal: no growth to fit"
+    assert out.resolution["parts"]["spread"]["value"] == 0.0
+
+
+def test_a_family_whose_bounds_are_all_equal_is_inconclusive(tmp_path):
+    """Every draw at every point storing the same N99: one bound, no span to fit an exponent to."""
+    same = {"dims": [32, 64, 128], "per_seed": [{"n99": [34, 34, 34]}, {"n99": [34, 34, 34]}]}
+    c, p = _with_linear_memory(tmp_path, same)
+    for params in (p, *(control.apply(p) for control in c.controls)):
+        out = _judged(params, Context(seed=0, scale="quick"))
+        assert out.resolution["parts"]["exponent"]["degenerate"] == "every bound equal: no span to fit"
+        assert not out.passed

@@ -76,7 +76,13 @@ def record_of(records: dict, fam: Family) -> dict:
 
 
 def fit_exponent(info_bits, params, level: float = 0.95) -> dict:
-    """Least-squares slope of log P on log I with its t-interval (n - 2 degrees of freedom)."""
+    """Least-squares slope of log P on log I with its t-interval (n - 2 degrees of freedom).
+
+    Equal sizes (every P the same) fit exactly: slope 0, a zero-width interval, never NaN.
+
+    >>> fit_exponent([10.0, 100.0, 1000.0], [64.0, 64.0, 64.0])["interval95"]
+    [0.0, 0.0]
+    """
     from scipy import stats
 
     x, y = np.log(np.asarray(info_bits, float)), np.log(np.asarray(params, float))
@@ -86,6 +92,14 @@ def fit_exponent(info_bits, params, level: float = 0.95) -> dict:
         raise ValueError("an exponent fit needs finite positive bits and parameters (NaN is an error)")
     if np.ptp(x) == 0:
         raise ValueError("an exponent fit needs at least two distinct information contents")
+    if np.ptp(y) == 0:  # linregress gives stderr NaN (r = 0/0); the exact fit's error is 0
+        return {
+            "exponent": 0.0,
+            "interval95": [0.0, 0.0],
+            "intercept": float(y[0]),
+            "n_points": int(x.size),
+            "dof": int(x.size - 2),
+        }
     fit = stats.linregress(x, y)
     half = stats.t.ppf((1 + level) / 2, x.size - 2) * fit.stderr if x.size > 2 else math.inf
     return {

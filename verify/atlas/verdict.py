@@ -6,7 +6,9 @@ The criterion (verify.criteria): the size/bound ratios vary by at most CONSTANT 
 and the 95% interval of the log-log exponent of size against bound contains 1 (size proportional
 to the bound) and excludes the two nearest alternatives, bound^0.8 and bound^1.2. Over bounds
 spanning less than MIN_SPAN (one decade at quick scale, two at full) the exponent cannot be told
-from its alternatives and the verdict is inconclusive. The previous one-sided rule (spread <= 2
+from its alternatives and the verdict is inconclusive; so it is when every size of the family is
+the same (no growth to fit) or every bound is (no span to fit), which leaves the exponent part
+inconclusive while the spread is judged as ever. The previous one-sided rule (spread <= 2
 and exponent <= 1.25) stays in each record as details["previous_criterion"]."""
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from verify.atlas.core import fit_exponent
 from verify.claims import Control, choice
-from verify.criteria import EverySeed, IntervalTest, Judgement, Threshold, all_of
+from verify.criteria import EverySeed, IntervalTest, Judgement, Threshold, all_of, unit_of
 from verify.oc.laws import power_through
 
 CONSTANT = 2.0
@@ -67,14 +69,23 @@ SLOWER_THAN_BOUND = Control(
 ATLAS_CONTROLS = (FASTER_THAN_BOUND, SLOWER_THAN_BOUND)
 
 
+#: why the exponent part cannot be judged when every size, or every bound, of a family is the same
+EVERY_SIZE_EQUAL = "every size equal: no growth to fit"
+EVERY_BOUND_EQUAL = "every bound equal: no span to fit"
+
+
 def within_constant_verdict(sizes_per_point, bounds_per_point) -> dict:
     """The numbers the criterion of the module doc reads from per-point, per-draw sizes and bounds
     (>= 3 points): the size/bound ratios, their spread, the log-log exponent with its 95% interval
-    and the bounds' span.
+    and the bounds' span, and ``degenerate``: :data:`EVERY_SIZE_EQUAL` or :data:`EVERY_BOUND_EQUAL`
+    when the exponent has nothing to be fitted to (its interval is then [0, 0] for equal sizes and
+    None for equal bounds), else None.
 
     >>> v = within_constant_verdict([[2.0], [20.0], [200.0]], [[1.0], [10.0], [100.0]])
-    >>> v["spread"], round(v["exponent"], 9), v["bound_span"]
-    (1.0, 1.0, 100.0)
+    >>> v["spread"], round(v["exponent"], 9), v["bound_span"], v["degenerate"]
+    (1.0, 1.0, 100.0, None)
+    >>> within_constant_verdict([[64.0], [64.0], [64.0]], [[1.0], [1.5], [2.0]])["degenerate"]
+    'every size equal: no growth to fit'
     """
     if len(sizes_per_point) < 3:
         raise ValueError(f"within a constant 'across the sizes' needs >= 3 sizes, got {len(sizes_per_point)}")
@@ -82,15 +93,59 @@ def within_constant_verdict(sizes_per_point, bounds_per_point) -> dict:
     if not all(np.isfinite(ratios)) or min(ratios) <= 0:
         raise ValueError(f"size/bound ratios must be finite and positive, got {ratios}")
     spread = max(ratios) / min(ratios)
-    fit = fit_exponent([b for bs in bounds_per_point for b in bs], [s for ss in sizes_per_point for s in ss])
     flat = [b for bs in bounds_per_point for b in bs]
+    sizes = [s for ss in sizes_per_point for s in ss]
+    degenerate = EVERY_BOUND_EQUAL if np.ptp(flat) == 0 else EVERY_SIZE_EQUAL if np.ptp(sizes) == 0 else None
+    fit = (
+        {"exponent": None, "interval95": None}
+        if degenerate == EVERY_BOUND_EQUAL
+        else fit_exponent(flat, sizes)
+    )
     return {
         "ratios": ratios,
         "spread": spread,
         "exponent": fit["exponent"],
         "exponent_interval95": fit["interval95"],
         "bound_span": max(flat) / min(flat),
+        "degenerate": degenerate,
     }
+
+
+def exponent_judgement(v: dict) -> Judgement:
+    """The exponent part of the criterion on :func:`within_constant_verdict`'s numbers: the
+    interval test of the module doc, or inconclusive when ``v["degenerate"]`` says there is no
+    growth (every size equal) or no span (every bound equal) to fit an exponent to.
+
+    >>> v = within_constant_verdict([[64.0], [64.0], [64.0]], [[1.0], [1.5], [2.0]])
+    >>> j = exponent_judgement(v)
+    >>> j.verdict, j.resolution["text"]
+    ('inconclusive', 'log-log exponent of size against bound: every size equal: no growth to fit')
+    """
+    test = IntervalTest("log-log exponent of size against bound", 1.0, ALTERNATIVES, "the bound")
+    if v.get("degenerate") is None:
+        return test.judge(v["exponent_interval95"])
+    return Judgement(
+        "inconclusive",
+        {
+            test.quantity: f"interval contains {test.theory:.4g} ({test.theory_name})",
+            "alternatives": dict(ALTERNATIVES),
+        },
+        {test.quantity: v["exponent_interval95"]},
+        {
+            "rule": "interval_test",
+            "value": None,
+            "kind": "distance_to_nearest_rejected",
+            "unit": unit_of(test.quantity),
+            "coarse": True,
+            "text": f"{test.quantity}: {v['degenerate']}",
+            "rejected": [],
+            "not_rejected": sorted(ALTERNATIVES),
+            "degenerate": v["degenerate"],
+        },
+        "sizes that differ across the family (a size grid whose smallest storing sizes grow)"
+        if v["degenerate"] == EVERY_SIZE_EQUAL
+        else "points whose bounds differ (a wider grid of sizes)",
+    )
 
 
 def within_constant_judgement(v: dict, constant: float, scale: str) -> Judgement:
@@ -99,9 +154,7 @@ def within_constant_judgement(v: dict, constant: float, scale: str) -> Judgement
         raise ValueError(f"scale must be one of {sorted(MIN_SPAN)}, got {scale!r}")
     judgement = all_of(
         spread=Threshold("size/bound spread", constant, "<=", "convention").judge(v["spread"]),
-        exponent=IntervalTest("log-log exponent of size against bound", 1.0, ALTERNATIVES, "the bound").judge(
-            v["exponent_interval95"]
-        ),
+        exponent=exponent_judgement(v),
     )
     if v["bound_span"] < MIN_SPAN[scale] and judgement.verdict == "pass":
         judgement = Judgement(
@@ -116,7 +169,7 @@ def within_constant_judgement(v: dict, constant: float, scale: str) -> Judgement
             },
             f"sizes whose bounds span at least {MIN_SPAN[scale]:g}x",
         )
-    elif judgement.verdict == "inconclusive":
+    elif judgement.verdict == "inconclusive" and v.get("degenerate") is None:
         judgement = dataclasses.replace(
             judgement, budget="a wider span of sizes (the interval's width falls as 1/log span)"
         )
