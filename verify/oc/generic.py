@@ -578,14 +578,15 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
         source = by_name[p.of] if p.of is not None else p
         laws[label] = law({source.name: (at, source.sd, None)})
     varying = [p for p in parts if p.varies]
+    summarised = any(p.form == "summary" for p in parts)
     return Setup(
         theory,
         laws,
         {
             "parts": {p.name or "(whole)": _noise(p) for p in parts},
             "from": "the record's per-seed values (mean, sd ddof 1; 0/1 values: the fraction), "
-            "an interval part's 95% t-interval over the record's seeds; a summary part is the mean "
-            "of the per-seed values drawn",
+            "an interval part's 95% t-interval over the record's seeds"
+            + ("; a summary part is the mean of the per-seed values drawn" if summarised else ""),
             **({"controls": controls} if controls else {}),
         },
         {"seeds": max(p.n for p in varying)},
