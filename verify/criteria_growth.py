@@ -166,7 +166,11 @@ def undecided(judgement: Judgement, reason: str, detail: str, budget: str) -> Ju
 
 
 def judge_interval(
-    test: IntervalTest | Threshold, per_seed: Sequence[float], interval, seeds: int, grid=None
+    test: IntervalTest | Threshold,
+    per_seed: Sequence[float],
+    interval: Sequence[float],
+    seeds: int,
+    grid: Sequence[float] | None = None,
 ) -> Judgement:
     """``test`` judged on ``interval`` (the Student-t interval of ``per_seed``), unless the
     interval is degenerate (:func:`degenerate`): then inconclusive, never a pass or a fail read
