@@ -318,16 +318,20 @@ def test_a_growth_fit_at_its_grid_edge_is_inconclusive_never_a_zero_width_verdic
 
 
 def test_growth_replicates_all_equal_are_inconclusive():
-    """Seeds whose curves differ by a constant fit the same exponent and slope: a zero-width
-    interval, which used to pass; now every part says there is no spread to decide."""
+    """Seeds whose curves differ by a constant fit the same grid exponents: a zero-width interval,
+    which used to pass; now each exponent part says there is no spread to decide. The slope is a
+    continuous estimate: equal at every seed, it is an exact measurement and is judged."""
     same = [[3 * math.log(n) + shift for n in NS] for shift in (0.0, 0.5, 1.0)]
     judged = growth_law_judgement(NS, same)
     assert judged.verdict == "inconclusive"
-    for name in ("boxcox", "log_power", "slope"):
+    for name in ("boxcox", "log_power"):
         part = judged.resolution["parts"][name]
         assert part["degenerate"] == "replicates all equal: no spread to decide", name
         assert "no spread to decide" in part["text"]
-    assert judged.resolution["parts"]["slope"]["value"] == 0.0
+    assert "degenerate" not in judged.resolution["parts"]["slope"]
     assert "more seeds" in judged.budget
+    # a constant law: slopes of exactly 0 at every seed decide "no growth" (a control must fail)
+    flat = growth_law_judgement(NS, [[5.0 for _ in NS] for _ in range(3)])
+    assert flat.verdict == "fail"
     # the same law with seed-to-seed noise is decided as before
     assert growth_law_judgement(NS, _seeds(lambda n: 3 * math.log(n), 4, 0.05)).verdict == "pass"

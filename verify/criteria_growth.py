@@ -179,12 +179,17 @@ def judge_interval(
     >>> law = IntervalTest("q", 1.0, {"q = 1/2": 0.5, "q = 2": 2.0})
     >>> judge_interval(law, [0.9, 1.0, 1.1], [0.85, 1.15], 3).verdict
     'pass'
-    >>> judge_interval(law, [1.0, 1.0, 1.0], [1.0, 1.0], 3).resolution["text"]
+    >>> judge_interval(law, [1.0, 1.0, 1.0], [1.0, 1.0], 3, grid=[1 / 60, 4.0]).resolution["text"]
     'q: replicates all equal: no spread to decide (per seed 1, 1, 1)'
+    >>> judge_interval(law, [1.0, 1.0, 1.0], [1.0, 1.0], 3).verdict  # no grid: an exact measurement
+    'pass'
     >>> judge_interval(law, [4.0, 4.0], [4.0, 4.0], 2, grid=[1 / 60, 4.0]).budget
     'an exponent grid reaching beyond [0.01667, 4] (2 of 2 seeds on its end)'
     """
-    reason = degenerate(per_seed, grid)
+    # only an estimate read off a search grid (an exponent) is degenerate when all seeds agree: a
+    # continuous estimate (a slope) that is the same at every seed is an exact measurement, and a
+    # constant law's slopes of exactly 0 decide "no growth"
+    reason = degenerate(per_seed, grid) if grid is not None else None
     judged = test.judge(interval, seeds=seeds)
     if reason is None:
         return judged
@@ -220,6 +225,8 @@ def slope_interval(x: Sequence[float], y_by_seed: Sequence[Sequence[float]], lev
     >>> xs = [10.0, 100.0, 1000.0]
     >>> [round(v, 3) for v in slope_interval(xs, [[2 * math.log(v) + e for v in xs] for e in (0, 0.1)])["per_seed"]]
     [2.0, 2.0]
+    >>> slope_interval(xs, [[7.0, 7.0, 7.0], [7.5, 7.5, 7.5]])["interval"]  # constant: exactly no slope
+    [0.0, 0.0]
     """
     ys = np.asarray(y_by_seed, dtype=float)
     if ys.ndim != 2 or ys.shape[1] != len(x) or len(ys) < 2:
@@ -229,6 +236,8 @@ def slope_interval(x: Sequence[float], y_by_seed: Sequence[Sequence[float]], lev
     logs = np.log(np.asarray(x, dtype=float))
     lc = logs - logs.mean()
     slopes = ((ys - ys.mean(1, keepdims=True)) @ lc) / (lc @ lc)
+    # a slope within the rounding of the values (a constant law) is exactly 0, not a sign
+    slopes = np.where(np.abs(slopes) <= 1e-9 * max(1.0, float(np.abs(ys).max())), 0.0, slopes)
     return {
         "per_seed": [float(v) for v in slopes],
         "interval": list(t_interval(slopes, level)),
