@@ -152,3 +152,15 @@ def test_verify_help_lists_every_command():
     for command in ("list", "run", "falsify", "stability", "oc", "rejudge", "atlas", "prune"):
         assert f"python -m verify {command}" in done.stdout, command
     assert "--reference" in done.stdout and "runs/" in done.stdout
+
+
+def test_reference_names_the_quick_or_the_full_store(monkeypatch):
+    import verify.commands as commands
+    from verify.cli import main
+
+    seen = {}
+    monkeypatch.setattr(commands, "cmd_run", lambda args, ids: seen.setdefault("out", args.out) and 0)
+    main(["run", "chapters.router.zloss_zero_logits", "--reference"])
+    assert seen.pop("out") == str(reference_root())
+    main(["run", "chapters.router.zloss_zero_logits", "--reference", "--scale", "full"])
+    assert seen.pop("out") == str(reference_root() / "full")

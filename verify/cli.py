@@ -75,8 +75,8 @@ def _add_run_options(p):
     where.add_argument(
         "--reference",
         action="store_true",
-        help="write the committed reference results/ (only when the reference is refreshed: "
-        "docs/contributing.md)",
+        help="write the committed reference results/ (results/full/ with --scale full; only when "
+        "the reference is refreshed: docs/contributing.md)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument(
@@ -290,7 +290,8 @@ def main(argv=None) -> int:
         if getattr(args, "reference", False):  # run --reference: the committed reference
             from verify.results import reference_root
 
-            args.out = str(reference_root())
+            # full-scale records have their own store beside the quick one: results/full/
+            args.out = str(reference_root() / ("full" if args.scale == "full" else ""))
         if getattr(args, "out", "unset") is None:  # run, probe-lm, lm-geometry: the one results folder
             from verify.results import results_root
 
