@@ -36,6 +36,21 @@ def list_claims(pattern: str = "*") -> list[str]:
     return [cid for cid in load_all() if fnmatch.fnmatchcase(cid, pattern)]
 
 
+def _run_settings(seed: Any, scale: Any, device: Any, dtype: Any) -> tuple[int, str, str]:
+    """(seed, device, dtype) of a run, each checked as ``--seed``, ``--scale``, ``--device`` and
+    ``--dtype`` are (a clear error naming the argument), the dtype defaulting to the device's."""
+    from constructions.device import default_dtype, resolve_device
+    from verify.inputs import seed_value
+
+    seed = seed_value(seed)
+    if scale not in ("quick", "full"):
+        raise ValueError(f"scale={scale!r} must be 'quick' or 'full'")
+    device = resolve_device(device, "device")
+    if dtype is not None and dtype not in DTYPES:
+        raise ValueError(f"dtype={dtype!r} must be one of {DTYPES} (or None: the device's default)")
+    return seed, device, dtype or default_dtype(device)
+
+
 def run_claim(
     claim_id: str,
     *,
@@ -71,9 +86,8 @@ def run_claim(
     ...
     ValueError: device='tpu' is not a device; expected one of ('auto', 'cpu', 'cuda')
     """
-    from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, load_all
-    from verify.inputs import seed_value, writable_folder
+    from verify.inputs import writable_folder
     from verify.runner import run_claim as run_one
 
     if not isinstance(claim_id, str):
@@ -81,12 +95,7 @@ def run_claim(
             f"claim_id={claim_id!r} must be a claim id, a string <area>.<topic>.<property> "
             f"(`python -m verify list` shows the ids), not {type(claim_id).__name__}"
         )
-    seed = seed_value(seed)
-    if scale not in ("quick", "full"):
-        raise ValueError(f"scale={scale!r} must be 'quick' or 'full'")
-    device = resolve_device(device, "device")
-    if dtype is not None and dtype not in DTYPES:
-        raise ValueError(f"dtype={dtype!r} must be one of {DTYPES} (or None: the device's default)")
+    seed, device, dtype = _run_settings(seed, scale, device, dtype)
     if results is not None:
         writable_folder(results, "results=")
     claims = load_all()
@@ -96,7 +105,7 @@ def run_claim(
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown claim {claim_id!r}{hint} `python -m verify list` shows the ids")
     merged = claim_params(claim, scale, params)
-    ctx = Context(seed=seed, device=device, dtype=dtype or default_dtype(device), scale=scale)
+    ctx = Context(seed=seed, device=device, dtype=dtype, scale=scale)
     record = run_one(claim, ctx, merged, controls=controls)
     if results is not None:
         from verify.results import ResultStore
@@ -126,9 +135,8 @@ def run_claims(
     >>> [r["status"] for r in run_claims(["chapters.router.zloss_zero_logits"])]
     ['pass']
     """
-    from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, select
-    from verify.inputs import seed_value, writable_folder
+    from verify.inputs import writable_folder
     from verify.results import ResultStore
     from verify.runner import run_claims as run_here
 
@@ -136,17 +144,12 @@ def run_claims(
         patterns = [patterns]
     if not all(isinstance(p, str) for p in patterns):
         raise TypeError(f"patterns={patterns!r} must be claim ids or globs (strings)")
-    seed = seed_value(seed)
-    if scale not in ("quick", "full"):
-        raise ValueError(f"scale={scale!r} must be 'quick' or 'full'")
-    device = resolve_device(device, "device")
-    if dtype is not None and dtype not in DTYPES:
-        raise ValueError(f"dtype={dtype!r} must be one of {DTYPES} (or None: the device's default)")
+    seed, device, dtype = _run_settings(seed, scale, device, dtype)
     claims = select(list(patterns))
     if results is not None:
         writable_folder(results, "results=")
     store = ResultStore(results) if results is not None else None
-    ctx = Context(seed=seed, device=device, dtype=dtype or default_dtype(device), scale=scale)
+    ctx = Context(seed=seed, device=device, dtype=dtype, scale=scale)
     if scheduler is not None:
         from verify.cluster import run_claims_on_cluster
 

@@ -97,28 +97,12 @@ def run_claims_on_cluster(
     :class:`verify.progress.RunProgress`) is told each end. See the module's docstring.
     """
     from verify.progress import RunProgress
-    from verify.results import git_revision, jsonable
-    from verify.runner import run_claim
+    from verify.runner import run_claim, split_finished
 
     own_progress = progress is None
     if own_progress:
         progress = RunProgress([c.id for c in claims], bar=ctx.progress)
-    done: dict[str, dict] = {}
-    pending = []
-    for claim in claims:
-        found = None
-        if store is not None and resume:
-            found = store.find(
-                claim.id, ctx.scale, jsonable(claim.params(ctx.scale)), ctx.seed, ctx.device, ctx.dtype,
-                git_revision(),
-            )  # fmt: skip
-        if found is not None:
-            done[claim.id] = dict(found, resumed=True)
-            progress.finished(done[claim.id])
-            if on_record is not None:
-                on_record(done[claim.id])
-        else:
-            pending.append(claim)
+    done, pending = split_finished(claims, ctx, store, resume, progress, on_record)
     if pending:
         from distributed import as_completed
 

@@ -7,8 +7,8 @@ recorded as errors at once, naming the exit status or the signal."""
 from __future__ import annotations
 
 from verify.claims import Claim, Context
-from verify.results import ResultStore, git_revision, jsonable
-from verify.runner import run_claim
+from verify.results import ResultStore
+from verify.runner import run_claim, split_finished
 
 
 def _area_costs(claims: list[Claim], store: ResultStore | None) -> dict[str, float]:
@@ -73,27 +73,7 @@ def _run_workers(claims, ctx, store, jobs, resume, on_record, progress) -> list[
     import tempfile
     import threading
 
-    done: dict[str, dict] = {}
-    pending = []
-    for claim in claims:
-        found = None
-        if store is not None and resume:
-            found = store.find(
-                claim.id,
-                ctx.scale,
-                jsonable(claim.params(ctx.scale)),
-                ctx.seed,
-                ctx.device,
-                ctx.dtype,
-                git_revision(),
-            )
-        if found is not None:
-            done[claim.id] = dict(found, resumed=True)
-            progress.finished(done[claim.id])
-            if on_record is not None:
-                on_record(done[claim.id])
-        else:
-            pending.append(claim)
+    done, pending = split_finished(claims, ctx, store, resume, progress, on_record)
     groups = partition_by_area(pending, jobs, store)
     threads = str(max(1, (os.cpu_count() or 1) // max(1, len(groups))))
     inbox: queue.Queue = queue.Queue()

@@ -340,6 +340,32 @@ def peak_memory(device: str = "cpu", scope: str = "process") -> dict:
     return out
 
 
+def split_finished(
+    claims: list[Claim], ctx: Context, store: ResultStore | None, resume: bool, progress, on_record
+):
+    """(records of the claims that have a finished record in ``store`` for ``ctx``'s scale, seed,
+    device, dtype and this code, by claim id, marked ``resumed``; the claims still to run). Each
+    finished record is reported to ``progress`` and ``on_record`` at once. The parallel and the
+    cluster runners start with it."""
+    done: dict[str, dict] = {}
+    pending = []
+    for claim in claims:
+        found = None
+        if store is not None and resume:
+            found = store.find(
+                claim.id, ctx.scale, jsonable(claim.params(ctx.scale)), ctx.seed, ctx.device, ctx.dtype,
+                git_revision(),
+            )  # fmt: skip
+        if found is None:
+            pending.append(claim)
+            continue
+        done[claim.id] = dict(found, resumed=True)
+        progress.finished(done[claim.id])
+        if on_record is not None:
+            on_record(done[claim.id])
+    return done, pending
+
+
 def run_claims(
     claims: list[Claim],
     ctx: Context,
