@@ -212,9 +212,14 @@ def seed_undecided_table(ix: Index, area: str | None = None) -> str:
         "|---|---|---|---|---|",
     ]
     for e in entries:
+        reason = e.reason + (
+            f" (the criterion also passes on the control(s) {', '.join(e.known_vacuous)})"
+            if e.known_vacuous
+            else ""
+        )
         lines.append(
             f"| `{e.claim_id}` | {', '.join(e.scales)} | "
-            + " | ".join(_cell(c) for c in (e.measured, e.reason, e.would_decide))
+            + " | ".join(_cell(c) for c in (e.measured, reason, e.would_decide))
             + " |"
         )
     return "\n".join(lines)

@@ -26,7 +26,8 @@ An entry may name ``known_vacuous`` controls: controls on which the (unchanged) 
 to pass as well, so the criterion does not discriminate against them. Such a claim is not
 reproduced twice over; the control keeps running and its rows stay in every record (status
 "passes", marked ``known``), and ``verify falsify`` lists it as a known defect of the criterion
-instead of a new one. Only a ledgered claim can carry such a control.
+instead of a new one. Only a ledgered or an undecided claim can carry such a control
+(:func:`known_vacuous` reads either).
 
 An entry applies at the scales it names (``scales``, default both): a claim that fails at full
 scale and passes at quick scale has a full-scale entry only, so the quick run still judges it.
@@ -135,6 +136,7 @@ class UndecidedEntry:
     would_decide: str  # the budget that decides it (seeds, draws), as verify oc or the record names it
     scales: tuple[str, ...] = ("quick", "full")
     seed_verdicts: Mapping[int, str] = field(default_factory=dict)
+    known_vacuous: tuple[str, ...] = ()  # controls on which the criterion is known to pass too
 
     def __post_init__(self):
         if set(self.seed_verdicts.values()) - {"pass", "inconclusive"}:
@@ -164,6 +166,17 @@ UNDECIDED: dict[tuple[str, str], UndecidedEntry] = {}
 def undecided_for(claim_id: str, scale: str) -> UndecidedEntry | None:
     """The undecided entry of a claim at a scale (:class:`UndecidedEntry`), or None."""
     return UNDECIDED.get((claim_id, scale))
+
+
+def known_vacuous(claim_id: str, scale: str) -> set[str]:
+    """The controls of ``claim_id`` on which its criterion is known to pass at ``scale``, as its
+    ledger or undecided entry names them (empty without an entry).
+
+    >>> known_vacuous("no.such.claim", "quick")
+    set()
+    """
+    entry = entry_for(claim_id, scale) or undecided_for(claim_id, scale)
+    return set(entry.known_vacuous) if entry is not None else set()
 
 
 def _entries(path: Path, cls, required: set[str]) -> list:
