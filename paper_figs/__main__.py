@@ -85,11 +85,11 @@ def main(argv=None) -> int:
         print(f"error: unknown figure(s) {unknown}; --list shows them", file=sys.stderr)
         return 2
     chosen = [FIGURES[f] for f in (args.figs or FIGURES)]
-    from paper_figs.registry import figure_folder
+    from verify.inputs import writable_folder
     from verify.results import ResultStore, missing_results, reading_root, results_root
 
     try:
-        out = figure_folder(args.out)  # a folder that cannot be written: refused before anything runs
+        out = writable_folder(args.out, appends=None)  # refused before anything runs or is drawn
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

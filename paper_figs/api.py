@@ -99,9 +99,10 @@ def save_figure(
     ...     [p.name for p in paths]
     ['fact_mlp.fig_capacity.png']
     """
-    from paper_figs.registry import figure_folder, pyplot
+    from paper_figs.registry import pyplot
+    from verify.inputs import writable_folder
 
-    folder = figure_folder(out, "out")  # a folder that cannot be written is refused before drawing
+    folder = writable_folder(out, "out", appends=None)  # refused before anything is drawn
     fig = draw_figure(figure_id, results)
     paths = []
     try:

@@ -10,9 +10,7 @@ keyword ``results`` (the folder; None: the folder commands read, :func:`verify.r
 from __future__ import annotations
 
 import importlib
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from theory.registry import Registry
@@ -58,25 +56,6 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def figure_folder(out: str | os.PathLike[str], flag: str = "--out") -> Path:
-    """The folder the figures are saved in (``python -m paper_figs --out``), created when missing
-    and checked writable before any claim runs or figure is drawn
-    (:func:`verify.inputs.writable_folder`): a ValueError naming ``flag`` and the folder otherwise.
-
-    >>> import tempfile
-    >>> figure_folder(tempfile.mkdtemp()).is_dir()
-    True
-    >>> with tempfile.NamedTemporaryFile() as fh:
-    ...     figure_folder(fh.name)
-    Traceback (most recent call last):
-    ...
-    ValueError: --out ... is a file, not a folder
-    """
-    from verify.inputs import writable_folder
-
-    return writable_folder(out, flag, appends=None)
 
 
 def footer(fig, rec: dict) -> None:

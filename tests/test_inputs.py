@@ -166,7 +166,10 @@ def test_oc_refuses_more_replications_than_its_budget_at_once(capsys):
 
 
 def test_the_figures_folder_is_checked_before_a_figure_is_drawn(tmp_path):
-    from paper_figs.registry import figure_folder
+    from verify.inputs import writable_folder
+
+    def figure_folder(folder):  # as python -m paper_figs and save_figure check their --out
+        return writable_folder(folder, appends=None)
 
     assert figure_folder(tmp_path / "new" / "figs").is_dir()  # created when missing
     a_file = tmp_path / "a_file"
