@@ -321,14 +321,17 @@ def cmd_run(args, patterns) -> int:
     store = ResultStore(args.out)
     lines = getattr(args, "jsonl", False)
 
+    kept = []  # the records this run appended (a resumed record was stored before)
+
     def emit(record):
+        if not record.get("resumed"):
+            kept.append(record["id"])
         if lines:
             print(_dumps(record), flush=True)
 
     parallel = jobs > 1 and len(areas) > 1
     scheduler = getattr(args, "scheduler", None)
     progress = _progress(claims, args, jobs if parallel else 1)
-    before = len(store.records())
     try:
         if scheduler:
             from verify.cluster import run_claims_on_cluster
@@ -346,9 +349,8 @@ def cmd_run(args, patterns) -> int:
             )
     except KeyboardInterrupt:
         progress.close()
-        kept = len(store.records()) - before
         print(
-            f"\ninterrupted: {kept} record(s) finished by this run are kept in {store.path}; the same "
+            f"\ninterrupted: {len(kept)} record(s) finished by this run are kept in {store.path}; the same "
             "command resumes from them",
             file=sys.stderr,
         )
@@ -433,12 +435,12 @@ def report_summary(records: list[dict], folder) -> list[str]:
     >>> "geometric.gd.fit`: 6 seeds would decide" in text
     True
     """
+    from collections import Counter
+
     from verify.statements import HOLDS, REFUTED, UNDECIDED, paper_verdicts
 
     folder = Path(folder)
-    counts: dict[str, int] = {}
-    for r in records:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    counts = Counter(r["status"] for r in records)
     first = records[0] if records else {}
     out = [
         "## Start here",
