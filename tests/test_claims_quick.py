@@ -12,10 +12,9 @@ are reported as pytest skips.
 
 import pytest
 
-from tests.layout import ROOT
 from verify.claims import load_all, missing_controls
 from verify.ledger import entry_for
-from verify.results import ResultStore, verdict_differences
+from verify.results import ResultStore, reference_root, verdict_differences
 
 CLAIMS = load_all()
 
@@ -23,7 +22,7 @@ CLAIMS = load_all()
 def _reference() -> dict:
     """The newest quick record of each claim in the committed reference results/."""
     return {
-        r["id"]: r for r in ResultStore(ROOT / "results", create=False).records() if r.get("scale") == "quick"
+        r["id"]: r for r in ResultStore(reference_root(), create=False).records() if r.get("scale") == "quick"
     }
 
 
