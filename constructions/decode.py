@@ -124,6 +124,13 @@ def clears_tie(margins: Any, tolerances: Any) -> Any:
     return margins > tolerances
 
 
+#: Where a model's per-fact tolerances come from when they are :func:`kernel_tolerances` (the
+#: ``tie_source`` of the toolkit's models, read by ``verify.fact_check.check_fact_model``).
+KERNEL_TIE_SOURCE = (
+    "the decode kernel's: tie_tolerance(||h_i|| max_j ||u_j||, dtype) (constructions/decode.py)"
+)
+
+
 def kernel_tolerances(queries: Any, candidates: Any) -> np.ndarray:
     """The tie tolerance :func:`decode` and :func:`predict` give each query (float64, one per
     row of ``queries``): ``tie_tolerance(max_j ||u_j||, dtype) * ||h_i||`` in the queries' dtype

@@ -247,39 +247,12 @@ def _rounding_dtype(census: dict[Any, int]) -> Any:
     return max(census, key=rounding_eps) if census else np.dtype(np.float64)
 
 
-def _toolkit_tolerances(model: Any, facts: Any) -> np.ndarray | None:
-    """The decode kernel's own per-fact tolerances for the toolkit's two model classes (a
-    :class:`~constructions.fact_mlp.facts.FactMLP` on a fact set, a
-    :class:`~constructions.geometric.single_hop.BlockModel`), computed from the queries and
-    candidates their kernel decodes; None for any other model."""
-    from constructions.decode import kernel_tolerances
-    from constructions.fact_mlp.facts import FactMLP
-
-    if isinstance(model, FactMLP) and getattr(facts, "fact_map", None) is not None:
-        outputs = np.asarray(model.forward(facts.keys), dtype=np.float64)
-        return kernel_tolerances(outputs, np.asarray(facts.values, dtype=np.float64))
-    if (
-        type(model).__name__ == "BlockModel"
-        and type(model).__module__ == "constructions.geometric.single_hop"
-    ):
-        subj, rel, _ = model.fact_queries(facts)
-        chunk = 1 << 15
-        parts = [
-            kernel_tolerances(
-                model.final_hidden(subj[at : at + chunk], rel[at : at + chunk]), model.transformer.unembed
-            )
-            for at in range(0, len(subj), chunk)
-        ]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    return None
-
-
 def _tie_tolerances(
     model: Any, facts: Any, n_facts: int, margin_atol: float | None, rounding: Any, problems: list[str]
 ) -> tuple[np.ndarray, str]:
     """(per-fact tolerance, where it came from): ``margin_atol`` when given; the model's
-    ``tie_tolerances(facts)``; the decode kernel's for the toolkit's models; else the tie rule at
-    scale 1 in the model's coarsest dtype."""
+    ``tie_tolerances(facts)`` (named by its ``tie_source`` where it has one: the toolkit's models
+    give the decode kernel's); else the tie rule at scale 1 in the model's coarsest dtype."""
     from constructions.decode import tie_tolerance
 
     if margin_atol is not None:
@@ -288,15 +261,9 @@ def _tie_tolerances(
     if callable(own):
         tol = np.asarray(own(facts), dtype=np.float64)
         if tol.shape == (n_facts,) and not (np.isnan(tol) | (tol < 0)).any():
-            return tol, "the model's tie_tolerances(facts)"
+            return tol, getattr(model, "tie_source", "the model's tie_tolerances(facts)")
         got = f"shape {tol.shape}" if tol.shape != (n_facts,) else "NaN or negative numbers"
         problems.append(f"tie_tolerances must give one number >= 0 per fact, shape ({n_facts},); got {got}")
-    kernel = _toolkit_tolerances(model, facts)
-    if kernel is not None:
-        return (
-            kernel,
-            "the decode kernel's: tie_tolerance(||h_i|| max_j ||u_j||, dtype) (constructions/decode.py)",
-        )
     name = _dtype_name(rounding)
     return np.full(n_facts, float(tie_tolerance(1.0, rounding))), (
         f"tie_tolerance(1, {name}): the model gives no logit scale, so logits of magnitude about 1 are "
@@ -672,8 +639,8 @@ def check_fact_model(
 
     The tie rule (:func:`constructions.decode.tie_tolerance`) needs each fact's tolerance; the
     check takes it from the model's ``tie_tolerances(facts)`` when it has one (a
-    :class:`ModuleFactModel` does), from the decode kernel for the toolkit's ``FactMLP`` and
-    ``BlockModel``, and otherwise assumes logits of magnitude about 1 in the model's coarsest
+    :class:`ModuleFactModel` does, and the toolkit's ``FactMLP`` and ``BlockModel`` give the decode
+    kernel's), and otherwise assumes logits of magnitude about 1 in the model's coarsest
     dtype (``tie_tolerance(1, dtype)``: 1.4e-14 in float64). ``margin_atol``: a number replaces
     it by that absolute tolerance for every fact. The report's ``tie_source`` says which.
 

@@ -287,6 +287,30 @@ class FactMLP:
         """
         return self._decoding(facts, return_margins=True).margins
 
+    @property
+    def tie_source(self) -> str:
+        """Where :meth:`tie_tolerances` comes from (``verify.fact_check`` reports it)."""
+        from constructions.decode import KERNEL_TIE_SOURCE
+
+        return KERNEL_TIE_SOURCE
+
+    def tie_tolerances(self, facts: FactSet | None = None) -> np.ndarray:
+        """The tie tolerance of every fact (default: the MLP's own) under the decode kernel's tie
+        rule (float64, :func:`constructions.decode.kernel_tolerances`): a margin at most it is a tie.
+
+        >>> import numpy as np
+        >>> from constructions.fact_mlp import build_encoder_decoder, fact_set
+        >>> facts = fact_set(20, 5, 8, np.random.default_rng(0))
+        >>> mlp = build_encoder_decoder(facts, 8, np.random.default_rng(1))
+        >>> tol = mlp.tie_tolerances()
+        >>> tol.shape, bool((tol > 0).all() and (mlp.margins() > tol).all())
+        ((20,), True)
+        """
+        from constructions.decode import kernel_tolerances
+
+        fs = self._fact_set(facts)
+        return kernel_tolerances(self._outputs(fs), np.asarray(fs.values, dtype=np.float64))
+
     def _fact_set(self, facts: FactSet | None) -> FactSet:
         if facts is None:
             return self.facts

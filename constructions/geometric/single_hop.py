@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from constructions.decode import Decoding, predict
+from constructions.decode import KERNEL_TIE_SOURCE, Decoding, kernel_tolerances, predict
 from constructions.decode import decode as decode_kernel
 from constructions.geometric.codes import attribute_codes, check_codes
 from constructions.tasks import check_bijections, require_size, single_hop_dataset
@@ -139,6 +139,8 @@ class BlockModel:
     codes: np.ndarray
     selector: SelectorMLP
     transformer: OneLayerTransformer
+    #: where :meth:`tie_tolerances` comes from (verify.fact_check reports it)
+    tie_source = KERNEL_TIE_SOURCE
 
     @property
     def n_subjects(self) -> int:
@@ -251,6 +253,25 @@ class BlockModel:
             for at in range(0, len(subj), chunk)
         ]
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def tie_tolerances(self, facts: Facts | None = None, chunk: int = 1 << 15) -> np.ndarray:
+        """The tie tolerance of every fact under the decode kernel's tie rule (float64,
+        :func:`constructions.decode.kernel_tolerances`; in the order of :meth:`fact_queries`).
+
+        >>> import numpy as np
+        >>> from constructions import build_block_model
+        >>> model = build_block_model(np.array([[1, 0, 2]]), 3, codes=np.eye(3))
+        >>> bool((model.margins() > model.tie_tolerances()).all())
+        True
+        """
+        subj, rel, _ = self.fact_queries(facts)
+        parts = [
+            kernel_tolerances(
+                self.final_hidden(subj[at : at + chunk], rel[at : at + chunk]), self.transformer.unembed
+            )
+            for at in range(0, len(subj), chunk)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def accuracy(self, facts: Facts | None = None) -> float:
         """The fraction of ``facts`` decoded correctly, ties counted as errors (the decode kernel).
