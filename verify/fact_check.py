@@ -28,7 +28,6 @@ checked through :class:`ModuleFactModel` (its calling convention is there).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import numbers
 import sys
@@ -272,22 +271,6 @@ def _tie_tolerances(
 
 
 # --- torch modules and callables ----------------------------------------------------------------
-def _fingerprint(facts: Any) -> bytes:
-    """A digest of the facts' arrays (what an answer was computed for)."""
-    h = hashlib.blake2b(digest_size=16)
-    if getattr(facts, "fact_map", None) is not None:
-        arrays = [facts.keys, facts.values, facts.fact_map]
-    elif isinstance(facts, tuple):
-        arrays = list(facts)
-    else:
-        arrays = [facts]
-    for a in arrays:
-        a = np.ascontiguousarray(np.asarray(a))
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.digest()
-
-
 class ModuleFactModel:
     """A torch module, or any callable, that maps a batch of facts to logits over the candidates,
     seen as a fact-storing model: ``decode``, ``accuracy``, ``margins`` and ``tie_tolerances``
@@ -314,7 +297,7 @@ class ModuleFactModel:
     anything ``numpy.asarray`` takes. Facts go ``batch_size`` at a time; the output of the first
     batch is checked, and a call that fails or an output of another shape is a TypeError that
     names the convention. Within one :func:`check_fact_model` the module runs once over the facts
-    (its answers are kept for that check, keyed by a digest of the facts' arrays); each direct
+    (its answers are kept for that check and the facts it is given); each direct
     call of ``decode``, ``margins``, ``accuracy`` or ``tie_tolerances`` runs it again.
 
     The tie rule on logits (:func:`constructions.decode.decode_logits`): tolerance
@@ -359,7 +342,7 @@ class ModuleFactModel:
         self.n_candidates: int | None = None
         #: The dtype of the module's outputs (None before its first call).
         self.output_dtype: Any = None
-        self._cache: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._cache: tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         self._memo = False  # keep the answers: only while check_fact_model runs
 
     # --- what the module is made of -------------------------------------------------------------
@@ -453,8 +436,7 @@ class ModuleFactModel:
 
         from constructions.decode import decode, decode_logits, kernel_tolerances, predict, rounding_eps
 
-        key = _fingerprint(facts)
-        if self._memo and self._cache is not None and self._cache[0] == key:
+        if self._memo and self._cache is not None and self._cache[0] is facts:
             return self._cache[1]
         kind, inputs, targets, candidates, width, exact = self._batches(facts)
         convention = self._convention(kind, width, exact)
@@ -498,7 +480,7 @@ class ModuleFactModel:
         else:
             answers = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
         if self._memo:
-            self._cache = (key, answers)  # type: ignore[assignment]
+            self._cache = (facts, answers)  # type: ignore[assignment]
         return answers  # type: ignore[return-value]
 
     # --- the measurement interface ----------------------------------------------------------------
