@@ -208,14 +208,18 @@ def capacity_symbolic():
 
 
 # ---------------------------------------------------------------------------------------------
-_R23_PARAMS = {
+_R1_PARAMS = {
     "beta": "inverse temperature",
     "n_patterns": "N, number of patterns",
     "norm_bound": "M, max pattern norm",
+}
+_R1_ALIASES = {"N": "n_patterns", "M": "norm_bound"}
+_R23_PARAMS = {
+    **_R1_PARAMS,
     "separation": "Delta, separation of the pattern",
     "radius": "r = max{||xi-x_i||, ||x_i*-x_i||}",
 }
-_R23_ALIASES = {"N": "n_patterns", "M": "norm_bound", "Delta": "separation", "r": "radius"}
+_R23_ALIASES = {**_R1_ALIASES, "Delta": "separation", "r": "radius"}
 
 register_bound(
     Bound(
@@ -224,15 +228,11 @@ register_bound(
         source=SOURCE + ", Thm 4",
         statement="R1: Delta_i >= 2/(beta N) + log(2 (N-1) N beta M^2)/beta implies convergence into "
         "the sphere of radius 1/(beta N M) around x_i (value: the required separation)",
-        params={
-            "beta": "inverse temperature",
-            "n_patterns": "N, number of patterns",
-            "norm_bound": "M, max pattern norm",
-        },
+        params=_R1_PARAMS,
         numeric=well_separated_threshold,
         symbolic=well_separated_symbolic,
         label="R1",
-        aliases={"N": "n_patterns", "M": "norm_bound"},
+        aliases=_R1_ALIASES,
     )
 )
 register_bound(
@@ -242,15 +242,11 @@ register_bound(
         source=SOURCE + ", Thm 4",
         statement="R1: the sphere S_i = {xi : ||xi - x_i|| <= 1/(beta N M)} that a well-separated "
         "pattern's update maps into itself and where its fixed point lies (value: the radius)",
-        params={
-            "beta": "inverse temperature",
-            "n_patterns": "N, number of patterns",
-            "norm_bound": "M, max pattern norm",
-        },
+        params=_R1_PARAMS,
         numeric=sphere_radius,
         symbolic=sphere_radius_symbolic,
         label="R1",
-        aliases={"N": "n_patterns", "M": "norm_bound"},
+        aliases=_R1_ALIASES,
     )
 )
 register_bound(
