@@ -20,7 +20,7 @@ def cmd_falsify(args) -> int:
     from constructions.device import default_dtype, resolve_device
     from verify.claims import Context, missing_controls, select
     from verify.ledger import known_vacuous
-    from verify.results import reading_root
+    from verify.results import latest_records, reading_root
     from verify.runner import run_controls
 
     claims = select(args.ids)
@@ -35,7 +35,7 @@ def cmd_falsify(args) -> int:
     bad, known_defects, coarse = 0, 0, 0
     stream = sys.stderr if args.json else sys.stdout
     json_rows = []
-    stored = _latest_records(ctx.scale, [str(reading_root())])
+    stored = latest_records(ctx.scale, [str(reading_root())])
     for c in claims:
         missing = missing_controls(c)
         rows = [] if missing else run_controls(c, ctx)
@@ -175,19 +175,6 @@ def _short(value, limit=60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _latest_records(scale: str, folders) -> dict[str, dict]:
-    """The newest non-error record of each claim at ``scale`` (any seed or device) in ``folders``."""
-    from verify.results import ResultStore
-
-    latest: dict[str, dict] = {}
-    for folder in folders:
-        if (Path(folder) / "claims.jsonl").exists():
-            for row in ResultStore(folder).records():
-                if row.get("scale") == scale and row.get("status") != "error":
-                    latest[row["id"]] = row
-    return latest
-
-
 def expected_seconds(claims, scale: str, folders, quick_folders=()) -> dict[str, dict]:
     """Per area: claims, the seconds of the newest stored record of each claim at ``scale`` (any
     seed or device) found in ``folders``, the claims with no such record, and their peak memory.
@@ -195,8 +182,10 @@ def expected_seconds(claims, scale: str, folders, quick_folders=()) -> dict[str,
     When ``scale`` is "full", a claim with no full record but a quick one in ``quick_folders`` adds
     its quick seconds to ``quick_seconds`` (and its id to ``quick_only``): a lower bound on its
     full-scale time in so far as its full parameters are larger, never mixed into ``seconds``."""
-    latest = _latest_records(scale, folders)
-    quick = _latest_records("quick", quick_folders) if scale == "full" else {}
+    from verify.results import latest_records
+
+    latest = latest_records(scale, folders)
+    quick = latest_records("quick", quick_folders) if scale == "full" else {}
     areas: dict[str, dict] = {}
     for c in claims:
         a = areas.setdefault(

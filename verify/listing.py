@@ -90,10 +90,10 @@ def claims_markdown(claims) -> str:
 def _stored_resolutions() -> dict:
     """Resolution of each claim from the newest quick record of the committed reference results/
     (the generated docs read these, whatever a user's own runs hold)."""
-    from verify.commands import _latest_records, resolution_of
-    from verify.results import reference_root
+    from verify.commands import resolution_of
+    from verify.results import latest_records, reference_root
 
-    stored = _latest_records("quick", [str(reference_root())])
+    stored = latest_records("quick", [str(reference_root())])
     return {cid: (r.get("status"), resolution_of(None, r)) for cid, r in stored.items()}
 
 

@@ -27,18 +27,9 @@ def expected_seconds(folders: Iterable[Any], scale: str = "quick") -> dict[str, 
     >>> expected_seconds(["/nonexistent"])
     {}
     """
-    from pathlib import Path
+    from verify.results import latest_records
 
-    from verify.results import RESULTS_FILE, ResultStore
-
-    out: dict[str, float] = {}
-    for folder in folders:
-        if not (Path(folder) / RESULTS_FILE).is_file():
-            continue
-        for row in ResultStore(folder, create=False).records():
-            if row.get("scale") == scale and row.get("status") != "error" and row.get("seconds"):
-                out[row["id"]] = float(row["seconds"])
-    return out
+    return {cid: float(r["seconds"]) for cid, r in latest_records(scale, folders).items() if r.get("seconds")}
 
 
 def bar_shape() -> dict[str, int]:

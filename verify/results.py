@@ -432,6 +432,22 @@ class ResultStore:
         return removed
 
 
+def latest_records(scale: str, folders) -> dict[str, dict]:
+    """The newest non-error record of each claim at ``scale`` (any seed or device) in the
+    ``claims.jsonl`` of ``folders`` (later folders win; a folder without one is skipped).
+
+    >>> latest_records("quick", ["/nonexistent"])
+    {}
+    """
+    latest: dict[str, dict] = {}
+    for folder in folders:
+        if (Path(folder) / RESULTS_FILE).exists():
+            for row in ResultStore(folder, create=False).records():
+                if row.get("scale") == scale and row.get("status") != "error":
+                    latest[row["id"]] = row
+    return latest
+
+
 def _refuse_constant(token: str):
     raise ValueError(f"not strict JSON: {token}")
 
