@@ -468,6 +468,7 @@ def _r4(
     update: Hypothesis,
     in_radius: Hypothesis,
     norms: np.ndarray,
+    on_sphere: bool,
     dim: int,
     beta: float,
     fail_prob: float,
@@ -486,7 +487,7 @@ def _r4(
         in_radius,
         Hypothesis(
             "patterns on a sphere of radius M = K sqrt(d-1) (their uniform draw is assumed, not checked)",
-            bool(norms.min() >= m * (1 - sphere_rtol)),
+            on_sphere,
             f"norms {_range(norms)}, relative tolerance {_fmt(sphere_rtol)}",
         ),
         Hypothesis("dimension d >= 2", dim >= 2, f"d = {dim}"),
@@ -631,11 +632,12 @@ def check_associative_memory(
         if not math.isfinite(atol):
             raise ValueError(f"atol={atol!r} must be finite")
 
-    X = _as_columns(_to_numpy(patterns, "patterns"), layout, "patterns")
+    given = _to_numpy(patterns, "patterns")
+    X = _as_columns(given, layout, "patterns")
     d, n = X.shape
     if n < 2 or d < 1:
         raise ValueError(
-            f"patterns of shape {X.T.shape if layout == 'rows' else X.shape} hold N={n} patterns in d={d} "
+            f"patterns of shape {given.shape} hold N={n} patterns in d={d} "
             f"(layout={layout!r}); the bounds need N >= 2 and d >= 1"
         )
     if not np.all(np.isfinite(X)):
@@ -658,9 +660,9 @@ def check_associative_memory(
         if query_radius is not None:
             raise ValueError("give queries= or query_radius=, not both (query_radius sets the drawn queries)")
         q = _to_numpy(queries, "queries")
-        if q.shape != (X.T.shape if layout == "rows" else X.shape):
+        if q.shape != given.shape:
             raise ValueError(
-                f"queries have shape {q.shape} but the patterns {X.T.shape if layout == 'rows' else X.shape} "
+                f"queries have shape {q.shape} but the patterns {given.shape} "
                 f"(layout={layout!r}): one query per pattern, in the patterns' layout"
             )
         Q = _as_columns(q, layout, "queries")
@@ -708,7 +710,8 @@ def check_associative_memory(
         f"{n_well} of {n} patterns; Delta_i {_range(delta)}, needed {_fmt(threshold)} at beta={_fmt(b)}",
     )
 
-    r4, r4_capacity = _r4(update, in_radius, norms, d, b, p, sphere_rtol, retrieved, well)
+    on_sphere = bool(norms.min() >= m * (1 - sphere_rtol))
+    r4, r4_capacity = _r4(update, in_radius, norms, on_sphere, d, b, p, sphere_rtol, retrieved, well)
     bounds = (
         _r1(update, in_radius, separated, well & within, retrieved, radius),
         _d1(update, errors, d1, radius, tol),
@@ -729,7 +732,7 @@ def check_associative_memory(
         beta=b,
         layout=layout,
         norm_bound=m,
-        on_sphere=bool(norms.min() >= m * (1 - sphere_rtol)),
+        on_sphere=on_sphere,
         radius=radius,
         threshold=threshold,
         separations=delta,
