@@ -97,7 +97,7 @@ def run_claims_on_cluster(
     :class:`verify.progress.RunProgress`) is told each end. See the module's docstring.
     """
     from verify.progress import RunProgress
-    from verify.runner import run_claim, split_finished
+    from verify.runner import failed_claim, run_claim, split_finished
 
     own_progress = progress is None
     if own_progress:
@@ -123,7 +123,8 @@ def run_claims_on_cluster(
                 try:
                     record = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a task that raised or a worker that died
-                    record = run_claim(_Failed(claim, f"{type(exc).__name__}: {exc}"), ctx, controls=False)
+                    why = f"the Dask task of this claim failed: {type(exc).__name__}: {exc}"
+                    record = run_claim(failed_claim(claim, why), ctx, controls=False)
                 done[claim.id] = record
                 if store is not None:
                     store.append(record)
@@ -143,12 +144,3 @@ def run_claims_on_cluster(
     if store is not None:
         store.keep_newest(records)
     return records
-
-
-def _Failed(claim, why: str):
-    from dataclasses import replace
-
-    def check(params, ctx):
-        raise RuntimeError(f"the Dask task of this claim failed: {why}")
-
-    return replace(claim, check=check)

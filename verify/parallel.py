@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from verify.claims import Claim, Context
 from verify.results import ResultStore
-from verify.runner import run_claim, split_finished
+from verify.runner import failed_claim, run_claim, split_finished
 
 
 def _area_costs(claims: list[Claim], store: ResultStore | None) -> dict[str, float]:
@@ -144,7 +144,13 @@ def _run_workers(claims, ctx, store, jobs, resume, on_record, progress) -> list[
                     for claim in group:
                         if claim.id not in done:
                             rec = run_claim(
-                                _Crashed(claim, proc.returncode, "".join(tail)[-2000:]), ctx, controls=False
+                                failed_claim(
+                                    claim,
+                                    f"worker process {exit_cause(proc.returncode)} before reporting this "
+                                    f"claim; its stderr ends: {''.join(tail)[-2000:]}",
+                                ),
+                                ctx,
+                                controls=False,
                             )
                             rec.pop("peak_cuda_bytes", None)  # this process's peak, not the worker's
                             rec.update(peak_rss_bytes=None, peak_rss_scope="unknown: the worker died")
@@ -185,14 +191,3 @@ def exit_cause(returncode: int | None) -> str:
         )
         return f"killed by {name}{hint}"
     return f"exited with status {returncode}"
-
-
-def _Crashed(claim: Claim, returncode: int, stderr: str) -> Claim:
-    from dataclasses import replace
-
-    def check(params, ctx):
-        raise RuntimeError(
-            f"worker process {exit_cause(returncode)} before reporting this claim; its stderr ends: {stderr}"
-        )
-
-    return replace(claim, check=check)

@@ -340,6 +340,23 @@ def peak_memory(device: str = "cpu", scope: str = "process") -> dict:
     return out
 
 
+def failed_claim(claim: Claim, why: str) -> Claim:
+    """``claim`` with a check that raises ``why``: what a runner records, through
+    :func:`run_claim`, for a claim whose worker died or whose task failed before it reported.
+
+    >>> from verify.claims import load_all
+    >>> gone = failed_claim(load_all()["chapters.router.zloss_zero_logits"], "the worker died")
+    >>> run_claim(gone, Context(), controls=False)["error"]
+    'RuntimeError: the worker died'
+    """
+    import dataclasses
+
+    def check(params, ctx):
+        raise RuntimeError(why)
+
+    return dataclasses.replace(claim, check=check)
+
+
 def split_finished(
     claims: list[Claim], ctx: Context, store: ResultStore | None, resume: bool, progress, on_record
 ):
