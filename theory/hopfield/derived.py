@@ -82,8 +82,9 @@ def separations(X: np.ndarray) -> np.ndarray:
     for start in range(0, n, step):  # blocks of rows of X^T X, not patterns one by one
         rows = np.arange(start, min(n, start + step))
         gram = X[:, rows].T @ X  # (rows, N)
-        own = gram[np.arange(len(rows)), rows].copy()
-        gram[np.arange(len(rows)), rows] = -np.inf
+        diagonal = (np.arange(len(rows)), rows)  # x_i^T x_i of each row
+        own = gram[diagonal]  # advanced indexing: a copy
+        gram[diagonal] = -np.inf
         out[rows] = own - gram.max(axis=1)
     return out
 
