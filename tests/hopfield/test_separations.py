@@ -124,6 +124,4 @@ def test_sphere_radius_from_the_command_line():
         text=True,
         check=True,
     )
-    rows = json.loads(out.stdout)
-    rows = rows if isinstance(rows, list) else [rows]
-    assert [row["value"] for row in rows] == [0.0625]
+    assert json.loads(out.stdout)["value"] == 0.0625
