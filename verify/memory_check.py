@@ -223,11 +223,6 @@ def _range(values: np.ndarray) -> str:
     return _fmt(lo) if lo == hi else f"{_fmt(lo)} to {_fmt(hi)}"
 
 
-def _patterns_list(idx: np.ndarray, show: int, what: Callable[[int], str]) -> str:
-    more = f"; and {len(idx) - show} more" if len(idx) > show else ""
-    return "; ".join(what(int(i)) for i in idx[:show]) + more
-
-
 def _not_retrieved(
     retrieved: np.ndarray,
     errors: np.ndarray,
@@ -238,16 +233,14 @@ def _not_retrieved(
 ) -> str:
     """The line that names the patterns not retrieved (the first ``show`` of them)."""
     missed = np.flatnonzero(~retrieved)
-
-    def what(i: int) -> str:
-        return (
-            f"pattern {i}: error {_fmt(errors[i])}, Delta_i {_fmt(separations[i])}, "
-            f"D1 bound {_fmt(d1_bounds[i])}"
-        )
-
+    first = "; ".join(
+        f"pattern {i}: error {_fmt(errors[i])}, Delta_i {_fmt(separations[i])}, D1 bound {_fmt(d1_bounds[i])}"
+        for i in missed[:show]
+    )
+    more = f"; and {len(missed) - show} more" if len(missed) > show else ""
     return (
         f"{len(missed)} of {len(retrieved)} patterns are not retrieved within R1's radius "
-        f"{_fmt(radius)} (first: {_patterns_list(missed, show, what)})"
+        f"{_fmt(radius)} (first: {first}{more})"
     )
 
 
