@@ -21,6 +21,9 @@ The criteria here:
   boundary; its resolution is the larger of boundary/below and above/boundary, coarse above 2;
 * :class:`EverySeed` and :class:`KOfN` - rules over seeds (every seed clears a threshold; at
   least k of n do, k from :func:`binomial_k`), pass or fail;
+* :class:`Sequential` - the mean over seeds against a threshold, judged at looks (e.g. 3, 6, 12
+  seeds) and stopped at the first that decides; its error rates, stopping included, are at most
+  its ``alpha`` per direction (Bonferroni over the looks) and simulated by ``verify oc``;
 * :class:`Agreement` - an identity: two independent computations agree to a tolerance.
 
 Each produces its text from the numbers it is given, so the statement cannot drift from what is
@@ -55,7 +58,7 @@ from verify.criteria_growth import (
     log_power,
     slope_interval,
 )
-from verify.criteria_seeds import Agreement, EverySeed, KOfN, binomial_k
+from verify.criteria_seeds import Agreement, EverySeed, KOfN, Sequential, binomial_k
 
 __all__ = [
     "FAMILIES",
@@ -69,6 +72,7 @@ __all__ = [
     "IntervalTest",
     "Judgement",
     "KOfN",
+    "Sequential",
     "Threshold",
     "all_of",
     "binomial_k",

@@ -19,6 +19,10 @@ second time here.
 
 What the laws are (a threshold names a side, not a value, so the theory's law is the record):
 
+A :class:`~verify.criteria.Sequential` part is drawn at its cap (its last look) and judged by its
+own rule, which stops at the first look that decides: the rates are those of the whole staged
+procedure, optional stopping included; at more seeds its looks are continued to the new cap.
+
 * ``as measured`` (the theory): each part's per-seed values drawn from a normal with the record's
   per-seed mean and spread (sd, ddof 1), 0/1 values from a Bernoulli with the measured fraction;
   an interval part's per-seed sd is read back from its 95% Student-t interval and the seed count of
@@ -172,7 +176,7 @@ def _spread(vals) -> tuple[float, float, bool]:
 
 
 def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
-    from verify.criteria import Agreement, EverySeed, IntervalTest, KOfN, Threshold
+    from verify.criteria import Agreement, EverySeed, IntervalTest, KOfN, Sequential, Threshold
 
     rule = res.get("rule")
     where = f"part {name or '(whole)'}"
@@ -218,6 +222,20 @@ def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
             raise NotCovered(f"part {name or '(whole)'}: a per-seed value is not finite in the record")
         mean, sd, binary = _spread(value)
         return Part(name, built, "seeds", len(value), mean, sd, binary, unit=unit)
+    if rule == "sequential":
+        unit = res.get("over", "seeds")
+        labels = meas.get(unit)
+        if not isinstance(value, list) or not value or not isinstance(labels, list):
+            raise NotCovered(f"{where}: no per-seed values stored")
+        if unit not in REPLICATES:
+            raise NotCovered(f"{where}: a sequential rule over {unit}, whose values are not replicates")
+        side, thr = _side_value(pred[q])
+        src = pred.get("threshold_source", "theory")
+        cands = [Sequential(q, thr, side, src, tuple(res["looks"]), float(res["alpha"]), unit)]
+        built = _rebuilt(cands, (value, labels), res)
+        mean, sd, binary = _spread(value)
+        # drawn at the cap: the rule stops at the first look that decides, as the claim does
+        return Part(name, built, "seeds", built.cap, mean, sd, binary, unit=unit)
     if rule == "threshold":
         side, thr = _side_value(pred[q])
         src = pred.get("threshold_source", "theory")
@@ -527,7 +545,10 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
     if seeds:
         if any(isinstance(p.rule, KOfN) for p in parts):
             raise NotCovered("the k of a k-of-n rule at another seed count is the claim's own choice")
-        parts = [replace(p, n=int(seeds)) if p.form != "fixed" else p for p in parts]
+        parts = [
+            p if p.form == "fixed" else replace(p, n=int(seeds), rule=_at_cap(p.rule, int(seeds)))
+            for p in parts
+        ]
         tree = _retree(tree, iter(parts))
     by_name = {p.name: p for p in parts}
     shared = {p.of for p in parts if p.of is not None}  # parts whose draw a summary also judges
@@ -591,6 +612,12 @@ def over_seeds(record: Mapping, seeds: int | None = None) -> Setup:
         },
         {"seeds": max(p.n for p in varying)},
     )
+
+
+def _at_cap(rule, n: int):
+    """``rule`` at ``n`` seeds: a sequential rule's looks continued to a cap of ``n``, any other
+    rule as it is (its seed count is the number of values drawn)."""
+    return rule.with_cap(n) if hasattr(rule, "with_cap") else rule
 
 
 def _noise(p: Part) -> dict:
