@@ -143,7 +143,7 @@ def test_claim_ids_unique_and_three_part():
 
 
 def test_parallel_run_matches_serial(tmp_path):
-    from verify.parallel import partition_by_area, run_claims_parallel
+    from verify.parallel import partition, run_claims_parallel
 
     claims = select(
         [
@@ -152,8 +152,14 @@ def test_parallel_run_matches_serial(tmp_path):
             "hopfield.capacity.constants",
         ]
     )
-    groups = partition_by_area(claims, 2)
+    # without stored sharing, an area stays whole in one worker
+    groups = partition(claims, 2, {}, {})
     assert sorted(len(g) for g in groups) == [1, 2] and all(len({c.area for c in g}) == 1 for g in groups)
+    # with it, claims that share nothing are split by expected seconds, even within an area
+    keys = {c.id: [] for c in claims}
+    seconds = dict(zip([c.id for c in claims], [10.0, 9.0, 1.0]))
+    split = partition(claims, 2, keys, seconds)
+    assert [[c.id for c in g] for g in split] == [[claims[0].id], [claims[1].id, claims[2].id]]
     store = ResultStore(tmp_path)
     par = run_claims_parallel(claims, Context(), store, jobs=2)
     ser = run_claims(claims, Context(), None)

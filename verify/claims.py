@@ -376,6 +376,11 @@ class Context:
     #: since this context was made: the runner's profile splits a claim's time with it.
     shared_seconds: float = field(default=0.0, compare=False)
     _shared_depth: int = field(default=0, compare=False, repr=False)
+    #: digests of the shared results computed or read since the runner last cleared it: the
+    #: runner stores them per claim (``profile["shared_keys"]``), so the scheduler keeps the
+    #: claims that share a result in one worker (:func:`verify.parallel.work_units`)
+    touched: set = field(default_factory=set, compare=False, repr=False)
+    _digests: dict = field(default_factory=dict, compare=False, repr=False)
 
     def rng(self, *salt: int | str) -> np.random.Generator:
         """A fresh numpy Generator from (seed, *salt) (:func:`constructions.seeding.rng_for`;
@@ -397,6 +402,9 @@ class Context:
     def shared(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """Compute once per run: ``key`` must include every parameter and the seed."""
         full_key = (key, self.device, self.dtype)
+        if full_key not in self._digests:
+            self._digests[full_key] = shared_digest(key)
+        self.touched.add(self._digests[full_key])
         if full_key not in self.cache:
             start = time.perf_counter()
             self._shared_depth += 1
@@ -414,6 +422,18 @@ class Context:
         """Shared results whose content changed since they were computed or last asked about
         (an auditing context only: :mod:`verify.audit`)."""
         return changed_entries(self.cache)
+
+
+def shared_digest(key: tuple) -> str:
+    """A short digest of a shared result's key (its function, arguments and seed), the same in
+    every process: how records name the shared results a claim used.
+
+    >>> shared_digest(("f", 1, 2.0)) == shared_digest(("f", 1, 2.0)), len(shared_digest(("f",)))
+    (True, 12)
+    """
+    import hashlib
+
+    return hashlib.sha1(repr(key).encode()).hexdigest()[:12]
 
 
 def _frozen(value, name: str):

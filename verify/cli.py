@@ -110,8 +110,8 @@ def _add_run_options(p):
         "--jobs",
         type=int,
         default=None,
-        help="worker processes, whole areas each (default: up to the CPU count, at most "
-        "one per area; 1 runs in this process)",
+        help="worker processes; claims that share a computed result run in one worker, and "
+        "the claims are split by their stored seconds (default: the CPU count; 1 runs in this process)",
     )
 
 

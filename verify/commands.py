@@ -237,9 +237,14 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
                 "measured_on": sorted(a["devices"]),
             }
         )
-    loads = [0.0] * max(1, jobs)
-    for r in sorted(rows, key=lambda r: -r["expected_seconds"]):  # whole areas per worker
-        loads[loads.index(min(loads))] += r["expected_seconds"]
+    from verify.parallel import partition, stored_sharing
+
+    keys, seconds = stored_sharing(args.scale, folders)
+    known = {c.id: seconds[c.id] for c in claims if c.id in seconds}  # no record: not counted
+    loads = [
+        sum(known.get(c.id, 0.0) for c in g)
+        for g in partition(claims, jobs, keys, {**{c.id: 0.0 for c in claims}, **known})
+    ] or [0.0]
     total = {
         "scale": args.scale,
         "serial_seconds": round(sum(r["expected_seconds"] for r in rows), 1),
@@ -268,7 +273,8 @@ def cmd_dry_run(args, claims, jobs: int) -> int:
         print(line + f" {r['max_peak_rss_gb']:>8.2f}  {', '.join(r['measured_on']) or '-'}")
     print(
         f"\n{args.scale} scale: {total['serial_seconds']:.0f} s in one process, about "
-        f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (whole areas per worker); "
+        f"{total['wall_seconds_with_jobs']:.0f} s with --jobs {jobs} (claims that share a computed result in "
+        "one worker); "
         f"{total['claims_without_record']} claims have no stored record at this scale (not "
         f"counted). Records from {', '.join(folders)}; times are those of the machine that "
         "stored them."
@@ -300,8 +306,7 @@ def cmd_run(args, patterns) -> int:
     dtype = args.dtype or default_dtype(device)
     # the run's own progress (verify.progress) replaces the bars of the sweeps inside a claim
     ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=False)
-    areas = {c.area for c in claims}
-    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(areas))
+    jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(claims))
     if jobs < 1:
         raise ValueError(f"--jobs={jobs} must be >= 1")
     if getattr(args, "dry_run", False):
@@ -318,7 +323,7 @@ def cmd_run(args, patterns) -> int:
         if lines:
             print(_dumps(record), flush=True)
 
-    parallel = jobs > 1 and len(areas) > 1
+    parallel = jobs > 1 and len(claims) > 1
     scheduler = getattr(args, "scheduler", None)
     progress = _progress(claims, args, jobs if parallel else 1)
     try:

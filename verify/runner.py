@@ -158,6 +158,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     params = claim.params(ctx.scale) if params is None else dict(params)
     peak_scope = reset_peak_memory(ctx.device)
     start, cpu0, shared0 = time.perf_counter(), time.process_time(), ctx.shared_seconds
+    ctx.touched.clear()
     outcome, error = None, None
     try:
         with single_threaded():
@@ -182,6 +183,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "controls_s": round(seconds - (check_end - start) - (ctx.shared_seconds - shared1), 3),
         "shared_s": round(ctx.shared_seconds - shared0, 3),
         "cpu_s": round(time.process_time() - cpu0, 3),  # process CPU time, every thread
+        # the shared results the claim and its controls computed or read (verify.parallel.work_units)
+        "shared_keys": sorted(ctx.touched),
     }
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
     gated = operating_gate(claim.id, ctx.scale) if status == "pass" else None
