@@ -379,7 +379,17 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "hopfield.gated.error_bound", "hopfield.gated.separation", "hopfield.gated.exponential_in_kappa"),
         _s(D, "D3, capacity shift [derived]: the gated memory behaves like an ungated one with about "
               "(N_eff - 1) e^{-kappa} + 1 competitors",
-           "hopfield.capacity.gain", "hopfield.capacity.d3", "hopfield.wrong_context.fails"),
+           "hopfield.capacity.kappa_slope", "hopfield.capacity.gain", "hopfield.capacity.d3",
+           "hopfield.wrong_context.fails",
+           roles={
+               "hopfield.capacity.gain": (
+                   FORMALISATION, "history: D3's own exponent at one kappa on an octave grid; the kappa "
+                                  "sweep capacity.kappa_slope restates the law, fitted on pilot seeds"),
+               "hopfield.capacity.d3": (
+                   FORMALISATION, "history: D3's own constant (factor 1) at one kappa on an octave grid; "
+                                  "the kappa sweep capacity.kappa_slope restates the law, fitted on pilot "
+                                  "seeds"),
+           }),
         _s(D, "D4, contraction [derived]: when lambda M^2 < 1 the coupled system has a unique fixed point; "
               "above that regime uniqueness can fail",
            "hopfield.fixed_point.unique", "hopfield.multistability.above",
@@ -393,18 +403,26 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
         _s(D, "superposition probe on a language model [derived]: the residual stream at the last token of "
               "'Facts about {country}' after the middle layer carries the country's capital, continent, "
               "currency and language linearly: held-out ridge R^2 >= 0.1 (our threshold) on their "
-              "unembedding vectors, on SmolLM2-135M and Gemma 3 270M",
+              "unembedding vectors, on SmolLM2-135M and Gemma 3 270M. Why on this page: the abstract "
+              "tests no such probe; the page's language-model claims read a country's facts as memories "
+              "retrieved from the model, which presumes the subject's state stores them, and this probe "
+              "(in the style of the geometric paper's superposition reading) checks that premise on the "
+              "same two models",
            "hopfield.lm.superposition_ridge"),
     ),
     "chapters": (
         _s(A, "the bank is split into chapters and a Mixture-of-Experts-style router picks a few chapters "
               "per input, which scales to 262K memory tokens",
            "chapters.flops.routed_cost_scales", "chapters.router.gradient", "chapters.toy.router_utilisation",
-           "chapters.toy.lb_needed", "chapters.toy.topk_sweep",
+           "chapters.toy.router_balance", "chapters.toy.lb_needed", "chapters.toy.topk_sweep",
            roles={
                "chapters.toy.router_utilisation": (
                    FORMALISATION, "tests our load-balance expectation (90% of the chapters used in the first "
                                   "epoch, a pilot value inside the seed spread; ledger), not the sentence"),
+               "chapters.toy.router_balance": (
+                   FORMALISATION, "restates router_utilisation as a rule over 5 seeds (4 of 5) against the "
+                                  "fraction the entropy convention implies; our load-balance expectation, "
+                                  "not the sentence"),
                "chapters.toy.topk_sweep": (
                    FORMALISATION, "tests our expectation that more chapters per input lower the toy's early "
                                   "training loss, which the sentence does not state"),

@@ -40,7 +40,7 @@ QUICK = {
     "top_k": 2,
     "grid": [1 / 16, 1 / 8, 1 / 4],
     "draws": 3,
-    "steps": 300,
+    "steps": 1000,
     "lr": 0.02,
 }
 FULL = {**QUICK, "sizes": [32, 64, 128, 256], "draws": 5}

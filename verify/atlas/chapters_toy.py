@@ -32,6 +32,11 @@ spread 3.90, exponent 0.018 (ledgered). Full, seed 0 (162 CPU-s, peak RSS 0.8 GB
 draws at F = 128 to 2048 (stored at steps 40-760; the backbone alone at 40-630), spread 8.11,
 exponent 0.241 [0.211, 0.271] (ledgered, numbers in :mod:`verify.atlas.ledger`). At these sizes the
 search measures the toy's backbone, not its bank: the bank stays at the router's floor.
+
+``atlas.chapters_toy.affine_overhead``: the affine law of :mod:`verify.atlas.affine_fit` on the same
+search. At these sizes C* is the router's floor at every draw, so P is the fixed part plus 64
+embedding parameters per key and the pilot fit is exact (P0 = 117,957, slope 512 per unit of I/32):
+the claim then checks that C* stays at the floor, and its measurement does not vary with the seed.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    affine_params,
+    affine_statement,
     judge_not_storing,
     judge_smallest_bank,
     judge_within_constant,
@@ -132,6 +139,25 @@ claim(
     ),
     quick=judged_params(source=dict(QUICK)),
     full=judged_params(source=dict(FULL)),
+    kind="empirical",
+    needs=("torch",),
+    controls=list(ATLAS_CONTROLS),
+    seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw's P enters the per-F median and the fit",
+)(check_toy_within_constant)
+
+
+claim(
+    "atlas.chapters_toy.affine_overhead",
+    source=f"capacity atlas (docs/atlas.md) over {CLAIM_ID}; restates atlas.chapters_toy.within_constant",
+    provenance="derived",
+    statement=affine_statement(
+        "the smallest storing MoC toy transformer (every trained parameter; the search of "
+        "atlas.chapters_toy.smallest_bank; quick: F = 16, 32, 64; full: F = 128 to 2048, 5 draws)",
+        "chapters_toy",
+        "parameter count",
+    ),
+    quick=affine_params("chapters_toy", source=dict(QUICK)),
+    full=affine_params("chapters_toy", source=dict(FULL)),
     kind="empirical",
     needs=("torch",),
     controls=list(ATLAS_CONTROLS),

@@ -34,6 +34,8 @@ from verify.atlas.verdict import (
     ATLAS_CONTROLS,
     CONSTANT,
     EXPONENT_RULE,
+    affine_params,
+    affine_statement,
     judge_within_constant,
     judged_params,
 )
@@ -98,6 +100,27 @@ for _name in CLAIMED:
         ),
         quick=judged_params(family=_name, results="results"),
         full=judged_params(family=_name, results="results"),
+        kind="empirical",
+        controls=list(ATLAS_CONTROLS),
+        seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",
+    )(check_within_constant)
+
+#: the families of this module restated by the affine law (verify.atlas.affine_fit)
+AFFINE = ("geometric_multihop_gd", "icrecall_linear_memory")
+
+for _name in AFFINE:
+    _fam = family(_name)
+    claim(
+        f"atlas.{_name}.affine_overhead",
+        source=f"capacity atlas (docs/atlas.md) over {_fam.claim_id}; restates atlas.{_name}.within_constant",
+        provenance="derived",
+        statement=affine_statement(
+            f"{_fam.note} (read from the stored record of {_fam.claim_id}, nothing re-measured)",
+            _name,
+            "parameter count" if _fam.resource == "parameters" else "dimension",
+        ),
+        quick=affine_params(_name, family=_name, results="results"),
+        full=affine_params(_name, family=_name, results="results"),
         kind="empirical",
         controls=list(ATLAS_CONTROLS),
         seed_rule="the draws stored in the source record (its own seed rule); --seed does not change them",

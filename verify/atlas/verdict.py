@@ -14,9 +14,11 @@ and exponent <= 1.25) stays in each record as details["previous_criterion"]."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
+from verify.atlas.affine_fit import load_fit
 from verify.atlas.core import fit_exponent
 from verify.claims import Control, choice
 from verify.criteria import EverySeed, IntervalTest, Judgement, Threshold, all_of, unit_of
@@ -194,17 +196,94 @@ def faster_family(sizes_per_point, bounds_per_point, growth=GROWTH):
     return [power_through(bs, growth, b0, s0).tolist() for bs in bounds_per_point]
 
 
+#: the criterion of an affine claim when a size does not exceed the fitted overhead: the law
+#: P = P0 + c I with c > 0 puts every size above P0, so a size at or below it refutes the fit
+ABOVE_OVERHEAD = Threshold("smallest size less the fitted overhead P0", 0.0, ">", "pilot")
+
+
+def affine_params(name: str, **fields) -> dict:
+    """An ``atlas.<family>.affine_overhead`` claim's parameters: :func:`judged_params` and the
+    ``overhead`` P0 of the family's stored pilot fit (:mod:`verify.atlas.affine_fit`).
+
+    >>> affine_params("chapters_bank", draws=3)["overhead"] == load_fit("chapters_bank")["overhead"]
+    True
+    """
+    return {**judged_params(**fields), "overhead": float(load_fit(name)["overhead"])}
+
+
+def less_overhead(sizes_per_point, overhead: float) -> list[list[float]]:
+    """Every size less the fixed overhead P0 of the affine law.
+
+    >>> less_overhead([[110.0, 120.0], [300.0]], 100.0)
+    [[10.0, 20.0], [200.0]]
+    """
+    if not math.isfinite(overhead):
+        raise ValueError(f"the affine law's overhead must be finite, got {overhead}")
+    return [[float(s) - overhead for s in ss] for ss in sizes_per_point]
+
+
+def affine_judgement(
+    sizes_per_point, bounds_per_point, overhead: float, constant: float, scale: str
+) -> Judgement:
+    """The affine law's criterion on measured sizes: fail (:data:`ABOVE_OVERHEAD`) when a size does
+    not exceed the overhead, else the within-constant criterion on the sizes less the overhead.
+
+    >>> affine_judgement([[12.0], [30.0], [210.0]], [[1.0], [10.0], [100.0]], 10.0, 2.0, "full").verdict
+    'pass'
+    >>> affine_judgement([[12.0], [30.0], [210.0]], [[1.0], [10.0], [100.0]], 12.0, 2.0, "full").verdict
+    'fail'
+    """
+    residual = less_overhead(sizes_per_point, overhead)
+    low = min(min(r) for r in residual)
+    if low <= 0:
+        return ABOVE_OVERHEAD.judge(low)
+    return within_constant_judgement(within_constant_verdict(residual, bounds_per_point), constant, scale)
+
+
 def judge_within_constant(
     fam, p, points, sizes, bounds, source, *, bound_key="bound", before=None, after=None, scale="quick"
 ):
     """The (judgement, details) of an ``atlas.<family>.within_constant`` claim: the controls'
     synthetic families (:func:`synthetic_sizes`), the criterion object's verdict at ``scale``, and
     per-point details (``before``/``after``: per-point extra fields placed around size_per_draw,
-    bound and ratio)."""
+    bound and ratio).
+
+    With ``p["overhead"]`` (an ``atlas.<family>.affine_overhead`` claim) the criterion judges the
+    sizes less that overhead (:func:`affine_judgement`; the controls' synthetic families grow from
+    the first point's size less the overhead); every point keeps its measured sizes
+    (``size_measured_per_draw``) and the details the stored fit and the proportional law's reading
+    of the same sizes (``proportional``: its spread, exponent interval and verdict)."""
+    measured = sizes
+    overhead = p.get("overhead")
+    extra = {}
+    if overhead is not None:
+        fit = load_fit(fam.name)
+        plain = within_constant_verdict(measured, bounds)
+        extra = {
+            "overhead": float(overhead),
+            "affine_fit": {
+                k: fit[k] for k in ("overhead", "slope", "pilot_seeds", "revision", "max_rel_residual")
+            },
+            "proportional": {
+                "spread": plain["spread"],
+                "exponent_interval95": plain["exponent_interval95"],
+                "verdict": within_constant_judgement(plain, p["constant"], scale).verdict,
+            },
+        }
+        sizes = less_overhead(measured, float(overhead))
+        low = min(min(r) for r in sizes)
+        if low <= 0:  # the measured sizes refute the fit; a control's family would start below 0
+            rows = [
+                {"sizes": pt["sizes"], "size_measured_per_draw": m, bound_key: float(np.median(b))}
+                for pt, m, b in zip(points, measured, bounds)
+            ]
+            return ABOVE_OVERHEAD.judge(low), {"family": fam.name, "points_below_overhead": rows, **extra}
     sizes = synthetic_sizes(p, sizes, bounds)
     v = within_constant_verdict(sizes, bounds)
     n = len(points)
     before, after = before or [{}] * n, after or [{}] * n
+    if overhead is not None:
+        after = [{**post, "size_measured_per_draw": m} for post, m in zip(after, measured)]
     rows = [
         {"sizes": pt["sizes"], **pre, "size_per_draw": s, bound_key: float(np.median(b)), "ratio": r, **post}
         for pt, pre, s, b, r, post in zip(points, before, sizes, bounds, v["ratios"], after)
@@ -218,7 +297,23 @@ def judge_within_constant(
         "source": source,
         "exponent": v["exponent"],
         "exponent_interval95": v["exponent_interval95"],
+        **extra,
     }
+
+
+def affine_statement(what: str, fam_name: str, resource: str) -> str:
+    """The statement of an ``atlas.<family>.affine_overhead`` claim about ``what`` (the family's
+    sizes, in words)."""
+    fit = load_fit(fam_name)
+    seeds = ", ".join(str(s) for s in fit["pilot_seeds"])
+    return (
+        f"{what}: the affine law [derived] size = P0 + c x bound (a fixed overhead), restating "
+        f"atlas.{fam_name}.within_constant (the proportional law, kept as history): the smallest storing "
+        f"{resource} less the overhead P0 = {fit['overhead']:.4g} fitted on pilot seeds {seeds} "
+        f"(verify/atlas/affine_fit.toml, never refitted) stays within a constant of the bound: every size "
+        f"exceeds P0, the ratios of (median size - P0) to the bound vary by at most {CONSTANT}x and the "
+        f"log-log exponent of size - P0 against the bound {EXPONENT_RULE}"
+    )
 
 
 def judge_not_storing(family_name: str, rows: list, size_key: str, star_key: str):

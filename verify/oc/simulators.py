@@ -107,7 +107,9 @@ def log_scaling(record, seeds=None) -> Setup:
         k = len(by_seed)
         return judge_log_scaling({**p, "n_values": ns}, table, (list(margins) * k)[:k])
 
-    return _growth_setup(record, seeds, "d0_star", judge)
+    # the judged thresholds: the line crossings where the record has them, else (records before
+    # the window measurement) the bisection crossings
+    return _growth_setup(record, seeds, "d0_line" if "d0_line" in details["rows"][0] else "d0_star", judge)
 
 
 def gd_threshold_scaling(record, seeds=None) -> Setup:
@@ -167,6 +169,63 @@ def atlas(record, seeds=None) -> Setup:
         {name: law(e) for name, e in ATLAS_LAWS.items()},
         {"log_residual_sd": sd, "from": "residual sd of log size around the record's log-log fit"},
         {"draws": draws, "bounds": bounds},
+    )
+
+
+#: the laws an affine atlas claim (size = P0 + c x bound) is judged against: the affine law, the
+#: proportional law it restates, the sizes less P0 growing like the nearest laws on each side of the
+#: bound, and no growth
+AFFINE_LAWS = ("affine", "proportional", "residual bound^0.8", "residual bound^1.2", "no growth")
+
+
+def atlas_affine(record, seeds=None) -> Setup:
+    """atlas.<family>.affine_overhead: measured sizes per (point, draw) against the bound, judged by
+    the claim's rule on the sizes less the record's overhead P0 (:func:`verify.atlas.verdict.affine_judgement`).
+    Noise: the residual sd of log size around the affine curve P0 + c b, c the median of the
+    record's ratios. The proportional law passes through the affine curve at the bounds'
+    geometric mean.
+
+    >>> from verify.oc.command import _records
+    >>> rec = _records("quick").get("atlas.hopfield_gated.affine_overhead")
+    >>> rec is None or atlas_affine(rec).theory == "affine"
+    True
+    """
+    from verify.atlas.verdict import affine_judgement
+
+    points = record["details"].get("points")
+    if not points or "size_measured_per_draw" not in points[0]:
+        raise NotCovered("the record holds no measured sizes per point (a size at or below the overhead)")
+    p0 = float(record["params"]["overhead"])
+    sizes = [[float(v) for v in pt["size_measured_per_draw"]] for pt in points]
+    bounds = np.array([float(np.median(pt["size_per_draw"])) / float(pt["ratio"]) for pt in points])
+    slope = float(np.median([pt["ratio"] for pt in points]))
+    draws = int(seeds or len(sizes[0]))
+    curve = p0 + slope * bounds
+    resid = np.concatenate([np.log(s) - math.log(c) for s, c in zip(sizes, curve)])
+    sd = float(np.sqrt((resid**2).sum() / max(len(resid) - 1, 1)))
+    anchor_b = float(np.exp(np.mean(np.log(bounds))))
+    anchor_s = p0 + slope * anchor_b
+    curves = {
+        "affine": curve,
+        "proportional": anchor_s * bounds / anchor_b,
+        "residual bound^0.8": p0 + power_through(bounds, 0.8, anchor_b, anchor_s - p0),
+        "residual bound^1.2": p0 + power_through(bounds, 1.2, anchor_b, anchor_s - p0),
+        "no growth": np.full(len(bounds), anchor_s),
+    }
+    p, scale = record["params"], record.get("scale", "quick")
+
+    def law(c):
+        def draw(rng):
+            drawn = [list(v * np.exp(sd * rng.standard_normal(draws))) for v in c]
+            return affine_judgement(drawn, [[b] * draws for b in bounds], p0, p["constant"], scale)
+
+        return draw
+
+    return Setup(
+        "affine",
+        {name: law(curves[name]) for name in AFFINE_LAWS},
+        {"log_residual_sd": sd, "from": "residual sd of log size around the record's affine curve P0 + c b"},
+        {"draws": draws, "bounds": bounds.tolist()},
     )
 
 
@@ -382,6 +441,7 @@ SIMULATORS: dict[str, Callable] = {
     "hopfield.capacity.d3": capacity_d3,
     "retrieval.scaling.fit": retrieval_fit,
     "atlas.*.within_constant": atlas,
+    "atlas.*.affine_overhead": atlas_affine,
     "fact_mlp.transformer.tradeoff": tradeoff,
     "retrieval.capacity.small_d_fail": small_d_bracket,
 }
