@@ -219,12 +219,7 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
         _s(D, "B2, code dimension [derived]: m_c >= 8 ln(n_V)/rho^2 suffices for the random-projection "
               "decoder, with failure probability at most 1/(2 n_V^2)",
            "fact_mlp.decoder.jl_decoder", "fact_mlp.decoder.jl_too_small", "fact_mlp.decoder.mc_log_scaling",
-           "fact_mlp.decoder.b2_pair_tail",
-           roles={
-               "fact_mlp.decoder.jl_decoder": (
-                   FORMALISATION, "m_c = 48 is below B2's sufficient size (114 at quick, 182 at full, where "
-                                  "n_V grows 20x), where B2 promises nothing: it tests our choice of m_c"),
-           }),
+           "fact_mlp.decoder.b2_pair_tail"),
         _s(D, "B3, construction cost [derived]: P = 3 d H m_c with H = ceil(F/d) (and the [reference] "
               "gated MLP count 3 d m + 2 m + d)", "fact_mlp.capacity.param_count"),
         _s(D, "B4, feasibility [derived]: a value inside the convex hull of the others has rho = 0 and no "

@@ -258,9 +258,9 @@ def check_rho_interior(p, ctx):
     templated=True,
     statement="spiking lowers rho: rho strictly decreases along beta in {betas} at d={d}, n_V={n_values} "
     "(reference, seed 0 at d=32: 0.551 > 0.513 > 0.432), on each of {seeds} value draws",
-    quick={"n_values": 256, "d": 32, "betas": [0.0, 1.5, 3.0], "seeds": 3, "scaling": "spike"},
-    full={"n_values": 256, "d": 128, "betas": [0.0, 1.5, 3.0], "seeds": 3, "scaling": "spike"},
-    seed_rule="every seed of seed..seed+2 (one value draw each)",
+    quick={"n_values": 256, "d": 32, "betas": [0.0, 1.5, 3.0], "seeds": 6, "scaling": "spike"},
+    full={"n_values": 256, "d": 128, "betas": [0.0, 1.5, 3.0], "seeds": 6, "scaling": "spike"},
+    seed_rule="every seed of seed..seed+5 (one value draw each)",
     controls=[
         Control(
             "isotropic",
@@ -271,6 +271,9 @@ def check_rho_interior(p, ctx):
     ],
 )
 def check_rho_anisotropy(p, ctx):
+    """Seeds 3 -> 6: at 3 value draws the rule passed the alternative 'at the threshold' 0.12 of
+    the time (verify oc on the seed-0 record of revision 34bf7b3: inconclusive); the same
+    simulation put every named alternative at <= 0.05 from 6 draws, the budget taken here."""
     from dataclasses import replace
 
     from theory.fact_mlp.rho import decodability

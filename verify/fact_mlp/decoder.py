@@ -19,7 +19,7 @@ from verify.fact_mlp.decoder_setup import (
     RANDOM_CODES,
     SRC,
     _spherical,
-    draws_ok,
+    decoder_margin,
     half_success_dim,
     shared_rho,
 )
@@ -31,39 +31,67 @@ from verify.fact_mlp.decoder_setup import (
     provenance="derived",
     bounds=("fact_mlp.jl_code_dim",),
     templated=True,
-    statement="at m_c = {code_dim} the random-projection decoder Rp^T Rp u*_j decodes every value "
-    "(d={d}, n_V={n_values}) in all but <= {max_failures} of {draws} draws of Rp",
-    quick={"n_values": 512, "d": 256, "code_dim": 48, "draws": 10, "max_failures": 1},
-    full={"n_values": 10000, "d": 256, "code_dim": 48, "draws": 10, "max_failures": 1},
+    statement="at B2's sufficient code dimension m_c = ceil(8 ln(n_V)/rho^2) (rho measured on the "
+    "value draw; B2 bounds the failure probability of one draw of Rp by 1/(2 n_V^2)) the "
+    "random-projection decoder Rp^T Rp u*_j decodes every value (d={d}, n_V={n_values}) in all but "
+    "<= {max_failures} of {draws} draws of Rp: the draw's smallest decoding margin over the values "
+    "is > 0 (a tie or a wrong value counts as <= 0)",
+    quick={"n_values": 512, "d": 256, "code_dim": 0, "draws": 10, "max_failures": 1},
+    full={"n_values": 10000, "d": 256, "code_dim": 0, "draws": 10, "max_failures": 1},
     seed_rule="at most 1 failing draw of Rp among 10 (drawn from the run's seed)",
     controls=[
         Control(
             "below_bound",
             {"code_dim": 8},
-            "m_c = 8 is far below ln(n_V)/rho^2 (about 14): most draws must fail",
+            "m_c = 8 is far below ln(n_V)/rho^2 (about 14 at quick, 23 at full scale): most draws must fail",
         )
     ],
 )
 def check_jl_decoder(p, ctx):
+    """B2's setting: ``code_dim`` 0 means m_c = ceil(jl_code_dim(n_V, rho)), B2 itself (its
+    constant 8, no factor of ours), so the setting sits inside B2's hypothesis at every n_V; an
+    explicit ``code_dim`` (the control) is used as given.
+
+    Changed setting: m_c was fixed at 48 at both scales, 0.43 of B2 at quick scale (n_V = 512,
+    B2 = 111) and 0.26 at full (n_V = 10,000, B2 = 182), where B2 promises nothing; the full run
+    of 2026-12-01 then missed a few values in 8 of 10 draws. That setting demonstrated no boundary
+    (B2 is a sufficient condition only, 2-4x loose, jl_too_small: nothing is guaranteed to break
+    below it, and m_c = 48 sits a factor 4 below it, not just across), so it is not kept as a
+    must-fail claim. Pilot base seeds 100-102 (quick) and 100 (full) fixed nothing but confirmed
+    the setting (docs in the record's history); the constant is B2's own.
+
+    The criterion is the old one (every value decoded in >= 9 of 10 draws) read on each draw's
+    smallest decoding margin (the draw's margin, or min(margin, 0) when a value is not decoded,
+    ties included), so the per-draw values vary and ``verify oc`` can simulate it."""
     from theory.fact_mlp.bounds import jl_code_dim
 
     V, res = shared_rho(ctx, p["n_values"], p["d"], salt=1)
-    accs = draws_ok(V, res.separators, p["code_dim"], p["draws"], ctx.rng("fact_mlp.decoder.draws_ok"))
-    failures = sum(a < 1.0 for a in accs)
+    b2 = jl_code_dim(p["n_values"], res.rho)
+    code_dim = int(p["code_dim"]) or math.ceil(b2)
+    if code_dim > p["d"]:
+        raise ValueError(
+            f"B2's code dimension {code_dim} exceeds d = {p['d']}: the decoder's hypothesis m_c <= d fails"
+        )
+    rng = ctx.rng("fact_mlp.decoder.draws_ok")
+    per_draw = [decoder_margin(V, res.separators, code_dim, rng) for _ in range(p["draws"])]
+    accs = [a for a, _ in per_draw]
+    margins = [m for _, m in per_draw]
     rule = KOfN(
-        "accuracy over the values",
-        1.0,
-        ">=",
+        "smallest decoding margin over the values",
+        0.0,
+        ">",
         k=p["draws"] - p["max_failures"],
-        source="convention",
+        source="theory",
         unit="draws",
     )
-    return rule.judge(accs, seeds=list(range(p["draws"]))), {
-        "failures": failures,
+    return rule.judge(margins, seeds=list(range(p["draws"]))), {
+        "failures": sum(a < 1.0 for a in accs),
         "accuracies": accs,
+        "margins": margins,
         "rho": res.rho,
-        "code_dim": p["code_dim"],
-        "b2_code_dim": jl_code_dim(p["n_values"], res.rho),
+        "code_dim": code_dim,
+        "b2_code_dim": b2,
+        "code_dim_over_b2": code_dim / b2,
         "ln_nv_over_rho2": math.log(p["n_values"]) / res.rho**2,
     }
 

@@ -59,6 +59,27 @@ def decoder_accuracy(V: np.ndarray, separators: np.ndarray, code_dim: int, rng: 
     return decode_numpy(separators @ Rp.T @ Rp, V, np.arange(len(V)))[0]
 
 
+def decoder_margin(
+    V: np.ndarray, separators: np.ndarray, code_dim: int, rng: np.random.Generator
+) -> tuple[float, float]:
+    """One draw of Rp: the accuracy of :func:`decoder_accuracy` and the smallest decoding margin
+    over the values, min(margin, 0) when some value is not decoded (a tie within the decode
+    kernel's tolerance included), so margin > 0 exactly when every value is decoded.
+
+    >>> from theory.fact_mlp.rho import decodability
+    >>> V = _spherical(8, 16, np.random.default_rng(0))
+    >>> acc, margin = decoder_margin(V, decodability(V).separators, 16, np.random.default_rng(1))
+    >>> acc, margin > 0
+    (1.0, True)
+    """
+    from constructions.fact_mlp.encoder import random_projection
+    from constructions.fact_mlp.facts import decode_numpy
+
+    Rp = random_projection(int(code_dim), V.shape[1], rng)
+    acc, margin = decode_numpy(separators @ Rp.T @ Rp, V, np.arange(len(V)))
+    return acc, (float(margin) if acc == 1.0 else min(float(margin), 0.0))
+
+
 def draws_ok(
     V: np.ndarray, separators: np.ndarray, code_dim: int, draws: int, rng: np.random.Generator
 ) -> list[float]:

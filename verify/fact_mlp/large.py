@@ -85,8 +85,8 @@ def joint_params_per_fact(ctx, n_facts: int, n_values: int, d: int, seed: int) -
     "decodes every one of F = {n_facts} facts (accuracy 1, min margin > 0, max |code - target| < 1e-8) "
     "with unique parameters per fact at most 2x the joint construction's (on {joint_facts} facts) at "
     "equal (d = {d}, n_V = {n_values}, m_c = d), on every one of {seeds} seeds",
-    quick={"n_facts": 8192, "n_values": 256, "d": 64, "bucket": 64, "joint_facts": 1024, "seeds": 3},
-    full={"n_facts": 100000, "n_values": 1024, "d": 64, "bucket": 64, "joint_facts": 4096, "seeds": 3},
+    quick={"n_facts": 8192, "n_values": 256, "d": 64, "bucket": 64, "joint_facts": 1024, "seeds": 6},
+    full={"n_facts": 100000, "n_values": 1024, "d": 64, "bucket": 64, "joint_facts": 4096, "seeds": 6},
     controls=[
         Control(
             "overfull_buckets",
@@ -101,9 +101,13 @@ def joint_params_per_fact(ctx, n_facts: int, n_values: int, d: int, seed: int) -
             "parameters per fact, so the 2x parameter criterion must fail",
         ),
     ],
-    seed_rule="every seed of seed..seed+2",
+    seed_rule="every seed of seed..seed+5",
 )
 def check_bucketed_exact(p, ctx):
+    """Seeds 3 -> 6: at 3 seeds the rule passed the alternative 'margin at the threshold' 0.105 of
+    the time (verify oc on the seed-0 record of revision 34bf7b3: inconclusive); the same
+    simulation put every named alternative at <= 0.05 from 6 seeds, the budget taken here (from
+    the characteristic, not from a verdict)."""
     d, n_v, rows = p["d"], p["n_values"], []
     for s in ctx.seeds(p["seeds"]):
         mlp, acc, margin, code_err = large_point(ctx, p["n_facts"], n_v, d, p["bucket"], s)
