@@ -47,7 +47,7 @@ def fit_affine(sizes_per_point, bounds_per_point) -> dict:
     """The affine law's ``overhead`` P0 and ``slope`` c fitted to per-point, per-draw sizes and
     bounds (module doc), with the largest relative residual of the fit (``max_rel_residual``).
 
-    >>> fit = fit_affine([[110.0, 110.0], [200.0], [1010.0]], [[1.0, 1.0], [10.0], [100.0]])
+    >>> fit = fit_affine([[110.0, 110.0], [200.0], [1100.0]], [[1.0, 1.0], [10.0], [100.0]])
     >>> round(fit["overhead"], 6), round(fit["slope"], 6), fit["max_rel_residual"] < 1e-9
     (100.0, 10.0, True)
     """
