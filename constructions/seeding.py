@@ -93,6 +93,7 @@ SALTS: Mapping[str, int] = {
     "geometric.single_hop_variants.new_perms": 4,
     "hopfield.capacity.all_retrieved.gen": 17,
     "hopfield.capacity.sweep.gen": 15,
+    "hopfield.capacity_kappa.sweep.gen": 10,
     "hopfield.fixed_point.decomposition_orders.gen": 23,
     "hopfield.fixed_point.first_order_top1.gen": 24,
     "hopfield.fixed_point.fixed_point_unique.gen": 21,

@@ -320,8 +320,8 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            roles={
                "hopfield.capacity.gain": (
                    FORMALISATION, "tests D3's constant (the gain exponent c), which is ours: at full scale "
-                                  "gating gains 18-23% more capacity than D3 predicts, still exponential in "
-                                  "kappa"),
+                                  "its octave grid reads 18-23% more capacity than D3 predicts (mostly the "
+                                  "grid's interpolation bias; ledger), still exponential in kappa"),
            }),
         _s(A, "the coupled gate-retrieval system has a unique self-consistent fixed point",
            "hopfield.fixed_point.unique"),

@@ -61,8 +61,8 @@ def _gain(params, ctx):
     "difference from D3's, which cancels the ungated capacity's noise) that contains D3's c and "
     "excludes e^(0.75 kappa), the plain N_u e^kappa and e^(1.25 kappa) (c = 0.75, 1, 1.25)",
     quick=CAPACITY_QUICK,
-    full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)]},
-    seed_rule="95% paired Student-t interval over seeds seed..seed+2 of c - c_D3",
+    full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)], "seeds": 3},
+    seed_rule="95% paired Student-t interval over seeds seed..seed+seeds-1 of c - c_D3",
     controls=[WRONG_CONTEXT],
 )
 def capacity_gain(params, ctx):
@@ -82,8 +82,8 @@ def capacity_gain(params, ctx):
     "ln({max_factor}) and -ln({max_factor}) (off by a factor {max_factor} either way) and the plain law "
     "N_u e^kappa's mean ln(N_u e^kappa / prediction)",
     quick={**CAPACITY_QUICK, "max_factor": 2.0},
-    full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)], "max_factor": 2.0},
-    seed_rule="95% Student-t interval over seeds seed..seed+2 (the same sweep as capacity.gain)",
+    full={**CAPACITY_QUICK, "dim": 32, "grid": [2**k for k in range(4, 19)], "seeds": 3, "max_factor": 2.0},
+    seed_rule="95% Student-t interval over seeds seed..seed+seeds-1 (the same sweep as capacity.gain)",
     controls=[WRONG_CONTEXT],
 )
 def capacity_d3(params, ctx):
@@ -143,7 +143,7 @@ def capacity_d3(params, ctx):
     "this is not a bracket in a boundary",
     templated=True,
     quick={**CAPACITY_QUICK, "context": "wrong"},
-    seed_rule="the capacity.gain criterion over seeds seed..seed+2 must be violated (its verdict fail)",
+    seed_rule="the capacity.gain criterion over seeds seed..seed+seeds-1 must be violated (its verdict fail)",
     controls=[
         Control(
             "correct_context",

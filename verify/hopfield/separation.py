@@ -330,7 +330,9 @@ def one_step_error(params, ctx):
         "n_patterns": 64,
         "betas": [1.0, 16.0, 12],
         "slope_range": [-1.2, -0.8],
-        "seeds": 3,
+        # 6 seeds: the budget verify oc named at 3 (its worst alternative passed 0.14 there, 0.05
+        # at 6), read from the operating characteristic, not from a verdict
+        "seeds": 6,
         "query": "pattern",
     },
     seed_rule="every seed of seed..seed+seeds-1 (one pattern set per seed)",
