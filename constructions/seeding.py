@@ -85,6 +85,7 @@ SALTS: Mapping[str, int] = {
     "geometric.multihop.make_bijections": 1,
     "geometric.multihop.multi_hop_queries": 3,
     "geometric.scaling.make_bijections": 9,
+    "geometric.scaling_setup.window_codes": 20,
     "geometric.single_hop.build_block_model": 2,
     "geometric.single_hop.make_bijections": 1,
     "geometric.single_hop_variants.build_block_model": 2,
