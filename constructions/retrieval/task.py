@@ -189,8 +189,33 @@ def cooccurrence_counts(data: RetrievalData) -> tuple[np.ndarray, np.ndarray]:
     return label_counts, counts
 
 
+#: how the label counts n_y of N sequences are drawn: "multinomial" (x uniform, the task's law) or
+#: "equal" (every label floor(N/V) or ceil(N/V) times, a balanced design [derived])
+LABEL_COUNTS = ("multinomial", "equal")
+
+
+def equal_label_counts(vocab_size: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Balanced label counts [derived]: every label floor(N/V) times, and the remainder N mod V
+    given once each to that many labels drawn uniformly without replacement, so the counts sum to
+    N and differ by at most 1.
+
+    >>> from constructions.seeding import rng_for
+    >>> n = equal_label_counts(4, 10, rng_for(0, "retrieval.scaling.permutation"))
+    >>> int(n.sum()), sorted(n.tolist())
+    (10, [2, 2, 3, 3])
+    """
+    V, N = require_int("vocab_size", vocab_size, 2), require_int("n_samples", n_samples, 1)
+    counts = np.full(V, N // V, dtype=np.int64)
+    counts[rng.choice(V, N % V, replace=False)] += 1
+    return counts
+
+
 def sample_cooccurrence_counts(
-    task: RetrievalTask, seq_len: int, n_samples: int, rng: np.random.Generator
+    task: RetrievalTask,
+    seq_len: int,
+    n_samples: int,
+    rng: np.random.Generator,
+    label_counts: str = "multinomial",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw (n_y, C) with exactly the law of :func:`cooccurrence_counts` on N sampled sequences,
     in O(V^2) time independent of N [derived].
@@ -198,11 +223,18 @@ def sample_cooccurrence_counts(
     Why it is exact: n = (n_y) ~ Multinomial(N, 1/V) (x uniform, pi a bijection). Given n, the
     sequences labelled y hold x = pi^-1(y) once each and (L - 1) n_y i.i.d. uniform noise tokens,
     independent across y, so C[y] = n_y e_{pi^-1(y)} + Multinomial((L - 1) n_y, 1/V).
+    ``label_counts="equal"`` replaces the multinomial n by :func:`equal_label_counts` (a balanced
+    design; the noise tokens keep their law).
     """
     check_sizes(task.vocab_size, task.d_model, seq_len, n_samples)
     V, L = task.vocab_size, int(seq_len)
     uniform = np.full(V, 1.0 / V)
-    label_counts = rng.multinomial(int(n_samples), uniform)
+    if label_counts == "equal":
+        label_counts = equal_label_counts(V, int(n_samples), rng)
+    elif label_counts == "multinomial":
+        label_counts = rng.multinomial(int(n_samples), uniform)
+    else:
+        raise ValueError(f"label_counts={label_counts!r} must be one of {LABEL_COUNTS}")
     counts = rng.multinomial((L - 1) * label_counts, uniform).astype(np.int64)
     inverse = np.argsort(task.label_perm)  # pi^-1(y)
     counts[np.arange(V), inverse] += label_counts

@@ -35,24 +35,31 @@ N_TEST = 4096
 SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
 
 
-def draw_accuracies(V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian") -> list:
+def draw_accuracies(
+    V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian", counts: str = "multinomial"
+) -> list:
     """Oracle accuracy of the one-step value memory of ``n_draws`` independent draws; draw k fixes its task
-    (embeddings, pi, trigger) from (seed, k, V, d, L, embedding) and its counts from the same key plus N."""
+    (embeddings, pi, trigger) from (seed, k, V, d, L, embedding) and its counts from the same key plus N;
+    ``counts`` is how the label counts are drawn (constructions.retrieval.task.LABEL_COUNTS)."""
     accs = []
     for k in range(n_draws):
         key = [int(seed), k, int(V), int(d), int(L), EMB_CODE[embedding]]
         task = make_retrieval_task(V, d, rng_for(*key), embedding)
-        label_counts, counts = sample_cooccurrence_counts(task, L, int(N), rng_for(*key, int(N)))
-        accs.append(oracle_accuracy(task, value_memory(task, label_counts, counts, L)))
+        label_counts, cooc = sample_cooccurrence_counts(task, L, int(N), rng_for(*key, int(N)), counts)
+        accs.append(oracle_accuracy(task, value_memory(task, label_counts, cooc, L)))
     return accs
 
 
-def mean_oracle_accuracy(V, d, L, N, seed, n_seeds=N_SEEDS, embedding="gaussian") -> float:
+def mean_oracle_accuracy(
+    V, d, L, N, seed, n_seeds=N_SEEDS, embedding="gaussian", counts: str = "multinomial"
+) -> float:
     """Mean oracle accuracy over ``n_seeds`` draws (:func:`draw_accuracies`)."""
-    return float(np.mean(draw_accuracies(V, d, L, N, seed, n_seeds, embedding)))
+    return float(np.mean(draw_accuracies(V, d, L, N, seed, n_seeds, embedding, counts)))
 
 
-def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEEDS) -> dict:
+def critical_n(
+    V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEEDS, counts: str = "multinomial"
+) -> dict:
     """N_c(target): smallest N with mean oracle accuracy >= target over ``n_seeds`` seeds, by
     geometric bisection over [10, 10^7] stopped at ratio hi/lo <= 1.1
     (:func:`constructions.search.smallest_size_geometric`, docs/retrieval.md). Returns the bracket
@@ -60,7 +67,7 @@ def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEE
     trace = []
 
     def reaches(N: int) -> bool:
-        trace.append([int(N), mean_oracle_accuracy(V, d, L, N, seed, n_seeds, embedding)])
+        trace.append([int(N), mean_oracle_accuracy(V, d, L, N, seed, n_seeds, embedding, counts)])
         return trace[-1][1] >= target
 
     found = smallest_size_geometric(*N_RANGE, reaches, RATIO)
@@ -73,7 +80,7 @@ def critical_n(V, d, L, seed, target=TARGET, embedding="gaussian", n_seeds=N_SEE
 
 def nc_point(params: dict, seed: int) -> dict:
     """One sweep point (verify.sweep.run_grid): :func:`critical_n` at the point's (V, d, L,
-    embedding, target) from base seed ``seed``.
+    embedding, target, and label counts: "multinomial" when the point has no "counts") from base seed ``seed``.
 
     >>> nc_point({"vocab_size": 16, "d_model": 16, "seq_len": 4, "embedding": "orthogonal", "target": 0.9}, 0)["n_c"]
     133.0
@@ -85,12 +92,20 @@ def nc_point(params: dict, seed: int) -> dict:
         seed,
         params["target"],
         params["embedding"],
+        counts=params.get("counts", "multinomial"),
     )
 
 
 @shared
 def critical_n_run(
-    ctx, V: int, d: int, L: int, seed: int, embedding: str = "gaussian", target: float = TARGET
+    ctx,
+    V: int,
+    d: int,
+    L: int,
+    seed: int,
+    embedding: str = "gaussian",
+    target: float = TARGET,
+    counts: str = "multinomial",
 ) -> dict:
     """:func:`critical_n` of one (V, d, L, embedding, target) from base seed ``seed``, run as one
     point of the sweep runner verify.sweep.run_grid (in this process) and computed once per run:
@@ -101,20 +116,33 @@ def critical_n_run(
     133.0
     """
     point = {"vocab_size": V, "d_model": d, "seq_len": L, "embedding": embedding, "target": target}
+    if counts != "multinomial":
+        point["counts"] = counts
     (rec,) = run_grid(nc_point, [point], seeds=[seed], out_path=None, workers=1, progress=False)
     return rec["result"]
 
 
 def shared_nc(
-    ctx, V: int, d: int, L: int, embedding: str = "gaussian", target: float = TARGET, seed: int | None = None
+    ctx,
+    V: int,
+    d: int,
+    L: int,
+    embedding: str = "gaussian",
+    target: float = TARGET,
+    seed: int | None = None,
+    counts: str = "multinomial",
 ) -> float:
-    """N_c of :func:`critical_n_run`, from base seed ``seed`` (the run's by default).
+    """N_c of :func:`critical_n_run`, from base seed ``seed`` (the run's by default), with the label
+    counts ``counts`` (constructions.retrieval.task.LABEL_COUNTS).
 
     >>> from verify.claims import Context
     >>> shared_nc(Context(), 16, 16, 4, "orthogonal")
     133.0
     """
-    return critical_n_run(ctx, V, d, L, ctx.seed if seed is None else int(seed), embedding, target)["n_c"]
+    s = ctx.seed if seed is None else int(seed)
+    if counts == "multinomial":  # the cache key of every multinomial N_c stays as it was
+        return critical_n_run(ctx, V, d, L, s, embedding, target)["n_c"]
+    return critical_n_run(ctx, V, d, L, s, embedding, target, counts)["n_c"]
 
 
 def loglog_slope(xs, ys) -> float:

@@ -18,13 +18,16 @@ from constructions.retrieval.gd import (
     attend,
     evaluate,
     hebbian_step_one,
+    loss_and_grads,
     three_steps_autograd,
     three_steps_closed_form,
     uniform_attention_accuracy,
 )
 from constructions.retrieval.task import make_retrieval_task, sample_sequences
+from constructions.seeding import rng_for
 from verify.claims import Control, choice, claim
-from verify.criteria import Agreement, EverySeed, Threshold, all_of
+from verify.criteria import Agreement, EverySeed, IntervalTest, Threshold, all_of
+from verify.measure import t_interval
 from verify.retrieval.capacity_setup import SOURCE, trained
 
 
@@ -217,6 +220,115 @@ def attn_focus_n(p, ctx):
         "mean_attn_info": attn,
         "noise_score_std": noise_std,
         "uniform": 1.0 / L,
+        "lr_value": eta,
+        "lr_attn": gamma,
+    }
+
+
+def attention_step(task, L: int, N: int, lr_value: float, lr_attn: float, rng) -> np.ndarray:
+    """W^(1) = -gamma grad_W after the value step W_v^(1) = -eta grad_{W_v} (both at zero
+    initialisation), from N fresh sequences of ``task`` drawn with ``rng`` (the first two of the
+    three steps, constructions.retrieval.gd.loss_and_grads).
+
+    >>> from constructions.seeding import rng_for
+    >>> rng = rng_for(0, "retrieval.early_gd.trained.rng", 8, 4, 4, 0, 0)
+    >>> attention_step(make_retrieval_task(8, 4, rng), 4, 64, 8.0, 32.0, rng).shape
+    (4, 4)
+    """
+    data = sample_sequences(task, L, N, rng)
+    _, g_out, _ = loss_and_grads(
+        data, np.zeros((task.vocab_size, task.d_model)), np.zeros((task.d_model,) * 2)
+    )
+    _, _, g_kq = loss_and_grads(data, -lr_value * g_out, np.zeros((task.d_model,) * 2))
+    return -lr_attn * g_kq
+
+
+@claim(
+    "retrieval.attention.focus_converges",
+    source=SOURCE + ", three-step GD, attention step (docs/retrieval.md); restates focus_n",
+    provenance="derived",
+    templated=True,
+    statement="the attention step converges as N grows [derived]: at V={vocab_size}, d={d_model}, "
+    "L={seq_len} (eta=V, gamma=2L^2) and a fixed task per seed, two attention matrices W^(1) from "
+    "independent draws of N sequences concentrate at the CLT rate: their distance "
+    "||W_N^a - W_N^b|| (in units of ||W^a|| at the smallest N, N0) falls over N in {n_values} with a log-log slope whose 95% "
+    "Student-t interval over {n_seeds} seeds contains -1/2 and excludes no convergence (0) and the "
+    "rate 1/N (-1); so the test score gap, linear in W^(1), converges instead of growing (recorded "
+    "per N)",
+    quick={
+        "vocab_size": 128,
+        "d_model": 64,
+        "seq_len": 8,
+        "n_values": [1024, 4096, 16384],
+        "n_seeds": 3,
+        "growth": "none",
+    },
+    seed_rule="95% Student-t interval over seeds seed..seed+2 of the per-seed log-log slope",
+    controls=[
+        Control(
+            "grows_sqrt_n",
+            {"growth": "sqrt_n"},
+            "a competing law, the score gap growing like sqrt N (the growth focus_n tested): both "
+            "W^(1)_N scaled by sqrt(N / n_values[0]); their distance does not shrink, so the slope "
+            "interval must exclude the CLT rate",
+        )
+    ],
+)
+def attn_focus_converges(p, ctx):
+    """The restatement of retrieval.attention.focus_n (kept as history with its ledger entry): W^(1)
+    = -gamma grad_W is a smooth function of empirical means over N sequences, so it concentrates at
+    the CLT rate (delta method [derived]) and the score gap converges instead of growing. Two
+    independent draws share the O(1/N) bias of the estimate, so their distance has the slope -1/2
+    from the smallest N on. The criterion (verify.criteria.IntervalTest) was first written as the
+    distance to one reference from 65536 sequences (theory slope -0.46): it passed at base seed 0
+    but failed at pilot seeds 103-105 (slopes -0.62 ... -0.74: the bias steepens it at N = 1024), so
+    before registration it was replaced by the replicate distance, checked on pilot seeds 100-105."""
+    V, d, L = p["vocab_size"], p["d_model"], p["seq_len"]
+    eta, gamma = _focus_params(V, L)
+    scale = choice(p, "growth", ("none", "sqrt_n")) == "sqrt_n"
+    rows = []
+    for s in ctx.seeds(p["n_seeds"]):
+        rng = rng_for(s, "retrieval.early_gd.trained.rng", V, d, L, 0, 0)
+        task = make_retrieval_task(V, d, rng)
+        test = sample_sequences(task, L, 4096, rng)
+        dist, gaps, gap_diff, unit = [], [], [], None
+        for N in p["n_values"]:
+            wa, wb = (
+                attention_step(
+                    task, L, N, eta, gamma, rng_for(s, "retrieval.early_gd.trained.rng", V, d, L, N, 0, r)
+                )
+                * (math.sqrt(N / p["n_values"][0]) if scale else 1.0)
+                for r in (1, 2)
+            )
+            unit = np.linalg.norm(wa) if unit is None else unit  # ||W^a|| at the smallest N: a fixed scale
+            dist.append(float(np.linalg.norm(wa - wb) / unit))
+            ga, gb = (evaluate(test, np.zeros((V, d)), w).score_gap for w in (wa, wb))
+            gaps.append(ga)
+            gap_diff.append(abs(ga - gb))
+        if any(math.isnan(x) for x in dist + gaps):
+            raise ValueError(f"a distance or score gap is NaN: {dist}, {gaps}")
+        slope = float(np.polyfit(np.log(p["n_values"]), np.log(dist), 1)[0])
+        rows.append(
+            {
+                "seed": s,
+                "relative_distance": dist,
+                "slope": slope,
+                "score_gap": gaps,
+                "score_gap_difference": gap_diff,
+            }
+        )
+    rule = IntervalTest(
+        "log-log slope in N of ||W_N^a - W_N^b|| / ||W_N0^a||",
+        -0.5,
+        {"no convergence": 0.0, "rate 1/N": -1.0},
+        theory_name="the CLT rate",
+    )
+    slopes = [r["slope"] for r in rows]
+    return rule.judge(list(t_interval(slopes, 0.95)), seeds=len(slopes)), {
+        "n_values": p["n_values"],
+        "rows": rows,
+        "slopes": slopes,
+        "score_gap": rows[0]["score_gap"],
         "lr_value": eta,
         "lr_attn": gamma,
     }
