@@ -121,7 +121,7 @@ def intervention_point(p, ctx, seed) -> dict:
     source=f"{SRC}, derived probe of the superposition",
     provenance="derived",
     controls=[INIT],
-    seed_rule="95% Student-t intervals over ctx.seeds(5) of the mean hit rate and of the mean "
+    seed_rule="95% Student-t intervals over ctx.seeds(seeds) of the mean hit rate and of the mean "
     "'others unchanged' gap; the random change's hit rate on every seed",
     templated=True,
     statement="overwriting relation r's content, e_s <- e_s + (U[b] - U[pi_r(s)]) W_r, makes (s, r) "
@@ -130,11 +130,16 @@ def intervention_point(p, ctx, seed) -> dict:
     "change hits b at most at chance (99th percentile of Binomial) on every seed, and the 95% interval "
     "of the mean gap between 'predictions for (s, r' != r) unchanged' under the edit and under the "
     "random change lies at or above 0.03 (a convention); an interval straddling a threshold is inconclusive",
-    quick={**GD_QUICK, "n_interventions": 200},
+    quick={**GD_QUICK, "seeds": 10, "n_interventions": 200},
     full={**GD_FULL, "n_interventions": 2000},
     needs=("torch",),
 )
 def gd_intervention(p, ctx):
+    """Quick scale at 10 training seeds (5 before): at 5 its verdict was pass at some base seeds and
+    inconclusive at others (verify/geometric/undecided.toml), and ``python -m verify oc`` on the
+    5-seed reference record gave power 0.33 at 5 seeds and 0.87 at 10 (worst alternative, 'others
+    at the threshold', passing 0.03): the budget is the one the simulation named, not one chosen on
+    a judged verdict. The models of seeds 5-9 are trained for this claim only (about 1 s each)."""
     n, k = p["n_subjects"], p["n_interventions"]
     allowed = binomial_tolerance(k, 1 / n) / k
     rows = [intervention_point(p, ctx, seed) for seed in ctx.seeds(p["seeds"])]
