@@ -19,6 +19,7 @@ number of subjects with and without slot embeddings in :mod:`verify.icrecall.sub
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -36,6 +37,7 @@ from verify.icrecall.finetune_setup import (
     pattern_outcome,
     train_run,
 )
+from verify.measure import t_interval
 
 TRAJECTORY_EVERY = 40
 
@@ -148,9 +150,31 @@ def _unseen(p, ctx):
     }
 
 
-#: the mean seen-subject accuracy must exceed this (strictly; a convention)
-SEEN_ABOVE = 0.8
-NOSLOT = dict(PFULL, n_ans_per_rel=20, dim=128, slots=False, n_train=64, subjects=[50, 200])
+#: the seen-subject accuracy must exceed this (strictly; a convention), and the unseen-subject
+#: accuracy must stay this close to its init value (a convention)
+SEEN_ABOVE, UNSEEN_WITHIN = 0.8, 0.2
+#: training sequences per subject, N_train = PER_SUBJECT * S. The statement's hypothesis is that a
+#: seen query subject has been learned from its own training queries; at N_train <= S (the earlier
+#: setting: 64 sequences for S = 200 at quick scale, 256 for S = 2000 at full) a seen subject was a
+#: training query about once and the seen-subject accuracy sat at the 0.8 bar (quick base seed 0:
+#: 0.830; another base seed 0.786; full 0.755). At k sequences per subject a seen subject was a
+#: query about k / (1 - e^-k) times, and a fraction e^-k of the subjects never was. Pilot base seeds
+#: 100-102 (never judged; S = 200, d = 128): seen 0.829 / 0.805 / 0.819 at k = 1 (unseen - init
+#: 0.08 / 0.07 / 0.05), 0.872 / 0.891 / 0.861 at k = 2 (unseen - init 0.03 / 0.02 / 0.02); k = 2
+#: keeps 14% of the subjects unseen (about 130 of the 1000 test prompts)
+PER_SUBJECT = 2
+NOSLOT = dict(
+    {k: v for k, v in PFULL.items() if k != "n_train"},
+    n_ans_per_rel=20,
+    dim=128,
+    slots=False,
+    per_subject=PER_SUBJECT,
+    subjects=[50, 200],
+    n_seeds=3,
+)
+#: full scale: S = 2000 puts N_f = 10^4 facts in the memory, so d is the memory heuristic
+#: ceil(32 ln N_f) = 295 of docs/icrecall.md (d = 128 left the memory itself short of recall)
+NOSLOT_FULL = dict(NOSLOT, subjects=[200, 2000], dim=math.ceil(32 * math.log(2000 * 5)))
 
 
 @claim(
@@ -159,72 +183,80 @@ NOSLOT = dict(PFULL, n_ans_per_rel=20, dim=128, slots=False, n_train=64, subject
     provenance="derived",
     demonstrates_failure=True,
     statement="MUST FAIL to generalise: P-full without slot embeddings learns per query subject. "
-    "At N_train = {n_train}, for every S of {subjects} with N_train <= S, the accuracy on unseen "
-    "query subjects stays within 0.2 of its init value while the seen-subject accuracy rises "
-    "above 0.8 (means over {n_seeds} seeds). The accuracy at every S is recorded (drop from the "
-    "smallest S to the largest), not judged: at this fixed d the slotted model's accuracy also "
-    "falls with S. Slot embeddings or not is structural (no parameter to bracket): the control "
-    "adds them. It tests a convention (the 0.2 and 0.8 accuracy thresholds) and cites no bound",
+    "At N_train = {per_subject} S training sequences for every S of {subjects} (a seen query subject "
+    "was a training query about 2.3 times, 14% of the subjects never were), the 95% Student-t "
+    "interval over {n_seeds} seeds of the unseen-subject accuracy's distance from its init value "
+    "lies at or below 0.2 while that of the seen-subject accuracy lies above 0.8 (inconclusive when "
+    "an interval straddles its bar). The accuracy at every S is recorded (drop from the smallest S "
+    "to the largest), not judged. Slot embeddings or not is structural (no parameter to bracket): "
+    "the control adds them. It tests a convention (the 0.2 and 0.8 accuracy thresholds) and cites "
+    "no bound",
     templated=True,
     quick=NOSLOT,
-    full=dict(NOSLOT, n_train=256, subjects=[200, 2000]),
-    seed_rule="means over the n_seeds seeds seed..seed+n_seeds-1 (per-seed values recorded)",
+    full=NOSLOT_FULL,
+    seed_rule="95% Student-t interval of the mean over the n_seeds seeds seed..seed+n_seeds-1, one "
+    "part per S and quantity (per-seed values recorded)",
     controls=[
         Control(
             "with_slots",
-            {"slots": True, "n_seeds": 1},
+            {"slots": True},
             "the other side: with slot embeddings the learned attention is shared by "
             "all subjects, unseen query subjects are recalled and S does not matter",
         )
     ],
 )
 def _noslot(p, ctx):
-    rows = []
+    """One :class:`verify.criteria.Threshold` per S on the 95% Student-t interval of a mean over
+    seeds: ``unseen_stays_S<S>`` (per seed |acc_unseen - acc_init_unseen| <= 0.2) and
+    ``seen_rises_S<S>`` (acc_seen > 0.8). Was judged on the means over seeds read as points, at
+    N_train = 64 (quick) and 256 (full) whatever S; the full setting then failed on the seen
+    accuracy (ledger)."""
+    if p["per_subject"] <= 0:
+        raise ValueError(f"per_subject={p['per_subject']} must be > 0 (N_train = per_subject * S)")
+    seeds = ctx.seeds(p["n_seeds"])
+    rows, parts = [], {}
     for S in p["subjects"]:
-        q = dict(p, n_subj=S)
-        runs = [train_run(q, ctx, seed=s) for s in ctx.seeds(p["n_seeds"])]
-        row = {
-            k: (
-                float(np.mean([r[k] for r in runs if r[k] is not None]))
-                if any(r[k] is not None for r in runs)
-                else None
+        n_train = int(round(p["per_subject"] * S))
+        runs = [train_run(dict(p, n_subj=S), ctx, n_train=n_train, seed=s) for s in seeds]
+        if any(r["acc_unseen"] is None or r["acc_seen"] is None for r in runs):
+            raise ValueError(
+                f"S={S}, N_train={n_train}: a seed's test set holds no unseen (or no seen) query "
+                "subject; the claim needs both (lower per_subject or raise n_test)"
             )
-            for k in ("acc_init_unseen", "acc_unseen", "acc_seen", "acc", "acc_init")
-        }
-        rows.append(
-            row
-            | {
-                "n_subj": S,
-                "acc_per_seed": [r["acc"] for r in runs],
-                "acc_unseen_per_seed": [r["acc_unseen"] for r in runs],
-                "acc_seen_per_seed": [r["acc_seen"] for r in runs],
-            }
-        )
-    judged = [r for r in rows if p["n_train"] <= r["n_subj"]]
-    if not judged:
-        raise ValueError(
-            f"n_train={p['n_train']} exceeds every S in {p['subjects']}: the claim needs N_train <= S "
-            "for some S (unseen query subjects)"
-        )
-    # the statement's strict "> 0.8" is kept exactly: the threshold is the next float above 0.8
-    judgement = all_of(
-        unseen_stays=Threshold(
-            "|acc_unseen - acc_init_unseen| (mean over seeds, largest over S >= N_train)",
-            0.2,
+        distance = [abs(r["acc_unseen"] - r["acc_init_unseen"]) for r in runs]
+        seen = [r["acc_seen"] for r in runs]
+        parts[f"unseen_stays_S{S}"] = Threshold(
+            f"|acc_unseen - acc_init_unseen| at S = {S}, mean over {len(seeds)} seeds, 95% interval",
+            UNSEEN_WITHIN,
             "<=",
             "convention",
-        ).judge(max(abs(r["acc_unseen"] - r["acc_init_unseen"]) for r in judged)),
-        seen_rises=Threshold(
-            "acc_seen (mean over seeds, smallest over S >= N_train)", SEEN_ABOVE, ">", "convention"
-        ).judge(min(r["acc_seen"] for r in judged)),
-    )
+        ).judge(t_interval(distance), seeds=len(seeds))
+        parts[f"seen_rises_S{S}"] = Threshold(
+            f"acc_seen at S = {S}, mean over {len(seeds)} seeds, 95% interval", SEEN_ABOVE, ">", "convention"
+        ).judge(t_interval(seen), seeds=len(seeds))
+        rows.append(
+            {
+                "n_subj": S,
+                "n_train": n_train,
+                **{
+                    k: float(np.mean([r[k] for r in runs]))
+                    for k in ("acc_init_unseen", "acc_unseen", "acc_seen", "acc", "acc_init")
+                },
+                "acc_per_seed": [r["acc"] for r in runs],
+                "acc_unseen_per_seed": [r["acc_unseen"] for r in runs],
+                "acc_init_unseen_per_seed": [r["acc_init_unseen"] for r in runs],
+                "acc_seen_per_seed": seen,
+                "unseen_distance_per_seed": distance,
+                "n_unseen_per_seed": [r["n_unseen"] for r in runs],
+            }
+        )
     drop = rows[0]["acc"] - rows[-1]["acc"]
-    return judgement, {
+    return all_of(**parts), {
         "rows": rows,
+        "seeds": seeds,
         "drop": drop,
-        "judged_subjects": [r["n_subj"] for r in judged],
-        "drop_note": "accuracy at the smallest S minus at the largest, same "
-        "N_train; recorded, not judged (with slots it falls too)",
+        "drop_note": "accuracy at the smallest S minus at the largest, both at N_train = per_subject "
+        "* S; recorded, not judged",
     }
 
 
@@ -241,13 +273,16 @@ def _noslot(p, ctx):
     "Mixed or single-relation contexts is structural (no parameter to bracket): the control "
     "generates every pair from the target relation",
     templated=True,
-    quick=dict(PFULL, mode="mixed"),
+    # quick n_seeds 6: at 3 seeds an accuracy at the ceiling passed 0.11 of the time (python -m
+    # verify oc, from the stored spread); 6 is the budget it named for <= 0.05. The control keeps
+    # 3 seeds, the single-relation runs of finetune.solves
+    quick=dict(PFULL, mode="mixed", n_seeds=6),
     full=dict(PFULL_FULL, mode="mixed"),
-    seed_rule=EVERY3,
+    seed_rule="every seed of seed..seed+n_seeds-1 (per-seed values recorded)",
     controls=[
         Control(
             "one_relation",
-            {"mode": "single"},
+            {"mode": "single", "n_seeds": 3},
             "the other side: contexts generated by the target relation carry it, and "
             "the same fine-tuning beats relation chance",
         )

@@ -28,7 +28,7 @@ from theory.icrecall import SOURCE, incoherence_bound
 from verify.claims import Control, choice, claim, rng_for
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.icrecall.handset_setup import DEFAULTS, _world
-from verify.measure import decode
+from verify.measure import decode, t_interval
 
 REF = "Nichani, Lee & Bietti 2024 (arXiv 2412.06538), random embeddings and linear memories"
 
@@ -130,9 +130,11 @@ def linear_n99(dim, seed, target=0.99, key_rank=None, cap=1 << 16):
     "grows like d^2: the log-log slope of N99 against d in {dims} lies in [{slope_low}, "
     "{slope_high}] in every one of {n_seeds} seeds",
     templated=True,
-    quick=dict(dims=[32, 64, 128], slope_low=1.6, slope_high=2.3, n_seeds=3, key_rank=None),
+    # quick n_seeds 6: at 3 seeds a slope at either end of the band passed 0.10-0.14 of the time
+    # (python -m verify oc, from the stored spread); 6 is the budget it named for <= 0.05
+    quick=dict(dims=[32, 64, 128], slope_low=1.6, slope_high=2.3, n_seeds=6, key_rank=None),
     full=dict(dims=[32, 64, 128, 256, 512], slope_low=1.6, slope_high=2.3, n_seeds=3, key_rank=None),
-    seed_rule="every seed of seed..seed+2",
+    seed_rule="every seed of seed..seed+n_seeds-1",
     controls=[
         Control(
             "keys_rank16",
@@ -198,6 +200,12 @@ def _accuracy_against(world, mlp, subj, rel, max_elements=1 << 24):
 #: the direct-recall thresholds (conventions: the construction's guarantee is accuracy 1 above its
 #: memory dimension, these allow its rare crosstalk errors)
 DIRECT_MEAN, DIRECT_MIN = 0.99, 0.98
+#: seeds of the direct-recall claim. The mean part is judged on its 95% Student-t interval (it was
+#: the mean read as a point, which a true mean of exactly 0.99 passed 0.47 of the time), so a true
+#: mean of 0.99 passes about 2.5% of the time. ``verify oc`` on a run at pilot base seed 100 (never
+#: judged; accuracies 0.9970-0.9995) gave power 1.00 at 5 seeds, the mean at 0.99 passing 0.01 and
+#: every seed at 0.98 passing 0.02: the count is kept
+N_DIRECT = 5
 
 
 @claim(
@@ -205,12 +213,14 @@ DIRECT_MEAN, DIRECT_MIN = 0.99, 0.98
     source=SOURCE + ", our triplet MLP (docs/icrecall.md)",
     provenance="derived",
     bounds=("icrecall.mlp_sufficient_dim",),
-    statement="the triplet MLP recalls a*(s, r) from e_s + e_r: mean accuracy over K = {n_seeds} "
-    f"seeds >= {DIRECT_MEAN} and every seed >= {DIRECT_MIN} on {{n_queries}} random (s, r) per seed",
+    statement="the triplet MLP recalls a*(s, r) from e_s + e_r: the 95% Student-t interval of the "
+    f"mean accuracy over K = {{n_seeds}} seeds lies at or above {DIRECT_MEAN} (inconclusive when it "
+    f"straddles it) and every seed >= {DIRECT_MIN}, on {{n_queries}} random (s, r) per seed",
     templated=True,
-    quick=dict(DEFAULTS, n_queries=2000, n_seeds=5, table="true"),
-    full=dict(DEFAULTS, n_subj=20000, dim=512, n_queries=20000, n_seeds=5, table="true"),
-    seed_rule="mean over seed..seed+4 >= 0.99 and every seed >= 0.98",
+    quick=dict(DEFAULTS, n_queries=2000, n_seeds=N_DIRECT, table="true"),
+    full=dict(DEFAULTS, n_subj=20000, dim=512, n_queries=20000, n_seeds=N_DIRECT, table="true"),
+    seed_rule="95% Student-t interval of the mean over seed..seed+n_seeds-1 >= 0.99 and every seed "
+    ">= 0.98 (per-seed accuracies recorded)",
     controls=[
         Control(
             "shuffled_table",
@@ -239,9 +249,9 @@ def _direct(p, ctx):
             accs.append(direct_recall_accuracy(triplet_mlp(world, p["theta"]), s, r))
     seeds = ctx.seeds(p["n_seeds"])
     judgement = all_of(
-        mean=Threshold(f"mean accuracy over {len(accs)} seeds", DIRECT_MEAN, ">=", "convention").judge(
-            float(np.mean(accs))
-        ),
+        mean=Threshold(
+            f"mean accuracy over {len(accs)} seeds, 95% interval", DIRECT_MEAN, ">=", "convention"
+        ).judge(t_interval(accs), seeds=len(accs)),
         every_seed=EverySeed("accuracy", DIRECT_MIN, ">=", "convention").judge(accs, seeds=seeds),
     )
     return judgement, {"accuracy_per_seed": accs, "seeds": seeds}
