@@ -181,9 +181,11 @@ AFFINE_LAWS = ("affine", "proportional", "residual bound^0.8", "residual bound^1
 def atlas_affine(record, seeds=None) -> Setup:
     """atlas.<family>.affine_overhead: measured sizes per (point, draw) against the bound, judged by
     the claim's rule on the sizes less the record's overhead P0 (:func:`verify.atlas.verdict.affine_judgement`).
-    Noise: the residual sd of log size around the affine curve P0 + c b, c the median of the
-    record's ratios. The proportional law passes through the affine curve at the bounds'
-    geometric mean.
+    Every law draws a size P0 + (L_i - P0) e^(sd z) at point i, L the law's mean curve: the noise
+    sits on the part above the overhead, as the criterion reads it, with sd the residual sd of
+    log(size - P0) around c b (c the median of the record's ratios). The proportional law L = c' b
+    passes through the affine curve at the bounds' geometric mean (below it, where c' b < P0, it
+    draws sizes under the overhead, which fail).
 
     >>> from verify.oc.command import _records
     >>> rec = _records("quick").get("atlas.hopfield_gated.affine_overhead")
@@ -196,17 +198,16 @@ def atlas_affine(record, seeds=None) -> Setup:
     if not points or "size_measured_per_draw" not in points[0]:
         raise NotCovered("the record holds no measured sizes per point (a size at or below the overhead)")
     p0 = float(record["params"]["overhead"])
-    sizes = [[float(v) for v in pt["size_measured_per_draw"]] for pt in points]
-    bounds = np.array([float(np.median(pt["size_per_draw"])) / float(pt["ratio"]) for pt in points])
+    above = [[float(v) for v in pt["size_per_draw"]] for pt in points]  # the sizes less P0
+    bounds = np.array([float(np.median(a)) / float(pt["ratio"]) for a, pt in zip(above, points)])
     slope = float(np.median([pt["ratio"] for pt in points]))
-    draws = int(seeds or len(sizes[0]))
-    curve = p0 + slope * bounds
-    resid = np.concatenate([np.log(s) - math.log(c) for s, c in zip(sizes, curve)])
+    draws = int(seeds or len(above[0]))
+    resid = np.concatenate([np.log(a) - math.log(slope * b) for a, b in zip(above, bounds)])
     sd = float(np.sqrt((resid**2).sum() / max(len(resid) - 1, 1)))
     anchor_b = float(np.exp(np.mean(np.log(bounds))))
     anchor_s = p0 + slope * anchor_b
     curves = {
-        "affine": curve,
+        "affine": p0 + slope * bounds,
         "proportional": anchor_s * bounds / anchor_b,
         "residual bound^0.8": p0 + power_through(bounds, 0.8, anchor_b, anchor_s - p0),
         "residual bound^1.2": p0 + power_through(bounds, 1.2, anchor_b, anchor_s - p0),
@@ -216,7 +217,7 @@ def atlas_affine(record, seeds=None) -> Setup:
 
     def law(c):
         def draw(rng):
-            drawn = [list(v * np.exp(sd * rng.standard_normal(draws))) for v in c]
+            drawn = [list(p0 + (v - p0) * np.exp(sd * rng.standard_normal(draws))) for v in c]
             return affine_judgement(drawn, [[b] * draws for b in bounds], p0, p["constant"], scale)
 
         return draw
@@ -224,7 +225,10 @@ def atlas_affine(record, seeds=None) -> Setup:
     return Setup(
         "affine",
         {name: law(curves[name]) for name in AFFINE_LAWS},
-        {"log_residual_sd": sd, "from": "residual sd of log size around the record's affine curve P0 + c b"},
+        {
+            "log_residual_sd": sd,
+            "from": "residual sd of log(size - P0) around c b, c the record's median ratio",
+        },
         {"draws": draws, "bounds": bounds.tolist()},
     )
 
