@@ -116,11 +116,6 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "geometric.multihop.matching_bound", "geometric.single_hop.matching_bound",
            "geometric.multihop.below_bound_fail",
            roles={
-               "geometric.multihop.matching_bound": (
-                   SENTENCE, "the abstract's bound is the multi-hop one: the one-pass k-hop construction's "
-                             "dimension R^k d0* against the k-hop information bound over a grid of N, R "
-                             "and k, within a constant factor (a bound that does not grow with R^k must "
-                             "fail); the bound's form is our derived theorem"),
                "geometric.single_hop.matching_bound": (
                    FORMALISATION, "measures the SINGLE-hop threshold against our volumetric bound B3; the "
                                   "abstract's matching bound is the multi-hop one of the capacity-depth "
