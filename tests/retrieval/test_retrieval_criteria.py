@@ -21,14 +21,31 @@ def test_strict_sides_keep_a_strict_inequality_strict():
         EverySeed("x", 1.0, ">>")
 
 
-def test_gd_capacity_ratios_are_strict_and_an_infinite_n_c_fails():
+def test_gd_capacity_reads_intervals_over_seeds_and_an_infinite_n_c_fails():
     base = {"base": 500.0, "bigger_v": 900.0, "smaller_d": 800.0}
-    assert gd_capacity_judgement(base, 1.3).verdict == "pass"
-    assert gd_capacity_judgement({**base, "smaller_d": 650.0}, 1.3).verdict == "fail"  # exactly 1.3x
-    j = gd_capacity_judgement({k: math.inf for k in base}, 1.3)  # the "init" control: nothing reaches it
+    spread = [{k: v * (f if k != "base" else 1.0) for k, v in base.items()} for f in (0.95, 1.0, 1.05)]
+    assert gd_capacity_judgement(spread, 1.3).verdict == "pass"
+    exact = [{**row, "smaller_d": 650.0} for row in spread]  # exactly 1.3x at every seed: not above
+    assert gd_capacity_judgement(exact, 1.3).verdict == "fail"
+    straddles = [{**row, "smaller_d": 650.0 * f} for row, f in zip(spread, (0.8, 1.0, 1.3))]
+    assert gd_capacity_judgement(straddles, 1.3).verdict == "inconclusive"
+    j = gd_capacity_judgement([{k: math.inf for k in base}] * 3, 1.3)  # the "init" control
     assert j.verdict == "fail" and j.resolution["rule"] == "threshold"
     with pytest.raises(ValueError, match="NaN"):
-        gd_capacity_judgement({**base, "base": math.nan}, 1.3)
+        gd_capacity_judgement([{**base, "base": math.nan}] * 2, 1.3)
+
+
+def test_small_d_reads_intervals_over_draws():
+    from verify.criteria import Bracket
+    from verify.retrieval.sufficient import small_d_judgement
+
+    b = Bracket("d", 15.3, 14, 17)
+    below, above = [0.85, 0.86, 0.84, 0.855], [0.95, 0.94, 0.96, 0.945]
+    assert small_d_judgement(b, below, above, 0.9, "below").verdict == "pass"
+    assert small_d_judgement(b, [0.92, 0.93, 0.94], above, 0.9, "below").verdict == "fail"
+    assert small_d_judgement(b, [0.8, 0.95, 0.9], above, 0.9, "below").verdict == "inconclusive"
+    assert small_d_judgement(b, below, above, 0.9, "above").verdict == "fail"  # the control holds above
+    assert small_d_judgement(b, below, [0.85, 0.86, 0.84], 0.9, "below").verdict == "fail"  # breaks above
 
 
 def _row(d, n, accs):
