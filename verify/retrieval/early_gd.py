@@ -143,7 +143,7 @@ INIT = Control(
         "d_model": 64,
         "seq_len": 8,
         "n_samples": 8192,
-        "n_seeds": 3,
+        "n_seeds": 6,
         "attention": "trained",
     },
     full={
@@ -154,7 +154,8 @@ INIT = Control(
         "n_seeds": 3,
         "attention": "trained",
     },
-    seed_rule="every seed of seed..seed+2",
+    seed_rule="every seed of seed..seed+n_seeds-1 (6 at quick scale, the count verify oc named for "
+    "an admissible pass; 3 at full)",
     controls=[INIT],
 )
 def attn_focus(p, ctx):
@@ -356,11 +357,11 @@ def _standardised(diff: float, se: float) -> float:
         "d_model": 64,
         "seq_len": 8,
         "n_samples": 16384,
-        "n_seeds": 3,
+        "n_seeds": 6,
         "z": 3.0,
         "gamma_scale": 1.0,
     },
-    seed_rule="every seed of seed..seed+2",
+    seed_rule="every seed of seed..seed+5 (6 seeds, the count verify oc named for an admissible pass)",
     controls=[
         Control(
             "no_attention_step",
