@@ -203,7 +203,7 @@ NOSLOT_FULL = dict(NOSLOT, subjects=[200, 2000], dim=math.ceil(32 * math.log(200
     controls=[
         Control(
             "with_slots",
-            {"slots": True, "n_seeds": 3, "subjects": [50]},
+            lambda p: {"slots": True, "n_seeds": 3, "subjects": list(p["subjects"][:1])},
             "the other side: with slot embeddings the learned attention is shared by "
             "all subjects and unseen query subjects are recalled (at the smallest S, 3 seeds: "
             "it misses the 0.2 bar by 0.4 and more, and saves the largest S's runs)",
