@@ -51,6 +51,7 @@ SALTS: Mapping[str, int] = {
     "fact_mlp.decoder_scaling.check_mc_rho_scaling.spherical": 92,
     "fact_mlp.decoder_scaling.mc_star.smallest_code_dim": 7,
     "fact_mlp.decoder_scaling.mc_star.spherical": 8,
+    "fact_mlp.decoder_scaling.paired_mc_star.random_projection": 157,
     "fact_mlp.edit.edit_fact_map": 81,
     "fact_mlp.edit_equal.edit_fact_map": 82,
     "fact_mlp.large.fact_set": 17,

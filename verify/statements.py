@@ -160,8 +160,9 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "fact_mlp.decodability.rho_anisotropy",
            roles={
                "fact_mlp.capacity.geometry_penalty": (
-                   FORMALISATION, "our setting d = 256, where a spike lowers rho by 3% and m_c* by less than "
-                                  "its search grid's step (ledger): a criterion finer than the measurement"),
+                   FORMALISATION, "our setting d = 256, beta = 3, where a spike lowers rho by 3% and, on common "
+                                  "decoder draws, m_c* by less than one unit: too small a spike to show the "
+                                  "penalty, which mc_rho_scaling tests at d = 32"),
            }),
         _s(A, "it beats earlier constructions by a large factor (the abstract quotes 10-104x, in a setting "
               "we do not know)",
