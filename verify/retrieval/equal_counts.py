@@ -128,7 +128,7 @@ def equal_counts_l(p, ctx):
         "log-log slope of N_c in L (equal label counts)",
         loglog_slope(Ls, pred),
         {"no growth": 0.0, "L^0.5": 0.5, "L^1.5": 1.5},
-        theory_name="linear in L (F1's slope)",
+        theory_name="linear in L",
     )
     return interval_judgement(slopes, test), {
         "seq_lens": Ls,
