@@ -36,3 +36,22 @@ def test_margin_positive_exactly_when_every_value_decodes():
 def test_linear_cost_setting_needs_every_value_used():
     with pytest.raises(ValueError, match="every value cannot be used"):
         smallest_storing_code_dim(Context(seed=0), 16, 32, 16, 0)
+
+
+def test_whitened_readout_saturates_at_the_quadratic_span():
+    """capacity.whitened_ties reads "at no width" from a readout that does not store at a width >=
+    d(d + 1)/2: from there every wider whitened readout fits the same map on the keys."""
+    from constructions.fact_mlp.baselines import hebbian_readout
+    from constructions.fact_mlp.facts import fact_set
+    from verify.fact_mlp.compare import GRID_HEBBIAN, quadratic_span
+
+    d = 5
+    facts = fact_set(60, 8, d, np.random.default_rng(0))
+    outs = [
+        hebbian_readout(facts, m, np.random.default_rng(m), whitened=True).forward(facts.keys)
+        for m in (2 * quadratic_span(d), 4 * quadratic_span(d))
+    ]
+    assert np.allclose(outs[0], outs[1], atol=1e-5)
+    narrow = hebbian_readout(facts, quadratic_span(d) // 2, np.random.default_rng(1), whitened=True)
+    assert not np.allclose(narrow.forward(facts.keys), outs[0], atol=1e-3)
+    assert max(GRID_HEBBIAN) >= quadratic_span(64)
