@@ -183,28 +183,14 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "fact_mlp.transformer.recall_spec_scale", "fact_mlp.transformer.foreign_table_fails",
            "fact_mlp.transformer.attention_separability_fails", "fact_mlp.transformer.attention_boundary",
            roles={
-               "fact_mlp.transformer.recall": (
-                   SENTENCE, "the constructed MLP inserted in the constrained Transformer recalls the facts, at "
-                             "d = 64 inside the hypothesis (one query direction can rank the keys), over 3 "
-                             "seeds"),
-               "fact_mlp.transformer.inserted": (
-                   SENTENCE, "'fewer parameters inside the Transformer' read against the NTK baseline (the "
-                             "abstract's 15-63x is not asserted), over 3 seeds"),
                "fact_mlp.transformer.recall_spec_scale": (
                    FORMALISATION, "our first-written training budget (lr 3e-3, <= 2000 steps), now at d = 50 "
                                   "inside the hypothesis; its d = 32 lay outside it (attention cannot rank 64 "
                                   "keys above 17 tokens there): a budget we chose, not the sentence"),
-               "fact_mlp.transformer.foreign_table_fails": (
-                   BOUNDARY, "the insertion constraint dropped: an MLP built on another embedding table "
-                             "recalls nothing"),
                "fact_mlp.transformer.attention_separability_fails": (
                    FORMALISATION, "history: brackets our reading of Cover's count (d = 40) as the 0.95 "
                                   "criterion's boundary, which lies lower, where the verdict depends on the "
                                   "draw (ledger); restated by attention_boundary"),
-               "fact_mlp.transformer.attention_boundary": (
-                   BOUNDARY, "the separating-attention hypothesis dropped: just below the measured 0.95 "
-                             "boundary (pilot fit) the attention's copy accuracy misses 0.95, just above "
-                             "it reaches it"),
            }),
         _s(A, "where capacity trades off against usability",
            "fact_mlp.transformer.tradeoff", "fact_mlp.usability.lipschitz_tradeoff",

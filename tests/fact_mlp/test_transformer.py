@@ -150,3 +150,62 @@ def test_value_training_needs_a_differentiable_mlp():
     swap_mlp(model, hebbian_readout(task.facts(), 32, np.random.default_rng(0), whitened=True))
     with pytest.raises(ValueError, match="no differentiable form"):
         train_attention(model, "value", np.random.default_rng(0), steps=1)
+
+
+def test_spec_scale_dimension_is_the_hypothesis_one():
+    """recall_spec_scale runs at the smallest d where Cover's count makes >= 99% of the splits
+    separable (decided before its pilot), not at the first-written d = 32 (5%)."""
+    from theory.fact_mlp.bounds import separable_fraction
+    from verify.claims import load_all
+    from verify.fact_mlp.transformer_spec import MIN_SEPARABLE, hypothesis_dim
+
+    p = load_all()["fact_mlp.transformer.recall_spec_scale"].params("quick")
+    assert p["d_model"] == hypothesis_dim(p["n_facts"]) == 50
+    assert separable_fraction(p["n_facts"] + N_JUNK + 1, p["d_model"] - 1) < MIN_SEPARABLE
+    assert p["lr"] == 3e-3 and p["seeds"] >= 3
+
+
+def test_attention_boundary_fit_is_reproduced_from_its_pilot_data():
+    """The stored boundary is fit_boundary of the stored pilot means, the means are those of the
+    stored per-seed accuracies, the pilot seeds are never judged (>= 100) and the bracket straddles
+    the boundary within a factor of 2."""
+    from verify.claims import load_all
+    from verify.fact_mlp.transformer_fails import boundary_fit, fit_boundary
+
+    fit = boundary_fit()
+    assert min(fit["pilot_seeds"]) >= 100
+    means = [float(np.mean(fit["per_seed"][str(d)])) for d in fit["grid"]]
+    np.testing.assert_allclose(means, fit["mean_copy_accuracy"], atol=1e-6)
+    assert fit_boundary(fit["grid"], means) == pytest.approx(fit["boundary"], abs=1e-3)
+    assert fit["below"] in fit["grid"] and fit["above"] in fit["grid"]
+    assert fit["below"] < fit["boundary"] < fit["above"]
+    assert max(fit["boundary"] / fit["below"], fit["above"] / fit["boundary"]) <= 2
+    p = load_all()["fact_mlp.transformer.attention_boundary"].params("quick")
+    assert (p["below"], p["above"], p["seeds"]) == (fit["below"], fit["above"], fit["seeds"])
+
+
+def test_rules_over_seeds_need_two_seeds_and_read_the_interval():
+    from verify.claims import Context
+    from verify.fact_mlp.transformer import log_ratio
+    from verify.fact_mlp.transformer_setup import at_seeds, mean_rule
+
+    with pytest.raises(ValueError, match="seeds >= 2"):
+        at_seeds(Context(), 1)
+    assert mean_rule("x", [0.5, 0.6, 0.7], "<", 0.95, "convention").verdict == "pass"
+    assert mean_rule("x", [0.5, 0.99, 1.0], "<", 0.95, "convention").verdict == "inconclusive"
+    assert mean_rule("x", [0.99, 0.99, 1.0], "<", 0.95, "convention").verdict == "fail"
+    with pytest.raises(ValueError, match="NaN"):
+        mean_rule("x", [0.5, float("nan")], "<", 0.95, "convention")
+    censored = log_ratio(
+        {"inside_params": None, "grid_max_params": 100}, {"inside_params": 50, "grid_max_params": 80}
+    )
+    assert censored == 2.0
+
+
+def test_rank_one_close_refuses_k_above_a_quarter_of_the_facts():
+    from verify.claims import Context, load_all
+
+    claim = load_all()["fact_mlp.edit.rank_one_close"]
+    p = {**claim.params("quick"), "ks": [1, claim.params("quick")["n_facts"] // 2]}
+    with pytest.raises(ValueError, match="k <= F/4"):
+        claim.check(p, Context())

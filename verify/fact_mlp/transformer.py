@@ -13,18 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, choice, claim
-from verify.criteria import Judgement, Threshold, all_of
+from verify.criteria import EverySeed, Judgement, Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
     GRIDS,
     INIT,
     MIN_RECALL,
     SRC,
+    T_RULE,
     _last,
-    _recall_schedules,
+    at_seeds,
     attention_ceiling,
     contexts,
+    mean_rule,
     mlp_first,
+    recall_over_seeds,
     zoo,
 )
 
@@ -41,22 +44,23 @@ MIN_SPEARMAN = 0.5
     "1-layer 1-head Transformer (tied frozen embeddings, frozen RMSNorm, identity "
     "value/output, no residual; d={d_model}, F={n_facts}, L={seq_len}, AdamW lr {lr} on attention, <= "
     "{steps} steps) recalls >= 0.95 of the facts in fresh junk contexts under both schedules "
-    "(attention first then MLP; MLP first then attention; one seed)",
-    quick=BASE,
-    full=dict(BASE, d_model=128, n_facts=256, steps=4000),
+    "(attention first then MLP; MLP first then attention): under each schedule the 95% Student-t "
+    "interval of the mean recall over {seeds} seeds (one model per seed) clears 0.95 (a convention); "
+    "inconclusive when it straddles 0.95",
+    quick=dict(BASE, seeds=3),
+    full=dict(BASE, d_model=128, n_facts=256, steps=4000, seeds=3),
     controls=[INIT],
+    seed_rule=T_RULE,
 )
 def check_recall(p, ctx):
-    """Recall >= MIN_RECALL under both schedules (one :class:`verify.criteria.Threshold` per
-    schedule, on the one trained model)."""
-    recalls, details = _recall_schedules(p, ctx)
-    judgement = all_of(
-        **{
-            sched: Threshold(f"recall ({sched.replace('_', ' ')})", MIN_RECALL, ">=", "convention").judge(r)
-            for sched, r in recalls.items()
-        }
-    )
-    return judgement, details
+    """Recall >= MIN_RECALL under both schedules, judged over seeds (:func:`recall_over_seeds`).
+
+    First judged on one model (base seed 0: 1.0 and 0.969), which failed at the unused base seed
+    47 (MLP-first 0.932): a pass on one draw. The 3 seeds: at pilot base seeds 100-104 the
+    MLP-first recall was 0.984, 0.984, 0.984, 1.0, 0.980 (attention first 1.0, 1.0, 0.984, 1.0,
+    0.984); drawn from that mean and spread, the 95% interval over 3 seeds clears 0.95 in most
+    draws (verify oc gives the power from the stored record)."""
+    return recall_over_seeds(p, ctx)
 
 
 def _smallest(rows, family, ok):
@@ -64,29 +68,10 @@ def _smallest(rows, family, ok):
     return min(hits, key=lambda r: r["params"]) if hits else None
 
 
-@claim(
-    "fact_mlp.transformer.inserted",
-    source=SRC + " (abstract: optimal scaling inside "
-    "Transformers with fewer parameters than prior constructions)",
-    provenance="abstract",
-    templated=True,
-    statement="inside the attention-first Transformer (d={d_model}, F={n_facts}), the encoder-decoder reaches "
-    "recall >= 0.95 with fewer MLP parameters than the NTK baseline (ratio P_ntk/P_ed "
-    "> 1 at the smallest size of each grid reaching it); every family's recall, "
-    "parameters and facts per parameter inside vs standalone are reported, and the "
-    "GD MLP also under the MLP-first schedule",
-    quick=BASE,
-    full=dict(BASE, d_model=128, n_facts=256, steps=4000),
-    controls=[
-        Control(
-            "init",
-            {"steps": 0},
-            "attention at initialisation: no MLP family reaches recall 0.95, so "
-            "there is no encoder-decoder size to compare and the ratio fails",
-        )
-    ],
-)
-def check_inserted(p, ctx):
+def _inserted_table(p, ctx, with_gd_first: bool) -> tuple[dict, list]:
+    """One seed's table of inserted: per family the smallest standalone-storing and the smallest
+    inside-reaching (recall >= MIN_RECALL) sizes; ``with_gd_first``: also the GD MLP under the
+    MLP-first schedule (reported, the first seed only)."""
     from constructions.fact_mlp.transformer import recall
 
     F, d, L = p["n_facts"], p["d_model"], p["seq_len"]
@@ -104,26 +89,88 @@ def check_inserted(p, ctx):
             "inside_params": inside and inside["params"],
             "inside_recall": inside and inside["recall"],
             "facts_per_param_inside": inside and F * inside["recall"] / inside["params"],
+            "grid_max_params": max(r["params"] for r in rows if r["family"] == family),
         }
     gd_row = _smallest(rows, "gd", lambda r: r["standalone_acc"] == 1.0)
-    if gd_row is not None:
+    if with_gd_first and gd_row is not None:
         model, hist = mlp_first(ctx, F, d, L, p["lr"], p["steps"], "gd", gd_row["size"])
         table["gd"]["mlp_first_recall"] = recall(model, *contexts(ctx, F, d, p["contexts"], 0, L))[0]
         table["gd"]["mlp_first_steps"] = _last(hist["steps"])
-    ed, ntk = table["encoder_decoder"]["inside_params"], table["ntk"]["inside_params"]
-    if ed is None:
-        ratio = 0.0
-    elif ntk is None:
-        ratio = float("inf")
-    else:
-        ratio = ntk / ed
-    # ratio 0: the encoder-decoder never reaches the recall (fails); inf: NTK never does (passes)
-    judgement = Threshold("P_ntk / P_ed inside the Transformer", 1.0, ">", "theory").judge(ratio)
+    return table, rows
+
+
+def log_ratio(ntk: dict, ed: dict) -> float:
+    """log2(P_ntk / P_ed) at the smallest sizes reaching the recall inside; a family that never
+    reaches it is censored at twice its grid's largest parameter count (the grid's next doubling).
+
+    >>> log_ratio({"inside_params": 800, "grid_max_params": 800}, {"inside_params": 100, "grid_max_params": 900})
+    3.0
+    >>> log_ratio({"inside_params": None, "grid_max_params": 800}, {"inside_params": 400, "grid_max_params": 900})
+    2.0
+    """
+
+    def params(row):
+        return row["inside_params"] if row["inside_params"] is not None else 2 * row["grid_max_params"]
+
+    return float(np.log2(params(ntk) / params(ed)))
+
+
+@claim(
+    "fact_mlp.transformer.inserted",
+    source=SRC + " (abstract: optimal scaling inside "
+    "Transformers with fewer parameters than prior constructions)",
+    provenance="abstract",
+    templated=True,
+    statement="inside the attention-first Transformer (d={d_model}, F={n_facts}), the encoder-decoder reaches "
+    "recall >= 0.95 with fewer MLP parameters than the NTK baseline (P_ntk/P_ed at the smallest "
+    "size of each grid reaching it: the 95% Student-t interval of the mean of log2(P_ntk/P_ed) over "
+    "{seeds} seeds lies above 0, and the encoder-decoder reaches 0.95 at every seed); every family's recall, "
+    "parameters and facts per parameter inside vs standalone are reported, and the "
+    "GD MLP also under the MLP-first schedule",
+    quick=dict(BASE, seeds=3),
+    full=dict(BASE, d_model=128, n_facts=256, steps=4000, seeds=3),
+    seed_rule=T_RULE + "; the encoder-decoder reaches the recall at every seed",
+    controls=[
+        Control(
+            "init",
+            {"steps": 0},
+            "attention at initialisation: no MLP family reaches recall 0.95, so "
+            "there is no encoder-decoder size to compare and the ratio fails",
+        )
+    ],
+)
+def check_inserted(p, ctx):
+    """Judged over ``seeds`` seeds (a Transformer, a table and a zoo per seed): the encoder-decoder
+    reaches recall >= 0.95 inside at every seed, and the 95% Student-t interval of the mean of
+    log2(P_ntk / P_ed) over the seeds lies above 0 (fewer parameters than the NTK baseline; 0 is
+    the theory's "fewer", no fitted number). First judged on one seed (ratio 8 at base seed 0),
+    which failed at the unused base seed 47 (ratio 1.0): a pass on one draw."""
+    tables = {sub.seed: _inserted_table(p, sub, sub.seed == ctx.seed) for sub in at_seeds(ctx, p["seeds"])}
+    seeds = list(tables)
+    reached = [float(tables[s][0]["encoder_decoder"]["inside_params"] is not None) for s in seeds]
+    logs = [log_ratio(tables[s][0]["ntk"], tables[s][0]["encoder_decoder"]) for s in seeds]
+    judgement = all_of(
+        ed_reaches=EverySeed(
+            "encoder-decoder reaches recall >= 0.95 inside (1 = yes)", 1.0, ">=", "convention"
+        ).judge(reached, seeds=seeds),
+        fewer_params=mean_rule(
+            "mean over seeds of log2(P_ntk / P_ed) inside the Transformer", logs, ">", 0.0, "theory"
+        ),
+    )
+    table, rows = tables[seeds[0]]
     return judgement, {
         "table": table,
         "rows": rows,
-        "ratio_ntk_over_ed": ratio if np.isfinite(ratio) else "inf (NTK never reached 0.95)",
-        "attention_params": 2 * d**2,
+        "per_seed": {
+            str(s): {
+                "P_ed": tables[s][0]["encoder_decoder"]["inside_params"],
+                "P_ntk": tables[s][0]["ntk"]["inside_params"],
+                "log2_ratio": v,
+            }
+            for s, v in zip(seeds, logs)
+        },
+        "ratio_ntk_over_ed": float(2 ** np.mean(logs)),
+        "attention_params": 2 * p["d_model"] ** 2,
     }
 
 

@@ -5,12 +5,14 @@ no claim."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from theory.papers import paper
 from verify.claims import Control, shared
+from verify.criteria import Judgement, Threshold, all_of
+from verify.measure import t_interval
 
 SRC = paper("fact_mlp")
 #: transformer_recall quick scale (docs/fact_mlp.md): F=64, L=8, AdamW on attention, <= 2000 steps, with two
@@ -356,3 +358,66 @@ def _recall_schedules(p: dict, ctx) -> tuple[dict, dict]:
         "size": dict(mlp.size),
     }
     return {k: v["recall"] for k, v in out.items()}, details
+
+
+#: the seed rule of a claim judged by :func:`mean_rule` (its Student-t interval is what verify oc reads)
+T_RULE = "95% Student-t interval of the mean over seeds seed..seed+seeds-1 (one model per seed)"
+
+
+def at_seeds(ctx, n: int) -> list:
+    """The run's context at each of the seeds seed..seed+n-1 (one shared cache: every model is
+    trained once per run). Hypothesis: n >= 2, so a rule over seeds never rests on one draw.
+
+    >>> from verify.claims import Context
+    >>> [c.seed for c in at_seeds(Context(seed=5), 3)]
+    [5, 6, 7]
+    >>> at_seeds(Context(), 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: a rule over seeds needs seeds >= 2 (no pass on one draw), got 1
+    """
+    if int(n) < 2:
+        raise ValueError(f"a rule over seeds needs seeds >= 2 (no pass on one draw), got {n}")
+    return [replace(ctx, seed=s) for s in ctx.seeds(n)]
+
+
+def mean_rule(quantity: str, values, side: str, value: float, source: str, unit: str = "seeds") -> Judgement:
+    """``quantity`` (per-seed ``values``) judged by the 95% Student-t interval of its mean against
+    ``value``: pass when the whole interval clears it, fail when none of it does, inconclusive
+    when it straddles (:class:`verify.criteria.Threshold`).
+
+    >>> mean_rule("recall", [0.98, 0.99, 1.0], ">=", 0.95, "convention").verdict
+    'pass'
+    >>> mean_rule("recall", [0.93, 0.99, 1.0], ">=", 0.95, "convention").verdict
+    'inconclusive'
+    """
+    vals = [float(v) for v in values]
+    if any(np.isnan(vals)):
+        raise ValueError(f"{quantity}: a seed's value is NaN")
+    return Threshold(quantity, value, side, source).judge(list(t_interval(vals)), seeds=len(vals), unit=unit)
+
+
+SCHEDULES = ("attention_first", "mlp_first")
+
+
+def recall_over_seeds(p: dict, ctx) -> tuple[Judgement, dict]:
+    """The recall criterion over ``p["seeds"]`` seeds (a model trained per seed and schedule): under
+    each schedule the 95% Student-t interval of the mean recall must clear MIN_RECALL (a
+    convention). Details: the first seed's :func:`_recall_schedules` details and every seed's
+    recalls."""
+    runs = {sub.seed: _recall_schedules(p, sub) for sub in at_seeds(ctx, p["seeds"])}
+    seeds = list(runs)
+    parts = {
+        sched: mean_rule(
+            f"mean recall over seeds ({sched.replace('_', ' ')})",
+            [runs[s][0][sched] for s in seeds],
+            ">=",
+            MIN_RECALL,
+            "convention",
+        )
+        for sched in SCHEDULES
+    }
+    details = dict(runs[seeds[0]][1])
+    details["per_seed"] = {str(s): runs[s][0] for s in seeds}
+    details["worst"] = min(min(r[0].values()) for r in runs.values())
+    return all_of(**parts), details
