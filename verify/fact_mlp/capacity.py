@@ -10,7 +10,7 @@ import numpy as np
 from constructions.seeding import rng_at
 from theory.papers import paper
 from verify.claims import Control, choice, claim, shared
-from verify.criteria import Agreement, Bracket, Threshold, all_of
+from verify.criteria import Agreement, Bracket, EverySeed, Threshold, all_of
 
 SRC = paper("fact_mlp")
 
@@ -97,8 +97,9 @@ def exact_fit(ctx, n_facts: int, n_values: int, d: int, code_dim: int, n_gates: 
     statement="the gated encoder with exactly H = ceil(F/d) gates (no gate added by the "
     "builder) interpolates exactly: rank(Phi) = F, max fit error < 1e-8, accuracy 1 with a positive "
     "margin (construction setting d={d}, F={n_facts}, H = ceil({n_facts}/{d}), n_V={n_values}, "
-    "m_c={code_dim})",
-    quick={"n_facts": 2048, "n_values": 256, "d": 128, "code_dim": 48, "n_gates": 0},
+    "m_c={code_dim}), on each of {seeds} fact-set draws",
+    quick={"n_facts": 2048, "n_values": 256, "d": 128, "code_dim": 48, "n_gates": 0, "seeds": 6},
+    seed_rule="every seed of seed..seed+5 (one fact set and one gate draw each)",
     controls=[
         Control(
             "one_gate_fewer",
@@ -110,20 +111,37 @@ def exact_fit(ctx, n_facts: int, n_values: int, d: int, code_dim: int, n_gates: 
 def check_encoder_exact(p, ctx):
     """Quick scale is now the construction setting of docs/fact_mlp.md (it was d=64, F=1024 'to stay
     under 20 s'; that setting runs in about 1.5 s). n_gates 0 means ceil(F/d). Judged by
-    :func:`verify.criteria.all_of` over the gate count, rank, fit error, accuracy and margin."""
+    :func:`verify.criteria.all_of` over the gate count, rank, fit error, accuracy and margin.
+
+    Changed (replicates): judged on one fact set, now on each of six (seed..seed+5; every part a
+    rule over the draws with its per-draw values stored, so verify oc can simulate it). Six is
+    verify oc's count: on the record of pilot base seed 100 at three draws the alternatives 'fit
+    at the threshold' and 'margin at the threshold' passed 0.10 of the time, at six <= 0.02."""
+    from dataclasses import replace
+
     from theory.fact_mlp.bounds import n_gates
 
     want = p["n_gates"] or n_gates(p["n_facts"], p["d"])
-    r = exact_fit(ctx, p["n_facts"], p["n_values"], p["d"], p["code_dim"], _gates(p["n_facts"], p["d"], want))
+    H = _gates(p["n_facts"], p["d"], want)
+    seeds = ctx.seeds(p["seeds"])
+    rows = [
+        exact_fit(replace(ctx, seed=s), p["n_facts"], p["n_values"], p["d"], p["code_dim"], H) for s in seeds
+    ]
+
+    def every(quantity, value, side, source, key):
+        return EverySeed(quantity, value, side, source).judge([r[key] for r in rows], seeds=seeds)
+
     judgement = all_of(
         gates=Agreement("H - ceil(F/d)", 0).judge(want - n_gates(p["n_facts"], p["d"])),
-        no_extra_gate=Agreement("gates built - H", 0).judge(r["n_gates"] - want),
-        rank=Threshold("rank(Phi)", p["n_facts"], ">=", "theory").judge(r["rank"]),
-        fit=Threshold("max fit error", 1e-8, "<", "convention").judge(r["max_error"]),
-        accuracy=Threshold("accuracy", 1.0, ">=", "theory").judge(r["accuracy"]),
-        margin=Threshold("min margin", 0.0, ">", "theory").judge(r["min_margin"]),
+        no_extra_gate=EverySeed("gates built - H", 0, "<=", "theory").judge(
+            [r["n_gates"] - want for r in rows], seeds=seeds
+        ),
+        rank=every("rank(Phi)", p["n_facts"], ">=", "theory", "rank"),
+        fit=every("max fit error", 1e-8, "<", "convention", "max_error"),
+        accuracy=every("accuracy", 1.0, ">=", "theory", "accuracy"),
+        margin=every("min margin", 0.0, ">", "theory", "min_margin"),
     )
-    return judgement, r
+    return judgement, {**rows[0], "per_seed": [{"seed": s, **r} for s, r in zip(seeds, rows)]}
 
 
 def _breaks_exact_fit(r: dict, n_facts: int) -> bool:

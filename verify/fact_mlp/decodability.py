@@ -135,9 +135,10 @@ def check_rho_solver(p, ctx):
     templated=True,
     statement="for n_V = {n_values} spherical values in d = {d}: 0 < rho <= 1 and rho >= "
     "sqrt({bound_factor} (1 - mu)), mu the coherence (seed 0 at d=32, n_V=256: 0.551 >= 0.436); "
-    "certificate gap < 1e-6",
-    quick={"n_values": 256, "d": 32, "bound_factor": 0.5, "append_interior": False},
-    full={"n_values": 10000, "d": 1024, "bound_factor": 0.5, "append_interior": False},
+    "certificate gap < 1e-6; on each of {seeds} value draws",
+    quick={"n_values": 256, "d": 32, "bound_factor": 0.5, "append_interior": False, "seeds": 6},
+    full={"n_values": 10000, "d": 1024, "bound_factor": 0.5, "append_interior": False, "seeds": 6},
+    seed_rule="every seed of seed..seed+5 (one value draw each)",
     controls=[
         Control(
             "sharper_bound",
@@ -153,30 +154,50 @@ def check_rho_solver(p, ctx):
     ],
 )
 def check_rho_range(p, ctx):
+    """Changed (replicates): judged on one value draw, now on each of six (the rule over seeds of
+    every part; the per-draw values stored, so verify oc can simulate it). Six is verify oc's
+    count: on the record of pilot base seed 100 at three draws the alternative 'lower_bound at the
+    threshold' passed 0.15 of the time, at six every alternative <= 0.05."""
+    from dataclasses import replace
+
     from constructions.fact_mlp.facts import interior_value
     from theory.fact_mlp.rho import coherence, decodability
 
-    V, res = shared_rho(ctx, p["n_values"], p["d"])
-    if p["append_interior"]:  # the control
-        V = interior_value(V)
-        res = decodability(V)
-    # the control's interior value is not unit norm: the bound is evaluated on the directions, as if
-    # the hypothesis (values on the sphere) held, which is what the control must break
-    mu = coherence(V, normalise=bool(p["append_interior"]))
-    low = math.sqrt(p["bound_factor"] * (1.0 - mu))
+    rows = []
+    for s in ctx.seeds(p["seeds"]):
+        V, res = shared_rho(replace(ctx, seed=s), p["n_values"], p["d"])
+        if p["append_interior"]:  # the control
+            V = interior_value(V)
+            res = decodability(V)
+        # the control's interior value is not unit norm: the bound is evaluated on the directions, as
+        # if the hypothesis (values on the sphere) held, which is what the control must break
+        mu = coherence(V, normalise=bool(p["append_interior"]))
+        low = math.sqrt(p["bound_factor"] * (1.0 - mu))
+        rows.append({"seed": s, "rho": res.rho, "mu": mu, "lower_bound": low, "gap": res.gap})
+    seeds = [r["seed"] for r in rows]
+
+    def every(quantity, value, side, source, values):
+        return EverySeed(quantity, value, side, source).judge(values, seeds=seeds)
+
     judgement = all_of(
-        positive=Threshold("rho", 0.0, ">", "theory").judge(res.rho),
-        at_most_1=Threshold("rho", 1.0, "<=", "theory").judge(res.rho),
-        lower_bound=Threshold(f"rho (sqrt({p['bound_factor']:g} (1 - mu)))", low, ">=", "theory").judge(
-            res.rho
+        positive=every("rho", 0.0, ">", "theory", [r["rho"] for r in rows]),
+        at_most_1=every("rho", 1.0, "<=", "theory", [r["rho"] for r in rows]),
+        lower_bound=every(
+            f"rho - sqrt({p['bound_factor']:g} (1 - mu))",
+            0.0,
+            ">=",
+            "theory",
+            [r["rho"] - r["lower_bound"] for r in rows],
         ),
-        certificate=Threshold("certificate gap", 1e-6, "<", "convention").judge(res.gap),
+        certificate=every("certificate gap", 1e-6, "<", "convention", [r["gap"] for r in rows]),
     )
+    first = rows[0]
     return judgement, {
-        "rho": res.rho,
-        "mu": mu,
-        "lower_bound": low,
-        "gap": res.gap,
+        "rho": first["rho"],
+        "mu": first["mu"],
+        "lower_bound": first["lower_bound"],
+        "gap": first["gap"],
+        "per_seed": rows,
     }
 
 

@@ -63,39 +63,83 @@ def mc_star(
     templated=True,
     statement="at d = {d}, n_V in {n_values}, the smallest m_c with accuracy 1 in >= {need}/{draws} draws "
     "is found at every n_V and fits m_c* = a ln(n_V)/rho^2 + b with a > 0, and m_c* <= B2 = "
-    "8 ln(n_V)/rho^2 (proved sufficient, theory.fact_mlp.bounds.jl_code_dim) at every n_V; rho barely "
-    "varies here (0.66-0.69 at quick scale), see decoder.mc_rho_scaling for the 1/rho^2 dependence",
-    quick={"n_values": [64, 128, 256, 512], "d": 256, "draws": 10, "need": 9, "codes": "separators"},
-    full={"n_values": [64, 256, 1024, 4096, 16384], "d": 256, "draws": 10, "need": 9, "codes": "separators"},
+    "8 ln(n_V)/rho^2 (proved sufficient, theory.fact_mlp.bounds.jl_code_dim) at every n_V, on each "
+    "of {seeds} value draws; rho barely varies here (0.66-0.69 at quick scale), see "
+    "decoder.mc_rho_scaling for the 1/rho^2 dependence",
+    quick={
+        "n_values": [64, 128, 256, 512],
+        "d": 256,
+        "draws": 10,
+        "need": 9,
+        "codes": "separators",
+        "seeds": 6,
+    },
+    full={
+        "n_values": [64, 256, 1024, 4096, 16384],
+        "d": 256,
+        "draws": 10,
+        "need": 9,
+        "codes": "separators",
+        "seeds": 6,
+    },
+    seed_rule="every seed of seed..seed+5 (one value draw per n_V each)",
     controls=[RANDOM_CODES],
 )
 def check_mc_log_scaling(p, ctx):
+    """Changed (replicates): judged on one value draw per n_V, now on each of six (the fitted a
+    and the largest m_c*/B2 over n_V stored per value draw, so verify oc can simulate it). Six is
+    verify oc's count: on the record of pilot base seed 100 at three draws the alternative 'b2 at
+    the threshold' passed 0.14 of the time, at six every alternative <= 0.05."""
+    from dataclasses import replace
+
     from theory.fact_mlp.bounds import jl_code_dim
 
     random_codes = choice(p, "codes", CODES) == "random unit vectors"  # RANDOM_CODES, the control
-    xs, ms, b2 = [], [], []
-    for n in p["n_values"]:
-        m, rho = mc_star(ctx, n, p["d"], draws=p["draws"], need=p["need"], random_codes=random_codes)
-        xs.append(math.log(n) / rho**2)
-        ms.append(m)
-        b2.append(jl_code_dim(n, rho))
-    finite = all(math.isfinite(m) for m in ms)
-    a, b = np.polyfit(xs, ms, 1) if finite else (float("nan"), float("nan"))
-    found = [(n, m, q) for n, m, q in zip(p["n_values"], ms, b2) if math.isfinite(m)]
-    parts = {"found": Agreement("n_V at which no m_c of the grid decodes", 0).judge(len(ms) - len(found))}
-    if finite:  # a fit needs every n_V's m_c*
-        parts["slope"] = Threshold("fitted a", 0.0, ">", "theory").judge(float(a))
-    if found:
-        parts["b2"] = EverySeed("m_c* / B2", 1.0, "<=", "theory", unit="n_V values").judge(
-            [m / q for _, m, q in found], seeds=[n for n, _, _ in found]
+    per_seed = []
+    for s in ctx.seeds(p["seeds"]):
+        xs, ms, b2 = [], [], []
+        for n in p["n_values"]:
+            m, rho = mc_star(
+                replace(ctx, seed=s), n, p["d"], draws=p["draws"], need=p["need"], random_codes=random_codes
+            )
+            xs.append(math.log(n) / rho**2)
+            ms.append(m)
+            b2.append(jl_code_dim(n, rho))
+        finite = all(math.isfinite(m) for m in ms)
+        a, b = np.polyfit(xs, ms, 1) if finite else (None, None)
+        found = [m / q for m, q in zip(ms, b2) if math.isfinite(m)]
+        per_seed.append(
+            {
+                "seed": s,
+                "ln_nv_over_rho2": xs,
+                "mc_star": [m if math.isfinite(m) else None for m in ms],
+                "b2": b2,
+                "fit_a": None if a is None else float(a),
+                "fit_b": None if b is None else float(b),
+                "max_mc_over_b2": max(found) if found else None,
+            }
         )
+    missing = sum(m is None for r in per_seed for m in r["mc_star"])
+    parts = {"found": Agreement("(value draw, n_V) at which no m_c of the grid decodes", 0).judge(missing)}
+    fitted = [r for r in per_seed if r["fit_a"] is not None]
+    if fitted:  # a fit needs every n_V's m_c*
+        parts["slope"] = EverySeed("fitted a", 0.0, ">", "theory").judge(
+            [r["fit_a"] for r in fitted], seeds=[r["seed"] for r in fitted]
+        )
+    some = [r for r in per_seed if r["max_mc_over_b2"] is not None]
+    if some:
+        parts["b2"] = EverySeed("largest m_c* / B2 over n_V", 1.0, "<=", "theory").judge(
+            [r["max_mc_over_b2"] for r in some], seeds=[r["seed"] for r in some]
+        )
+    first = per_seed[0]
     return all_of(**parts), {
         "n_values": list(p["n_values"]),
-        "ln_nv_over_rho2": xs,
-        "mc_star": [m if math.isfinite(m) else None for m in ms],
-        "b2": b2,
-        "fit_a": float(a) if finite else None,
-        "fit_b": float(b) if finite else None,
+        "ln_nv_over_rho2": first["ln_nv_over_rho2"],
+        "mc_star": first["mc_star"],
+        "b2": first["b2"],
+        "fit_a": first["fit_a"],
+        "fit_b": first["fit_b"],
+        "per_seed": per_seed,
     }
 
 
