@@ -31,7 +31,7 @@ from constructions.geometric.single_hop import build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import multihop as M
 from verify.claims import Control, choice, claim, rng_for, shared
-from verify.criteria import Agreement, Threshold, all_of
+from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.geometric.single_hop_setup import SRC, _nocot_accuracy
 from verify.measure import decode
 
@@ -168,6 +168,36 @@ def nocot_blocks(p, ctx):
     }
 
 
+def _single_fail_rows(ctx, seed: int, n: int, r: int, block_dims: list, r2_blocks: bool) -> list[dict]:
+    """One seed's draw of nocot_single_fail: the one-pass 2-hop accuracy at each d0 of ``block_dims``
+    with R blocks (or, ``r2_blocks``, the R^2-block construction of the control)."""
+    perms = make_bijections(n, r, rng_for(seed, "geometric.multihop.make_bijections"))
+    start, chains, target = all_multi_hop_queries(perms, 2)
+    rows = []
+    for d0 in block_dims:
+        if r2_blocks:
+            model = build_nocot_model(
+                perms, 2, d0, rng=rng_for(seed, "geometric.multihop.build_nocot_model", d0)
+            )
+            m = _nocot_accuracy(model, start, chains, target)
+            rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
+            continue
+        model = build_block_model(
+            perms,
+            d0,
+            rng=rng_for(seed, "geometric.multihop.build_block_model", d0),
+            device=ctx.device,
+            dtype=ctx.torch_dtype(),
+        )
+        hidden = model.final_hidden(start, chains[:, 0])
+        res = decode(hidden, model.transformer.unembed, target)
+        first_hop = decode(hidden, model.transformer.unembed, perms[chains[:, 0], start]).accuracy
+        rows.append(
+            {"block_dim": d0, "accuracy": res.accuracy, "decodes_first_hop": first_hop, "dim": r * d0}
+        )
+    return rows
+
+
 @claim(
     "geometric.multihop.nocot_single_fail",
     source=f"{SRC}, capacity-depth tradeoff (abstract)",
@@ -184,14 +214,15 @@ def nocot_blocks(p, ctx):
     templated=True,
     statement="single-hop embeddings (R blocks, d = R*d0) cannot answer 2-hop queries in one pass: with the "
     "gate of block r_1 open (the best fact-free choice) accuracy <= 5/N (5x chance, a convention; "
-    "N = {n_subjects}, R = {n_relations}) at every d0 of {block_dims}, so the failure is in the number "
+    "N = {n_subjects}, R = {n_relations}) at every d0 of {block_dims} on every one of {seeds} seeds, so the failure is in the number "
     "of blocks, not in d0; with R^2 blocks at the same d0 the guarantee 'accuracy = 1' holds (the "
     "control; not a bracket around a theory boundary: R^2 blocks are the construction's sufficient "
     "count, and no theory bound places the boundary between R and R^2 blocks). It tests a "
     "convention, cites no bound (d_nocot is not measured here: the R^2-block dimension is "
     "multihop.nocot_blocks' claim) and brackets none",
-    quick={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R"},
-    full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R"},
+    seed_rule="every seed of ctx.seeds(seeds): its own bijections and codes",
+    quick={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R", "seeds": 6},
+    full={"n_subjects": 500, "n_relations": 3, "block_dims": [19, 200], "blocks": "R", "seeds": 6},
 )
 def nocot_single_fail(p, ctx):
     """The failure does not depend on d0 (it persists at d0 = 200); what separates it from the control is
@@ -200,47 +231,29 @@ def nocot_single_fail(p, ctx):
     construction), and no theory bound puts a boundary between R and R^2 blocks, so the rule stays a
     threshold on the accuracy. "accuracy = 1 fails" is part of it (5/N < 1). It cited d_nocot without
     measuring a boundary; it now cites no bound and says it tests a convention
-    (details["tests_convention"])."""
+    (details["tests_convention"]). Judged on every one of ``seeds`` draws (an EverySeed rule, so verify
+    oc simulates it); the base seed's draw is the one the claim judged alone before. Six seeds:
+    ``python -m verify oc`` on a 3-seed record of pilot base seed 100 (largest accuracies 0.0007-0.002
+    against 5/N = 0.01) let the 'at the threshold' alternative pass 0.11 of the time at 3 seeds, 0.01
+    at 6."""
     n, r = p["n_subjects"], p["n_relations"]
     if n <= 5:
         raise ValueError(f"n_subjects={n}: the criterion accuracy <= 5/N needs N > 5 (5/N below 1)")
     r2_blocks = choice(p, "blocks", ("R", "R^2")) == "R^2"  # the control
-    perms = make_bijections(n, r, ctx.rng("geometric.multihop.make_bijections"))
-    start, chains, target = all_multi_hop_queries(perms, 2)
-    rows = []
-    for d0 in p["block_dims"]:
-        if r2_blocks:
-            m = _nocot_accuracy(
-                build_nocot_model(perms, 2, d0, rng=ctx.rng("geometric.multihop.build_nocot_model", d0)),
-                start,
-                chains,
-                target,
-            )
-            rows.append({"block_dim": d0, "accuracy": m["accuracy"], "dim": r * r * d0})
-            continue
-        model = build_block_model(
-            perms,
-            d0,
-            rng=ctx.rng("geometric.multihop.build_block_model", d0),
-            device=ctx.device,
-            dtype=ctx.torch_dtype(),
-        )
-        hidden = model.final_hidden(start, chains[:, 0])
-        res = decode(hidden, model.transformer.unembed, target)
-        first_hop = decode(hidden, model.transformer.unembed, perms[chains[:, 0], start]).accuracy
-        rows.append(
-            {"block_dim": d0, "accuracy": res.accuracy, "decodes_first_hop": first_hop, "dim": r * d0}
-        )
+    seeds = ctx.seeds(p["seeds"])
+    per_seed = [_single_fail_rows(ctx, seed, n, r, p["block_dims"], r2_blocks) for seed in seeds]
+    rows = per_seed[0]  # the base seed's draw (the figures read it)
     accs = [row["accuracy"] for row in rows]
     guarantee = [a == 1.0 for a in accs]
-    judgement = Threshold("largest 2-hop accuracy over d0", 5 / n, "<=", "convention").judge(max(accs))
-    # the figures read the accuracies (of the claim and of its control) from measured
-    judgement = dataclasses.replace(judgement, measured={**judgement.measured, "accuracy": accs})
+    largest = [max(row["accuracy"] for row in seed_rows) for seed_rows in per_seed]
+    judgement = EverySeed("largest 2-hop accuracy over d0", 5 / n, "<=", "convention").judge(largest, seeds)
     return judgement, {
         "tests_convention": "accuracy <= 5/N (5x chance) with R blocks, against accuracy 1 with R^2 "
         "blocks at the same d0; no theory boundary lies between R and R^2 blocks",
         "chance": 1 / n,
         "rows": rows,
+        "rows_per_seed": per_seed,
+        "seeds": seeds,
         "inner_check_accuracy_eq_1": ["PASS" if g else "FAIL" for g in guarantee],
         "dim_needed_nocot": [M.dim_nocot(r, 2, d0) for d0 in p["block_dims"]],
     }

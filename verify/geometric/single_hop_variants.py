@@ -13,8 +13,8 @@ import math
 from constructions.geometric.rotation import build_rotation_model
 from constructions.geometric.single_hop import build_block_model, swap_bijections
 from constructions.tasks import make_bijections, single_hop_dataset
-from verify.claims import Control, choice, claim
-from verify.criteria import Agreement, Threshold, all_of
+from verify.claims import Control, choice, claim, rng_for
+from verify.criteria import Agreement, EverySeed, Threshold, all_of
 from verify.geometric.single_hop_setup import SRC
 from verify.measure import decode
 
@@ -32,31 +32,39 @@ from verify.measure import decode
         )
     ],
     templated=True,
+    seed_rule="every seed of ctx.seeds(seeds): its own bijections and rotations",
     statement="the rotation variant (N = {n_subjects}, R = {n_relations}) reaches accuracy >= 0.98 at the "
     "largest d of {dims} (d = 100 is about 4 R ln N) and falls below 0.5 at the smallest, where "
-    "crosstalk variance (R-1)/d is large (both thresholds a convention; one deterministic run)",
-    quick={"n_subjects": 512, "n_relations": 4, "dims": [8, 100]},
-    full={"n_subjects": 512, "n_relations": 4, "dims": [8, 16, 32, 64, 100, 150, 200]},
+    "crosstalk variance (R-1)/d is large, on every one of {seeds} seeds (both thresholds a convention)",
+    quick={"n_subjects": 512, "n_relations": 4, "dims": [8, 100], "seeds": 6},
+    full={"n_subjects": 512, "n_relations": 4, "dims": [8, 16, 32, 64, 100, 150, 200], "seeds": 6},
 )
 def rotation_variant(p, ctx):
-    """Judged by two :class:`verify.criteria.Threshold` parts; "below 0.5" is strict (side "<": the
-    rule ``acc < 0.5`` exactly)."""
+    """Judged by two :class:`verify.criteria.EverySeed` parts over ``seeds`` draws of bijections and
+    Haar rotations (the first seed's draw is the one the claim judged alone before: the accuracies
+    vary with the draw, so one run was one draw, not a deterministic measurement); "below 0.5" is
+    strict (side "<": the rule ``acc < 0.5`` exactly). Six seeds: ``python -m verify oc`` on a 3-seed
+    record of pilot base seed 100 (accuracies 0.985-0.991 at d = 100, 0.037-0.041 at d = 8) let the
+    'at the threshold' alternative pass 0.14 of the time at 3 seeds and 0.05 at 6."""
     n, r = p["n_subjects"], p["n_relations"]
-    perms = make_bijections(n, r, ctx.rng("geometric.single_hop_variants.make_bijections"))
-    subj, rel, target = single_hop_dataset(perms)
-    accs = {}
-    for d in p["dims"]:
-        model = build_rotation_model(
-            perms, d, ctx.rng("geometric.single_hop_variants.build_rotation_model", d)
-        )
-        accs[str(d)] = decode(model.selector_output(subj, rel), model.codes, target).accuracy
+    seeds = ctx.seeds(p["seeds"])
+    accs = {str(d): [] for d in p["dims"]}
+    for seed in seeds:
+        perms = make_bijections(n, r, rng_for(seed, "geometric.single_hop_variants.make_bijections"))
+        subj, rel, target = single_hop_dataset(perms)
+        for d in p["dims"]:
+            model = build_rotation_model(
+                perms, d, rng_for(seed, "geometric.single_hop_variants.build_rotation_model", d)
+            )
+            accs[str(d)].append(decode(model.selector_output(subj, rel), model.codes, target).accuracy)
     lo, hi = str(min(p["dims"])), str(max(p["dims"]))
     judgement = all_of(
-        large_d=Threshold(f"accuracy at d = {hi}", 0.98, ">=", "convention").judge(accs[hi]),
-        small_d=Threshold(f"accuracy at d = {lo}", 0.5, "<", "convention").judge(accs[lo]),
+        large_d=EverySeed(f"accuracy at d = {hi}", 0.98, ">=", "convention").judge(accs[hi], seeds),
+        small_d=EverySeed(f"accuracy at d = {lo}", 0.5, "<", "convention").judge(accs[lo], seeds),
     )
     return judgement, {
         "accuracy": accs,
+        "seeds": seeds,
         "4_R_lnN": 4 * r * math.log(n),
         "crosstalk_var": {k: (r - 1) / int(k) for k in accs},
     }
