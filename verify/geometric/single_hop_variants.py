@@ -84,7 +84,7 @@ def rotation_variant(p, ctx):
     ],
     statement="swapping in new bijections changes only the subject-embedding rows: every other "
     "weight is bit-identical (no other tensor and no row past the N subjects changes; at least one "
-    "subject row does) and the same MLP gives accuracy 1 on the new facts",
+    "subject row does) and the same MLP gives accuracy 1 on the new facts (an exact construction: one deterministic run, whose verdict holds for any draw of distinct codes and is tested at base seeds 0-2)",
     quick={"n_subjects": 1000, "n_relations": 4, "block_dim": 21, "subject_rows": "new"},
     full={"n_subjects": 10000, "n_relations": 8, "block_dim": 28, "subject_rows": "new"},
 )
