@@ -279,7 +279,7 @@ def capacity_gain(record, seeds=None, plain=True) -> Setup:
     >>> from verify.oc.command import _records
     >>> setup = capacity_gain(_records("quick")["hopfield.capacity.gain"])
     >>> setup.budget
-    {'seeds': 3}
+    {'seeds': 12}
     """
     from verify.hopfield.capacity_setup import _gain_judgement
 
