@@ -171,8 +171,9 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            roles={
                "fact_mlp.capacity.whitened_ties": (
                    FORMALISATION, "our counter-claim that the construction does NOT beat the whitened "
-                                  "readout by 2x; it fails at full scale because the readout stores at no "
-                                  "width up to the grid's 1024, evidence for the sentence"),
+                                  "readout by 2x; it fails at full scale, where F = 4096 exceeds the "
+                                  "readout's d(d + 1)/2 = 2080 quadratic features and it stores at no "
+                                  "width (spiked, clustered values): evidence for the sentence"),
                "fact_mlp.capacity.gd_vs_construction": (
                    FORMALISATION, "compares with an MLP trained by gradient descent, not an earlier "
                                   "construction: the construction losing there is our finding, not the "
