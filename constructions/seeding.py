@@ -29,6 +29,7 @@ SALTS: Mapping[str, int] = {
     "chapters.toy.phase1.make_mixed_batches": 12,
     "chapters.toy.phase2.make_mixed_batches": 13,
     "chapters.toy.rng": 11,
+    "criteria_seeds.staged_rates": 7927,
     "fact_mlp.capacity.build_encoder_decoder": 16,
     "fact_mlp.capacity.draw.rng": 11,
     "fact_mlp.capacity.fact_set": 12,

@@ -2,6 +2,8 @@
 stopping stay within alpha where the mean sits on the threshold, it stops at the look that
 decides, and verify oc rebuilds it from a record and simulates the whole staged procedure."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -19,8 +21,10 @@ def _rates(rule: Sequential, mean: float, sd: float) -> dict:
 def test_error_rates_at_the_threshold_include_stopping(side):
     rule = Sequential("x", 0.0, side, looks=(3, 6, 12, 24))
     at = _rates(rule, 0.0, 1.0)
-    # Bonferroni over 4 looks: at most alpha = 0.05 each way; 3000 reps give a standard error 0.004
-    assert at["pass"] <= 0.05 and at["fail"] <= 0.05, at
+    # Bonferroni over 4 looks: at most alpha = 0.05 each way; a rate of 0.05 over 3000 runs has a
+    # Monte Carlo standard error of 0.004, so a rate above 0.05 + 3 standard errors refutes it
+    allowed = 0.05 + 3 * math.sqrt(0.05 * 0.95 / 3000)
+    assert at["pass"] <= allowed and at["fail"] <= allowed, at
     # and the rule is not vacuous: one sd away it decides the right way nearly always
     good = _rates(rule, 1.0 if side == ">=" else -1.0, 1.0)
     bad = _rates(rule, -1.0 if side == ">=" else 1.0, 1.0)

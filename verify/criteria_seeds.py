@@ -440,7 +440,9 @@ def staged_rates(rule: Sequential, mean: float, sd: float, reps: int = 2000, see
         raise ValueError(f"reps must be a positive integer, not {reps}")
     if not (math.isfinite(mean) and math.isfinite(sd)) or sd < 0:
         raise ValueError(f"mean and sd must be finite and sd >= 0, not {mean}, {sd}")
-    rng = np.random.default_rng(seed)
+    from constructions.seeding import rng_for
+
+    rng = rng_for(seed, "criteria_seeds.staged_rates")
     counts = {"pass": 0, "inconclusive": 0, "fail": 0}
     seeds = 0
     for _ in range(reps):
