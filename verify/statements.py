@@ -392,12 +392,13 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "hopfield.wrong_context.fails",
            roles={
                "hopfield.capacity.gain": (
-                   FORMALISATION, "history: D3's own exponent at one kappa on an octave grid; the kappa "
-                                  "sweep capacity.kappa_slope restates the law, fitted on pilot seeds"),
-               "hopfield.capacity.d3": (
-                   FORMALISATION, "history: D3's own constant (factor 1) at one kappa on an octave grid; "
+                   FORMALISATION, "history: D3's exponent, which is ours, at one kappa on an octave grid; "
                                   "the kappa sweep capacity.kappa_slope restates the law, fitted on pilot "
                                   "seeds"),
+               "hopfield.capacity.d3": (
+                   FORMALISATION, "history: D3's constant (factor 1), which is ours, at one kappa on an "
+                                  "octave grid; the kappa sweep capacity.kappa_slope restates the law, "
+                                  "fitted on pilot seeds"),
            }),
         _s(D, "D4, contraction [derived]: when lambda M^2 < 1 the coupled system has a unique fixed point; "
               "above that regime uniqueness can fail",
