@@ -168,8 +168,8 @@ def ledger_totals(entries) -> str:
     return (
         f"{len(entries)} entries, by whose statement they refute: " + ", ".join(parts) + " (paper: the "
         "paper's sentence in a setting it permits; formalisation: a law, constant or threshold this "
-        "project derived; setting: sizes, schedules or a model this project chose; resolution: a "
-        "criterion window finer than the measurement)."
+        "project derived, or a model other than the one the paper names; setting: sizes or "
+        "schedules this project chose; resolution: a criterion window finer than the measurement)."
     )
 
 

@@ -48,8 +48,8 @@ else:  # pragma: no cover - Python 3.10
 SEED_VERDICTS = ("pass", "fail", "inconclusive")
 #: whose statement a ledger entry refutes (docs/ledger.md, "Whose statement fails"): the paper's
 #: sentence in a setting it permits, or this project's own formalisation (a law, constant or
-#: threshold we derived), setting (sizes, schedules, a model other than the paper's) or
-#: resolution (a criterion window finer than the measurement)
+#: threshold we derived, or a model other than the one the paper names), setting (sizes or
+#: schedules we chose) or resolution (a criterion window finer than the measurement)
 CAUSES = ("paper", "formalisation", "setting", "resolution")
 
 
