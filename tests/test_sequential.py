@@ -66,10 +66,11 @@ def test_nan_and_short_input_are_errors():
         rule.run(lambda s: 1.0, range(4))
 
 
-def test_oc_simulates_the_staged_procedure_from_a_record():
-    rule = Sequential("accuracy", 0.9, ">=", "convention", looks=(3, 6, 12))
+@pytest.mark.parametrize("threshold", [0.9, math.log(2.5)])  # printed exactly, and rounded
+def test_oc_simulates_the_staged_procedure_from_a_record(threshold):
+    rule = Sequential("accuracy", threshold, ">=", "convention", looks=(3, 6, 12))
     rng = np.random.default_rng(1)
-    j = rule.run(lambda s: float(0.95 + 0.03 * rng.standard_normal()), range(12))
+    j = rule.run(lambda s: float(threshold + 0.05 + 0.03 * rng.standard_normal()), range(12))
     record = {
         "params": {"seeds": 12},
         "seed_rule": "sequential looks over seeds",

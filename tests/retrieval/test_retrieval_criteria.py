@@ -21,18 +21,21 @@ def test_strict_sides_keep_a_strict_inequality_strict():
         EverySeed("x", 1.0, ">>")
 
 
-def test_gd_capacity_reads_intervals_over_seeds_and_an_infinite_n_c_fails():
+def test_gd_capacity_reads_staged_looks_over_seeds_and_an_infinite_n_c_fails():
     base = {"base": 500.0, "bigger_v": 900.0, "smaller_d": 800.0}
-    spread = [{k: v * (f if k != "base" else 1.0) for k, v in base.items()} for f in (0.95, 1.0, 1.05)]
-    assert gd_capacity_judgement(spread, 1.3).verdict == "pass"
+    spread = [{k: v * (f if k != "base" else 1.0) for k, v in base.items()} for f in (0.95, 1.0, 1.05, 1.0)]
+    j = gd_capacity_judgement(spread, 1.3)
+    assert j.verdict == "pass" and j.resolution["parts"]["smaller_d"]["stopped_at"] == 4
     exact = [{**row, "smaller_d": 650.0} for row in spread]  # exactly 1.3x at every seed: not above
     assert gd_capacity_judgement(exact, 1.3).verdict == "fail"
-    straddles = [{**row, "smaller_d": 650.0 * f} for row, f in zip(spread, (0.8, 1.0, 1.3))]
-    assert gd_capacity_judgement(straddles, 1.3).verdict == "inconclusive"
-    j = gd_capacity_judgement([{k: math.inf for k in base}] * 3, 1.3)  # the "init" control
+    straddles = [{**row, "smaller_d": 650.0 * f} for row, f in zip(spread, (0.8, 1.0, 1.3, 1.1))]
+    j = gd_capacity_judgement(straddles, 1.3)  # undecided at the first look: the next one is named
+    assert j.verdict == "inconclusive" and "8" in j.resolution["parts"]["smaller_d"]["text"]
+    assert gd_capacity_judgement(straddles * 2, 1.3).verdict == "inconclusive"  # and at the cap
+    j = gd_capacity_judgement([{k: math.inf for k in base}] * 4, 1.3)  # the "init" control
     assert j.verdict == "fail" and j.resolution["rule"] == "threshold"
     with pytest.raises(ValueError, match="NaN"):
-        gd_capacity_judgement([{**base, "base": math.nan}] * 2, 1.3)
+        gd_capacity_judgement([{**base, "base": math.nan}] * 4, 1.3)
 
 
 def test_small_d_reads_intervals_over_draws():

@@ -231,7 +231,15 @@ def _part(name: str, res: Mapping, meas, pred, n0) -> Part:
             raise NotCovered(f"{where}: a sequential rule over {unit}, whose values are not replicates")
         side, thr = _side_value(pred[q])
         src = pred.get("threshold_source", "theory")
-        cands = [Sequential(q, thr, side, src, tuple(res["looks"]), float(res["alpha"]), unit)]
+        looked = meas.get("looks") or [{}]
+        lo, hi = (looked[-1].get("bounds") or [thr, thr])[:2]
+        near = lo if side in (">=", ">") else hi
+        # the printed threshold is rounded: the exact one is the stopping look's near bound less the
+        # clearance (a pass), as for EverySeed's worst seed
+        exact = near - (1.0 if side in (">=", ">") else -1.0) * float(res.get("value") or 0.0)
+        cands = [
+            Sequential(q, t, side, src, tuple(res["looks"]), float(res["alpha"]), unit) for t in (thr, exact)
+        ]
         built = _rebuilt(cands, (value, labels), res)
         mean, sd, binary = _spread(value)
         # drawn at the cap: the rule stops at the first look that decides, as the claim does
