@@ -225,13 +225,16 @@ def test_the_rank_and_bracket_simulators_judge_with_the_claims_own_function(
     assert rates(sim(RECORDS[cid]), reps=40)[law]["pass"] == (1.0 if verdict == "pass" else 0.0)
 
 
-def test_a_bracket_read_on_the_mean_passes_half_the_time_at_its_boundary():
+def test_a_bracket_read_on_intervals_over_draws_is_not_passed_at_its_boundary():
     """small_d_fail's named alternatives: the below point's mean accuracy on the target (the
-    guarantee barely holds there) passes about half the time, so the bracket's pass is not one a
-    pass may mean anything by (reported, criterion unchanged)."""
+    guarantee barely holds there). Read as two point means, the bracket passed about half the time
+    there; each side is now read as the Student-t interval of its mean over the draws, so the
+    alternative passes rarely (at most 0.05 up to the Monte Carlo error of 400 draws)."""
     table = rates(S.small_d_bracket(RECORDS["retrieval.capacity.small_d_fail"]), reps=400)
-    assert 0.4 < table["holds below (mean on the target)"]["pass"] < 0.6
-    assert table["as measured"]["pass"] > 0.95
+    assert (
+        table["holds below (mean on the target)"]["pass"] <= MAX_ALTERNATIVE + 3 * (0.05 * 0.95 / 400) ** 0.5
+    )
+    assert table["as measured"]["pass"] > 0.8
 
 
 def _interval_test_record(seed_rule: str):
@@ -267,15 +270,15 @@ def test_an_interval_test_is_drawn_at_the_theorys_value_and_at_each_named_altern
 
 def test_the_budget_at_which_no_alternative_passes_more_than_5_percent():
     """An every-seed rule over 3 seeds, drawn on its threshold, passes 1/8 of the time: at 6 seeds
-    (1/64) it is admissible; small_d_fail's bracket read on two means passes about half the time
-    at its boundary whatever the number of draws, so no budget up to 64 mends it."""
+    (1/64) it is admissible; small_d_fail's bracket, read on intervals over its draws, is
+    admissible at its own budget."""
     from verify.oc import characteristic
 
     c = characteristic("synthetic.every_seed.rule", _every_seed_record(3), reps=200)
     assert not c["admissible"]
     assert c["budget_for_admissible"]["reached"] and c["budget_for_admissible"]["seeds"] == 6
     cid = "retrieval.capacity.small_d_fail"
-    assert not characteristic(cid, RECORDS[cid], reps=100)["budget_for_admissible"]["reached"]
+    assert characteristic(cid, RECORDS[cid], reps=200)["admissible"]
 
 
 def test_the_leak_inference_control_is_read_by_its_own_name():
@@ -322,27 +325,24 @@ def test_a_control_is_simulated_from_its_own_value_under_its_own_name():
 
 
 def test_direct_recall_mean_is_simulated_at_its_own_threshold():
-    """icrecall.mlp.direct_recall's criterion is all_of(mean accuracy over 5 seeds >= 0.99, every
-    seed >= 0.98). Its mean is the mean of the per-seed accuracies the simulator draws (never held
-    at the stored 0.9966), and it has an alternative of its own: the accuracies drawn with their
-    mean on 0.99. There the mean, read as a point, passes about half the time, and the every-seed
-    part (0.99 is 3 per-seed sds above 0.98) does not keep it below 0.05, so the claim is not
-    admissible at its budget, nor at any seed count up to 64."""
+    """icrecall.mlp.direct_recall's criterion is all_of(the 95% Student-t interval of the mean
+    accuracy over 5 seeds >= 0.99, every seed >= 0.98). The mean part is drawn as an interval at
+    its own threshold (an alternative of its own: the mean on 0.99). Read as a point it passed
+    about half the time there; read on its interval it passes at most 0.05 of the time (up to the
+    Monte Carlo error), so the claim is admissible at its budget."""
     from verify.oc import characteristic
     from verify.oc.generic import over_seeds
 
     cid = "icrecall.mlp.direct_recall"
     setup = over_seeds(RECORDS[cid])
-    assert setup.noise["parts"]["mean"]["form"] == "summary"
-    assert setup.noise["parts"]["mean"]["mean of"] == "the draws of part every_seed"
+    assert setup.noise["parts"]["mean"]["form"] == "interval"
     assert {"mean at the threshold", "every_seed at the threshold"} <= set(setup.alternatives)
-    table = rates(setup, reps=200)
-    assert 0.35 < table["mean at the threshold"]["pass"] < 0.65
-    assert table["every_seed at the threshold"]["pass"] <= MAX_ALTERNATIVE  # its mean then fails
-    assert table["as measured"]["pass"] > 0.95
-    c = characteristic(cid, RECORDS[cid], reps=60)
-    assert not c["admissible"] and c["worst_alternative"] == "mean at the threshold"
-    assert not c["budget_for_admissible"]["reached"]
+    table = rates(setup, reps=400)
+    slack = 3 * (0.05 * 0.95 / 400) ** 0.5
+    assert table["mean at the threshold"]["pass"] <= MAX_ALTERNATIVE + slack
+    assert table["every_seed at the threshold"]["pass"] <= MAX_ALTERNATIVE + slack
+    assert table["as measured"]["pass"] > 0.7
+    assert characteristic(cid, RECORDS[cid], reps=200)["admissible"]
 
 
 def _mean_and_every_seed_record(n=5, mean=0.9, sd=0.02, details=False):
