@@ -57,8 +57,10 @@ def check_jl_decoder(p, ctx):
     of 2026-12-01 then missed a few values in 8 of 10 draws. That setting demonstrated no boundary
     (B2 is a sufficient condition only, 2-4x loose, jl_too_small: nothing is guaranteed to break
     below it, and m_c = 48 sits a factor 4 below it, not just across), so it is not kept as a
-    must-fail claim. Pilot base seeds 100-102 (quick) and 100 (full) fixed nothing but confirmed
-    the setting (docs in the record's history); the constant is B2's own.
+    must-fail claim. The constant is B2's own (8, no factor of ours); pilot base seeds 100-102 at
+    quick scale (m_c = 114, 114, 115; rho 0.661-0.663) decoded every value in 10 of 10 draws
+    (smallest margins 0.30-0.42) and base seed 100 at full scale (m_c = 182, rho 0.637) in 10 of 10
+    (0.33-0.38); the control m_c = 8 failed on each.
 
     The criterion is the old one (every value decoded in >= 9 of 10 draws) read on each draw's
     smallest decoding margin (the draw's margin, or min(margin, 0) when a value is not decoded,
