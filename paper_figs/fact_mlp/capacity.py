@@ -21,7 +21,8 @@ from paper_figs.registry import figure, need, verdict_title
 def fig_capacity(records):
     import matplotlib.pyplot as plt
 
-    lin = need(records, "fact_mlp.capacity.linear_cost")["details"]
+    lin_rec = need(records, "fact_mlp.capacity.linear_cost")
+    lin, lp = lin_rec["details"], lin_rec.get("params") or {}
     base = need(records, "fact_mlp.capacity.beats_baseline")["details"]
     gd = need(records, "fact_mlp.gd.gd_linear_capacity")["details"]
     grid = need(records, "fact_mlp.capacity.grid")["details"]["rows"]
@@ -31,7 +32,7 @@ def fig_capacity(records):
         lin["n_facts"],
         "o-",
         color="C0",
-        label="encoder-decoder, d=128, n_V=256 (P_std)",
+        label=f"encoder-decoder, d={lp.get('d', '?')}, n_V={lp.get('n_values', '?')} (P_std)",
     )
     ax.plot(
         lin["params_unique"], lin["n_facts"], "o--", color="C0", alpha=0.6, label="encoder-decoder (P_unique)"
@@ -129,12 +130,15 @@ def fig_geometry(records):
     gp_rec = need(records, "fact_mlp.capacity.geometry_penalty")
     an, gp = an_rec["details"], gp_rec["details"]
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    ax.plot(an["betas"], an["rho"], "o-", color="C0", label="rho, d=32, n_V=256")
-    ax.plot(gp["betas"], gp["rho"], "s--", color="C0", alpha=0.6, label="rho, d=256, n_V=256")
+    ap, gpp = an_rec.get("params") or {}, gp_rec.get("params") or {}
+    where_an = f"d={ap.get('d', '?')}, n_V={ap.get('n_values', '?')}"
+    where_gp = f"d={gpp.get('d', '?')}, n_V={gpp.get('n_values', '?')}"
+    ax.plot(an["betas"], an["rho"], "o-", color="C0", label=f"rho, {where_an}")
+    ax.plot(gp["betas"], gp["rho"], "s--", color="C0", alpha=0.6, label=f"rho, {where_gp}")
     ax.set_xlabel("spike strength beta (dimensionless)")
     ax.set_ylabel("decodability rho (dimensionless)", color="C0")
     ax2 = ax.twinx()
-    ax2.plot(gp["betas"], gp["mc_star"], "^-", color="C3", label="m_c*, d=256, n_V=256")
+    ax2.plot(gp["betas"], gp["mc_star"], "^-", color="C3", label=f"m_c*, {where_gp}")
     ax2.set_ylabel("smallest code dimension m_c* (count)", color="C3")
     ax2.set_ylim(0, max(gp["mc_star"]) * 1.5)
     h1, l1 = ax.get_legend_handles_labels()
