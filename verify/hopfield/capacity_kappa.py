@@ -19,7 +19,7 @@ import numpy as np
 from theory.papers import paper
 from verify.claims import Control, choice, claim
 from verify.criteria import IntervalTest, Threshold
-from verify.hopfield.capacity_kappa_setup import excess_rows, kappa_sweep, law_slope, read_fit
+from verify.hopfield.capacity_kappa_setup import excess_rows, law_slope, read_fit, sweep_of
 from verify.measure import t_interval
 
 PAPER = paper("hopfield")
@@ -100,20 +100,7 @@ def kappa_slope(params, ctx):
     runs, the criterion unchanged."""
     kappas = [float(k) for k in params["kappas"]]
     wrong = choice(params, "context", ("correct", "wrong")) == "wrong"
-    rows = kappa_sweep(
-        ctx,
-        params["dim"],
-        params["beta"],
-        params["threshold"],
-        params["n_range"],
-        params["per_octave"],
-        params["targets"],
-        params["n_eff"],
-        kappas,
-        float(params["gate_scale"]),
-        wrong,
-        params["seeds"],
-    )
+    rows = sweep_of(ctx, params, float(params["gate_scale"]), wrong)
     per_seed = excess_rows(rows, params["n_eff"], kappas)
     details = {"kappas": kappas, "per_seed": per_seed, "sweep": rows, "fit": read_fit(ctx.scale)}
     excess = [r["excess_slope"] for r in per_seed]

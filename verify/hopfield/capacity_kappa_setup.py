@@ -130,7 +130,7 @@ def law_slope(n_u: float, n_eff: int, kappas, c: float) -> float:
     >>> law_slope(60.0, 16, [2, 3, 4, 5, 6], 1.0)
     0.0
     >>> round(law_slope(60.0, 16, [2, 3, 4, 5, 6], 1.25), 3)
-    0.264
+    0.254
     """
     k = np.asarray(kappas, dtype=float)
     alt = n_eff + (n_u - n_eff) * np.exp(c * k)
@@ -183,13 +183,18 @@ def exponent_for(excess: float, n_u: float, n_eff: int, kappas) -> float:
     return (lo + hi) / 2
 
 
-def pilot_fit(params, ctx) -> dict:
-    """The fit stored in :data:`FIT_FILE` for a scale: the mean excess slope over the seeds of
-    ``ctx`` (pilot base seed 100+), its per-seed sd, the mean ln prefactor, and the exponent c
-    that gives the mean excess at the pilots' mean N_u. Run by hand, never by a claim:
-    ``python -c "from verify.hopfield.capacity_kappa_setup import main; main('quick')"``."""
-    kappas = [float(k) for k in params["kappas"]]
-    rows = kappa_sweep(
+def sweep_of(ctx, params: dict, gate_scale: float, wrong: bool) -> list[dict]:
+    """:func:`kappa_sweep` at a claim's (or pilot's) parameters ``params``: one place where the
+    parameters are read, for the claim and its pilot alike.
+
+    >>> from verify.claims import Context
+    >>> p = {"dim": 8, "beta": 16.0, "threshold": 1e-3, "n_range": [4, 256], "per_octave": 1,
+    ...      "targets": 20, "n_eff": 4, "kappas": [2], "seeds": 1}
+    >>> sweep_of(Context(seed=0), p, 1.0, False) == kappa_sweep(
+    ...     Context(seed=0), 8, 16.0, 1e-3, [4, 256], 1, 20, 4, [2.0], 1.0, False, 1)
+    True
+    """
+    return kappa_sweep(
         ctx,
         params["dim"],
         params["beta"],
@@ -198,11 +203,20 @@ def pilot_fit(params, ctx) -> dict:
         params["per_octave"],
         params["targets"],
         params["n_eff"],
-        kappas,
-        1.0,
-        False,
+        [float(k) for k in params["kappas"]],
+        float(gate_scale),
+        bool(wrong),
         params["seeds"],
     )
+
+
+def pilot_fit(params, ctx) -> dict:
+    """The fit stored in :data:`FIT_FILE` for a scale: the mean excess slope over the seeds of
+    ``ctx`` (pilot base seed 100+), its per-seed sd, the mean ln prefactor, and the exponent c
+    that gives the mean excess at the pilots' mean N_u. Run by hand, never by a claim:
+    ``python -c "from verify.hopfield.capacity_kappa_setup import main; main('quick')"``."""
+    kappas = [float(k) for k in params["kappas"]]
+    rows = sweep_of(ctx, params, 1.0, False)
     per = excess_rows(rows, params["n_eff"], kappas)
     if any(r["excess_slope"] is None for r in per):
         raise ValueError(f"a pilot seed's capacity is off the grid: {per}")
