@@ -23,9 +23,9 @@ from verify.criteria import Bracket, EverySeed, Judgement, Threshold
 from verify.icrecall.handset_setup import (
     HANDSET,
     HANDSET_FULL,
-    SEEDS5,
     correct_preactivation,
     handset_accuracies,
+    silence_judgement,
     world_params,
 )
 from verify.measure import t_interval
@@ -171,16 +171,17 @@ RHO_FAIL = dict(HANDSET, rho_tests=[0.0, 0.2, 0.3], rho_above=0.4, rho_side="bel
     statement="MUST FAIL when answers carry too little relation signal: with omega kept at "
     "2/rho_0 = 2 sqrt 2 the correct neuron (s_q, r) of the pairwise pattern sits at 1 + rho/rho_0 "
     "(noise-free) and fires iff rho > (theta - 1) rho_0 = 0.354 (relation_signal_boundary); at "
-    "every rho in {rho_tests} its pre-activation minus theta, averaged over the prompts and the "
-    "{n_seeds} seeds, is <= 0 (the neuron is silent), and across the boundary (rho = {rho_above}) "
-    "it is > 0. Bracket around 0.354 at the largest rho of rho_tests and at rho_above, both sides "
+    "every rho in {rho_tests} its pre-activation minus theta, averaged over the prompts, has a 95% "
+    "Student-t interval over {n_seeds} seeds of its mean below 0 (the neuron is silent), and across "
+    "the boundary (rho = {rho_above}) one above 0 (inconclusive while an interval straddles 0). Bracket around 0.354 at the largest rho of rho_tests and at rho_above, both sides "
     "measured, judged by that pre-activation (the theory's quantity); resolution max(0.354/0.3, "
     "0.4/0.354) = 1.18. The accuracy is recorded (it stays above 0.1 inside the noise band below "
     "the boundary)",
     templated=True,
     quick=RHO_FAIL,
     full=dict(HANDSET_FULL, rho_tests=[0.0, 0.2, 0.3], rho_above=0.4, rho_side="below"),
-    seed_rule=SEEDS5,
+    seed_rule="95% Student-t interval of the mean over the 5 seeds seed..seed+4, at each rho (every "
+    "per-seed value recorded)",
     controls=[
         Control(
             "rho_0.4",
@@ -199,7 +200,15 @@ def _rho_zero(p, ctx):
     Was judged by "mean accuracy <= 0.10" (a convention) at rho 0.2 | 0.5: the accuracy does not
     break where the theory puts the boundary (0.29-0.36 at rho = 0.3 < 0.354, the former control
     rho_0.3), so the bracket sat at 1.77x; the old rule's verdict at the old points is kept in
-    details["previous_criterion"]."""
+    details["previous_criterion"].
+
+    Each side is read on the 95% Student-t interval over the seeds of the mean pre-activation
+    (:func:`verify.icrecall.handset_setup.silence_judgement`; silent where it lies below 0,
+    inconclusive where it straddles 0). Until then the mean over the seeds was read as a point
+    (silent iff mean <= 0), which kept no spread for ``verify oc`` (not covered: "a bracket of two
+    verdicts") and would pass half of the time with a mean on 0. At base seed 0 both rules pass
+    (rho = 0.3: mean -0.076, per-seed sd 0.0085; rho = 0.4: +0.065); the points and the seed count
+    are unchanged. ``verify oc`` simulates it (verify.oc.simulators.rho_bracket)."""
     if p["rho_side"] not in ("below", "above"):
         raise ValueError(f"rho_side={p['rho_side']!r} must be 'below' or 'above'")
     boundary = relation_signal_boundary(p["rho"], p["theta"])
@@ -213,9 +222,7 @@ def _rho_zero(p, ctx):
         rho: correct_preactivation(ctx, world, p["n_pairs"], p["n_queries"], p["n_seeds"], rho)
         for rho in [*p["rho_tests"], p["rho_above"]]
     }
-    silent = {rho: float(np.mean(v)) <= 0.0 for rho, v in pre.items()}
-    breaks_below = all(silent[r] for r in p["rho_tests"])
-    judgement = bracket.judge_side(p["rho_side"], breaks_below, silent[p["rho_above"]])
+    judgement = silence_judgement(bracket, pre, list(p["rho_tests"]), p["rho_above"], p["rho_side"])
     rows = [mean_acc(r) for r in p["rho_tests"]]
     accs = [r["pairwise"] for r in rows]
     above = mean_acc(p["rho_above"])

@@ -119,6 +119,69 @@ def correct_preactivation(
     return out
 
 
+def silence_judgement(bracket, pre: Mapping[float, list], rho_tests: list, rho_above: float, side: str):
+    """rho_zero_fails' criterion (a :class:`verify.criteria.Judgement`): at each rho of ``pre`` (rho ->
+    the per-seed mean pre-activation of the correct neuron minus theta, :func:`correct_preactivation`)
+    the 95% Student-t interval over the seeds of its mean, read against 0 by a
+    :class:`verify.criteria.Threshold` (theory: the neuron is silent where it lies wholly below 0,
+    fires where it lies wholly above, undecided where it straddles 0). It breaks below when every rho
+    of ``rho_tests`` is silent and holds above when ``rho_above`` fires: pass or fail as
+    :meth:`verify.criteria.Bracket.judge_side` on those readings (``side`` "below": the claim,
+    "above": its control, "it breaks" read at ``rho_above``), inconclusive with the seeds that would
+    decide while an interval straddles 0.
+
+    >>> from verify.criteria import Bracket
+    >>> b = Bracket("rho", 0.354, 0.3, 0.4)
+    >>> pre = {0.3: [-0.07, -0.08, -0.075], 0.4: [0.06, 0.07, 0.065]}
+    >>> silence_judgement(b, pre, [0.3], 0.4, "below").verdict
+    'pass'
+    >>> silence_judgement(b, pre, [0.3], 0.4, "above").verdict
+    'fail'
+    >>> silence_judgement(b, {0.3: [-0.07, 0.08, -0.075], 0.4: [0.06, 0.07, 0.065]}, [0.3], 0.4, "below").verdict
+    'inconclusive'
+    """
+    from verify.criteria import Judgement, Threshold
+    from verify.measure import t_interval
+
+    if side not in ("below", "above"):
+        raise ValueError(f"side must be 'below' or 'above', not {side!r}")
+    values = [v for rho in [*rho_tests, rho_above] for v in pre[rho]]
+    if not np.all(np.isfinite(values)):
+        raise ValueError("a pre-activation of the correct neuron is NaN or infinite")
+    reads = {
+        rho: Threshold(
+            f"mean pre-activation of the correct neuron minus theta at rho = {rho:.4g}, 95% interval",
+            0.0,
+            "<",
+            "theory",
+        ).judge(list(t_interval(pre[rho])), seeds=len(pre[rho]))
+        for rho in [*rho_tests, rho_above]
+    }
+    below = [reads[r].verdict for r in rho_tests]  # pass: silent (breaks); fail: fires; inconclusive
+    breaks_below = "fail" if "fail" in below else "pass" if set(below) == {"pass"} else "inconclusive"
+    breaks_above = reads[rho_above].verdict
+    if side == "below":  # breaks below and holds above
+        verdict = (
+            "fail"
+            if "fail" == breaks_below or "pass" == breaks_above
+            else "pass"
+            if (breaks_below, breaks_above) == ("pass", "fail")
+            else "inconclusive"
+        )
+    else:  # the control: "it breaks" read above
+        verdict = breaks_above
+    base = bracket.judge_side(side, breaks_below == "pass", breaks_above == "pass")
+    measured = {**base.measured, **{k: v for r in reads.values() for k, v in r.measured.items()}}
+    text = base.resolution["text"] + "".join(f"; {r.resolution['text']}" for r in reads.values())
+    budget = next((r.budget for r in reads.values() if r.verdict == "inconclusive"), None)
+    return Judgement(
+        verdict,
+        base.predicted,
+        measured,
+        {**base.resolution, "text": text},
+        budget if verdict == "inconclusive" else None,
+    )
+
+
 HANDSET = dict(DEFAULTS, n_pairs=8, n_queries=2000, n_seeds=5)
 HANDSET_FULL = dict(HANDSET, n_subj=20000, dim=512)
-SEEDS5 = "mean over the 5 seeds seed..seed+4 (every per-seed value recorded)"

@@ -437,6 +437,59 @@ def small_d_bracket(record, seeds=None) -> Setup:
     )
 
 
+def rho_bracket(record, seeds=None) -> Setup:
+    """icrecall.handset.rho_zero_fails: a must-fail bracket around the relation-signal boundary,
+    judged by the claim's own :func:`verify.icrecall.handset_setup.silence_judgement` on per-seed
+    pre-activations of the correct neuron (minus theta) at every rho the record measured. Draws:
+    normal around each rho's measured mean, with that rho's own per-seed sd. Laws: as measured
+    (silent below the boundary, firing above), and the nearest violating values: the neuron on the
+    threshold (mean 0) at the largest rho below the boundary, and at the rho above it.
+
+    >>> from verify.oc.command import _records
+    >>> rho_bracket(_records("quick")["icrecall.handset.rho_zero_fails"]).alternatives[0]
+    'fires below (mean on 0 at rho = 0.3)'
+    """
+    from verify.criteria import Bracket
+    from verify.icrecall.handset_setup import silence_judgement
+
+    p, d, pred = record["params"], record.get("details") or {}, record.get("predicted") or {}
+    per_seed = d.get("correct_preactivation_per_seed") or {}
+    rhos = [*p.get("rho_tests", []), p.get("rho_above")]
+    if p.get("rho_side") != "below" or any(str(r) not in per_seed for r in rhos):
+        raise NotCovered("the record holds no per-seed pre-activations at every rho of the bracket")
+    vals = {r: np.asarray(per_seed[str(r)], dtype=float) for r in rhos}
+    if any(v.size < 2 for v in vals.values()):
+        raise NotCovered("fewer than 2 seeds per rho: no spread to draw from")
+    bracket = Bracket("rho", float(pred["boundary"]), float(pred["below"]), float(pred["above"]))
+    n = int(seeds or p["n_seeds"])
+    tests, above = list(p["rho_tests"]), p["rho_above"]
+    below = max(tests)
+
+    def law(shift: dict):
+        def draw(rng):
+            pre = {
+                r: (shift.get(r, v.mean()) + v.std(ddof=1) * rng.standard_normal(n)).tolist()
+                for r, v in vals.items()
+            }
+            return silence_judgement(bracket, pre, tests, above, "below")
+
+        return draw
+
+    return Setup(
+        "as measured",
+        {
+            "as measured": law({}),
+            f"fires below (mean on 0 at rho = {below:.4g})": law({below: 0.0}),
+            f"silent above (mean on 0 at rho = {above:.4g})": law({above: 0.0}),
+        },
+        {
+            "per_seed_sd": {str(r): float(v.std(ddof=1)) for r, v in vals.items()},
+            "from": "the record's per-seed pre-activations at each rho",
+        },
+        {"seeds": n},
+    )
+
+
 #: claim id (or fnmatch pattern) -> simulator
 SIMULATORS: dict[str, Callable] = {
     "geometric.single_hop.log_scaling": log_scaling,
@@ -448,4 +501,5 @@ SIMULATORS: dict[str, Callable] = {
     "atlas.*.affine_overhead": atlas_affine,
     "fact_mlp.transformer.tradeoff": tradeoff,
     "retrieval.capacity.small_d_fail": small_d_bracket,
+    "icrecall.handset.rho_zero_fails": rho_bracket,
 }
