@@ -283,6 +283,36 @@ def oracle_accuracy(task: RetrievalTask, w_out: np.ndarray) -> float:
     return float(np.mean(correct > logits.max(axis=1)))
 
 
+def oracle_margin(task: RetrievalTask, w_out: np.ndarray) -> float:
+    """The smallest decoding margin of the one-step memory under the oracle of
+    :func:`oracle_accuracy`: min over tokens x of (W_v phi(e_x))_pi(x) - max_{y != pi(x)} (W_v phi(e_x))_y,
+    divided by the largest |logit| (a scale-free number in [-2, 2]; 0 when every logit is 0).
+    It is > 0 exactly when the oracle accuracy is 1 (ties count as errors in both), so a rule
+    "margin > 0" decides exact recall, with a spread over draws that the 0/1 reading lacks.
+
+    >>> import numpy as np
+    >>> from constructions.seeding import rng_for
+    >>> task = make_retrieval_task(8, 8, rng_for(0, "retrieval.early_gd.trained.rng", 8, 8, 4, 0, 0), "orthogonal")
+    >>> w = np.eye(8)[np.argsort(task.label_perm)]  # row y = e_{pi^-1(y)}: every token decoded
+    >>> oracle_margin(task, w), oracle_accuracy(task, w)
+    (1.0, 1.0)
+    >>> oracle_margin(task, np.zeros((8, 8))), oracle_accuracy(task, np.zeros((8, 8)))
+    (0.0, 0.0)
+    """
+    V = task.vocab_size
+    if task.mlp is None and orthogonal_rows(task):
+        logits = np.array(w_out[:, :V].T)
+    else:
+        logits = task.features(task.emb) @ w_out.T  # (x, y)
+    scale = float(np.abs(logits).max())
+    correct = logits[np.arange(V), task.label_perm]
+    logits[np.arange(V), task.label_perm] = -np.inf
+    margin = float(np.min(correct - logits.max(axis=1)))
+    if math.isnan(margin):
+        raise ValueError("the decoding margin is NaN: the memory's logits hold a NaN")
+    return margin / scale if scale > 0 else 0.0
+
+
 def one_step_oracle_accuracy(
     vocab_size: int,
     d_model: int,

@@ -51,36 +51,50 @@ def test_small_d_reads_intervals_over_draws():
     assert small_d_judgement(b, below, [0.85, 0.86, 0.84], 0.9, "below").verdict == "fail"  # breaks above
 
 
-def _row(d, n, accs):
+def _row(d, n, margins):
     return {
         "vocab_size": 64,
         "d_model": d,
         "seq_len": 4,
         "embedding": "gaussian",
         "n_samples": n,
-        "accuracies": accs,
+        "margins": margins,
     }
 
 
 def test_sufficient_needs_k_exact_draws_and_both_kinds_of_grid_point():
     infinite = _row(9, math.inf, None)
-    good, short = _row(256, 900.0, [1.0] * 9 + [0.99]), _row(2048, 800.0, [1.0] * 8 + [0.99] * 2)
+    good, short = _row(256, 900.0, [0.2] * 9 + [-0.01]), _row(2048, 800.0, [0.2] * 8 + [0.0] * 2)
     assert sufficient_judgement([good, infinite], 9).verdict == "pass"
-    assert sufficient_judgement([good, short, infinite], 9).verdict == "fail"
+    assert sufficient_judgement([good, short, infinite], 9).verdict == "fail"  # a tie (0) is not exact
     assert sufficient_judgement([good], 9).verdict == "fail"  # no point with n_sufficient = inf
     assert sufficient_judgement([infinite], 9).verdict == "fail"  # no finite point
     with pytest.raises(ValueError, match="NaN"):
-        sufficient_judgement([_row(256, 900.0, [math.nan] + [1.0] * 9), infinite], 9)
+        sufficient_judgement([_row(256, 900.0, [math.nan] + [0.2] * 9), infinite], 9)
 
 
-def test_small_n_fail_is_a_count_rule_and_not_a_bracket():
-    j = small_n_judgement([1.0] * 17 + [0.5] * 3, 18, 326, 326, 31950.0)
-    assert j.verdict == "pass" and j.resolution["coarse"] and "not a bracket" in j.resolution["text"]
-    assert small_n_judgement([1.0] * 18 + [0.5] * 2, 18, 326, 326, 31950.0).verdict == "fail"
-    with pytest.raises(ValueError, match="min_exact"):
-        small_n_judgement([1.0] * 3, 4, 326, 326, 31950.0)
+def test_small_n_fail_is_a_staged_rule_and_not_a_bracket():
+    below = [-0.25, -0.2, -0.3, -0.22, -0.27]
+    j = small_n_judgement(below, 326, 326, 31950.0)
+    assert j.verdict == "pass" and j.resolution["coarse"] and "not a bracket" in j.resolution["note"]
+    assert j.resolution["stopped_at"] == 5 and round(j.resolution["factor"]) == 98
+    assert small_n_judgement([0.1, 0.12, 0.09, 0.11, 0.1], 326, 326, 31950.0).verdict == "fail"
+    edge = [0.1, -0.1, 0.05, -0.08, 0.02] * 4  # on the edge: undecided at the cap of 20 draws
+    assert small_n_judgement(edge, 326, 326, 31950.0).verdict == "inconclusive"
     with pytest.raises(ValueError, match="NaN"):
-        small_n_judgement([math.nan] + [1.0] * 19, 18, 326, 326, 31950.0)
+        small_n_judgement([math.nan] + below, 326, 326, 31950.0)
+
+
+def test_plateau_reads_both_ends_in_stages():
+    from verify.retrieval.sufficient import plateau_judgement
+
+    near = [0.004, -0.003, 0.001, 0.002, -0.001, 0.0, 0.003, -0.002]
+    assert plateau_judgement({12: near, 16: near}, 0.025).verdict == "pass"
+    assert plateau_judgement({12: near, 16: [x + 0.1 for x in near]}, 0.025).verdict == "fail"
+    wide = [0.09, -0.08, 0.07, -0.09, 0.08, -0.07, 0.09, -0.08] * 4  # undecided at the cap of 32
+    assert plateau_judgement({12: wide}, 0.025).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="NaN"):
+        plateau_judgement({12: [math.nan] + near}, 0.025)
 
 
 def test_lower_rate_is_strictly_below_and_the_gap_is_reported():

@@ -13,6 +13,7 @@ from constructions.retrieval.gd import three_steps_closed_form
 from constructions.retrieval.task import (
     make_retrieval_task,
     oracle_accuracy,
+    oracle_margin,
     sample_cooccurrence_counts,
     sample_sequences,
     value_memory,
@@ -33,6 +34,38 @@ N_SEEDS = 3
 N_TEST = 4096
 #: the seed rule of the capacity claims judged on every one of 3 base seeds
 SEED_RULE3 = "every seed of seed..seed+2 (each N_c: mean accuracy of 3 draws)"
+
+
+def draw_oracle(
+    V, d, L, N, seed, n_draws=N_SEEDS, embedding="gaussian", counts: str = "multinomial"
+) -> tuple[list, list]:
+    """Oracle accuracy and smallest decoding margin (constructions.retrieval.task.oracle_margin,
+    > 0 exactly when the accuracy is 1) of the one-step value memory of ``n_draws`` independent
+    draws; draw k fixes its task (embeddings, pi, trigger) from (seed, k, V, d, L, embedding) and
+    its counts from the same key plus N; ``counts`` is how the label counts are drawn
+    (constructions.retrieval.task.LABEL_COUNTS).
+
+    >>> accs, margins = draw_oracle(16, 16, 4, 2000, 0, 2, "orthogonal")
+    >>> accs, [m > 0 for m in margins]
+    ([1.0, 1.0], [True, True])
+    """
+    pairs = [draw_one(V, d, L, N, seed, k, embedding, counts) for k in range(n_draws)]
+    return [a for a, _ in pairs], [m for _, m in pairs]
+
+
+def draw_one(V, d, L, N, seed, k, embedding="gaussian", counts: str = "multinomial") -> tuple[float, float]:
+    """(oracle accuracy, smallest decoding margin) of draw ``k`` alone: the k-th draw of
+    :func:`draw_oracle` and :func:`draw_accuracies` (its key does not depend on how many draws are
+    taken), so a staged rule can measure the draws one at a time.
+
+    >>> draw_one(16, 4, 4, 10**9, 0, 1)[0] == draw_accuracies(16, 4, 4, 10**9, 0, 2)[1]
+    True
+    """
+    key = [int(seed), int(k), int(V), int(d), int(L), EMB_CODE[embedding]]
+    task = make_retrieval_task(V, d, rng_for(*key), embedding)
+    label_counts, cooc = sample_cooccurrence_counts(task, L, int(N), rng_for(*key, int(N)), counts)
+    w_out = value_memory(task, label_counts, cooc, L)
+    return oracle_accuracy(task, w_out), oracle_margin(task, w_out)
 
 
 def draw_accuracies(

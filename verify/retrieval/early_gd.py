@@ -26,7 +26,7 @@ from constructions.retrieval.gd import (
 from constructions.retrieval.task import make_retrieval_task, sample_sequences
 from constructions.seeding import rng_for
 from verify.claims import Control, choice, claim
-from verify.criteria import Agreement, EverySeed, IntervalTest, Threshold, all_of
+from verify.criteria import Agreement, EverySeed, IntervalTest, all_of
 from verify.measure import t_interval
 from verify.retrieval.capacity_setup import SOURCE, trained
 
@@ -194,32 +194,53 @@ FOCUS_N = [1024, 4096, 16384, 65536]
     templated=True,
     statement="the attention step becomes more selective as N grows: the test score gap "
     "s_ell - mean noise score is strictly increasing over N in {n_values} (V={vocab_size}, "
-    "d={d_model}, L={seq_len}, one base seed)",
-    quick={"vocab_size": 128, "d_model": 64, "seq_len": 8, "n_values": FOCUS_N, "attention": "trained"},
+    "d={d_model}, L={seq_len}), read as the smallest step of the gap between neighbouring N > 0, on "
+    "every one of {n_seeds} base seeds",
+    quick={
+        "vocab_size": 128,
+        "d_model": 64,
+        "seq_len": 8,
+        "n_values": FOCUS_N,
+        "attention": "trained",
+        "n_seeds": 3,
+    },
+    seed_rule="every seed of seed..seed+2: the smallest step of the score gap in N > 0",
     controls=[INIT],
 )
 def attn_focus_n(p, ctx):
+    """Criterion: verify.criteria.EverySeed over 3 base seeds on the smallest step of the score gap
+    between neighbouring N (> 0 exactly when the gap is strictly increasing). It replaced a
+    Threshold on the count of non-increasing steps at one base seed (one draw, no spread for
+    ``verify oc``); the claim failed there (seed 0: gaps flat) and fails at least as often now (the
+    base seed is one of the three), so the change cannot turn its fail into a pass."""
     V, d, L = p["vocab_size"], p["d_model"], p["seq_len"]
     eta, gamma = _focus_params(V, L)
-    gaps, attn, noise_std = [], [], []
-    for N in p["n_values"]:
-        _, steps, test = trained(ctx, V, d, L, N, eta, gamma, ctx.seed)
-        w_kq = _init_or(p, steps.w_kq_1)
-        ev = evaluate(test, steps.w_out_1, w_kq)
-        scores, _, _ = attend(test.hidden(), w_kq, test.task.eos)
-        mask = np.ones(scores.shape, bool)
-        mask[np.arange(len(scores)), test.info_pos] = False
-        gaps.append(ev.score_gap)
-        attn.append(ev.mean_attn_info)
-        noise_std.append(float(scores[mask].std()))
-    if any(math.isnan(g) for g in gaps):
-        raise ValueError(f"a score gap is NaN: {gaps}")
-    rule = Threshold("steps in N where the score gap does not strictly increase", 0, "<=", "theory")
-    return rule.judge(int(np.sum(np.diff(gaps) <= 0))), {
+    seeds = ctx.seeds(p["n_seeds"])
+    rows = []
+    for s in seeds:
+        gaps, attn, noise_std = [], [], []
+        for N in p["n_values"]:
+            _, steps, test = trained(ctx, V, d, L, N, eta, gamma, s)
+            w_kq = _init_or(p, steps.w_kq_1)
+            ev = evaluate(test, steps.w_out_1, w_kq)
+            scores, _, _ = attend(test.hidden(), w_kq, test.task.eos)
+            mask = np.ones(scores.shape, bool)
+            mask[np.arange(len(scores)), test.info_pos] = False
+            gaps.append(ev.score_gap)
+            attn.append(ev.mean_attn_info)
+            noise_std.append(float(scores[mask].std()))
+        if any(math.isnan(g) for g in gaps):
+            raise ValueError(f"a score gap is NaN at seed {s}: {gaps}")
+        rows.append({"seed": s, "score_gap": gaps, "mean_attn_info": attn, "noise_score_std": noise_std})
+    steps_min = [float(np.min(np.diff(r["score_gap"]))) for r in rows]
+    rule = EverySeed("smallest step of the score gap between neighbouring N", 0.0, ">", "theory")
+    return rule.judge(steps_min, seeds=seeds), {
         "n_values": p["n_values"],
-        "score_gap": gaps,
-        "mean_attn_info": attn,
-        "noise_score_std": noise_std,
+        "rows": rows,
+        "score_gap": rows[0]["score_gap"],
+        "mean_attn_info": rows[0]["mean_attn_info"],
+        "noise_score_std": rows[0]["noise_score_std"],
+        "smallest_step": steps_min,
         "uniform": 1.0 / L,
         "lr_value": eta,
         "lr_attn": gamma,

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from theory.retrieval import bounds as th
 from theory.retrieval import sufficient as ts
 from verify.claims import Control, claim, shared
-from verify.criteria import Judgement, KOfN, Threshold, all_of
+from verify.criteria import Judgement, KOfN, Sequential, Threshold, all_of
 from verify.measure import t_interval
-from verify.retrieval.capacity_setup import SOURCE, draw_accuracies, no_nan
+from verify.retrieval.capacity_setup import SOURCE, draw_accuracies, draw_one, draw_oracle, no_nan
 
 #: the grid of the sufficient-condition claim: small d (about 2 ln V and 4 ln V, where the
 #: statement promises nothing), moderate d, and d >> V; plus orthogonal embeddings
@@ -55,12 +56,15 @@ def coupon_necessary(V: int) -> int:
 
 def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
     """The criterion of ``retrieval.capacity.sufficient`` on its grid rows: at every point with a
-    finite n_sufficient, exact recall (oracle accuracy 1) on at least ``min_exact`` draws
-    (verify.criteria.KOfN), and the grid holds at least one point with a finite and one with an
-    infinite n_sufficient (verify.criteria.Threshold on the counts); verify.criteria.all_of.
+    finite n_sufficient, exact recall on at least ``min_exact`` draws, read as the smallest
+    decoding margin > 0 (constructions.retrieval.task.oracle_margin: > 0 exactly when the oracle
+    accuracy is 1; verify.criteria.KOfN), and the grid holds at least one point with a finite and
+    one with an infinite n_sufficient (verify.criteria.Threshold on the counts);
+    verify.criteria.all_of. The former rule read the 0/1 indicator of accuracy == 1, the same
+    decision per draw with no spread for ``verify oc``.
 
     >>> rows = [{"vocab_size": 64, "d_model": 256, "seq_len": 4, "embedding": "gaussian", "n_samples": 900.0,
-    ...          "accuracies": [1.0] * 9 + [0.99]}, {"vocab_size": 64, "d_model": 9, "seq_len": 4,
+    ...          "margins": [0.2] * 9 + [-0.01]}, {"vocab_size": 64, "d_model": 9, "seq_len": 4,
     ...          "embedding": "gaussian", "n_samples": math.inf}]
     >>> sufficient_judgement(rows, 9).verdict, sufficient_judgement(rows[:1], 9).verdict
     ('pass', 'fail')
@@ -71,16 +75,17 @@ def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
             infinite += 1
             continue
         finite += 1
-        no_nan(r["accuracies"])
+        no_nan(r["margins"])
         name = f"V{r['vocab_size']}_d{r['d_model']}_L{r['seq_len']}_{r['embedding']}"
         parts[name] = KOfN(
-            f"exact recall at N = n_sufficient = {r['n_samples']:.0f} (1 when the oracle accuracy is 1)",
-            1.0,
-            ">=",
+            f"smallest decoding margin at N = n_sufficient = {r['n_samples']:.0f} (> 0 exactly when the "
+            "oracle accuracy is 1)",
+            0.0,
+            ">",
             k=min_exact,
             source="convention",
             unit="draws",
-        ).judge([float(a == 1.0) for a in r["accuracies"]])
+        ).judge(r["margins"])
     parts["finite_points"] = Threshold("grid points with a finite n_sufficient", 1, ">=", "convention").judge(
         finite
     )
@@ -98,7 +103,8 @@ def sufficient_judgement(rows: list, min_exact: int) -> Judgement:
     templated=True,
     statement="the sufficient condition holds in simulation: at every grid point (V, d, L, embedding) of "
     "{grid} where n_sufficient(V, d, L, delta={delta}) is finite, N = n_sufficient gives oracle accuracy "
-    "1 on at least {min_exact} of {n_draws} independent draws (a convention); the grid must also hold "
+    "1 (read as the smallest decoding margin > 0) on at least {min_exact} of {n_draws} independent draws "
+    "(a convention); the grid must also hold "
     "points where it is +inf (d near 2 ln V and 4 ln V; the mean accuracy at N=1e9 there is recorded "
     "beside the plateau prediction) and points with d >> V",
     quick={"grid": SUFFICIENT_GRID, "delta": 0.1, "n_draws": 10, "min_exact": 9, "n_rule": "sufficient"},
@@ -126,9 +132,10 @@ def sufficient(p, ctx):
             "n_c_pred_F1": th.nc_pred(V, d, L) if emb == "gaussian" else None,
         }
         if math.isfinite(N):
-            accs = draw_accuracies(V, d, L, int(N), ctx.seed, p["n_draws"], emb)
+            accs, margins = draw_oracle(V, d, L, int(N), ctx.seed, p["n_draws"], emb)
+            no_nan(accs)
             exact = int(sum(a == 1.0 for a in accs))
-            row.update(accuracies=accs, exact=exact, passed=exact >= p["min_exact"])
+            row.update(accuracies=accs, margins=margins, exact=exact, passed=exact >= p["min_exact"])
             finite += 1
         else:
             accs = draw_accuracies(V, d, L, PLATEAU_N, ctx.seed, p["n_draws"], emb)
@@ -149,27 +156,56 @@ def sufficient(p, ctx):
     }
 
 
+#: the looks (draws) of the plateau claim's staged rule
+PLATEAU_LOOKS = (8, 16, 32)
+#: its error per direction: 0.025, so that each of the eight ends (four d, two ends), placed on its
+#: threshold, passes about 0.02 of the time, clear of 0.05 in a simulation of 200 replications
+PLATEAU_ALPHA = 0.025
+
+
+def plateau_judgement(diffs_by_d: Mapping, tol: float, looks=PLATEAU_LOOKS) -> Judgement:
+    """The criterion of ``retrieval.capacity.plateau``: at every d, the mean over draws of
+    accuracy - p lies within +-``tol``, each end a verify.criteria.Sequential rule over draws
+    (looks ``looks``, error :data:`PLATEAU_ALPHA` per direction), read on the values ``diffs_by_d[d]`` (the draws in
+    order; each rule reads the looks they reach); verify.criteria.all_of.
+
+    >>> plateau_judgement({12: [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.001]}, 0.025).verdict
+    'pass'
+    >>> plateau_judgement({12: [0.1, 0.11, 0.09, 0.1, 0.1, 0.12, 0.1, 0.09]}, 0.025).verdict
+    'fail'
+    """
+    parts = {}
+    for d, diffs in diffs_by_d.items():
+        if any(math.isnan(x) for x in diffs):
+            raise ValueError(f"an oracle accuracy at d={d} is NaN: the plateau cannot be read from it")
+        name = f"mean oracle accuracy - plateau p at d={d}"
+        for part, bound, side in (("low", -tol, ">="), ("high", tol, "<=")):
+            rule = Sequential(name, bound, side, "convention", looks=looks, alpha=PLATEAU_ALPHA, unit="draws")
+            parts[f"d{d}_{part}"] = rule.judge(diffs)
+    return all_of(**parts)
+
+
 @claim(
     "retrieval.capacity.plateau",
     source=SOURCE + "; theory retrieval.plateau_accuracy",
     bounds=("retrieval.plateau_accuracy",),
     provenance="derived",
     templated=True,
-    statement="at N={n_samples} the mean oracle accuracy over {n_draws} draws agrees with the N -> infinity "
-    "plateau p = E[Phi(chi_d)^(V-1)] at V={vocab_size}, L={seq_len}, d in {d_models}: |mean - p| <= "
-    "{z} sqrt(p (1 - p) / (V K)) + {slack} (K = {n_draws} draws of V tokens; z and the slack are "
-    "conventions) at every d",
+    statement="at N={n_samples} the mean oracle accuracy agrees with the N -> infinity plateau "
+    "p = E[Phi(chi_d)^(V-1)] at V={vocab_size}, L={seq_len}, d in {d_models}: at every d the mean over "
+    "independent draws of accuracy - p lies within +-{tolerance} (a convention), each end judged by "
+    "staged one-sided Student-t bounds over draws (looks at {looks} draws, error 0.025 per direction; "
+    "inconclusive when the last look does not decide)",
     quick={
         "vocab_size": 256,
         "d_models": [12, 16, 20, 24],
         "seq_len": 4,
         "n_samples": PLATEAU_N,
-        "n_draws": 8,
-        "slack": 0.005,
-        "z": 3.0,
+        "tolerance": 0.025,
+        "looks": list(PLATEAU_LOOKS),
     },
-    seed_rule="one tolerance per d over 8 draws (binomial standard error at the prediction); every d "
-    "must agree",
+    seed_rule="staged one-sided Student-t bounds of the mean over draws (verify.criteria.Sequential, "
+    "looks 8, 16, 32 draws), every d must agree",
     controls=[
         Control(
             "finite_n",
@@ -180,33 +216,45 @@ def sufficient(p, ctx):
     ],
 )
 def plateau(p, ctx):
-    V, L = p["vocab_size"], p["seq_len"]
-    rows, parts = [], {}
+    """Criterion: :func:`plateau_judgement`. It replaced the point rule |mean - p| <= 3 sqrt(p (1 -
+    p) / (V K)) + 0.005 over K = 8 draws, a point read of a noisy mean: ``verify oc`` on the record
+    of pilot base seed 100 found a mean placed on either end of that tolerance passing about half
+    the time (0.47-0.52), so its pass meant nothing. An interval rule with that tolerance (which
+    shrinks with K) had power 0.17 at 8 draws (pilot base seed 100). The fixed tolerance 0.025 and
+    the looks were chosen on pilot base seed 100 (per-draw sd of the accuracy 0.006-0.026 over
+    d = 12-24, mean - p within 0.008); the base seed 0 verdict of the former rule was pass."""
+    V, L, N = p["vocab_size"], p["seq_len"], p["n_samples"]
+    looks = tuple(p["looks"])
+    diffs_by_d, rows = {}, []
     for d in p["d_models"]:
-        accs = draw_accuracies(V, d, L, p["n_samples"], ctx.seed, p["n_draws"])
-        lo, hi = t_interval(accs, 0.99)
         pred = ts.plateau_accuracy(V, d)
-        tol = p["z"] * math.sqrt(pred * (1.0 - pred) / (V * len(accs))) + p["slack"]
-        mean = float(np.mean(accs))
-        good = abs(mean - pred) <= tol
-        parts[f"d{d}"] = Threshold(f"|mean accuracy - plateau p| at d={d}", tol, "<=", "convention").judge(
-            abs(mean - pred)
-        )
+        ends = [
+            Sequential(
+                "x", side * p["tolerance"], ">=" if side < 0 else "<=", "convention", looks, unit="draws"
+            )
+            for side in (-1, 1)
+        ]
+        accs: list[float] = []
+        for n in looks:  # the draws of one look at a time, while an end is undecided
+            accs += [draw_one(V, d, L, N, ctx.seed, k)[0] for k in range(len(accs), n)]
+            if all(e.judge([a - pred for a in accs]).verdict != "inconclusive" for e in ends):
+                break
+        no_nan(accs)
+        diffs_by_d[d] = [a - pred for a in accs]
         rows.append(
             {
                 "d_model": d,
                 "accuracies": accs,
-                "mean": mean,
-                "ci99": [lo, hi],
-                "tolerance": tol,
+                "mean": float(np.mean(accs)),
+                "ci99": list(t_interval(accs, 0.99)),
                 "predicted": pred,
-                "agrees": good,
+                "draws": len(accs),
             }
         )
-    return all_of(**parts), {
+    return plateau_judgement(diffs_by_d, p["tolerance"], looks), {
         "vocab_size": V,
         "seq_len": L,
-        "n_samples": p["n_samples"],
+        "n_samples": N,
         "rows": rows,
     }
 
@@ -351,43 +399,52 @@ def small_d_fail(p, ctx):
     }
 
 
-def small_n_judgement(
-    accuracies: list, min_exact: int, n: int, necessary: float, sufficient: float
-) -> Judgement:
-    """The criterion of ``retrieval.capacity.small_n_fail`` at sample size ``n``: fewer than
-    ``min_exact`` of the draws recall exactly, i.e. at least len - min_exact + 1 draws do not
-    (verify.criteria.KOfN on the indicator of a draw that is not exact). Not a bracket: the theory's
-    sizes around it, ``necessary`` (coupon side) and ``sufficient``, are far apart; the resolution
-    is coarse and names their factor.
+#: the looks (draws) and error per direction of small_n_fail's staged rule
+SMALL_N_LOOKS = (5, 10, 20)
+SMALL_N_ALPHA = 0.025
 
-    >>> j = small_n_judgement([1.0] * 15 + [0.99] * 5, 18, 326, 326, 31950.0)
-    >>> j.verdict, j.resolution["coarse"], round(j.resolution["value"])
+
+def small_n_judgement(margins: list, n: int, necessary: float, sufficient: float) -> Judgement:
+    """The criterion of ``retrieval.capacity.small_n_fail`` at sample size ``n``: recall is not exact
+    on a typical draw, read as the mean over draws of the smallest decoding margin
+    (constructions.retrieval.task.oracle_margin: > 0 exactly when the oracle accuracy is 1) below
+    0, by staged one-sided Student-t bounds (verify.criteria.Sequential over draws, looks
+    :data:`SMALL_N_LOOKS`, error :data:`SMALL_N_ALPHA` per direction; it reads the looks the margins
+    reach). Not a bracket: the theory's sizes around it, ``necessary`` (coupon side) and
+    ``sufficient``, are far apart; the resolution keeps the rule's text and value and is marked
+    coarse, with their factor under "factor" and "note".
+
+    The former rule, fewer than 18 of 20 draws exact (a k-of-n count of 0/1 indicators), stored no
+    spread for ``verify oc``; read on the margins, a margin mean on 0 (half the draws exact) passed
+    it on every simulated replication (pilot base seed 100), so its pass could not tell "recall
+    breaks" from "recall is on the edge". Its base seed 0 verdict was pass.
+
+    >>> j = small_n_judgement([-0.2, -0.25, -0.3, -0.22, -0.28], 326, 326, 31950.0)
+    >>> j.verdict, j.resolution["coarse"], round(j.resolution["factor"])
     ('pass', True, 98)
-    >>> small_n_judgement([1.0] * 18 + [0.99] * 2, 18, 326, 326, 31950.0).verdict
+    >>> small_n_judgement([0.1, 0.12, 0.09, 0.11, 0.1], 326, 326, 31950.0).verdict
     'fail'
     """
-    no_nan(accuracies)
-    if not 1 <= min_exact <= len(accuracies):
-        raise ValueError(f"min_exact = {min_exact} must lie in 1..{len(accuracies)} (the number of draws)")
-    rule = KOfN(
-        f"recall not exact at N={n} (1 when the oracle accuracy is below 1)",
-        1.0,
-        ">=",
-        k=len(accuracies) - min_exact + 1,
-        source="convention",
+    no_nan(margins)
+    rule = Sequential(
+        f"smallest decoding margin at N={n} (<= 0 exactly when recall is not exact)",
+        0.0,
+        "<",
+        "theory",
+        looks=SMALL_N_LOOKS,
+        alpha=SMALL_N_ALPHA,
         unit="draws",
     )
-    judgement = rule.judge([float(a != 1.0) for a in accuracies])
+    judgement = rule.judge(list(margins))
     factor = float(sufficient) / float(necessary)
     return dataclasses.replace(
         judgement,
         resolution={
             **judgement.resolution,
-            "value": factor,
             "coarse": True,
-            "text": f"{judgement.resolution['text']}; not a bracket: the necessary size V ln(V/10) = "
-            f"{necessary:.0f} and the sufficient size {sufficient:.0f} are {factor:.3g}x apart, so no "
-            "boundary is located between them",
+            "factor": factor,
+            "note": f"not a bracket: the necessary size V ln(V/10) = {necessary:.0f} and the sufficient "
+            f"size {sufficient:.0f} are {factor:.3g}x apart, so no boundary is located between them",
         },
     )
 
@@ -401,31 +458,43 @@ def small_n_judgement(
     templated=True,
     statement="must fail, tested on both sides in N but not a bracket (the theory gives a necessary and a "
     "sufficient size about 100x apart, no boundary): orthogonal embeddings, V=d={vocab_size}, "
-    "L={seq_len}; at N = V ln(V/10) (P(every token seen) <= 0.1) fewer than {min_exact} of {n_draws} "
-    "draws recall exactly (a convention); at N = n_sufficient_orthogonal(V, L, 0.1) at least "
-    "{min_exact} of {n_draws} do",
-    quick={"vocab_size": 128, "seq_len": 4, "n_draws": 20, "min_exact": 18, "n_side": "below"},
-    seed_rule="count of exact draws among 20",
+    "L={seq_len}; at N = V ln(V/10) (P(every token seen) <= 0.1) a typical draw does not recall "
+    "exactly: the mean over independent draws of the smallest decoding margin (> 0 exactly when "
+    "recall is exact) is below 0, by staged one-sided Student-t bounds (looks at 5, 10, 20 draws, "
+    "error 0.025 per direction); at N = n_sufficient_orthogonal(V, L, 0.1) the same rule fails (the "
+    "control)",
+    quick={"vocab_size": 128, "seq_len": 4, "n_side": "below"},
+    seed_rule="staged one-sided Student-t bounds of the mean over draws (verify.criteria.Sequential, "
+    "looks 5, 10, 20 draws)",
     controls=[
         Control(
             "above_boundary",
             {"n_side": "above"},
-            "at the sufficient sample size exact recall holds on >= 18/20 draws, so the "
+            "at the sufficient sample size every draw recalls exactly (margin > 0), so the "
             "demonstration's criterion must fail",
         )
     ],
 )
 def small_n_fail(p, ctx):
-    """Criterion: :func:`small_n_judgement` (the former count rule: fewer than min_exact exact)."""
+    """Criterion: :func:`small_n_judgement`, the draws measured one look at a time."""
     V, L = p["vocab_size"], p["seq_len"]
     suff, necessary = ts.n_sufficient_orthogonal(V, L, 0.1), coupon_necessary(V)
     N = necessary if p["n_side"] == "below" else int(suff)
-    accs = draw_accuracies(V, V, L, N, ctx.seed, p["n_draws"], "orthogonal")
-    exact = int(sum(a == 1.0 for a in accs))
-    return small_n_judgement(accs, p["min_exact"], N, necessary, suff), {
+    accs, margins = [], []
+    for n in SMALL_N_LOOKS:
+        for k in range(len(margins), n):
+            a, m = draw_one(V, V, L, N, ctx.seed, k, "orthogonal")
+            accs.append(a)
+            margins.append(m)
+        judgement = small_n_judgement(margins, N, necessary, suff)
+        if judgement.verdict != "inconclusive":
+            break
+    no_nan(accs)
+    return judgement, {
         "n_samples": N,
         "accuracies": accs,
-        "exact": exact,
+        "margins": margins,
+        "exact": int(sum(a == 1.0 for a in accs)),
         "all_seen_upper": ts.all_seen_upper(V, N),
         "coupon_floor_sufficient": th.coupon_floor(V, 0.1),
         "n_sufficient_orthogonal": suff,
