@@ -116,17 +116,49 @@ def test_trained_depth_criterion_is_the_old_rule(d_stars):
     from verify.geometric.depth import _depth_judgement
 
     bounds, construction = [2, 2.5, 3], [8, 16, 32]
+
+    def margins(ds, k):
+        """The train margins a search monotone in d implies: > 0 at d_max where d* is found, and the
+        next depth's model at d*(k) stores (> 0) exactly when d*(k+1) <= d*(k)."""
+        out = {"margin_at_d_max": 1.0 if ds[k] is not None else -1.0}
+        if k + 1 < len(ds) and ds[k] is not None:
+            stores = ds[k + 1] is not None and ds[k + 1] <= ds[k]
+            out["next_depth_margin_at_d_star"] = 1.0 if stores else -1.0
+        return out
+
     rows = [
         {
             "seed": seed,
             "per_k": [
-                {"k": k + 1, "d_star": d, "bound_p32": bounds[k], "construction_dim": construction[k]}
+                {
+                    "k": k + 1,
+                    "d_star": d,
+                    "bound_p32": bounds[k],
+                    "construction_dim": construction[k],
+                    **margins(ds, k),
+                }
                 for k, d in enumerate(ds)
             ],
         }
         for seed, ds in enumerate(d_stars)
     ]
     assert _depth_judgement(rows).passed == _old_depth_rule(rows)
+
+
+def test_trained_depth_next_depth_part_fails_where_the_next_model_stores_at_d_star():
+    """The continuous part is stricter than the integer step only where the search's monotonicity
+    fails: a (k+1)-hop model that stores at d*(k) fails the claim even when the bisection's d*(k+1) is
+    larger."""
+    from verify.geometric.depth import _depth_judgement
+
+    row = {"k": 1, "d_star": 3, "bound_p32": 0.3, "construction_dim": 4, "margin_at_d_max": 1.0}
+    rows = [
+        {"seed": s, "per_k": [{**row, "next_depth_margin_at_d_star": m}, {**row, "k": 2, "d_star": 4}]}
+        for s, m in enumerate([-1.0, 0.5])
+    ]
+    judged = _depth_judgement(rows)
+    assert judged.verdict == "fail"
+    assert judged.resolution["parts"]["next_depth_needs_more"]["missed"] == [1]
 
 
 def test_nocot_single_fail_refuses_a_threshold_at_or_above_one():

@@ -26,7 +26,7 @@ import numpy as np
 from constructions.geometric.train import train_accuracy
 from verify.claims import claim, rng_for
 from verify.criteria import EverySeed, KOfN, all_of
-from verify.geometric.gd_setup import GD_FULL, GD_QUICK, INIT, control_perms, probe_r2, trained
+from verify.geometric.gd_setup import GD_FULL, GD_QUICK, INIT, control_perms, probe_r2, train_margin, trained
 from verify.geometric.single_hop_setup import SRC
 
 
@@ -35,28 +35,46 @@ from verify.geometric.single_hop_setup import SRC
     source=f"{SRC}, gradient descent memorises the bijections (abstract)",
     provenance="abstract",
     controls=[INIT],
-    seed_rule="k of n: accuracy 1 on at least 4 of 5 seeds",
+    seed_rule="k of n: the smallest train margin > 0 (train accuracy 1) on all but at most one of the seeds",
+    templated=True,
     statement="full-batch Adam on the one-layer model of docs/geometric.md reaches train accuracy 1 on "
-    "all N*R facts on at least 4 of 5 seeds",
-    quick=GD_QUICK,
-    full=GD_FULL,
+    "all N*R facts (N = {n_subjects}, R = {n_relations}) on all but at most one of {seeds} seeds, read "
+    "on each seed's smallest train margin (the target's logit less the largest other logit, over the "
+    "facts): > 0 exactly when every fact is the strict argmax",
+    quick={**GD_QUICK, "seeds": 10},
+    full={**GD_FULL, "seeds": 10},
     needs=("torch",),
 )
 def gd_fit(p, ctx):
+    """Changed measurement and budget (no spread): the rule was "train accuracy 1 on at least 4 of 5
+    seeds", a value stuck at 1 (5 of 5 at base seed 0, first at 1 by step 50 of 200) that ``verify
+    oc`` could not simulate. Accuracy 1 is now read on the continuous quantity that decides it
+    exactly, each seed's smallest train margin (:func:`~verify.geometric.gd_setup.train_margin`),
+    and the seeds are 10 with at most one missing (k = 9): with per-seed values simulated at the
+    threshold a k-of-n rule passes with probability P(Bin(n, 1/2) >= k), 0.19 for 4 of 5 and 0.055
+    for 8 of 10 (not admissible) but 0.011 for 9 of 10. The ten quick models are the ones
+    gd.intervention trains (same recipe, seeds 0-9), so a registry run trains none more. At base
+    seed 0 the old rule passes (5 of 5)."""
     seeds = ctx.seeds(p["seeds"])
-    accs, first, loss = [], [], []
+    accs, margins, first, loss = [], [], [], []
     for seed in seeds:
         model = trained(p, ctx, seed)
         accs.append(train_accuracy(model))
+        margins.append(train_margin(model))
         hist = model.history
         first.append(next((s for s, a in zip(hist["step"], hist.get("accuracy", [])) if a == 1.0), None))
         loss.append(hist["loss"][-1] if "loss" in hist else None)
-    need = max(1, (4 * len(seeds) + 4) // 5)  # 4 of 5, scaled if the seed count changes
-    judgement = KOfN("train accuracy", 1.0, ">=", k=need, source="convention").judge(accs, seeds)
+    if any((m > 0) != (a == 1.0) for m, a in zip(margins, accs)):
+        raise ValueError(f"train margins {margins} disagree with train accuracies {accs} on the tie rule")
+    need = max(1, len(seeds) - 1)  # all but at most one seed
+    judgement = KOfN("smallest train margin over the facts", 0.0, ">", k=need, source="theory").judge(
+        margins, seeds
+    )
     return judgement, {
         "seeds_at_1": int(sum(a == 1.0 for a in accs)),
         "seeds": seeds,
         "accuracy_per_seed": accs,
+        "margin_per_seed": margins,
         "final_loss_per_seed": loss,
         "first_step_at_accuracy_1": first,
         "history": trained(p, ctx, seeds[0]).history,

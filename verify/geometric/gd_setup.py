@@ -10,9 +10,9 @@ import numpy as np
 import torch
 
 from constructions.device import one_thread
-from constructions.geometric.train import TrainedModel, init_params, train_model
+from constructions.geometric.train import TrainedModel, fact_chunk_rows, init_params, train_model
 from constructions.seeding import torch_generator
-from constructions.tasks import make_bijections
+from constructions.tasks import make_bijections, single_hop_dataset
 from verify.claims import Context, Control, choice, rng_for, shared
 
 GD_QUICK = {
@@ -179,3 +179,29 @@ def probe_r2(e_subj, unembed, perms, lam, rng) -> float:
     x = attribute_features(np.asarray(unembed, dtype=np.float64), perms)
     w, xm, ym = ridge_fit(x[tr], e_subj[tr], lam)
     return r2_score(e_subj[te], (x[te] - xm) @ w + ym)
+
+
+def train_margin(model: TrainedModel) -> float:
+    """The smallest margin over all N*R trained facts: min over facts of the target's logit less the
+    largest other logit (float64). It is > 0 exactly when the train accuracy
+    (:func:`constructions.geometric.train.train_accuracy`: the target is the strict argmax, ties are
+    errors) is 1, and varies continuously from run to run.
+
+    >>> m = trained({**GD_QUICK, "n_subjects": 16, "weights": "init"}, Context(), 3)
+    >>> train_margin(m) < 0  # at initialisation most facts are wrong
+    True
+    """
+    subj, rel, target = single_hop_dataset(model.perms)
+    unembed = model.params["unembed"]
+    rows = fact_chunk_rows(len(subj), unembed.shape[0])
+    smallest = float("inf")
+    for at in range(0, len(subj), rows):
+        sl = slice(at, at + rows)
+        logits = (model.hidden(subj[sl], rel[sl]) @ unembed.T).to(torch.float64)
+        if not bool(torch.isfinite(logits).all()):
+            raise ValueError("NaN or inf logits: the trained model's hypothesis of finite weights fails")
+        idx = torch.as_tensor(target[sl], device=logits.device).long()
+        own = logits.gather(1, idx[:, None])[:, 0]
+        others = logits.scatter(1, idx[:, None], float("-inf")).max(dim=1).values
+        smallest = min(smallest, float((own - others).min()))
+    return smallest

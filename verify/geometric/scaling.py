@@ -19,7 +19,7 @@ import numpy as np
 from constructions.geometric.single_hop import attribute_codes, build_block_model
 from constructions.tasks import make_bijections
 from theory.geometric import single_hop as B
-from verify.claims import claim, shared
+from verify.claims import choice, claim, shared
 from verify.criteria import EverySeed, Judgement, Threshold, all_of, growth_exponent, growth_law_judgement
 from verify.geometric.scaling_setup import (
     BAND_CONTROLS,
@@ -139,10 +139,11 @@ def margin_at(ctx, n: int, d0: int, code_seed: int) -> float:
     quick={
         "n_values": [10, 32, 100, 316, 1000, 3162],
         "margin": 0.25,
-        "seeds": 6,
+        "seeds": 12,
         "d0_max": 64,
         "window": 6,
         "law": "measured",
+        "anchor": "ends",
     },
     full={
         "n_values": [10, 32, 100, 316, 1000, 3162, 10000],
@@ -151,6 +152,7 @@ def margin_at(ctx, n: int, d0: int, code_seed: int) -> float:
         "d0_max": 120,
         "window": 6,
         "law": "measured",
+        "anchor": "ends",
     },
 )
 def log_scaling(p, ctx):
@@ -167,12 +169,26 @@ def log_scaling(p, ctx):
     seed count were fixed on those pilots and the simulation, never on a judged seed. The margin
     part reads the bisection crossing, whose code reaches the margin by construction of the
     search; the rows' ``d0_star`` keep those integer crossings (the atlas reads them), ``d0_line``
-    the judged line crossings."""
+    the judged line crossings.
+
+    Controls re-anchored and seeds 6 -> 12 (undecided at 6: pass at base seed 100, inconclusive at
+    0, 47, 101, 102): the competitor controls were curves y0 g(N) / g(N_0) through each seed's
+    smallest-N threshold, so N^(1/8) from N = 10 rose by about 8 against the measured 26 and its own
+    fitted exponent was too loose to exclude ln N (about 100-130 seeds would have rejected it). They
+    are now a + b g(N) through the seed's own ln N fit at the smallest and the largest N (``anchor``
+    "ends", :func:`verify.geometric.scaling_setup.law_table`), the curves ``verify oc`` draws its
+    alternatives from: the same rise as the data, only the shape differs. Pilot base seeds 100-103 at
+    6 seeds: every control fails as required at each, the claim's own criterion passes at 100, 101
+    and is inconclusive at 102, 103 ((ln N)^(3/2) not rejected: q in [0.78, 1.54]); verify oc on the
+    6-seed reference record named 12 seeds for power 0.8 (0.98). At 12 seeds, pilot base seeds
+    100-103: the criterion passes at each, every control fails as required, verify oc on base seed
+    102's record power 0.97, no alternative above 0.00. The anchoring and the budget were fixed
+    there, before any judged seed ran; the criterion is unchanged. Quick CPU 4.7 s -> 8.9 s."""
     ns = list(p["n_values"])
     line, bisect, curves = measure_window_thresholds(
         ctx, ns, p["margin"], p["seeds"], p["d0_max"], p["window"]
     )
-    table = law_table(line, ns, p["law"])
+    table = law_table(line, ns, p["law"], choice(p, "anchor", ("smallest", "ends")))
     rows = [
         {
             "N": n,

@@ -14,7 +14,7 @@ from theory.geometric import single_hop as B
 from verify.claims import Control, rng_for
 from verify.geometric.single_hop_setup import _rng
 from verify.measure import min_pairwise_gap
-from verify.oc.laws import GROWTH_LAWS
+from verify.oc.laws import GROWTH_LAWS, through
 
 #: synthetic competitors of the ln N law (controls): the measured noise around each seed's own
 #: ln N fit, added to the competitor's curve through that seed's smallest-N threshold
@@ -42,21 +42,40 @@ BAND_CONTROLS = [
 ]
 
 
-def law_table(table: dict, ns: list, law: str) -> dict:
+def law_table(table: dict, ns: list, law: str, anchor: str = "smallest") -> dict:
     """The thresholds per N and seed: the measured ones (``law="measured"``), or a competitor's
-    curve through each seed's smallest-N threshold plus that seed's residuals around its own
-    affine fit in ln N (the measurement's noise, kept)."""
+    curve plus that seed's residuals around its own affine fit in ln N (the measurement's noise,
+    kept). ``anchor`` places the competitor's curve: "smallest", y0 g(N) / g(N_0) through the seed's
+    smallest-N threshold y0 (the curve through the origin; a slow law then rises far less than the
+    data), or "ends", a + b g(N) through the seed's ln N fit at the smallest and the largest N
+    (:func:`verify.oc.laws.through`, the curve ``verify oc`` draws its alternatives from: the same
+    total rise as the data, only the shape differs).
+
+    >>> ns = [10, 100, 1000]
+    >>> t = {n: [3 * math.log(n)] for n in ns}
+    >>> [round(v[0], 3) for v in law_table(t, ns, "N^(1/8)", "ends").values()]
+    [6.908, 12.828, 20.723]
+    >>> [round(v[0], 3) for v in law_table(t, ns, "N^(1/8)").values()]
+    [6.908, 9.212, 12.284]
+    """
     if law == "measured":
         return table
     if law not in SCALING_LAWS:
         raise ValueError(f"law {law!r} is not 'measured' or one of {sorted(SCALING_LAWS)}")
+    if anchor not in ("smallest", "ends"):
+        raise ValueError(f"anchor {anchor!r} is not 'smallest' or 'ends'")
     f, logs = SCALING_LAWS[law], np.log(ns)
     out = {n: [] for n in ns}
     for s in range(len(table[ns[0]])):
         y = np.array([table[n][s] for n in ns], dtype=float)
-        residual = y - np.polyval(np.polyfit(logs, y, 1), logs)
+        line = np.polyval(np.polyfit(logs, y, 1), logs)
+        residual = y - line
+        if anchor == "ends":
+            curve = through(ns, "no growth" if law == "constant" else law, line[0], line[-1])
+        else:
+            curve = y[0] * np.array([f(n) for n in ns]) / f(ns[0])
         for i, n in enumerate(ns):
-            out[n].append(float(y[0] * f(n) / f(ns[0]) + residual[i]))
+            out[n].append(float(curve[i] + residual[i]))
     return out
 
 

@@ -54,7 +54,35 @@ def _rng(seed, *salt):
 
 
 def model_decoding(model, ctx=None, chunk=1 << 15):
-    """Accuracy and min margin of a block model over all N*R facts, through the transformer.
+    """Accuracy and min margin of a block model over all N*R facts, through the transformer: the
+    :class:`~constructions.decode.Decoding` of :func:`decoding_clearance`."""
+    return decoding_clearance(model, chunk)[0]
+
+
+def tie_clearance_decades(margins: torch.Tensor, tols: torch.Tensor) -> float:
+    """How many decades the smallest margin-to-tolerance ratio clears 1: log10 min_i margin_i / tol_i,
+    -inf when a margin is <= 0 (a tie or a wrong answer). It is > 0 exactly when every fact clears
+    its tie tolerance (accuracy 1 under the tie rule), and varies continuously from draw to draw.
+
+    >>> f64 = torch.float64
+    >>> round(tie_clearance_decades(torch.tensor([1e-6, 1.0], dtype=f64), torch.tensor([1e-14, 1e-14], dtype=f64)), 9)
+    8.0
+    >>> tie_clearance_decades(torch.tensor([0.0, 1.0], dtype=f64), torch.tensor([1e-14, 1e-14], dtype=f64))
+    -inf
+    """
+    if bool(torch.isnan(margins).any()):
+        raise ValueError("NaN margin: the decoding's hypothesis of finite logits fails")
+    if len(margins) == 0:
+        return float("inf")
+    if float(margins.min()) <= 0.0:
+        return float("-inf")
+    ratio = margins.to(torch.float64) / tols.to(torch.float64)  # a zero tolerance gives +inf
+    return float(np.log10(float(ratio.min())))
+
+
+def decoding_clearance(model, chunk: int = 1 << 15) -> tuple[Decoding, float]:
+    """Accuracy and min margin of a block model over all N*R facts, through the transformer, and
+    :func:`tie_clearance_decades` of its margins (> 0 exactly when the accuracy is 1).
 
     The hidden states are computed ``chunk`` facts at a time (at N = 10^5, R = 16 the
     1.6M facts at once would hold the (F, 2, R d0) token embeddings, about 14 GB in float64). The
@@ -86,7 +114,7 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
         norms.append(h.norm(dim=1).to(torch.float64))
     n = len(subj)
     if n == 0:
-        return Decoding(0.0, float("inf"), 0, 0, None, 0.0)
+        return Decoding(0.0, float("inf"), 0, 0, None, 0.0), float("inf")
     hidden, norms = torch.cat(kept), torch.cat(norms)
     first, inverse = _distinct_pairs(hidden.cpu().numpy(), np.asarray(target))
     part = decode(
@@ -105,7 +133,7 @@ def model_decoding(model, ctx=None, chunk=1 << 15):
         n_queries=n,
         margins=None,
         tie_tolerance=float(tols.max()),
-    )
+    ), tie_clearance_decades(margins, tols)
 
 
 def _distinct_pairs(hidden: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
