@@ -163,6 +163,20 @@ def _story(encoder, subject, alt, n):
     return STORY.replace("{q}", _lower_first(encoder.query_text(subject))).replace("{a}", alt) * int(n)
 
 
+def lead(values, k: int) -> float:
+    """values[k] - max of the other values: > 0 exactly where ``k`` is the strict argmax.
+
+    >>> lead(np.array([1.0, 3.0, 2.5]), 1), lead(np.array([1.0, 3.0, 2.5]), 0)
+    (0.5, -2.0)
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or len(v) < 2 or not 0 <= k < len(v):
+        raise ValueError(
+            f"lead needs a 1-d vector of at least 2 values and an index in it, got {v.shape}, {k}"
+        )
+    return float(v[k] - np.delete(v, k).max())
+
+
 def override_probe(
     model, encoder, known, all_answers, reps, gen, n_prompts, device="cpu", other_context=True
 ):
@@ -177,7 +191,10 @@ def override_probe(
     ``predicted_other_context`` read the story of the next fact whose counterfactual differs from
     this fact's answer, told before this fact's query (the other-subject control): whether the
     model, and the first-order prediction, answer that story's counterfactual
-    (``other_context=False`` leaves these passes out).
+    (``other_context=False`` leaves these passes out). Each boolean of a' has its margin beside it
+    (``follows_margin``, ``predicted_margin`` and at the largest n ``follows_other_context_margin``,
+    ``predicted_other_context_margin``): the logit of a' less the largest other candidate's
+    (:func:`lead`), > 0 exactly where the boolean is true (ties aside).
     """
     if len(known) < 2:
         raise ValueError("the override probe needs at least 2 facts the model knows")
@@ -234,6 +251,8 @@ def override_probe(
                 other_rows[i] = {
                     "follows_other_context": bool(np.argmax(row[cand]) == k_alt),
                     "predicted_other_context": bool(np.argmax(l0s[facts[i][0]] + b_j) == k_alt),
+                    "follows_other_context_margin": lead(row[cand], k_alt),
+                    "predicted_other_context_margin": lead(l0s[facts[i][0]] + b_j, k_alt),
                 }
     rows = []
     for n in reps:
@@ -258,6 +277,8 @@ def override_probe(
                     "keeps_fact": bool(np.argmax(fulls[i]) == k_true),
                     "predicted": bool(np.argmax(l0s[s] + biases[i]) == k_alt),
                     "predicted_other": bool(np.argmax(l0s[s] + b_other) == k_alt),
+                    "follows_margin": lead(fulls[i], k_alt),
+                    "predicted_margin": lead(l0s[s] + biases[i], k_alt),
                     **(other_rows.get(i, {}) if with_ctx and n == max(with_ctx) else {}),
                 }
             )

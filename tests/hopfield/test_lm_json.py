@@ -59,9 +59,10 @@ def test_the_command_writes_both_through_probe_json(tmp_path, capsys, monkeypatc
         "acc0_C": [1.0, 1.0, 0.0, 1.0],
         "chance3": [0.3] * 4,
         "margin0": [0.0, 1.0, 0.0, 0.0],
-        "marginf": [1.0, 2.0, 1.0, 1.0],
+        "marginf": [-1.0, 0.0, -1.0, -1.0],
         "mass0": [0.1] * 4,
         "massf": [0.5] * 4,
+        "draw": [0, 0, 1, 1],
     }
     monkeypatch.setattr(lm, "run_real_probe", lambda ctx, spec, pairs, *a, **k: dict(_result(), rows=rows))
     args = types.SimpleNamespace(model="stub", pairs="pairs.tsv", device="cpu", out=str(tmp_path), json=True)
@@ -70,7 +71,7 @@ def test_the_command_writes_both_through_probe_json(tmp_path, capsys, monkeypatc
     written = json.loads((tmp_path / "hopfield_lm_probe.json").read_text(), parse_constant=_no_constant)
     assert printed["summary"]["median_r_nonfinite"] == "NaN"
     assert written["prompts"] == [{"r": None, "r_nonfinite": "NaN"}]
-    # the statements judged on the stub's result: the margin statement reads the summary's
-    # point rates (0.5 < 0.7: fails), the others the rows' intervals
+    # the statements judged on the stub's result over its two draws: the margin never rises
+    # (0 on both draws < 0.7: fails), the others the draws' Student-t intervals
     assert printed["criteria"]["margin"]["verdict"] == "fail"
     assert printed["criteria"]["first_order"]["verdict"] in ("fail", "inconclusive")

@@ -14,9 +14,14 @@ from verify.hopfield.lm_statements import (
     across_models,
     bootstrap_indices,
     first_order_parts,
+    judge_draws,
     judge_parts,
+    kth_largest,
+    margin_parts,
     mean_interval,
+    override_margin_judgement,
     override_parts,
+    per_draw_means,
     zero_shot_parts,
 )
 
@@ -107,3 +112,54 @@ def test_a_statement_passes_only_where_every_judged_model_passes():
     assert across_models({"gemma3-270m": good, "smollm2": bad}, ["gemma3-270m", "smollm2"]).verdict == "fail"
     with pytest.raises(ValueError, match="none of the judged models"):
         across_models({"smollm2": good}, ["gemma3-270m"])
+
+
+def test_judge_draws_is_a_student_t_interval_over_the_draws():
+    from verify.measure import t_interval
+
+    draws = [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    values = [1, 1, 1, 0] + [1, 1, 0, 0] + [1, 1, 1, 1] + [1, 1, 1, 0]
+    j = judge_draws({Part("acc", 0.5): values}, draws)
+    means = [0.75, 0.5, 1.0, 0.75]
+    assert j.measured["acc"]["per_draw"] == means and j.measured["acc"]["draws"] == [0, 1, 2, 3]
+    assert j.measured["acc"]["acc"] == pytest.approx(list(t_interval(means)))
+    assert j.verdict == "inconclusive" and j.budget.endswith("draws")
+    assert judge_draws({Part("acc", 0.2): values}, draws).verdict == "pass"
+    assert judge_draws({Part("acc", 0.99): [0.0] * 16}, draws).verdict == "fail"  # no spread: a point
+    with pytest.raises(ValueError, match="at least 2 draws"):
+        judge_draws({Part("acc", 0.5): [1.0, 0.0]}, [0, 0])
+    with pytest.raises(ValueError, match="not finite"):
+        per_draw_means([np.nan, 1.0], [0, 1])
+    with pytest.raises(ValueError, match="same prompts"):
+        judge_draws({Part("a", 0.0): [1.0] * 3}, [0, 1])
+
+
+def test_margin_parts_are_the_rates_indicators():
+    rows = {
+        "margin0": [0.0, 1.0, 2.0],
+        "marginf": [1.0, 1.0, 3.0],
+        "mass0": [0.1] * 3,
+        "massf": [0.2, 0.0, 0.3],
+    }
+    got = {p.quantity: v.tolist() for p, v in margin_parts(rows).items()}
+    assert got == {"margin_up_rate": [1.0, 0.0, 1.0], "mass_up_rate": [1.0, 0.0, 1.0]}
+
+
+def test_override_margins_decide_the_rates_on_each_draw():
+    gen = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(gen.integers(1, 12))
+        follows, predicted = gen.normal(size=n), gen.normal(size=n) - 0.5
+        rows = [
+            {"n": 4, "seed": 7, "follows_margin": float(f), "predicted_margin": float(p)}
+            for f, p in zip(follows, predicted)
+        ]
+        j = override_margin_judgement(rows + [{"n": 0, "seed": 7}])
+        rate_ok = np.mean(follows > 0) >= 0.5
+        pred_ok = np.mean(predicted > 0) <= 0.25
+        assert (j.verdict == "pass") == (rate_ok and pred_ok)
+    assert kth_largest([3.0, 1.0, 2.0], 1) == 3.0
+    with pytest.raises(ValueError, match="does not exist"):
+        kth_largest([1.0], 2)
+    with pytest.raises(ValueError, match="found none"):
+        override_margin_judgement([{"n": 4, "seed": 0, "follows": True}])

@@ -83,6 +83,12 @@ def test_override_probe_and_states_on_tiny_model():
     assert len(rows) == 9 and all(r["counterfactual"] != r["answer"] for r in rows)
     # n = 0: no context, b = 0, so the prediction is the model's own zero-shot choice
     assert all(r["predicted"] == r["follows"] for r in rows if r["n"] == 0)
+    # each boolean's margin beside it: > 0 exactly where the counterfactual is the argmax
+    for r in rows:
+        assert (r["follows_margin"] > 0) == r["follows"] and (r["predicted_margin"] > 0) == r["predicted"]
+        if "follows_other_context" in r:
+            assert (r["follows_other_context_margin"] > 0) == r["follows_other_context"]
+            assert (r["predicted_other_context_margin"] > 0) == r["predicted_other_context"]
     states = P.subject_states(model, fast, ["france", "italy"])
     assert states.shape == (2, 3, 64) and np.all(np.isfinite(states))
     found, tried = P.known_facts(model, enc, pairs, np.random.default_rng(0), 2)

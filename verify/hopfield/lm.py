@@ -11,9 +11,11 @@ operationalisation of the paper's Llama-3 experiment, whose details could not be
 statements and how they are judged are in verify/hopfield/lm_statements.py.
 
 first_order and zero_shot_discriminates are judged on relation-ambiguous prompts (the
-relation-stated numbers are recorded beside them); margin on relation-stated prompts. Controls:
-the same architecture with seeded random weights (``random_weights``: ``weights`` "random", first
-draw); for first_order the gate of another relation (``wrong_gate``: ``gate`` "another
+relation-stated numbers are recorded beside them); margin on relation-stated prompts. Each is
+judged over the probe's draws (the replicates: every draw its own prompt order and
+demonstrations), a Student-t interval over the draws' means (SEED_RULE). Controls: the same
+architecture with seeded random weights (``random_weights``: ``weights`` "random", one prompt per
+relation and draw); for first_order the gate of another relation (``wrong_gate``: ``gate`` "another
 relation") and the zero-shot distribution of another subject (``shuffled_query``: ``query``
 "another fact"); for zero_shot_discriminates the zero-shot query of another fact
 (``shuffled_query``: ``query`` "another fact").
@@ -34,7 +36,7 @@ from verify.hopfield.lm_run import (  # noqa: F401  (JSON_KEYS re-exported: what
     run_real_probe,
 )
 from verify.hopfield.lm_setup import (
-    RANDOM_ONE_DRAW,
+    RANDOM_ONE_PROMPT,
     _transformers_missing,
     facts_file,
     per_model_outcome,
@@ -53,22 +55,23 @@ def judge_probe(result: dict, seed: int) -> dict:
 
     >>> rows = {"acc1_V": [1.0] * 4, "accf_V": [1.0] * 4, "acc0_V": [0.0] * 4, "acc0_C": [1.0] * 4,
     ...         "chance3": [0.3] * 4, "margin0": [0.0] * 4, "marginf": [1.0] * 4, "mass0": [0.1] * 4,
-    ...         "massf": [0.5] * 4}
-    >>> res = {"rows": rows, "summary": {"margin_up_rate": 1.0, "mass_up_rate": 1.0}}
-    >>> {k: v["verdict"] for k, v in judge_probe(res, 0).items()}
+    ...         "massf": [0.5] * 4, "draw": [0, 0, 1, 1]}
+    >>> {k: v["verdict"] for k, v in judge_probe({"rows": rows}, 0).items()}
     {'first_order': 'pass', 'zero_shot_discriminates': 'pass', 'margin': 'pass'}
     """
     from verify.hopfield.lm_statements import (
         first_order_parts,
-        judge_parts,
+        judge_draws,
+        margin_parts,
         verdict_of,
         zero_shot_parts,
     )
 
+    rows = result["rows"]
     return {
-        "first_order": verdict_of(judge_parts(first_order_parts(result["rows"]), seed)),
-        "zero_shot_discriminates": verdict_of(judge_parts(zero_shot_parts(result["rows"]), seed)),
-        "margin": verdict_of(margin_judgement(result["summary"])),
+        "first_order": verdict_of(judge_draws(first_order_parts(rows), rows["draw"])),
+        "zero_shot_discriminates": verdict_of(judge_draws(zero_shot_parts(rows), rows["draw"])),
+        "margin": verdict_of(judge_draws(margin_parts(rows), rows["draw"])),
     }
 
 
@@ -113,19 +116,23 @@ def main(args) -> int:
     return 0
 
 
-REAL = {"k_demo": K_DEMO, "max_prompts": 4, "seeds": 3, "weights": "pretrained"}
-REAL_FULL = {"k_demo": K_DEMO, "max_prompts": MAX_PROMPTS, "seeds": 3, "weights": "pretrained"}
+# the draws are the replicates of the rule (SEED_RULE): quick 6 draws of 2 prompts per relation
+# (72 prompts per model and format, as the 3 draws of 4 before), full 10 draws of 15 (about 900,
+# as the 3 draws of 50 before)
+REAL = {"k_demo": K_DEMO, "max_prompts": 2, "seeds": 6, "weights": "pretrained"}
+REAL_FULL = {"k_demo": K_DEMO, "max_prompts": 15, "seeds": 10, "weights": "pretrained"}
 # the gate and the zero-shot query first_order and zero_shot_discriminates read: another
 # relation's gate and another fact's query are their controls (wrong_gate, shuffled_query)
 GATES, QUERIES = ("own relation", "another relation"), ("own fact", "another fact")
 SEED_RULE = (
-    "pooled over the draws S, S+1, S+2 (each draws every relation's prompt order and "
-    "demonstrations): means over all prompts of the three draws, each with a paired bootstrap "
-    "95% interval over prompts; pass when every lower end clears its threshold, fail when an "
-    "upper end misses one, inconclusive otherwise; every draw's own summary is in the record; "
-    "the random-weights control is seeded with S and reads the first draw only"
+    "over the draws S, S+1, ..., S+seeds-1 (each draws every relation's prompt order and "
+    "demonstrations, max_prompts prompts per relation): each quantity's mean over one draw's "
+    "prompts is one replicate, and the 95% Student-t interval of the mean over the draws is "
+    "judged by the threshold; pass when every interval clears its threshold, fail when one "
+    "misses it, inconclusive otherwise; every draw's mean is in the record; the random-weights "
+    "control is seeded with S and reads one prompt per relation and draw"
 )
-_ROWS_KEPT = ("acc1_V", "accf_V", "acc0_V", "acc0_C", "mC", "relation", "subject")
+_ROWS_KEPT = ("acc1_V", "accf_V", "acc0_V", "acc0_C", "mC", "relation", "subject", "draw")
 
 
 def _unknown_both(ambiguous: dict, stated: dict) -> int:
@@ -163,21 +170,23 @@ def _format_details(spec, params, ctx, result, judged, judge_rows) -> dict:
         "rows": {k: result["rows"][k] for k in _ROWS_KEPT if k in result["rows"]},
     }
     if judged:  # the relation-stated format: recorded beside the judged one, not judged (claim only)
-        from verify.hopfield.lm_statements import judge_parts, verdict_of
+        from verify.hopfield.lm_statements import judge_draws, verdict_of
 
         stated = _probe(ctx, spec, params, "stated")
         details["stated_format"] = {
             "summary": stated["summary"],
             "known": {r: v["zero_shot_greedy_acc"] for r, v in stated["known"].items()},
             "per_relation": stated["per_relation"],
-            "recorded_not_judged": verdict_of(judge_parts(judge_rows(stated["rows"]), ctx.seed)),
+            "recorded_not_judged": verdict_of(
+                judge_draws(judge_rows(stated["rows"]), stated["rows"]["draw"])
+            ),
         }
         details["unknown_in_both_formats"] = _unknown_both(result, stated)
     return details
 
 
 def _first_order(params, ctx):
-    from verify.hopfield.lm_statements import first_order_parts, judge_parts
+    from verify.hopfield.lm_statements import first_order_parts, judge_draws
 
     # another relation's gate (wrong_gate) or another fact's query (shuffled_query): a control
     own_gate = choice(params, "gate", GATES) == "own relation"
@@ -193,13 +202,13 @@ def _first_order(params, ctx):
         details = _format_details(spec, params, ctx, result, judged, first_order_parts)
         s = result["summary"]
         details["product_of_distributions"] = s["acc_product_in_V"]
-        return judge_parts(first_order_parts(result["rows"], key), ctx.seed), details
+        return judge_draws(first_order_parts(result["rows"], key), result["rows"]["draw"]), details
 
     return per_model_outcome("acc1_V - accf_V >= -0.15 and acc1_V - acc0_V >= 0.1 (ambiguous format)", one)
 
 
 def _zero_shot(params, ctx):
-    from verify.hopfield.lm_statements import judge_parts, zero_shot_parts
+    from verify.hopfield.lm_statements import judge_draws, zero_shot_parts
 
     own_query = choice(params, "query", QUERIES) == "own fact"  # another fact: shuffled_query
     key = "acc0_C" if own_query else "acc0_C_shuffled"
@@ -208,34 +217,21 @@ def _zero_shot(params, ctx):
     def one(spec):
         result = _probe(ctx, spec, params, "ambiguous", rand)
         details = _format_details(spec, params, ctx, result, own_query and not rand, zero_shot_parts)
-        return judge_parts(zero_shot_parts(result["rows"], key), ctx.seed), details
+        return judge_draws(zero_shot_parts(result["rows"], key), result["rows"]["draw"]), details
 
     return per_model_outcome(
         "accf_V >= 0.5, acc0_C >= 3/|C|, acc0_C - accf_V >= -0.1 (ambiguous format)", one
     )
 
 
-def margin_judgement(summary: dict):
-    """The margin statement on point estimates (as stated): margin up rate >= 0.7 and mass up
-    rate >= 0.8 over the pooled prompts.
-
-    >>> margin_judgement({"margin_up_rate": 0.75, "mass_up_rate": 0.9}).verdict
-    'pass'
-    """
-    from verify.criteria import Threshold, all_of
-
-    return all_of(
-        margin_up_rate=Threshold("margin_up_rate", 0.7, ">=", "convention").judge(summary["margin_up_rate"]),
-        mass_up_rate=Threshold("mass_up_rate", 0.8, ">=", "convention").judge(summary["mass_up_rate"]),
-    )
-
-
 def _margin(params, ctx):
+    from verify.hopfield.lm_statements import judge_draws, margin_parts
+
     rand = uses_random_weights(params)
 
     def one(spec):
         result = _probe(ctx, spec, params, "stated", rand)
-        return margin_judgement(result["summary"]), _common_details(result)
+        return judge_draws(margin_parts(result["rows"]), result["rows"]["draw"]), _common_details(result)
 
     return per_model_outcome("margin_up_rate >= 0.7 and mass_up_rate >= 0.8 (stated format)", one)
 
@@ -253,7 +249,7 @@ claim(
     full={**REAL_FULL, "gate": "own relation", "query": "own fact"},
     seed_rule=SEED_RULE,
     controls=[
-        RANDOM_ONE_DRAW,
+        RANDOM_ONE_PROMPT,
         Control(
             "wrong_gate",
             {"gate": "another relation"},
@@ -279,7 +275,7 @@ claim(
     quick=REAL,
     full=REAL_FULL,
     seed_rule=SEED_RULE,
-    controls=[RANDOM_ONE_DRAW],
+    controls=[RANDOM_ONE_PROMPT],
 )(_margin)
 claim(
     "hopfield.lm.zero_shot_discriminates",
@@ -294,7 +290,7 @@ claim(
     full={**REAL_FULL, "query": "own fact"},
     seed_rule=SEED_RULE,
     controls=[
-        RANDOM_ONE_DRAW,
+        RANDOM_ONE_PROMPT,
         Control(
             "shuffled_query",
             {"query": "another fact"},

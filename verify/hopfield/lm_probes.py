@@ -72,9 +72,12 @@ def _subject_states(ctx, spec: str, random_weights: bool, subjects: list) -> np.
     "after the middle layer (15 of 30 for SmolLM2, 9 of 18 for Gemma) has held-out (5-fold) ridge R^2 >= 0.1 at every seed on the "
     "concatenated unembedding vectors of the country's capital, continent, currency "
     "and language tokens",
-    quick={"k_folds": 5, "threshold": 0.1, "seeds": 3, "pairing": "true", "weights": "pretrained"},
-    seed_rule="every seed of S, S+1, S+2 (each draws the 5 folds and the control's permutation; "
-    "the states do not depend on the seed); measured = the smallest of the three",
+    # 6 draws: with 3, an every-draw rule passes 1/8 of the time with R^2 on its threshold (verify
+    # oc on the pilot record of base seed 100: 0.12); with 6, 1/64. The states are computed once
+    quick={"k_folds": 5, "threshold": 0.1, "seeds": 6, "pairing": "true", "weights": "pretrained"},
+    seed_rule="every draw of S, ..., S+seeds-1 (each draws the 5 folds and the control's permutation; "
+    "the states do not depend on the seed): the R^2 at the middle layer of every draw must clear "
+    "the threshold; measured = every draw's value",
     controls=[
         Control(
             "shuffled_attributes",
@@ -87,7 +90,7 @@ def _subject_states(ctx, spec: str, random_weights: bool, subjects: list) -> np.
 )
 def superposition_ridge(params, ctx):
     from constructions.lm.probes import attribute_r2, unembedding
-    from verify.criteria import Judgement
+    from verify.criteria import EverySeed, all_of
 
     # countries paired with their own attributes, or shuffled across them (shuffled_attributes)
     shuffle = choice(params, "pairing", ("true", "shuffled")) == "shuffled"
@@ -105,14 +108,10 @@ def superposition_ridge(params, ctx):
             per_seed[sd] = attribute_r2(U, states, table, token_of, gen, params["k_folds"], shuffle=shuffle)
         mids = {str(sd): r2[middle] for sd, r2 in per_seed.items()}
         r2 = np.mean(list(per_seed.values()), axis=0).tolist()
-        low = min(mids.values())
-        ok = low >= params["threshold"]
-        text = f"smallest R^2 at layer {middle} over the seeds = {low:.4g} against {params['threshold']}"
-        judgement = Judgement(
-            "pass" if ok else "fail",
-            {"r2_middle": f">= {params['threshold']} at every seed"},
-            {"r2_middle": low, "layer": middle},
-            {"rule": "every_seed", "value": abs(low - params["threshold"]), "coarse": True, "text": text},
+        # every draw of the folds (and of the control's permutation) is one replicate
+        rule = EverySeed("r2_middle", params["threshold"], ">=", "convention", unit="draws")
+        judgement = all_of(
+            r2_middle=rule.judge([float(v) for v in mids.values()], seeds=[int(k) for k in mids])
         )
         details = {
             "model": info,
@@ -211,27 +210,28 @@ def override_rows(ctx, spec: str, params: dict, random_weights: bool) -> dict:
     "argmax_C(l0 + b) == Y agrees with the model's choice in >= 70% of (prompt, n >= 1) pairs",
     quick={
         "relation": "capital",
-        "n_prompts": 8,
+        "n_prompts": 4,
         "reps": [0, 1, 2, 4],
         "min_override": 0.5,
         "min_agreement": 0.7,
-        "seeds": 3,
+        "seeds": 6,
         "bias_from": "own prompt",
         "weights": "pretrained",
     },
     full={
         "relation": "capital",
-        "n_prompts": 40,
+        "n_prompts": 12,
         "reps": [0, 1, 2, 3, 4],
         "min_override": 0.5,
         "min_agreement": 0.7,
-        "seeds": 3,
+        "seeds": 10,
         "bias_from": "own prompt",
         "weights": "pretrained",
     },
-    seed_rule="pooled over the seeds S, S+1, S+2 (each draws n_prompts known capitals and their "
+    seed_rule="pooled over the seeds S, S+1, ... (each draws n_prompts known capitals and their "
     "counterfactual answers; a fact may recur across seeds): rates over all drawn "
-    "prompts; each seed's own summary in details['per_seed']",
+    "prompts, each the mean of the seeds' own rates (in the details as 'per_draw <model> "
+    "<quantity>'); each seed's own summary in details['per_seed']",
     controls=[
         Control(
             "other_prompt_bias",
@@ -277,15 +277,49 @@ def context_override(params, ctx):
         }
         return judgement, details
 
-    return per_model_outcome(
+    out = per_model_outcome(
         f"override at the largest n >= {params['min_override']}, agreement >= {params['min_agreement']}", one
+    )
+    return with_per_draw(
+        out, params, ctx, {"override_at_max": "override_at_max", "agreement": "agreement_with_context"}
     )
 
 
+def with_per_draw(out, params, ctx, quantities: dict):
+    """``out`` (a :func:`per_model_outcome`) with each model's per-draw values of each judged
+    quantity at the top of its details, as ``"per_draw <model> <quantity>"``: one value per draw
+    of the claim's ``seeds``, of which the pooled rate the threshold judges is the mean (every
+    draw probes the same number of facts), so ``verify oc`` draws the rate from their spread.
+    ``quantities`` maps the quantity's name in the criterion to its key in a draw's summary.
+
+    >>> from verify.claims import Context, Outcome
+    >>> out = Outcome(predicted="p", measured={}, passed=False,
+    ...               details={"per_model": {"m": {"per_seed": {"0": {"r": 0.5}, "1": {"r": 1.0}}}}})
+    >>> with_per_draw(out, {"seeds": 2}, Context(), {"rate": "r"}).details["per_draw m rate"]
+    [0.5, 1.0]
+    """
+    import dataclasses
+
+    if out.skipped or not isinstance(out.details, dict):
+        return out
+    extra = {}
+    for spec, record in out.details.get("per_model", {}).items():
+        per_seed = record.get("per_seed") or {}
+        for name, key in quantities.items():
+            extra[f"per_draw {spec} {name}"] = [
+                float(per_seed[str(sd)][key]) for sd in ctx.seeds(params["seeds"]) if str(sd) in per_seed
+            ]
+    return dataclasses.replace(out, details={**out.details, **extra})
+
+
 # story: whose counterfactual story precedes the query (another subject's: other_subject_context)
-OVERRIDE_QUICK = {"relation": "capital", "n_prompts": 8, "reps": [0, 1, 2, 4], "seeds": 3}
+# the draws are override_second_order's replicates: 6 draws of 4 facts (24 facts, as the 3 draws
+# of 8 before), the budget at which its every-draw rule passes at most 5% of the time with its
+# margins on their thresholds (verify oc on the pilot record of base seed 100: 0.12 at 3 draws,
+# 0.03 at 6); full 10 draws of 12 (120 facts, as 3 of 40). context_override probes the same draws
+OVERRIDE_QUICK = {"relation": "capital", "n_prompts": 4, "reps": [0, 1, 2, 4], "seeds": 6}
 OVERRIDE_QUICK.update(story="own subject", weights="pretrained")
-OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=40, reps=[0, 1, 2, 3, 4])
+OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=12, seeds=10, reps=[0, 1, 2, 3, 4])
 
 
 @claim(
@@ -299,14 +333,14 @@ OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=40, reps=[0, 1, 2, 3, 4])
     "counterfactual context 'In this story, the capital of X is Y.' repeated 4 times makes the "
     "model answer Y for at least half of the facts (override rate >= 0.5), while the first-order "
     "prediction from the same context with a placeholder subject, argmax_C(l0 + b), predicts Y for "
-    "at most a quarter (<= 0.25): the override needs the query to meet the context",
+    "at most a quarter (<= 0.25), on every draw: the override needs the query to meet the context",
     quick=OVERRIDE_QUICK,
     full=OVERRIDE_FULL,
-    seed_rule="pooled over the draws S, S+1, S+2 (each draws n_prompts capitals the model knows and "
-    "their counterfactual answers; a fact may recur across draws): rates at 4 repetitions over "
-    "all drawn prompts, each with a paired bootstrap 95% interval over prompts; pass when every "
-    "lower end clears, fail when an upper end misses, inconclusive otherwise; the controls read "
-    "the first draw only",
+    seed_rule="every draw of S, S+1, ..., S+seeds-1 (each draws n_prompts capitals the model knows and their "
+    "counterfactual answers; a fact may recur across draws), judged at 4 repetitions on margins that "
+    "decide the rates on each draw: the ceil(n/2)-th largest margin of Y over the best other capital "
+    "must be > 0 (override rate >= 0.5) and the (floor(n/4)+1)-th largest first-order margin <= 0 "
+    "(predicted rate <= 0.25) on every draw; the controls read the first draw only",
     controls=[
         RANDOM_ONE_DRAW,
         Control(
@@ -320,7 +354,7 @@ OVERRIDE_FULL = dict(OVERRIDE_QUICK, n_prompts=40, reps=[0, 1, 2, 3, 4])
 )
 def override_second_order(params, ctx):
     from constructions.lm.probes import override_summary
-    from verify.hopfield.lm_statements import judge_parts, override_parts
+    from verify.hopfield.lm_statements import override_margin_judgement
 
     own_story = choice(params, "story", ("own subject", "another subject")) == "own subject"
     keys = ("follows", "predicted") if own_story else ("follows_other_context", "predicted_other_context")
@@ -328,7 +362,7 @@ def override_second_order(params, ctx):
 
     def one(spec):
         got = override_rows(ctx, spec, params, rand)
-        judgement = judge_parts(override_parts(got["rows"], *keys), ctx.seed)
+        judgement = override_margin_judgement(got["rows"], *keys)
         top = max(params["reps"])
         other = [
             r["follows_other_context"] for r in got["rows"] if r["n"] == top and "follows_other_context" in r

@@ -120,6 +120,7 @@ def run_real_probe(
             rows = probe(model, encoder, prompts, [a for _, a in kept], device, others, passes[(rel, sd)])
             rows["relation"] = [rel] * len(prompts)
             rows["subject"] = [p[1] for p in prompts]
+            rows["draw"] = [int(sd)] * len(prompts)  # the replicate a claim's rule is over
             by[(rel, sd)] = rows
             for p, ok in zip(prompts, rows["acc0_V"]):
                 seen[p[1]] = bool(ok)

@@ -97,6 +97,11 @@ def uses_random_weights(params) -> bool:
 
 #: the random-weights control of a claim pooled over three draws, on the first draw only
 RANDOM_ONE_DRAW = Control(RANDOM.name, {**RANDOM.params, "seeds": 1}, RANDOM.why + " (first draw only)")
+#: the random-weights control of a claim judged over its draws: every draw, one prompt per relation
+#: and draw (a Student-t interval over the draws needs them all; one prompt keeps its cost small)
+RANDOM_ONE_PROMPT = Control(
+    RANDOM.name, {**RANDOM.params, "max_prompts": 1}, RANDOM.why + " (one prompt per relation and draw)"
+)
 
 
 def lm_models() -> tuple[list[str] | None, str | None]:
@@ -165,8 +170,10 @@ def per_model_outcome(
         }
     overall = across_models(per_model, judged_on)
     out = Outcome.judged(overall, details={"per_model": records, "judged_on": judged_on}, dtype=dtype)
+    # the prediction in the criterion's form, beside the measurement of every judged model (what
+    # ``verify oc`` rebuilds the rule from), with the rule's text
     return dataclasses.replace(
         out,
-        predicted=f"{predicted} on {', '.join(judged_on)}",
+        predicted={"rule": f"{predicted} on {', '.join(judged_on)}", **dict(overall.predicted)},
         measured={spec: {"verdict": j.verdict, **dict(j.measured)} for spec, j in per_model.items()},
     )

@@ -1,10 +1,13 @@
 """The restated language-model statements and how they are judged on each model (docs/hopfield.md).
 
-Every statement is a set of thresholds on means over prompts (pooled over the draws S, S+1, S+2),
-each mean with a paired bootstrap 95% interval over prompts (the same resampled prompts for every
-quantity of a statement). A statement passes when every lower end clears its threshold, fails when
-an upper end misses one, and is inconclusive otherwise; the budget that would decide it is given
-in prompts. A statement about "a pretrained model" is judged on every model it runs on and passes
+Every statement is a set of thresholds on means over prompts. The claims judge them over the
+probe's draws S, S+1, ... (:func:`judge_draws`: each draw's mean is one replicate, with a 95%
+Student-t interval over the draws); :func:`judge_parts`, the earlier rule, pooled the prompts of
+three draws with a paired bootstrap 95% interval over prompts (the same resampled prompts for
+every quantity of a statement). Either passes when every lower end clears its threshold, fails
+when an upper end misses one, and is inconclusive otherwise, with the budget that would decide it
+(in draws, or in prompts). The override statement is judged on every draw on margins that decide
+its rates there (:func:`override_margin_judgement`). A statement about "a pretrained model" is judged on every model it runs on and passes
 when it passes on all of them; a statement formed while exploring one model is judged on the
 confirmation model only, and the exploration model's numbers are recorded as exploratory.
 
@@ -102,6 +105,56 @@ def judge_parts(parts: Mapping[Part, Sequence[float]], seed: int) -> Judgement:
     return all_of(**judged)
 
 
+def per_draw_means(values: Sequence[float], draws: Sequence[int]) -> dict[int, float]:
+    """draw -> the mean of the per-prompt ``values`` of that draw (draws in increasing order).
+
+    >>> per_draw_means([1.0, 0.0, 1.0, 1.0], [5, 5, 6, 6])
+    {5: 0.5, 6: 1.0}
+    """
+    v, d = np.asarray(values, dtype=float), np.asarray(draws)
+    if v.ndim != 1 or v.shape != d.shape:
+        raise ValueError(f"{len(v)} per-prompt values against {len(d)} draw labels")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("a per-prompt value is not finite")
+    return {int(k): float(v[d == k].mean()) for k in sorted(set(d.tolist()))}
+
+
+def judge_draws(parts: Mapping[Part, Sequence[float]], draws: Sequence[int]) -> Judgement:
+    """One statement on one model, judged over the probe's draws (the replicates): each part's
+    per-prompt values averaged within each draw, and the 95% Student-t interval of the mean of
+    those per-draw means (:func:`verify.measure.t_interval`) judged by the part's threshold (pass
+    when it clears, fail when it misses, inconclusive when it straddles, with the budget in
+    draws); combined with :func:`verify.criteria.all_of`. The record keeps every draw's mean in
+    the part's ``per_draw`` and the draws in ``draws``.
+
+    >>> d = [0, 0, 1, 1, 2, 2]
+    >>> judge_draws({Part("acc", 0.5): [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]}, d).verdict
+    'inconclusive'
+    >>> j = judge_draws({Part("acc", 0.5): [0.0, 0.0, 0.0, 0.5, 0.0, 0.0]}, d)
+    >>> j.verdict, j.measured["acc"]["per_draw"]
+    ('fail', [0.0, 0.25, 0.0])
+    """
+    from verify.measure import t_interval
+
+    lengths = {len(v) for v in parts.values()}
+    if len(lengths) != 1 or lengths != {len(draws)}:
+        raise ValueError(
+            f"the parts of one statement need the same prompts, got lengths {sorted(lengths)} "
+            f"for {len(draws)} draw labels"
+        )
+    judged = {}
+    for part, values in parts.items():
+        means = per_draw_means(values, draws)
+        if len(means) < 2:
+            raise ValueError(f"a Student-t interval over draws needs at least 2 draws, got {len(means)}")
+        x = list(means.values())
+        lo, hi = t_interval(x) if np.ptp(x) > 0 else (x[0], x[0])
+        j = part.threshold.judge([lo, hi], seeds=len(x), unit="draws")
+        measured = {part.quantity: [lo, hi], "mean": float(np.mean(x)), "per_draw": x}
+        judged[part.quantity] = dataclasses.replace(j, measured={**measured, "draws": list(means)})
+    return all_of(**judged)
+
+
 def verdict_of(judgement: Judgement) -> dict:
     """The record of one model's judgement: verdict, numbers with intervals, resolution, budget.
 
@@ -163,6 +216,23 @@ def zero_shot_parts(rows: Mapping[str, Sequence[float]], acc0c_key: str = "acc0_
     }
 
 
+def margin_parts(rows: Mapping[str, Sequence[float]]) -> dict:
+    """The margin statement: the full prompt raises the answer's margin over the other candidates
+    (margin_full > margin_0) in at least 70% of prompts and the candidate mass m_C (mass_full >
+    mass_0) in at least 80%: per-prompt 0/1 indicators whose means are those rates.
+
+    >>> parts = margin_parts({"margin0": [0.0, 1.0], "marginf": [1.0, 0.5], "mass0": [0.1, 0.2],
+    ...                       "massf": [0.5, 0.6]})
+    >>> {p.quantity: v.tolist() for p, v in parts.items()}
+    {'margin_up_rate': [1.0, 0.0], 'mass_up_rate': [1.0, 1.0]}
+    """
+    m0, mf, s0, sf = (np.asarray(rows[k], float) for k in ("margin0", "marginf", "mass0", "massf"))
+    return {
+        Part("margin_up_rate", 0.7): (mf > m0).astype(float),
+        Part("mass_up_rate", 0.8): (sf > s0).astype(float),
+    }
+
+
 def override_parts(
     rows: Sequence[Mapping], follows_key: str = "follows", predicted_key: str = "predicted"
 ) -> dict:
@@ -186,3 +256,62 @@ def override_parts(
         Part("override rate", 0.5): np.array([float(r[follows_key]) for r in at]),
         Part("first-order predicted rate", 0.25, "<="): np.array([float(r[predicted_key]) for r in at]),
     }
+
+
+def kth_largest(values: Sequence[float], k: int) -> float:
+    """The ``k``-th largest of ``values`` (1-based).
+
+    >>> kth_largest([0.5, -1.0, 2.0, 0.0], 2)
+    0.5
+    """
+    v = np.sort(np.asarray(values, dtype=float))[::-1]
+    if not 1 <= k <= len(v):
+        raise ValueError(f"the {k}-th largest of {len(v)} values does not exist")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("a margin is not finite")
+    return float(v[k - 1])
+
+
+#: the quantities of the override statement judged on every draw (override_margin_judgement)
+OVERRIDE_MARGIN = "margin of Y at the ceil(n/2)-th largest fact"
+PREDICTED_MARGIN = "first-order margin of Y at the (floor(n/4)+1)-th largest fact"
+
+
+def override_margin_judgement(
+    rows: Sequence[Mapping], follows_key: str = "follows", predicted_key: str = "predicted"
+):
+    """The override statement judged on every draw (the rows' ``seed``) at the largest repetition
+    count, on margins instead of rates, which decide the same thing on each draw: of the n facts
+    of a draw, at least half are overridden (override rate >= 0.5) exactly when the ceil(n/2)-th
+    largest margin of Y over the best other capital (``<follows_key>_margin``) is > 0, and at
+    most a quarter are predicted by the first-order prediction (rate <= 0.25) exactly when the
+    (floor(n/4)+1)-th largest first-order margin (``<predicted_key>_margin``) is <= 0 (ties
+    aside). :class:`verify.criteria.EverySeed` over the draws: every draw must clear both; the
+    record keeps every draw's margin (continuous, so ``verify oc`` draws from their spread).
+
+    >>> rows = [{"n": 4, "seed": d, "follows_margin": m, "predicted_margin": -1.0}
+    ...         for d, m in [(0, 2.0), (0, -1.0), (1, 3.0), (1, 1.0)]]
+    >>> j = override_margin_judgement(rows)
+    >>> j.verdict, j.measured["override"][OVERRIDE_MARGIN]
+    ('pass', [2.0, 3.0])
+    """
+    from verify.criteria import EverySeed
+
+    top = max(r["n"] for r in rows)
+    fk, pk = f"{follows_key}_margin", f"{predicted_key}_margin"
+    at = [r for r in rows if r["n"] == top and fk in r]
+    draws = sorted({int(r["seed"]) for r in at})
+    if not draws:
+        raise ValueError(f"the override statement needs rows with {fk!r} at n = {top}; found none")
+    over, pred = [], []
+    for d in draws:
+        mine = [r for r in at if int(r["seed"]) == d]
+        n = len(mine)
+        over.append(kth_largest([r[fk] for r in mine], -(-n // 2)))
+        pred.append(kth_largest([r[pk] for r in mine], n // 4 + 1))
+    return all_of(
+        override=EverySeed(OVERRIDE_MARGIN, 0.0, ">", "convention", unit="draws").judge(over, seeds=draws),
+        first_order=EverySeed(PREDICTED_MARGIN, 0.0, "<=", "convention", unit="draws").judge(
+            pred, seeds=draws
+        ),
+    )
