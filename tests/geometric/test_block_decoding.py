@@ -9,7 +9,7 @@ import torch
 from constructions.geometric.single_hop import attribute_codes, build_block_model
 from constructions.tasks import make_bijections, single_hop_dataset
 from tests.strategies import rng_from
-from verify.geometric.single_hop_setup import model_decoding
+from verify.geometric.single_hop_setup import decoding_clearance, model_decoding
 from verify.measure import decode
 
 
@@ -60,3 +60,22 @@ def test_non_finite_hidden_state_is_an_error():
     with pytest.raises(ValueError, match="NaN"):
         model_decoding(model)
     assert torch.isnan(model.transformer.embed).any()
+
+
+@pytest.mark.parametrize(
+    ("n", "r", "d0", "kind"),
+    [
+        (300, 4, 3, "spherical"),
+        (200, 3, 1, "spherical"),
+        (256, 2, 7, "rademacher_distinct"),
+        (500, 6, 2, "spherical"),
+    ],
+)
+def test_tie_clearance_is_positive_exactly_at_accuracy_one(n, r, d0, kind):
+    """block_accuracy's per-seed quantity (log10 of the smallest margin / tie tolerance) decides what
+    accuracy 1 decides, ties included."""
+    perms = make_bijections(n, r, rng_from(n + r))
+    model = build_block_model(perms, d0, code_kind=kind, rng=rng_from(d0))
+    res, decades = decoding_clearance(model)
+    assert res == model_decoding(model)
+    assert (decades > 0) == (res.accuracy == 1.0)

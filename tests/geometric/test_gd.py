@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from constructions.geometric.train import init_params, train_accuracy, train_model
 from constructions.tasks import make_bijections
 from tests.strategies import rng_from, seeds
-from verify.geometric.gd_setup import attribute_features, probe_r2, r2_score, ridge_fit
+from verify.geometric.gd_setup import attribute_features, probe_r2, r2_score, ridge_fit, train_margin
 from verify.geometric.gd_threshold import threshold_point, trained_threshold
 from verify.sweep import run_grid
 
@@ -30,6 +30,16 @@ def test_training_is_deterministic_and_fits_a_small_task():
     assert a.params["subject"].dtype == torch.float64
     assert train_accuracy(a) == 1.0
     assert a.history["step"] == [0, 50, 100, 150] and len(a.snapshots) == 4
+
+
+@pytest.mark.parametrize("steps", [1, 10, 150])
+def test_train_margin_is_positive_exactly_at_train_accuracy_one(steps):
+    """gd.fit's per-seed quantity decides what train_accuracy == 1 decides, at and away from a fit."""
+    perms = make_bijections(32, 2, rng_from(0))
+    model = train_model(perms, 8, 32, steps=steps, lr=3e-2, generator=_gen(1), record_every=50)
+    assert (train_margin(model) > 0) == (train_accuracy(model) == 1.0)
+    if steps == 150:
+        assert train_margin(model) > 0
 
 
 def test_frozen_subject_embeddings_do_not_move():
