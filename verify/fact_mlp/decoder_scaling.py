@@ -260,11 +260,17 @@ def check_mc_rho_scaling(p, ctx):
     provenance="derived",
     templated=True,
     statement="for unit u, w with <u, w> = c and Gaussian Rp (m x d), the Monte Carlo rate of "
-    "<Rp u, Rp w> <= 0 ({draws} draws) is at most (1/2)(1 - c^2)^({exponent} m) at every "
-    "c in {cosines} and m in {code_dims}: the lower end of its 95% "
-    "Clopper-Pearson interval never exceeds the bound",
-    quick={"cosines": [0.2, 0.4, 0.6], "code_dims": [2, 4, 8, 16], "draws": 200000, "exponent": 0.5},
-    seed_rule="one Monte Carlo batch per point from the run's seed; 95% binomial interval",
+    "<Rp u, Rp w> <= 0 is at most (1/2)(1 - c^2)^({exponent} m) at every c in {cosines} and m in "
+    "{code_dims}: in each of {batches} independent batches of {draws} draws, the largest rate / "
+    "bound over the points is <= 1",
+    quick={
+        "cosines": [0.2, 0.4, 0.6],
+        "code_dims": [2, 4, 8, 16],
+        "draws": 40000,
+        "batches": 5,
+        "exponent": 0.5,
+    },
+    seed_rule="every one of the independent Monte Carlo batches (draws of Rp per point and batch)",
     controls=[
         Control(
             "sharper_rate",
@@ -275,33 +281,33 @@ def check_mc_rho_scaling(p, ctx):
     ],
 )
 def check_b2_pair_tail(p, ctx):
-    from verify.measure import binomial_interval
-
+    """Changed criterion (one draw): the rule was one Monte Carlo batch of 200,000 draws per
+    point, the lower end of each point's 95% Clopper-Pearson interval against the bound (a rule
+    over points, no replicates: verify oc could not simulate it). The same 200,000 draws per point
+    are now spent as 5 independent batches of 40,000, and each batch's largest rate / bound over
+    the points must be <= 1 (EverySeed over the batches; a batch ratio centred on 1 passes
+    1/32 of the time). The point estimate replaces the interval's lower end, a stricter reading
+    of "the rate is at most the bound". At base seed 0 the former rule passed (largest lower end /
+    bound 0.825, at c = 0.2, m = 2); nothing was chosen on a judged seed (the split into 5 batches
+    is the smallest count whose every-batch rule is admissible)."""
     rows = []
-    for i, c in enumerate(p["cosines"]):
-        s = math.sqrt(1.0 - c * c)
-        for m in p["code_dims"]:
-            rng = ctx.rng("fact_mlp.decoder_scaling.check_b2_pair_tail.rng", i, m)
-            a = rng.standard_normal((p["draws"], m))
-            b = rng.standard_normal((p["draws"], m))
-            fails = int(np.sum(c * np.sum(a * a, 1) + s * np.sum(a * b, 1) <= 0))
-            lo, hi = binomial_interval(fails, p["draws"])
-            bound = 0.5 * (1.0 - c * c) ** (p["exponent"] * m)
-            rows.append(
-                {
-                    "cosine": c,
-                    "code_dim": m,
-                    "rate": fails / p["draws"],
-                    "ci": [lo, hi],
-                    "bound": bound,
-                    "within": lo <= bound,
-                }
-            )
-    rule = EverySeed("lower end of the rate's 95% interval / bound", 1.0, "<=", "theory", unit="points")
-    return rule.judge(
-        [r["ci"][0] / r["bound"] for r in rows],
-        seeds=[f"c={r['cosine']},m={r['code_dim']}" for r in rows],
-    ), {
+    per_batch = []
+    for j in range(int(p["batches"])):
+        worst = -math.inf
+        for i, c in enumerate(p["cosines"]):
+            s = math.sqrt(1.0 - c * c)
+            for m in p["code_dims"]:
+                rng = ctx.rng("fact_mlp.decoder_scaling.check_b2_pair_tail.rng", i, m, j)
+                a = rng.standard_normal((p["draws"], m))
+                b = rng.standard_normal((p["draws"], m))
+                fails = int(np.sum(c * np.sum(a * a, 1) + s * np.sum(a * b, 1) <= 0))
+                bound = 0.5 * (1.0 - c * c) ** (p["exponent"] * m)
+                rate = fails / p["draws"]
+                rows.append({"batch": j, "cosine": c, "code_dim": m, "rate": rate, "bound": bound})
+                worst = max(worst, rate / bound)
+        per_batch.append(worst)
+    rule = EverySeed("largest rate / bound over the points", 1.0, "<=", "theory", unit="draws")
+    return rule.judge(per_batch, seeds=list(range(int(p["batches"])))), {
         "rows": rows,
         "max_rate_over_bound": max(r["rate"] / r["bound"] for r in rows),
     }
