@@ -483,7 +483,8 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            "retrieval.capacity.nc_increases_v", "retrieval.capacity.nc_decreases_d",
            "retrieval.capacity.nc_increases_l", "retrieval.capacity.multiplicative", "retrieval.scaling.fit",
            "retrieval.capacity.equal_counts_l", "retrieval.capacity.equal_counts_ld",
-           "retrieval.capacity.equal_counts_v",
+           "retrieval.capacity.equal_counts_v", "retrieval.capacity.equal_counts_ld_band",
+           "retrieval.capacity.equal_counts_v_band", "retrieval.capacity.product_form",
            roles={
                "retrieval.capacity.nc_increases_v": (
                    FORMALISATION, "tests F1's exponent in V, our heuristic with its population-margin "
@@ -510,6 +511,12 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
                                   "have; not a test of the sentence in the paper's setting"),
                "retrieval.capacity.equal_counts_v": (
                    FORMALISATION, "our restated V law (V ln V, F1 without its margin factor) under equal label "
+                                  "counts, a design the task does not have"),
+               "retrieval.capacity.equal_counts_ld_band": (
+                   FORMALISATION, "our L/d law to a stated precision (|b + c'| <= 0.17) under equal label "
+                                  "counts, a design the task does not have"),
+               "retrieval.capacity.equal_counts_v_band": (
+                   FORMALISATION, "our V ln V law to a stated precision (midway to F1) under equal label "
                                   "counts, a design the task does not have"),
            }),
         _s(A, "a lower bound shows this multiplicative scaling is intrinsic without orthogonal embeddings",
