@@ -22,7 +22,7 @@ from theory.icrecall import (
 )
 from verify.icrecall.finetune_setup import pattern_judgement, pattern_verdict
 from verify.icrecall.memories import _shuffled_table, _unit_directions, max_off_diagonal_inner
-from verify.icrecall.sample import _synthetic, exponent_interval
+from verify.icrecall.sample import exponent_interval, interpolated_need, seed_exponent
 
 RHO = 1 / math.sqrt(2)
 
@@ -86,10 +86,18 @@ def test_exponent_interval():
         exponent_interval([100, 100, 100], [1, 2, 3])
 
 
-def test_synthetic_competing_law_rounds_up_to_the_grid():
-    grid = [2**k for k in range(8)]
-    assert _synthetic([4, 1], [100, 1000], grid, 0.5) == [4, 16]
-    assert _synthetic([4, 1], [100, 1000], grid, 0.0) == [4, 4]
+def test_interpolated_need_and_seed_exponent():
+    """N* between grid points is log-linear in N_train; a curve already above 1 - eps at its first
+    point is the grid floor; a curve that never clears is None; an exponent needs two sizes."""
+    curve = [{"n_train": 4, "acc": 0.6}, {"n_train": 8, "acc": 0.8}, {"n_train": 16, "acc": 1.0}]
+    assert interpolated_need(curve, 0.1) == pytest.approx(2**3.5)
+    assert interpolated_need(curve[:1], 0.5) == 4.0
+    assert interpolated_need(curve[:2], 0.1) is None
+    assert seed_exponent([1000, 10000], [4.0, 4.0 * 10**0.5]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="distinct"):
+        seed_exponent([1000, 1000], [4.0, 8.0])
+    with pytest.raises(ValueError, match="positive"):
+        seed_exponent([1000, 10000], [4.0, None])
 
 
 def test_pattern_rule_fails_at_init_and_for_answers_only():
@@ -156,3 +164,24 @@ def test_pattern_accuracy_in_blocks_equals_one_block(rows):
     one = pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=10_000 * mlp.width)
     assert pattern_accuracy(mlp, P, alpha, 2 / RHO, max_elements=rows * mlp.width) == one
     assert 0.0 < one < 1.0
+
+
+def test_staged_rules_have_an_inconclusive_band():
+    """The staged rules (unseen_facts_staged, sample_complexity.polylog, rho_zero_fails' reading)
+    pass far inside their band, fail far outside and stay inconclusive where the mean sits on a
+    threshold; a (seed, N_f) pair off the grid fails polylog whatever the exponents."""
+    from verify.criteria import Bracket
+    from verify.icrecall.finetune import gap_judgement
+    from verify.icrecall.handset_setup import silence_judgement
+    from verify.icrecall.sample import polylog_judgement
+
+    assert gap_judgement([0.01, 0.0, -0.01], [0, 1, 2]).verdict == "pass"
+    assert gap_judgement([0.06, 0.0, 0.09], [0, 1, 2]).verdict == "inconclusive"
+    assert gap_judgement([0.2, 0.21, 0.19], [0, 1, 2]).verdict == "fail"
+    assert polylog_judgement([0.4, 0.7, 0.5], [0, 1, 2], (3,), 0).verdict == "inconclusive"
+    assert polylog_judgement([0.1, 0.2, 0.15], [0, 1, 2], (3,), 1).verdict == "fail"
+    b = Bracket("rho", 0.354, 0.3, 0.4)
+    pre = {0.3: [-0.01, 0.02, 0.0], 0.4: [0.06, 0.07, 0.065]}
+    assert silence_judgement(b, pre, [0.3], 0.4, "below").verdict == "inconclusive"
+    with pytest.raises(ValueError, match="NaN"):
+        silence_judgement(b, {0.3: [float("nan")] * 3, 0.4: [0.1] * 3}, [0.3], 0.4, "below")

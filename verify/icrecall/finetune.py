@@ -26,7 +26,7 @@ import numpy as np
 
 from theory.icrecall import SOURCE, relation_chance_ceiling
 from verify.claims import Context, Control, claim
-from verify.criteria import EverySeed, Threshold, all_of
+from verify.criteria import EverySeed, Sequential, all_of
 from verify.icrecall.finetune_setup import (
     EVERY3,
     INIT,
@@ -35,9 +35,9 @@ from verify.icrecall.finetune_setup import (
     PFULL_FULL,
     STRUCT_ABLATION,
     pattern_outcome,
+    run_staged,
     train_run,
 )
-from verify.measure import t_interval
 
 TRAJECTORY_EVERY = 40
 
@@ -150,6 +150,96 @@ def _unseen(p, ctx):
     }
 
 
+#: the staged looks of unseen_facts_staged (verify.criteria.Sequential; see UNSEEN_PILOT)
+UNSEEN_LOOKS = (3, 6, 12)
+#: the pilot that fixed UNSEEN_LOOKS: the signed gap acc_unseen - acc_seen of P-full at quick scale,
+#: seeds 100-111 (never judged; revision 51028dc): mean 0.013, sd 0.027. Simulated with
+#: gap_judgement on normal draws at that spread (1000 runs each): looks (3, 6) pass 0.79, (3, 6, 12)
+#: 0.98 (7.4 seeds on average), (3, 6, 12, 24) 1.00; a mean on +0.05 or -0.05 passes 0.03-0.05 at
+#: every choice. (3, 6, 12) is taken
+UNSEEN_PILOT = {
+    "seeds": list(range(100, 112)),
+    "revision": "51028dc",
+    "gaps": [0.0367, 0.036, 0.0257, 0.0369, 0.0033, -0.0093, -0.0031, 0.008, -0.054, 0.0273, 0.0163, 0.0343],
+    "power": {"3,6": 0.79, "3,6,12": 0.98, "3,6,12,24": 1.0},
+}
+#: the two-sided tolerance on the unseen - seen gap (a convention, unseen_facts' 0.05)
+UNSEEN_TOL = 0.05
+
+
+def gap_judgement(gaps: list[float], seeds: list, looks: tuple[int, ...] = UNSEEN_LOOKS):
+    """unseen_facts_staged's criterion: the mean over seeds of the signed gap acc_unseen - acc_seen
+    within +-0.05, two :class:`verify.criteria.Sequential` parts joined by
+    :func:`verify.criteria.all_of` (``gap_low``: >= -0.05, ``gap_high``: <= 0.05; conventions),
+    each judged in stages at ``looks`` by one-sided Student-t bounds (error 0.05 per direction over
+    the looks); inconclusive while a bound straddles its side of the band.
+
+    >>> gap_judgement([0.01, -0.02, 0.0], [0, 1, 2]).verdict
+    'pass'
+    >>> gap_judgement([-0.44, -0.45, -0.43], [0, 1, 2]).verdict
+    'fail'
+    """
+    q = "mean gap acc_unseen - acc_seen"
+    return all_of(
+        gap_low=Sequential(q, -UNSEEN_TOL, ">=", "convention", looks).judge(gaps, seeds=seeds),
+        gap_high=Sequential(q, UNSEEN_TOL, "<=", "convention", looks).judge(gaps, seeds=seeds),
+    )
+
+
+@claim(
+    "icrecall.finetune.unseen_facts_staged",
+    source=SOURCE,
+    provenance="derived",
+    statement="with N_train < S (N_train = {n_train}, S = {n_subj}), held-out accuracy on queries "
+    "whose subject never was a training query is within 0.05 of the accuracy on seen query "
+    "subjects on average over seeds: the mean over seeds of acc_unseen - acc_seen lies in "
+    "[-0.05, 0.05], judged in stages at {looks} seeds by one-sided Student-t bounds (error 0.05 per "
+    "direction over the looks; inconclusive when the last look does not decide). The 0.05 is a "
+    "convention (unseen_facts' tolerance)",
+    templated=True,
+    quick=dict(PFULL, looks=list(UNSEEN_LOOKS)),
+    full=dict(PFULL_FULL, n_train=128, looks=list(UNSEEN_LOOKS)),
+    seed_rule="sequential looks over the seeds seed..seed+n-1 of the per-seed signed gap (a "
+    "one-sided Student-t bound per look; per-seed values recorded)",
+    controls=[
+        Control(
+            "no_slots",
+            {"slots": False},
+            "P-full without slot embeddings learns per query subject (our pilot): unseen query "
+            "subjects stay near their init accuracy, far below the seen ones",
+        )
+    ],
+)
+def _unseen_staged(p, ctx):
+    """The successor of unseen_facts, whose rule "|gap| <= 0.05 on every one of 3 seeds" flipped
+    with the base seed (per-seed gaps 0.002-0.058 around the 0.05 tolerance; ledger, quick base seed
+    11 and full base seed 0 fail). That claim stays, with its ledger entries, as history. Here the
+    signed gap's mean over seeds is judged in stages (:func:`gap_judgement`): a mean well inside
+    the band passes at 3 or 6 seeds, one on a bound stays inconclusive. The seeds seed..seed+2
+    are finetune.solves' runs (shared). The looks (3, 6, 12) were fixed by simulation at the
+    spread of pilot seeds 100-111 (never judged), recorded in :data:`UNSEEN_PILOT`."""
+    if p["n_train"] >= p["n_subj"]:
+        raise ValueError(
+            f"n_train={p['n_train']} must be < n_subj={p['n_subj']} so that unseen query subjects exist"
+        )
+    looks = tuple(int(n) for n in p["looks"])
+    seeds = ctx.seeds(looks[-1])
+
+    def measure(s):
+        return train_run(p, ctx, seed=s, record_every=TRAJECTORY_EVERY)
+
+    def judge(runs):
+        return gap_judgement([r["acc_unseen"] - r["acc_seen"] for r in runs], seeds[: len(runs)], looks)
+
+    judgement, runs = run_staged(looks, seeds, measure, judge)
+    return judgement, {
+        "gap_per_seed": [r["acc_unseen"] - r["acc_seen"] for r in runs],
+        "seeds": seeds[: len(runs)],
+        "slots": p["slots"],
+        "per_seed": [{k: r[k] for k in ("acc_unseen", "acc_seen", "n_unseen", "acc")} for r in runs],
+    }
+
+
 #: the seen-subject accuracy must exceed this (strictly; a convention), and the unseen-subject
 #: accuracy must stay this close to its init value (a convention)
 SEEN_ABOVE, UNSEEN_WITHIN = 0.8, 0.2
@@ -164,9 +254,27 @@ SEEN_ABOVE, UNSEEN_WITHIN = 0.8, 0.2
 #: keeps 14% of the subjects unseen (about 130 of the 1000 test prompts). Seeds: ``verify oc`` on a
 #: run at pilot base seed 100 gave power 0.95 at 3 seeds; the reference run at base seed 0 spread
 #: more at S = 50 (seen 0.79-0.98 as an interval: inconclusive, power 0.49) and oc named 6 seeds for
-#: power 0.8 (1.00 there): 6; the control runs 3 seeds at the smallest S (it misses the bar by 0.4
-#: and more)
+#: power 0.8 (1.00 there): 6 (raised after that judged inconclusive). Now the seeds are spent in
+#: stages (verify.criteria.Sequential at NOSLOT_LOOKS), looks fixed by simulation at the spread of
+#: pilot base seed 100 (NOSLOT_PILOT); the control runs the first look at the smallest S (it misses
+#: the bar by 0.4 and more)
 PER_SUBJECT = 2
+#: the staged looks of no_slots_per_subject (see NOSLOT_PILOT)
+NOSLOT_LOOKS = (3, 6, 12)
+#: the pilot that fixed NOSLOT_LOOKS: the claim at quick scale with 6 seeds (its former rule), base
+#: seed 100 (seeds 100-105, never judged), revision 51028dc; per part the per-seed mean and sd, and
+#: the staged rule's rates at that spread (verify.criteria_seeds.staged_rates, 4000 runs): looks
+#: (3, 6, 12) pass every part with probability 1.00 (seen_rises_S50, the closest, after 5.0 seeds
+#: on average) and a mean on a bar passes 0.038-0.046; looks (3, 6) gave 0.988 on seen_rises_S50
+NOSLOT_PILOT = {
+    "base_seed": 100,
+    "seeds": [100, 101, 102, 103, 104, 105],
+    "revision": "51028dc",
+    "unseen_distance": {"S50": (0.055, 0.035), "S200": (0.054, 0.036)},
+    "acc_seen": {"S50": (0.870, 0.032), "S200": (0.879, 0.013)},
+    "power_at_looks_3_6_12": 1.00,
+    "pass_at_a_bar": [0.038, 0.046],
+}
 NOSLOT = dict(
     {k: v for k, v in PFULL.items() if k != "n_train"},
     n_ans_per_rel=20,
@@ -174,7 +282,7 @@ NOSLOT = dict(
     slots=False,
     per_subject=PER_SUBJECT,
     subjects=[50, 200],
-    n_seeds=6,
+    looks=list(NOSLOT_LOOKS),
 )
 #: full scale: S = 2000 puts N_f = 10^4 facts in the memory, so d is the memory heuristic
 #: ceil(32 ln N_f) = 295 of docs/icrecall.md (d = 128 left the memory itself short of recall)
@@ -188,61 +296,79 @@ NOSLOT_FULL = dict(NOSLOT, subjects=[200, 2000], dim=math.ceil(32 * math.log(200
     demonstrates_failure=True,
     statement="MUST FAIL to generalise: P-full without slot embeddings learns per query subject. "
     "At N_train = {per_subject} S training sequences for every S of {subjects} (a seen query subject "
-    "was a training query about 2.3 times, 14% of the subjects never were), the 95% Student-t "
-    "interval over {n_seeds} seeds of the unseen-subject accuracy's distance from its init value "
-    "lies at or below 0.2 while that of the seen-subject accuracy lies above 0.8 (inconclusive when "
-    "an interval straddles its bar). The accuracy at every S is recorded (drop from the smallest S "
+    "was a training query about 2.3 times, 14% of the subjects never were), the mean over seeds of "
+    "the unseen-subject accuracy's distance from its init value lies at or below 0.2 while that of "
+    "the seen-subject accuracy lies above 0.8, each judged in stages at {looks} seeds by one-sided "
+    "Student-t bounds (error 0.05 per direction over the looks; inconclusive when the last look "
+    "does not decide). The accuracy at every S is recorded (drop from the smallest S "
     "to the largest), not judged. Slot embeddings or not is structural (no parameter to bracket): "
     "the control adds them. It tests a convention (the 0.2 and 0.8 accuracy thresholds) and cites "
     "no bound",
     templated=True,
     quick=NOSLOT,
     full=NOSLOT_FULL,
-    seed_rule="95% Student-t interval of the mean over the n_seeds seeds seed..seed+n_seeds-1, one "
-    "part per S and quantity (per-seed values recorded)",
+    seed_rule="sequential looks over the seeds seed..seed+n-1, one part per S and quantity (a "
+    "one-sided Student-t bound per look; per-seed values recorded)",
     controls=[
         Control(
             "with_slots",
-            lambda p: {"slots": True, "n_seeds": 3, "subjects": list(p["subjects"][:1])},
+            lambda p: {"slots": True, "subjects": list(p["subjects"][:1])},
             "the other side: with slot embeddings the learned attention is shared by "
-            "all subjects and unseen query subjects are recalled (at the smallest S, 3 seeds: "
-            "it misses the 0.2 bar by 0.4 and more, and saves the largest S's runs)",
+            "all subjects and unseen query subjects are recalled (at the smallest S: it misses "
+            "the 0.2 bar by 0.4 and more at the first look, and saves the largest S's runs)",
         )
     ],
 )
 def _noslot(p, ctx):
-    """One :class:`verify.criteria.Threshold` per S on the 95% Student-t interval of a mean over
-    seeds: ``unseen_stays_S<S>`` (per seed |acc_unseen - acc_init_unseen| <= 0.2) and
-    ``seen_rises_S<S>`` (acc_seen > 0.8). Was judged on the means over seeds read as points, at
-    N_train = 64 (quick) and 256 (full) whatever S; the full setting then failed on the seen
-    accuracy (ledger)."""
+    """One :class:`verify.criteria.Sequential` per S and quantity, joined by
+    :func:`verify.criteria.all_of`: ``unseen_stays_S<S>`` (mean over seeds of |acc_unseen -
+    acc_init_unseen| <= 0.2) and ``seen_rises_S<S>`` (mean acc_seen > 0.8), every S measured on
+    each seed, the seeds spent in stages (:func:`verify.icrecall.finetune_setup.run_staged`). Was
+    judged on the means over seeds read as points, at N_train = 64 (quick) and 256 (full) whatever
+    S (the full setting then failed on the seen accuracy, ledger), then on the 95% Student-t
+    interval over 3 and, after a judged inconclusive, 6 seeds (at base seed 0: pass at 6 seeds)."""
     if p["per_subject"] <= 0:
         raise ValueError(f"per_subject={p['per_subject']} must be > 0 (N_train = per_subject * S)")
-    seeds = ctx.seeds(p["n_seeds"])
-    rows, parts = [], {}
-    for S in p["subjects"]:
-        n_train = int(round(p["per_subject"] * S))
-        runs = [train_run(dict(p, n_subj=S), ctx, n_train=n_train, seed=s) for s in seeds]
-        if any(r["acc_unseen"] is None or r["acc_seen"] is None for r in runs):
-            raise ValueError(
-                f"S={S}, N_train={n_train}: a seed's test set holds no unseen (or no seen) query "
-                "subject; the claim needs both (lower per_subject or raise n_test)"
-            )
-        distance = [abs(r["acc_unseen"] - r["acc_init_unseen"]) for r in runs]
-        seen = [r["acc_seen"] for r in runs]
-        parts[f"unseen_stays_S{S}"] = Threshold(
-            f"|acc_unseen - acc_init_unseen| at S = {S}, mean over {len(seeds)} seeds, 95% interval",
-            UNSEEN_WITHIN,
-            "<=",
-            "convention",
-        ).judge(t_interval(distance), seeds=len(seeds))
-        parts[f"seen_rises_S{S}"] = Threshold(
-            f"acc_seen at S = {S}, mean over {len(seeds)} seeds, 95% interval", SEEN_ABOVE, ">", "convention"
-        ).judge(t_interval(seen), seeds=len(seeds))
+    looks = tuple(int(n) for n in p["looks"])
+    seeds = ctx.seeds(looks[-1])
+
+    def measure(seed):
+        out = []
+        for S in p["subjects"]:
+            n_train = int(round(p["per_subject"] * S))
+            r = train_run(dict(p, n_subj=S), ctx, n_train=n_train, seed=seed)
+            if r["acc_unseen"] is None or r["acc_seen"] is None:
+                raise ValueError(
+                    f"S={S}, N_train={n_train}: seed {seed}'s test set holds no unseen (or no seen) query "
+                    "subject; the claim needs both (lower per_subject or raise n_test)"
+                )
+            out.append(r)
+        return out
+
+    def judge(per_seed):
+        done, parts = seeds[: len(per_seed)], {}
+        for i, S in enumerate(p["subjects"]):
+            runs = [row[i] for row in per_seed]
+            parts[f"unseen_stays_S{S}"] = Sequential(
+                f"|acc_unseen - acc_init_unseen| at S = {S}, mean over seeds",
+                UNSEEN_WITHIN,
+                "<=",
+                "convention",
+                looks,
+            ).judge([abs(r["acc_unseen"] - r["acc_init_unseen"]) for r in runs], seeds=done)
+            parts[f"seen_rises_S{S}"] = Sequential(
+                f"acc_seen at S = {S}, mean over seeds", SEEN_ABOVE, ">", "convention", looks
+            ).judge([r["acc_seen"] for r in runs], seeds=done)
+        return all_of(**parts)
+
+    judgement, per_seed = run_staged(looks, seeds, measure, judge)
+    rows = []
+    for i, S in enumerate(p["subjects"]):
+        runs = [row[i] for row in per_seed]
         rows.append(
             {
                 "n_subj": S,
-                "n_train": n_train,
+                "n_train": int(round(p["per_subject"] * S)),
                 **{
                     k: float(np.mean([r[k] for r in runs]))
                     for k in ("acc_init_unseen", "acc_unseen", "acc_seen", "acc", "acc_init")
@@ -250,15 +376,15 @@ def _noslot(p, ctx):
                 "acc_per_seed": [r["acc"] for r in runs],
                 "acc_unseen_per_seed": [r["acc_unseen"] for r in runs],
                 "acc_init_unseen_per_seed": [r["acc_init_unseen"] for r in runs],
-                "acc_seen_per_seed": seen,
-                "unseen_distance_per_seed": distance,
+                "acc_seen_per_seed": [r["acc_seen"] for r in runs],
+                "unseen_distance_per_seed": [abs(r["acc_unseen"] - r["acc_init_unseen"]) for r in runs],
                 "n_unseen_per_seed": [r["n_unseen"] for r in runs],
             }
         )
     drop = rows[0]["acc"] - rows[-1]["acc"]
-    return all_of(**parts), {
+    return judgement, {
         "rows": rows,
-        "seeds": seeds,
+        "seeds": seeds[: len(per_seed)],
         "drop": drop,
         "drop_note": "accuracy at the smallest S minus at the largest, both at N_train = per_subject "
         "* S; recorded, not judged",
