@@ -1,14 +1,15 @@
-"""Hopfield claims whose records hold no spread for verify oc to simulate (a bound checked on every
-trial, an agreement rate of 1, a deterministic toy with random starts): their verdict must not move
-with the base seed. Each runs here at quick scale, with its controls, at base seeds 0, 1 and 2."""
+"""Hopfield claims whose verdict must not move with the base seed: a deterministic toy with random
+starts (no spread for verify oc to simulate), and two claims judged per seed on a margin that sits
+near its bound (first_order.top1's margin at the agreement's rank, gated.separation's smallest
+gain), whose simulated power is below 1. Each runs here at quick scale, with its controls, at base
+seeds 0, 1 and 2."""
 
 import pytest
 
 from verify.claims import CLAIMS, Context, load_all
 from verify.runner import run_claim
 
-#: claims judged on the trials of one stream (or a deterministic toy): a pass and every control
-#: failing as required at each base seed
+#: a pass and every control failing as required at each base seed
 SEED_FREE = (
     "hopfield.multistability.above",
     "hopfield.first_order.top1",

@@ -76,3 +76,39 @@ def test_fast_gated_errors_match_the_reference_batch():
     for row, k in ((1, 2.0), (2, 6.0)):
         ref = retrieval_errors_batch(X, targets, 16.0, k * np.array(U))
         assert np.allclose(fast[row], ref, rtol=1e-6, atol=1e-12)
+
+
+def test_the_nearest_law_band_sits_at_the_midpoints():
+    """capacity.*_nearest: the interval must lie between the midpoints from the theory to its
+    nearest alternative on each side; wholly beyond one it fails, straddling one it is
+    inconclusive, so two overlapping intervals never give a pass and a fail."""
+    from verify.hopfield.capacity_setup import nearest_band
+
+    alts = {"low": -0.4, "far low": -1.0, "high": 0.2, "far high": 2.0}
+    j = nearest_band("x", 0.0, alts, [-0.15, 0.05], 6)
+    assert j.verdict == "pass"
+    assert j.predicted["lower_edge"]["x"] == ">= -0.2" and j.predicted["upper_edge"]["x"] == "<= 0.1"
+    assert nearest_band("x", 0.0, alts, [0.05, 0.15], 6).verdict == "inconclusive"
+    assert nearest_band("x", 0.0, alts, [0.11, 0.3], 6).verdict == "fail"
+    assert nearest_band("x", 0.0, alts, [-0.5, -0.25], 6).verdict == "fail"
+    with pytest.raises(ValueError, match="equals the theory"):
+        nearest_band("x", 0.0, {"same": 0.0}, [-0.1, 0.1], 6)
+
+
+def test_d3_nearest_judges_log_factors_and_fails_off_the_grid():
+    from verify.hopfield.capacity_setup import d3_nearest_judgement, gain_nearest_judgement
+
+    rows = [
+        {"capacity_ungated": nu, "capacity_gated": f * gated_capacity_prediction(nu, 16, 4.0)}
+        for nu, f in [(60.0, 0.95), (62.0, 1.02), (58.0, 0.9), (61.0, 1.05)]
+    ]
+    assert d3_nearest_judgement(rows, 16, 4.0, 2.0).verdict == "pass"
+    assert gain_nearest_judgement(rows, 16, 4.0).verdict == "pass"
+    plain = [
+        {**r, "capacity_gated": r["capacity_ungated"] * math.exp(4.0) * f}
+        for r, f in zip(rows, (1, 1.01, 0.99, 1))
+    ]
+    assert d3_nearest_judgement(plain, 16, 4.0, 2.0).verdict == "fail"
+    off = [*rows[:3], {"capacity_ungated": 60.0, "capacity_gated": None}]
+    assert d3_nearest_judgement(off, 16, 4.0, 2.0).verdict == "fail"
+    assert gain_nearest_judgement(off, 16, 4.0).verdict == "fail"

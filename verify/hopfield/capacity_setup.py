@@ -13,7 +13,7 @@ import numpy as np
 from constructions.hopfield.networks import context_gates, retrieval_errors_batch, sphere_patterns
 from theory.hopfield.derived import gated_capacity_prediction
 from verify.claims import Control, choice, shared
-from verify.criteria import IntervalTest, Threshold
+from verify.criteria import IntervalTest, Judgement, Threshold, all_of
 from verify.measure import t_interval
 
 
@@ -226,3 +226,97 @@ def _paired_d3(rows, n_eff: int, kappa: float):
         c_d3.append(math.log(pred / nu) / kappa)
         diffs.append(math.log(ng / pred) / kappa)
     return float(np.mean(c_d3)), diffs
+
+
+def nearest_band(
+    quantity: str,
+    theory: float,
+    alternatives: dict,
+    interval,
+    seeds: int,
+    source: str = "convention",
+    unit: str = "",
+) -> Judgement:
+    """The nearest-law rule with an inconclusive band: the 95% interval ``interval`` of
+    ``quantity`` over ``seeds`` seeds must lie nearer the theory's value ``theory`` than every
+    named alternative (name -> its value), i.e. between the midpoints from the theory to its
+    nearest alternative on each side. Two Thresholds on the one interval, combined by all_of: pass
+    when the whole interval lies between the two edges, fail when it lies wholly beyond one edge
+    (nearer an alternative), inconclusive when it straddles an edge. Unlike an interval test
+    around a point value, a small true offset from the theory never turns into a fail, and the
+    verdict cannot flip from pass to fail unless the intervals of two base seeds are disjoint.
+    An alternative equal to the theory is an error (no midpoint to place).
+
+    >>> j = nearest_band("x", 0.0, {"a": -1.0, "b": 0.5}, [-0.1, 0.2], 6)
+    >>> j.verdict, j.predicted["lower_edge"]["x"], j.predicted["upper_edge"]["x"]
+    ('pass', '>= -0.5', '<= 0.25')
+    >>> nearest_band("x", 0.0, {"a": -1.0, "b": 0.5}, [0.2, 0.3], 6).verdict
+    'inconclusive'
+    >>> nearest_band("x", 0.0, {"a": -1.0, "b": 0.5}, [0.3, 0.4], 6).verdict
+    'fail'
+    """
+    values = {n: float(v) for n, v in alternatives.items()}
+    if any(math.isnan(v) for v in values.values()) or math.isnan(float(theory)):
+        raise ValueError(f"{quantity}: a NaN theory or alternative value: {theory}, {values}")
+    if any(v == theory for v in values.values()):
+        raise ValueError(f"{quantity}: an alternative equals the theory's value {theory}: no midpoint")
+    below = [v for v in values.values() if v < theory]
+    above = [v for v in values.values() if v > theory]
+    parts = {}
+    if below:
+        edge = (theory + max(below)) / 2
+        parts["lower_edge"] = Threshold(quantity, edge, ">=", source, unit).judge(interval, seeds=seeds)
+    if above:
+        edge = (theory + min(above)) / 2
+        parts["upper_edge"] = Threshold(quantity, edge, "<=", source, unit).judge(interval, seeds=seeds)
+    if not parts:
+        raise ValueError(f"{quantity}: the nearest-law rule needs at least one alternative")
+    return all_of(**parts)
+
+
+def gain_nearest_judgement(rows, n_eff: int, kappa: float) -> Judgement:
+    """capacity.gain_nearest's criterion on a sweep's rows: the paired 95% interval of the gain
+    exponent c = ln(N_g/N_u)/kappa (D3's mean exponent plus the t-interval of each seed's c - c_D3)
+    lies nearer D3's c than e^(0.75 kappa), the plain N_u e^kappa (c = 1) and e^(1.25 kappa)
+    (:func:`nearest_band`); a seed with a capacity off the grid (or not above N_eff) fails it."""
+    paired = _paired_d3(rows, n_eff, kappa)
+    if paired is None:
+        return Threshold("seeds with both capacities on the grid", len(rows), ">=", "convention").judge(0.0)
+    c_d3, diffs = paired
+    lo, hi = t_interval(diffs)
+    return nearest_band(
+        "gain exponent c = ln(N_g/N_u)/kappa",
+        c_d3,
+        {"e^(0.75 kappa)": 0.75, PLAIN: 1.0, "e^(1.25 kappa)": 1.25},
+        [c_d3 + lo, c_d3 + hi],
+        len(rows),
+        unit="dimensionless",
+    )
+
+
+def d3_nearest_judgement(rows, n_eff: int, kappa: float, max_factor: float) -> Judgement:
+    """capacity.d3_nearest's criterion on a sweep's rows: the 95% t-interval over seeds of
+    ln(N_g / D3's prediction) lies nearer D3's 0 than a factor ``max_factor`` either way and the
+    plain law's mean ln(N_u e^kappa / prediction) (:func:`nearest_band`); a seed with a capacity
+    off the grid or not above N_eff fails it."""
+    logs, plain_logs = [], []
+    for r in rows:
+        nu, ng = r["capacity_ungated"], r["capacity_gated"]
+        if nu is None or ng is None or nu <= n_eff or ng <= 0:
+            return Threshold("seeds with both capacities above N_eff", len(rows), ">=", "convention").judge(
+                float(
+                    sum(x["capacity_ungated"] is not None and x["capacity_gated"] is not None for x in rows)
+                )
+            )
+        pred = gated_capacity_prediction(nu, n_eff, kappa)
+        logs.append(math.log(ng / pred))
+        plain_logs.append(math.log(nu * math.exp(kappa) / pred))
+    off = math.log(max_factor)
+    return nearest_band(
+        "ln(N_g / D3 prediction)",
+        0.0,
+        {f"x{max_factor:g}": off, f"/{max_factor:g}": -off, PLAIN: float(np.mean(plain_logs))},
+        list(t_interval(logs)),
+        len(rows),
+        unit="ln of a ratio",
+    )

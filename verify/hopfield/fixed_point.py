@@ -46,7 +46,9 @@ UNIQUE_QUICK = {
     "beta": 4.0,
     "lams": [0.1, 0.5, 0.9],
     "starts": 50,
-    "seeds": 3,
+    # 6 seeds (3 before): the budget verify oc named for an every-seed rule, whose value placed on
+    # its threshold passes each seed about half the time (1/8 at 3 seeds, 1/64 at 6)
+    "seeds": 6,
     "instance": "random",
 }
 
@@ -62,7 +64,7 @@ UNIQUE_QUICK = {
     "<= lambda M^2 + 1e-6, in every one of {seeds} seeds' random instances",
     quick=UNIQUE_QUICK,
     full=dict(UNIQUE_QUICK, dim=256, n_patterns=512),
-    seed_rule="every lambda of every seed of seed..seed+2 (one random instance per seed)",
+    seed_rule="every seed of seed..seed+seeds-1 (one random instance per seed), its worst lambda",
     controls=[
         Control(
             "toy_above_boundary",
@@ -105,17 +107,21 @@ def fixed_point_unique(params, ctx):
                     "max_steps": int(steps.max()),
                 }
             )
-    labels = [f"seed {r['seed']}, lambda {r['lam']:g}" for r in rows]
+    # per seed, the worst configuration over its lambdas: the seeds are the replicates (one random
+    # instance each); before, the rule ran over (seed, lambda) configurations, which verify oc
+    # cannot draw as replicates (the same events; verdict at base seed 0: pass before and after)
+    seeds = ctx.seeds(params["seeds"])
+    per = {s: [r for r in rows if r["seed"] == s] for s in seeds}
     # D4 (theory) gives one fixed point and rate <= lambda M^2; 1e-8 and 1e-6 allow for round-off
     judgement = all_of(
-        converged=EverySeed("starts not converged", 0, "<=", "theory", unit="configurations").judge(
-            [params["starts"] - r["converged"] for r in rows], seeds=labels
+        converged=EverySeed("starts not converged, worst lambda of the seed", 0, "<=", "theory").judge(
+            [max(params["starts"] - r["converged"] for r in per[s]) for s in seeds], seeds=seeds
         ),
-        spread=EverySeed("spread of the fixed points", 1e-8, "<", "convention", unit="configurations").judge(
-            [r["spread"] for r in rows], seeds=labels
-        ),
-        rate=EverySeed("step ratio - lambda M^2", 1e-6, "<=", "convention", unit="configurations").judge(
-            [r["rate"] - r["lam_M2"] for r in rows], seeds=labels
+        spread=EverySeed(
+            "spread of the fixed points, worst lambda of the seed", 1e-8, "<", "convention"
+        ).judge([max(r["spread"] for r in per[s]) for s in seeds], seeds=seeds),
+        rate=EverySeed("step ratio - lambda M^2, worst lambda of the seed", 1e-6, "<=", "convention").judge(
+            [max(r["rate"] - r["lam_M2"] for r in per[s]) for s in seeds], seeds=seeds
         ),
     )
     return judgement, {"rows": rows}
@@ -271,18 +277,21 @@ def decomposition_orders(params, ctx):
     provenance="derived",
     templated=True,
     statement="for lambda M^2 <= {max_lam}, argmax p1 = argmax p* in at least a fraction {min_agreement} "
-    "(a convention) of {instances} random instances",
+    "(a convention) of {instances} random instances on every one of {seeds} seeds: on each seed the "
+    "order statistic of p1's margin for p*'s top-1 at that fraction (the (1 - {min_agreement}) "
+    "quantile, at or below which the disagreements sit) is positive",
     quick={
         "dim": 32,
         "n_patterns": 64,
         "beta": 4.0,
         "max_lam": 0.1,
-        "instances": 500,
+        "instances": 100,
+        "seeds": 5,
         "min_agreement": 0.95,
         "approximation": "p1",
     },
-    seed_rule="agreement rate over 500 random instances drawn from the run's seed (the exact 95% "
-    "binomial interval is recorded)",
+    seed_rule="every seed of seed..seed+seeds-1, its instances' margins (the pooled agreement and its "
+    "exact 95% binomial interval are recorded)",
     controls=[
         Control(
             "zero_shot",
@@ -294,15 +303,45 @@ def decomposition_orders(params, ctx):
     ],
 )
 def first_order_top1(params, ctx):
-    gen = ctx.rng("hopfield.fixed_point.first_order_top1.gen")
-    agree = 0
-    for _ in range(params["instances"]):
-        X, a, q = _instance(gen, params["dim"], params["n_patterns"])
-        lam = float(gen.uniform(0.0, params["max_lam"])) / norm_bound(X) ** 2
-        star = picard(X, q, params["beta"], a, lam)
-        p_star = fixed_point_probabilities(X, star.xi, q, params["beta"], a, lam)
-        p1 = approximations(X, q, params["beta"], a, lam)[params["approximation"]]  # p0: the control
-        agree += int(np.argmax(p1) == np.argmax(p_star))
-    rate = agree / params["instances"]
-    rule = Threshold("top-1 agreement rate", params["min_agreement"], ">=", "convention")
-    return rule.judge(rate), {"agreement": rate, "interval95": binomial_interval(agree, params["instances"])}
+    """Per instance, p1's margin for p*'s top-1 k*: ln p1[k*] - max_{j != k*} ln p1[j], positive
+    exactly when argmax p1 = argmax p*. On a seed of n instances the agreement is at least
+    ``min_agreement`` exactly when at most floor(n (1 - min_agreement)) margins are <= 0, i.e. when
+    the margin of that rank (0-based, sorted ascending) is positive: the rule judges that order
+    statistic on every seed, a continuous value with a spread over seeds. Before, the 500
+    instances came from the run's seed and the rule read the pooled agreement rate (1.0 at base
+    seed 0: no spread, one draw, not covered by verify oc); now they are 5 seeds of 100 (the same
+    cost). Verdict at base seed 0: pass before and after."""
+    rank = int(np.floor(params["instances"] * (1.0 - params["min_agreement"]) + 1e-9))
+    if not 0 <= rank < params["instances"]:
+        raise ValueError(f"min_agreement {params['min_agreement']} leaves no margin to judge")
+    seeds = ctx.seeds(params["seeds"])
+    agree, at_rank, smallest = 0, [], []
+    for s in seeds:
+        gen = ctx.rng("hopfield.fixed_point.first_order_top1.gen", s)
+        margins = []
+        for _ in range(params["instances"]):
+            X, a, q = _instance(gen, params["dim"], params["n_patterns"])
+            lam = float(gen.uniform(0.0, params["max_lam"])) / norm_bound(X) ** 2
+            star = picard(X, q, params["beta"], a, lam)
+            p_star = fixed_point_probabilities(X, star.xi, q, params["beta"], a, lam)
+            p1 = approximations(X, q, params["beta"], a, lam)[params["approximation"]]  # p0: the control
+            top = int(np.argmax(p_star))
+            logs = np.log(np.maximum(p1, 1e-300))
+            margins.append(float(logs[top] - np.max(np.delete(logs, top))))
+            agree += int(np.argmax(p1) == top)
+        ordered = sorted(margins)
+        at_rank.append(ordered[rank])
+        smallest.append(ordered[0])
+    total = params["instances"] * len(seeds)
+    rule = EverySeed(
+        f"p1's margin for p*'s top-1 at rank {rank} of the seed's {params['instances']} instances (ln units)",
+        0.0,
+        ">",
+        "convention",
+    )
+    return rule.judge(at_rank, seeds=seeds), {
+        "agreement": agree / total,
+        "interval95": binomial_interval(agree, total),
+        "smallest_margin_per_seed": smallest,
+        "rank": rank,
+    }

@@ -34,7 +34,7 @@ from theory.hopfield.derived import (
 )
 from theory.papers import paper
 from verify.claims import Control, Outcome, choice, claim
-from verify.criteria import Agreement, EverySeed, Threshold, all_of
+from verify.criteria import Agreement, EverySeed, all_of
 
 PAPER = paper("hopfield")
 
@@ -47,17 +47,19 @@ PAPER = paper("hopfield")
     templated=True,
     statement="for noisy queries (noise {noise} sqrt(d), beta in {beta_range}) and random gates g ~ U(0,1) "
     "with g_i = 1 = max g, ||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every one of {trials} "
-    "trials (both ratios <= 1 + 1e-12, a float64 round-off allowance)",
+    "trials of each of {seeds} seeds (on every seed both largest ratios <= 1 + 1e-12, a float64 round-off "
+    "allowance)",
     quick={
         "dim": 32,
         "n_patterns": 64,
         "beta_range": [0.5, 8.0],
         "noise": 0.05,
-        "trials": 2000,
+        "trials": 400,
+        "seeds": 5,
         "target_gate": "max",
         "eps_g_at": "query",
     },
-    seed_rule="every one of the trials drawn from the run's seed",
+    seed_rule="every one of the trials of every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "no_2Mr",
@@ -74,58 +76,71 @@ PAPER = paper("hopfield")
     ],
 )
 def gated_error_bound(params, ctx):
+    """D2 on noisy queries with random gates, judged per seed: every seed's largest error / bound
+    and largest eps_g / eps are at most 1 + 1e-12. Before, the 2000 trials were drawn from the
+    run's seed and the rule read the largest ratios over all of them (one draw: verify oc could not
+    simulate it); now the same 2000 trials are 5 seeds of 400 (the same cost), the same event per
+    trial, and the record keeps the per-seed largest ratios. Verdict at base seed 0: pass before
+    and after."""
     d, n = params["dim"], params["n_patterns"]
-    gen = ctx.rng("hopfield.gating.gated_error_bound.gen")
     radius = math.sqrt(d)
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: a control
     at_pattern = choice(params, "eps_g_at", ("query", "pattern")) == "pattern"  # a control
     v_bound, v_order, points, tight, tight_order = 0, 0, [], 0.0, 0.0
-    for _ in range(params["trials"]):
-        X = sphere_patterns(n, d, radius, gen)
-        i = int(gen.integers(n))
-        beta = float(gen.uniform(*params["beta_range"]))
-        g = gen.uniform(0.0, 1.0, n)
-        if target_max:  # the target_not_max control drops g_i = max g
-            g[i] = 1.0
-        g = np.maximum(g, 1e-300)  # U(0,1) never returns 0 in practice; keep log finite
-        u = np.log(g) - np.log(g.max())  # log-gates <= 0; the ratios g_j/g_i are unchanged
-        xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
-        # "pattern": the control, eps_g at r = 0 (D2's 2 M r term dropped)
-        eps_g = epsilon_gated(X, X[:, i] if at_pattern else xi, i, beta, u)
-        eps = epsilon_ungated(X, xi, i, beta)
-        err_g = retrieval_error(X, xi, i, beta, u)
-        bound = error_bound(eps_g, norm_bound(X))
-        v_bound += int(err_g > bound * (1 + 1e-12))
-        v_order += int(eps_g > eps * (1 + 1e-12))
-        tight = max(tight, err_g / bound)
-        tight_order = max(tight_order, eps_g / eps)
-        if len(points) < 400:
-            points.append(
-                [
-                    beta * separation(X, i),
-                    err_g,
-                    bound,
-                    retrieval_error(X, xi, i, beta),
-                    error_bound(eps, norm_bound(X)),
-                ]
-            )
+    seed_err, seed_order = [], []
+    seeds = ctx.seeds(params["seeds"])
+    for s in seeds:
+        gen = ctx.rng("hopfield.gating.gated_error_bound.gen", s)
+        seed_err.append(0.0)
+        seed_order.append(0.0)
+        for _ in range(params["trials"]):
+            X = sphere_patterns(n, d, radius, gen)
+            i = int(gen.integers(n))
+            beta = float(gen.uniform(*params["beta_range"]))
+            g = gen.uniform(0.0, 1.0, n)
+            if target_max:  # the target_not_max control drops g_i = max g
+                g[i] = 1.0
+            g = np.maximum(g, 1e-300)  # U(0,1) never returns 0 in practice; keep log finite
+            u = np.log(g) - np.log(g.max())  # log-gates <= 0; the ratios g_j/g_i are unchanged
+            xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
+            # "pattern": the control, eps_g at r = 0 (D2's 2 M r term dropped)
+            eps_g = epsilon_gated(X, X[:, i] if at_pattern else xi, i, beta, u)
+            eps = epsilon_ungated(X, xi, i, beta)
+            err_g = retrieval_error(X, xi, i, beta, u)
+            bound = error_bound(eps_g, norm_bound(X))
+            v_bound += int(err_g > bound * (1 + 1e-12))
+            v_order += int(eps_g > eps * (1 + 1e-12))
+            seed_err[-1] = max(seed_err[-1], err_g / bound)
+            seed_order[-1] = max(seed_order[-1], eps_g / eps)
+            if len(points) < 400:
+                points.append(
+                    [
+                        beta * separation(X, i),
+                        err_g,
+                        bound,
+                        retrieval_error(X, xi, i, beta),
+                        error_bound(eps, norm_bound(X)),
+                    ]
+                )
+        tight, tight_order = max(tight, seed_err[-1]), max(tight_order, seed_order[-1])
     judgement = all_of(
-        error=Threshold("max ||f_g(xi) - x_i|| / (2 M min(1, eps_g))", 1 + 1e-12, "<=", "convention").judge(
-            tight
+        error=EverySeed(
+            "largest ||f_g(xi) - x_i|| / (2 M min(1, eps_g)) of the seed's trials",
+            1 + 1e-12,
+            "<=",
+            "convention",
+        ).judge(seed_err, seeds=seeds),
+        order=EverySeed("largest eps_g / eps of the seed's trials", 1 + 1e-12, "<=", "convention").judge(
+            seed_order, seeds=seeds
         ),
-        order=Threshold("max eps_g / eps", 1 + 1e-12, "<=", "convention").judge(tight_order),
     )
-    out = Outcome.judged(
-        judgement,
-        details={
-            "beta_delta_errg_boundg_err_bound": points,
-            "max_error_over_bound": tight,
-            "max_eps_g_over_eps": tight_order,
-            "violations_error_bound": v_bound,
-            "violations_eps_order": v_order,
-        },
-    )
-    return replace(out, measured=[v_bound, v_order])  # the tightness figure reads the control's counts
+    return judgement, {
+        "beta_delta_errg_boundg_err_bound": points,
+        "max_error_over_bound": tight,
+        "max_eps_g_over_eps": tight_order,
+        "violations_error_bound": v_bound,
+        "violations_eps_order": v_order,
+    }
 
 
 @claim(
@@ -135,7 +150,7 @@ def gated_error_bound(params, ctx):
     bounds=("hopfield.gated_error",),
     templated=True,
     statement="with soft gates g_j ~ U({g_min}, 1) on every memory and g_i = 1 = max g, in every one of "
-    "{draws} draws (N = {n_patterns}, d = {dim}, beta = {beta}) the gated separation Delta_i^g >= Delta_i and "
+    "{draws} draws of each of {seeds} seeds (N = {n_patterns}, d = {dim}, beta = {beta}) the gated separation Delta_i^g >= Delta_i and "
     "the gated one-update error from a noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r))) "
     "(ratio <= 1 + 1e-12, a float64 round-off allowance)",
     quick={
@@ -144,10 +159,11 @@ def gated_error_bound(params, ctx):
         "beta": 4.0,
         "g_min": 0.01,
         "noise": 0.05,
-        "draws": 1000,
+        "draws": 200,
+        "seeds": 5,
         "target_gate": "max",
     },
-    seed_rule="every one of the draws from the run's seed",
+    seed_rule="every one of the draws of every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "target_not_max",
@@ -161,32 +177,48 @@ def gated_separation_claim(params, ctx):
     """Soft gates: with hard gates Delta_i^g is a minimum over a subset of the
     gaps and can never fall below Delta_i; with soft gates every memory stays in the minimum and
     the inequality rests on g_i = max g, which the control drops. The error part checks that
-    Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N)."""
+    Delta_i^g is the separation that controls the gated error (D2's scalar form, N_eff = N).
+
+    Judged per seed (every seed's smallest gain Delta_i^g - Delta_i >= 0 and largest error / bound
+    <= 1 + 1e-12); before, the 1000 draws came from the run's seed and the rule read the extremes
+    over all of them (one draw: verify oc could not simulate it); now they are 5 seeds of 200 (the
+    same cost). Verdict at base seed 0: pass before and after."""
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: the control
-    gen = ctx.rng("hopfield.gating.gated_separation_claim.gen")
     n, beta = params["n_patterns"], params["beta"]
     v_sep, v_err, gains, tight = 0, 0, [], 0.0
-    for _ in range(params["draws"]):
-        X = sphere_patterns(n, params["dim"], 1.0, gen)
-        i = int(gen.integers(n))
-        g = gen.uniform(params["g_min"], 1.0, n)
-        if target_max:
-            g[i] = 1.0
-        u = np.log(g) - np.log(g.max())
-        dg = gated_separation(X, i, beta, u)
-        du = separation(X, i)
-        xi = noisy_query(X, i, params["noise"], gen)
-        r = float(np.linalg.norm(xi - X[:, i]))
-        m = norm_bound(X)
-        bound = error_bound((n - 1) * math.exp(-beta * (dg - 2 * m * r)), m)
-        err = retrieval_error(X, xi, i, beta, u)
-        v_sep += int(dg < du)
-        v_err += int(err > bound * (1 + 1e-12))
-        tight = max(tight, err / bound)
-        gains.append(dg - du)
+    seed_gain, seed_err = [], []
+    seeds = ctx.seeds(params["seeds"])
+    for s in seeds:
+        gen = ctx.rng("hopfield.gating.gated_separation_claim.gen", s)
+        seed_gain.append(math.inf)
+        seed_err.append(0.0)
+        for _ in range(params["draws"]):
+            X = sphere_patterns(n, params["dim"], 1.0, gen)
+            i = int(gen.integers(n))
+            g = gen.uniform(params["g_min"], 1.0, n)
+            if target_max:
+                g[i] = 1.0
+            u = np.log(g) - np.log(g.max())
+            dg = gated_separation(X, i, beta, u)
+            du = separation(X, i)
+            xi = noisy_query(X, i, params["noise"], gen)
+            r = float(np.linalg.norm(xi - X[:, i]))
+            m = norm_bound(X)
+            bound = error_bound((n - 1) * math.exp(-beta * (dg - 2 * m * r)), m)
+            err = retrieval_error(X, xi, i, beta, u)
+            v_sep += int(dg < du)
+            v_err += int(err > bound * (1 + 1e-12))
+            seed_err[-1] = max(seed_err[-1], err / bound)
+            seed_gain[-1] = min(seed_gain[-1], dg - du)
+            gains.append(dg - du)
+        tight = max(tight, seed_err[-1])
     judgement = all_of(
-        separation=Threshold("min Delta_i^g - Delta_i", 0.0, ">=", "theory").judge(float(min(gains))),
-        error=Threshold("max gated error / bound", 1 + 1e-12, "<=", "convention").judge(tight),
+        separation=EverySeed("smallest Delta_i^g - Delta_i of the seed's draws", 0.0, ">=", "theory").judge(
+            seed_gain, seeds=seeds
+        ),
+        error=EverySeed(
+            "largest gated error / bound of the seed's draws", 1 + 1e-12, "<=", "convention"
+        ).judge(seed_err, seeds=seeds),
     )
     return judgement, {
         "min_gain": float(min(gains)),

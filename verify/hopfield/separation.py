@@ -8,7 +8,6 @@ helpers in verify/hopfield/separation_setup.py.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 from scipy.special import softmax
@@ -23,7 +22,7 @@ from constructions.hopfield.networks import (
 from theory.hopfield.derived import epsilon_ungated, error_bound, norm_bound, separation
 from theory.hopfield.reference import jacobian_norm_bound, sphere_radius, well_separated_threshold
 from theory.papers import paper
-from verify.claims import Control, Outcome, choice, claim
+from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold, all_of
 from verify.hopfield.separation_setup import (  # noqa: F401  (r1_beta, measured_beta: re-exported)
     CONDITIONS,
@@ -39,7 +38,7 @@ RAMSAUER = "Ramsauer et al. 2020 (arXiv 2008.02217)"
 PAPER = paper("hopfield")
 PATTERNS = ("meeting R1", "violating R1")  # separation.condition's, r2_contraction's; violating: controls'
 #: one_step.error's parameters after d and N (eps_at "pattern": eps at r = 0, its control's)
-ONE_STEP = {"beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000, "eps_at": "query"}
+ONE_STEP = {"beta_range": [0.5, 8.0], "noise": 0.05, "trials": 400, "seeds": 5, "eps_at": "query"}
 
 
 @claim(
@@ -49,8 +48,9 @@ ONE_STEP = {"beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000, "eps_at": "
     bounds=("hopfield.well_separated",),
     templated=True,
     statement="every sphere pattern meeting R1 (N = {n_patterns}, d = {dim}, radius {radius}) ends, after "
-    "{updates} updates from x_i, within 1/(beta N M) of x_i at each beta of {betas}, and at least "
-    "{min_meeting} (pattern, seed) pairs of {seeds} seeds meet R1 per beta",
+    "{updates} updates from x_i, within 1/(beta N M) of x_i at each beta of {betas} (on every one of "
+    "{seeds} seeds, the largest distance over its patterns meeting R1, in units of 1/(beta N M), is at "
+    "most 1), and at least {min_meeting} (pattern, seed) pairs of the {seeds} seeds meet R1 per beta",
     quick={
         "dim": 32,
         "n_patterns": 64,
@@ -72,16 +72,28 @@ ONE_STEP = {"beta_range": [0.5, 8.0], "noise": 0.05, "trials": 2000, "eps_at": "
     ],
 )
 def separation_condition(params, ctx):
+    """Per beta, R1 (theory) puts every selected pattern inside S_i: on every seed the largest
+    distance from x_i over the seed's selected patterns, in units of S_i's radius 1/(beta N M), is
+    at most 1 (a seed with no selected pattern counts 0); the minimum count of selected pairs is a
+    convention. Before, the rule was the pooled count of patterns ending outside S_i (<= 0), the
+    same event, with no per-seed spread for verify oc (not covered); the per-seed largest distance
+    decides the same and is stored in the rule's form. Verdict at base seed 0: pass before and
+    after."""
     rows, parts = [], {}
     selected = choice(params, "patterns", PATTERNS)
     meeting_r1 = selected == "meeting R1"
     for beta in params["betas"]:
-        meeting, violations = _r1_sweep(params, ctx, beta, meeting_r1)
-        rows.append({"beta": beta, "selected": meeting, "violations": violations})
-        # R1 (theory) puts every selected pattern inside S_i; the minimum count is a convention
-        parts[f"outside_at_beta_{beta:g}"] = Threshold(
-            f"patterns {selected} ending outside S_i at beta = {beta:g}", 0, "<=", "theory"
-        ).judge(violations)
+        meeting, violations, worst, counts = _r1_sweep(params, ctx, beta, meeting_r1)
+        seeds = ctx.seeds(params["seeds"])
+        rows.append(
+            {"beta": beta, "selected": meeting, "violations": violations, "selected_per_seed": counts}
+        )
+        parts[f"outside_at_beta_{beta:g}"] = EverySeed(
+            f"largest distance from x_i / (1/(beta N M)), patterns {selected}, beta = {beta:g}",
+            1.0,
+            "<=",
+            "theory",
+        ).judge(worst, seeds=seeds)
         parts[f"selected_at_beta_{beta:g}"] = Threshold(
             f"(pattern, seed) pairs {selected} at beta = {beta:g}", params["min_meeting"], ">=", "convention"
         ).judge(meeting)
@@ -196,7 +208,9 @@ def separation_violated_fails(params, ctx):
         "n_patterns": 64,
         "radius": 3.0,
         "beta": 8.0,
-        "seeds": 3,
+        # 6 seeds (3 before): the budget verify oc named for an every-seed rule, whose value placed on
+        # its threshold passes each seed about half the time (1/8 at 3 seeds, 1/64 at 6)
+        "seeds": 6,
         "queries": 4,
         "updates": 200,
         "patterns": "meeting R1",
@@ -216,11 +230,18 @@ def r2_contraction(params, ctx):
     factor < 1 on S_i. R3 needs no claim of its own: with r = max{||xi - x_i||, ||x_i* - x_i||} >=
     ||xi - x_i|| and Delta_ij >= Delta_i, R3's bound 2 M (N-1) exp(-beta (Delta_i - 2 M r)) is at least
     D1's 2 M min(1, eps), so every D1 check (hopfield.one_step.error, zero violations) is an R3 check
-    with more slack."""
+    with more slack.
+
+    The rule is per seed (every seed's largest ratio / R2 factor at most 1 + 1e-9 and its largest
+    factor below 1), the same events as before, when it counted violating cases over all seeds
+    (<= 0), with no per-seed spread for verify oc; a seed with no case counts 0. Verdict at base
+    seed 0: pass before and after."""
     beta, n, radius = params["beta"], params["n_patterns"], params["radius"]
     meeting = choice(params, "patterns", PATTERNS) == "meeting R1"
     count, v_ratio, v_factor, worst, factors = 0, 0, 0, 0.0, []
-    for s in ctx.seeds(params["seeds"]):
+    seed_ratio, seed_factor = [], []  # per seed: the largest ratio / R2 factor, the largest factor
+    seeds = ctx.seeds(params["seeds"])
+    for s in seeds:
         gen = ctx.rng("hopfield.separation.r2_contraction.gen", s)
         X = sphere_patterns(n, params["dim"], radius, gen)
         need = well_separated_threshold(beta, n, radius)
@@ -229,6 +250,8 @@ def r2_contraction(params, ctx):
         stars = X[:, chosen].copy()  # the fixed points x_i*, iterated from x_i for all i at once
         for _ in range(params["updates"]):
             stars = X @ softmax(beta * (X.T @ stars), axis=0)
+        seed_ratio.append(0.0)
+        seed_factor.append(0.0)
         for k, i in enumerate(chosen):
             delta, star = separation(X, i), stars[:, k]
             for _ in range(params["queries"]):
@@ -242,10 +265,16 @@ def r2_contraction(params, ctx):
                 v_factor += int(factor >= 1.0)
                 worst = max(worst, ratio / factor)
                 factors.append(factor)
+                seed_ratio[-1] = max(seed_ratio[-1], ratio / factor)
+                seed_factor[-1] = max(seed_factor[-1], factor)
     judgement = all_of(
         cases=Threshold("(pattern, query) cases", 1, ">=", "convention").judge(count),
-        ratio=Threshold("cases with ratio > R2 factor (1 + 1e-9)", 0, "<=", "theory").judge(v_ratio),
-        factor=Threshold("cases with R2 factor >= 1", 0, "<=", "theory").judge(v_factor),
+        ratio=EverySeed(
+            "largest contraction ratio / R2 factor over the seed's cases", 1 + 1e-9, "<=", "theory"
+        ).judge(seed_ratio, seeds=seeds),
+        factor=EverySeed("largest R2 factor over the seed's cases", 1.0, "<", "theory").judge(
+            seed_factor, seeds=seeds
+        ),
     )
     return judgement, {
         "cases": count,
@@ -253,6 +282,8 @@ def r2_contraction(params, ctx):
         "factor_at_least_1": v_factor,
         "max_ratio_over_factor": worst,
         "factor_range": [min(factors), max(factors)] if factors else None,
+        "per_seed_max_ratio_over_factor": seed_ratio,
+        "per_seed_max_factor": seed_factor,
     }
 
 
@@ -263,11 +294,12 @@ def r2_contraction(params, ctx):
     provenance="derived",
     templated=True,
     statement="for noisy queries xi = x_i + r u (noise {noise} sqrt(d), beta in {beta_range}), 1 - p_i <= "
-    "eps(xi) and ||f(xi) - x_i|| <= 2 M min(1, eps(xi)) in every one of {trials} trials (zero violations; "
-    "both ratios <= 1 + 1e-12, a float64 round-off allowance)",
+    "eps(xi) and ||f(xi) - x_i|| <= 2 M min(1, eps(xi)) in every one of {trials} trials of each of {seeds} "
+    "seeds (zero violations: on every seed both largest ratios <= 1 + 1e-12, a float64 round-off "
+    "allowance)",
     quick={"dim": 32, "n_patterns": 64, **ONE_STEP},
     full={"dim": 32, "n_patterns": 10_000, **ONE_STEP},
-    seed_rule="every one of the trials drawn from the run's seed",
+    seed_rule="every one of the trials of every seed of seed..seed+seeds-1",
     controls=[
         Control(
             "no_2Mr",
@@ -278,42 +310,54 @@ def r2_contraction(params, ctx):
     ],
 )
 def one_step_error(params, ctx):
+    """D1 on noisy queries, judged per seed: every seed's largest (1 - p_i) / eps and largest
+    error / bound are at most 1 + 1e-12. Before, the 2000 trials were drawn from the run's seed and
+    the rule read the largest ratios over all of them (one draw: verify oc could not simulate it);
+    now the same 2000 trials are 5 seeds of 400 (the same cost), the same event per trial, and the
+    record keeps the per-seed largest ratios. Verdict at base seed 0: pass before and after."""
     d, n = params["dim"], params["n_patterns"]
-    gen = ctx.rng("hopfield.separation.one_step_error.gen")
     radius = math.sqrt(d)
     violations, points, tight, tight_miss = 0, [], 0.0, 0.0
+    seed_err, seed_miss = [], []
     drop = choice(params, "eps_at", ("query", "pattern")) == "pattern"
-    for _ in range(params["trials"]):
-        X = sphere_patterns(n, d, radius, gen)
-        i = int(gen.integers(n))
-        beta = float(gen.uniform(*params["beta_range"]))
-        xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
-        p = retrieval_distribution(X, xi, beta)
-        eps = epsilon_ungated(X, X[:, i] if drop else xi, i, beta)
-        err = retrieval_error(X, xi, i, beta)
-        miss = float(np.sum(np.delete(p, i)))
-        bound = error_bound(eps, norm_bound(X))
-        violations += int(miss > eps * (1 + 1e-12)) + int(err > bound * (1 + 1e-12))
-        tight = max(tight, err / bound)
-        tight_miss = max(tight_miss, miss / eps)
-        if len(points) < 400:
-            points.append([beta * separation(X, i), err, bound])
+    seeds = ctx.seeds(params["seeds"])
+    for s in seeds:
+        gen = ctx.rng("hopfield.separation.one_step_error.gen", s)
+        seed_err.append(0.0)
+        seed_miss.append(0.0)
+        for _ in range(params["trials"]):
+            X = sphere_patterns(n, d, radius, gen)
+            i = int(gen.integers(n))
+            beta = float(gen.uniform(*params["beta_range"]))
+            xi = noisy_query(X, i, params["noise"] * math.sqrt(d), gen)
+            p = retrieval_distribution(X, xi, beta)
+            eps = epsilon_ungated(X, X[:, i] if drop else xi, i, beta)
+            err = retrieval_error(X, xi, i, beta)
+            miss = float(np.sum(np.delete(p, i)))
+            bound = error_bound(eps, norm_bound(X))
+            violations += int(miss > eps * (1 + 1e-12)) + int(err > bound * (1 + 1e-12))
+            seed_err[-1] = max(seed_err[-1], err / bound)
+            seed_miss[-1] = max(seed_miss[-1], miss / eps)
+            if len(points) < 400:
+                points.append([beta * separation(X, i), err, bound])
+        tight, tight_miss = max(tight, seed_err[-1]), max(tight_miss, seed_miss[-1])
     judgement = all_of(
-        miss=Threshold("max (1 - p_i) / eps", 1 + 1e-12, "<=", "convention").judge(tight_miss),
-        error=Threshold("max ||f(xi) - x_i|| / (2 M min(1, eps))", 1 + 1e-12, "<=", "convention").judge(
-            tight
+        miss=EverySeed("largest (1 - p_i) / eps of the seed's trials", 1 + 1e-12, "<=", "convention").judge(
+            seed_miss, seeds=seeds
         ),
+        error=EverySeed(
+            "largest ||f(xi) - x_i|| / (2 M min(1, eps)) of the seed's trials", 1 + 1e-12, "<=", "convention"
+        ).judge(seed_err, seeds=seeds),
     )
     details = {
         "violations": violations,
         "max_miss_over_eps": tight_miss,
         "beta_delta_error_bound": points,
-        "trials": params["trials"],
+        "trials": params["trials"] * params["seeds"],
         "max_error_over_bound": tight,
         "bound": "no 2Mr term" if drop else "D1",
     }
-    # measured: the violations, which the tightness figure prints for the control
-    return replace(Outcome.judged(judgement, details), measured=violations)
+    return judgement, details
 
 
 @claim(

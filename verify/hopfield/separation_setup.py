@@ -64,8 +64,10 @@ def _query(params, X, i):
 
 
 def _r1_sweep(params, ctx, beta, meeting_r1: bool):
-    """Patterns that meet (or violate) R1, iterated ``updates`` times from x_i: (count, ended outside S_i)."""
-    count, outside = 0, 0
+    """Patterns that meet (or violate) R1, iterated ``updates`` times from x_i: (count, ended
+    outside S_i, per seed the largest distance from x_i over its selected patterns in units of S_i's
+    radius 1/(beta N M), 0.0 for a seed with no selected pattern, per seed the selected count)."""
+    count, outside, worst, counts = 0, 0, [], []
     for s in ctx.seeds(params["seeds"]):
         X = sphere_patterns(
             params["n_patterns"],
@@ -80,8 +82,11 @@ def _r1_sweep(params, ctx, beta, meeting_r1: bool):
         states = X[:, chosen].copy()  # column k: the state started at x_{chosen[k]}
         for _ in range(params["updates"]):  # f applied to every column at once
             states = X @ softmax(beta * (X.T @ states), axis=0)
-        outside += int(np.sum(np.linalg.norm(states - X[:, chosen], axis=0) > tol))
-    return count, outside
+        dist = np.linalg.norm(states - X[:, chosen], axis=0)
+        outside += int(np.sum(dist > tol))
+        worst.append(float(dist.max()) / tol if len(chosen) else 0.0)
+        counts.append(len(chosen))
+    return count, outside, worst, counts
 
 
 @shared
