@@ -340,15 +340,41 @@ def judge_not_storing(family_name: str, rows: list, size_key: str, star_key: str
     }
 
 
+def storing_headroom(stored_at: int | None, steps: int, last_accuracy: float) -> float:
+    """One draw's headroom of a smallest-bank search: > 0 exactly when the draw stores within the
+    grid. A storing draw: the fraction of the step budget left when it first stored at its C*,
+    (steps + 1 - t) / (steps + 1), in (0, 1] for t in 0..steps; a draw storing at no C of the grid:
+    its accuracy at the grid's last C after the whole budget, less 1 (< 0).
+
+    >>> storing_headroom(0, 99, 1.0), storing_headroom(99, 99, 1.0), storing_headroom(None, 99, 0.75)
+    (1.0, 0.01, -0.25)
+    """
+    if stored_at is None:
+        if not 0.0 <= last_accuracy < 1.0:
+            raise ValueError(f"a draw storing nowhere must end below accuracy 1, got {last_accuracy}")
+        return float(last_accuracy) - 1.0
+    if not 0 <= int(stored_at) <= int(steps):
+        raise ValueError(f"a storing step must lie in 0..{steps}, got {stored_at}")
+    return (int(steps) + 1 - int(stored_at)) / (int(steps) + 1)
+
+
+#: the quantity of the smallest-bank claims (one value per (F, draw) search)
+HEADROOM = "storing headroom (step budget left at C*; accuracy - 1 if storing nowhere)"
+
+
 def judge_smallest_bank(found: dict, steps: int, criterion: str):
     """The (judgement, details) of a chapters smallest-bank search (chapters_bank, chapters_toy): every draw at
     every F stores at some C of its grid, judged by an :class:`verify.criteria.EverySeed` rule
-    over the (F, draw) searches (1 = the draw stores within the grid, 0 = it does not; the grid's
-    end is the criterion's bound, a convention of the atlas). The details keep C* per draw."""
+    over the (F, draw) searches on :func:`storing_headroom` (> 0 exactly when the draw stores within
+    the grid; the grid's end is the criterion's bound, a convention of the atlas). The 0/1 "stores"
+    of the previous rule decided the same but gave ``verify oc`` no spread. The details keep C* per
+    draw."""
     rows = found["rows"]
     labels = [f"F={r['F']} draw {k}" for r in rows for k in range(len(r["c_star"]))]
-    stores = [0.0 if c is None else 1.0 for r in rows for c in r["c_star"]]
-    judgement = EverySeed(
-        "stores within the grid (1 yes, 0 no)", 1.0, ">=", "convention", unit="draws"
-    ).judge(stores, labels)
+    room = [
+        storing_headroom(t, steps, trace[-1])
+        for r in rows
+        for t, trace in zip(r["stored_at_step"], r["accuracy_trace"])
+    ]
+    judgement = EverySeed(HEADROOM, 0.0, ">", "convention", unit="draws").judge(room, labels)
     return judgement, {"rows": rows, "info_bits": found["info_bits"], "criterion": criterion, "steps": steps}
