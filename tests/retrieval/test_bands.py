@@ -46,3 +46,17 @@ def test_the_band_half_width_is_half_the_pilot_additive_interaction():
     fit = read_fit()
     assert fit["half_width"] == pytest.approx(fit["additive_interaction_mean"] / 2, abs=1e-3)
     assert min(fit["pilot_seeds"]) >= 100
+
+
+def test_md_staged_needs_both_parts_and_reads_later_looks():
+    from verify.retrieval.mlp_product import MD_PILOT, md_staged_judgement
+
+    tol = MD_PILOT["tolerance"]
+    assert tol == pytest.approx(0.2 * MD_PILOT["mean_64_32"], abs=5e-4)
+    flat = [0.0, 0.01, -0.01, 0.005, -0.005, 0.0]
+    drop = [0.2, 0.21, 0.19, 0.2, 0.22, 0.18]
+    assert md_staged_judgement(flat, drop, tol, (3, 6)).verdict == "pass"
+    assert md_staged_judgement(flat, flat, tol, (3, 6)).verdict == "fail"  # halving m*d changes nothing
+    assert md_staged_judgement(drop, drop, tol, (3, 6)).verdict == "fail"  # the same m*d differs
+    with pytest.raises(ValueError, match="NaN"):
+        md_staged_judgement([math.nan] * 3, drop[:3], tol, (3,))
