@@ -163,11 +163,27 @@ PLATEAU_LOOKS = (8, 16, 32)
 PLATEAU_ALPHA = 0.025
 
 
+def plateau_rules(d: int, tol: float, looks=PLATEAU_LOOKS) -> dict:
+    """The two ends of the plateau claim's band at dimension ``d``: staged rules over draws
+    (verify.criteria.Sequential, error :data:`PLATEAU_ALPHA` per direction) on the mean of
+    accuracy - p, "low" (>= -``tol``) and "high" (<= ``tol``). The claim measures draws with the
+    same rules it judges with.
+
+    >>> [r.value for r in plateau_rules(12, 0.025).values()]
+    [-0.025, 0.025]
+    """
+    name = f"mean oracle accuracy - plateau p at d={d}"
+    return {
+        part: Sequential(name, bound, side, "convention", looks=looks, alpha=PLATEAU_ALPHA, unit="draws")
+        for part, bound, side in (("low", -tol, ">="), ("high", tol, "<="))
+    }
+
+
 def plateau_judgement(diffs_by_d: Mapping, tol: float, looks=PLATEAU_LOOKS) -> Judgement:
     """The criterion of ``retrieval.capacity.plateau``: at every d, the mean over draws of
-    accuracy - p lies within +-``tol``, each end a verify.criteria.Sequential rule over draws
-    (looks ``looks``, error :data:`PLATEAU_ALPHA` per direction), read on the values ``diffs_by_d[d]`` (the draws in
-    order; each rule reads the looks they reach); verify.criteria.all_of.
+    accuracy - p lies within +-``tol``, both ends by :func:`plateau_rules` (looks ``looks``), read
+    on the values ``diffs_by_d[d]`` (the draws in order; each rule reads the looks they reach);
+    verify.criteria.all_of.
 
     >>> plateau_judgement({12: [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.001]}, 0.025).verdict
     'pass'
@@ -178,9 +194,7 @@ def plateau_judgement(diffs_by_d: Mapping, tol: float, looks=PLATEAU_LOOKS) -> J
     for d, diffs in diffs_by_d.items():
         if any(math.isnan(x) for x in diffs):
             raise ValueError(f"an oracle accuracy at d={d} is NaN: the plateau cannot be read from it")
-        name = f"mean oracle accuracy - plateau p at d={d}"
-        for part, bound, side in (("low", -tol, ">="), ("high", tol, "<=")):
-            rule = Sequential(name, bound, side, "convention", looks=looks, alpha=PLATEAU_ALPHA, unit="draws")
+        for part, rule in plateau_rules(d, tol, looks).items():
             parts[f"d{d}_{part}"] = rule.judge(diffs)
     return all_of(**parts)
 
@@ -228,12 +242,7 @@ def plateau(p, ctx):
     diffs_by_d, rows = {}, []
     for d in p["d_models"]:
         pred = ts.plateau_accuracy(V, d)
-        ends = [
-            Sequential(
-                "x", side * p["tolerance"], ">=" if side < 0 else "<=", "convention", looks, unit="draws"
-            )
-            for side in (-1, 1)
-        ]
+        ends = plateau_rules(d, p["tolerance"], looks).values()
         accs: list[float] = []
         for n in looks:  # the draws of one look at a time, while an end is undecided
             accs += [draw_one(V, d, L, N, ctx.seed, k)[0] for k in range(len(accs), n)]
