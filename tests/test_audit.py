@@ -42,6 +42,22 @@ def test_an_auditing_run_names_the_shared_result_a_check_changed():
     assert "shared_mutated" not in run_claim(_claim(_mutating), Context())  # no audit, no fingerprints
 
 
+def test_a_later_claim_that_changes_an_earlier_claims_result_is_named_and_untouched_ones_are_not_rehashed(
+    monkeypatch,
+):
+    ctx = Context(audit=True)
+    assert "shared_mutated" not in run_claim(_claim(_copying), ctx)  # computes ("rows",) unchanged
+    ctx.shared(("other",), lambda: [0.0])
+    hashed = []
+    import verify.audit as audit
+
+    real = audit.fingerprint
+    monkeypatch.setattr(audit, "fingerprint", lambda v: hashed.append(v) or real(v))
+    rec = run_claim(_claim(_mutating), ctx)  # reads the first claim's rows and writes into them
+    assert rec["shared_mutated"] == ["(('rows',), 'cpu', 'float64')"]
+    assert [0.0] not in hashed  # ("other",) was not touched by this claim: not fingerprinted again
+
+
 @dataclass
 class _Box:
     weights: torch.Tensor

@@ -419,9 +419,10 @@ class Context:
         return self.cache[full_key]
 
     def mutated_shared(self) -> list[str]:
-        """Shared results whose content changed since they were computed or last asked about
-        (an auditing context only: :mod:`verify.audit`)."""
-        return changed_entries(self.cache)
+        """Shared results whose content changed since they were computed or last asked about,
+        among those computed or read since :attr:`touched` was last cleared (the runner clears it
+        before each claim; an auditing context only: :mod:`verify.audit`)."""
+        return changed_entries(self.cache, only=lambda key: self._digests.get(key) in self.touched)
 
 
 def shared_digest(key: tuple) -> str:
