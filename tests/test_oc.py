@@ -205,6 +205,12 @@ def test_a_record_with_no_spread_is_not_covered():
             "small_d_judgement",
             "as measured",
         ),
+        (
+            "icrecall.handset.rho_zero_fails",
+            "verify.icrecall.handset_setup",
+            "silence_judgement",
+            "as measured",
+        ),
     ],
 )
 def test_the_rank_and_bracket_simulators_judge_with_the_claims_own_function(
