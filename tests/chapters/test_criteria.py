@@ -6,7 +6,7 @@ import math
 import pytest
 
 from verify.chapters.accounting import agreement
-from verify.chapters.toy import storage_threshold
+from verify.chapters.toy_setup import storage_threshold
 from verify.criteria import Threshold
 
 

@@ -59,3 +59,16 @@ def test_balance_looks_hold_their_simulated_rates():
     rule = Sequential("entropy", 0.0, ">=", "convention", BALANCE_LOOKS, BALANCE_ALPHA)
     assert staged_rates(rule, 1.34, 1.0, reps=400)["pass"] > 0.97
     assert staged_rates(rule, 0.0, 1.0, reps=400)["pass"] <= 0.05
+
+
+def test_storage_looks_hold_their_simulated_rates():
+    """The fact-storage claims' staged rule: at the threshold it passes and fails at most about
+    0.05 each; 10 sd above it (far less than the records' effect) it passes at the first look."""
+    from verify.chapters.toy_setup import STORAGE_LOOKS, storage_rule
+    from verify.criteria_seeds import staged_rates
+
+    rule = storage_rule(STORAGE_LOOKS)
+    at = staged_rates(rule, rule.value, 1.0, reps=400)
+    assert at["pass"] <= 0.06 and at["fail"] <= 0.06
+    far = staged_rates(rule, rule.value + 10.0, 1.0, reps=400)
+    assert far["pass"] > 0.99 and far["mean_seeds"] < 3.1

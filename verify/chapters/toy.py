@@ -15,12 +15,15 @@ from verify.chapters.toy_setup import (
     BASE,
     FULL,
     SOURCE,
+    STORAGE_BASE,
+    STORAGE_FULL,
+    STORAGE_LOOKS,
     _acc_at,
     flop_ratio,
     paired,
     phase1,
     phase2,
-    storage_threshold,
+    storage_rule,
 )
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Threshold
@@ -31,15 +34,16 @@ from verify.criteria import EverySeed, Threshold
     source=f"{SOURCE}, abstract (iso-FLOP comparison)",
     provenance="derived",
     statement="on synthetic facts, the MoC toy's value accuracy at the comparison step is >= the "
-    "iso-FLOP dense model's (rule depth) - 0.02 (the 95% t interval over the seeds of the per-seed "
-    "difference; inconclusive when it straddles -0.02), a "
-    "speed-of-storage comparison with the same optimiser for both. Quick scale is "
-    "weaker than the setting of docs/chapters.md: 512 facts, step 100 of 150, 2 seeds (the dense "
-    "model is near 0.28 there); full scale is its 1024 facts, step 250 of 300, 3 seeds",
-    quick=dict(BASE, moc_read="trained"),
-    full=dict(FULL, moc_read="trained"),
+    "iso-FLOP dense model's (rule depth) - 0.02, judged on the mean over seeds of the per-seed "
+    "difference in stages (one-sided Student-t bounds at 3 and 6 seeds, error 0.05 per direction; "
+    "inconclusive when undecided at 6), a speed-of-storage comparison with the same optimiser for "
+    "both. Quick scale is weaker than the setting of docs/chapters.md: 512 facts, step 100 of 150 (the "
+    "dense model is near 0.28 there); full scale is its 1024 facts, step 250 of 300",
+    quick=dict(STORAGE_BASE, looks=STORAGE_LOOKS, moc_read="trained"),
+    full=dict(STORAGE_FULL, looks=STORAGE_LOOKS, moc_read="trained"),
     needs=("torch",),
-    seed_rule="95% t interval over seeds 0..1 (quick), 0..2 (full) of the per-seed difference",
+    seed_rule="staged (sequential) one-sided Student-t bounds of the mean over seeds of the per-seed "
+    "difference, looks at 3 and 6 seeds",
     controls=[
         Control(
             "moc_init",
@@ -50,13 +54,25 @@ from verify.criteria import EverySeed, Threshold
     ],
 )
 def check_fact_storage(p, ctx):
-    seeds = ctx.seeds(p["seeds"])
-    runs = {kind: [phase1(p, ctx, s, kind)[0] for s in seeds] for kind in ("moc", "dense")}
+    """Judged in stages (:func:`verify.chapters.toy_setup.storage_rule`): seeds are trained one at a
+    time until a look decides. The rule was the 95% t interval over 2 seeds (undecided at base
+    seeds 2 and 4, where the moc_init control's interval straddled -0.02); at base seed 0 it passed
+    with [0.442, 0.864] (a run that undecided.toml reported inconclusive)."""
     moc_read = choice(p, "moc_read", ("trained", "init"))  # init: the control
     step = {"moc": 0 if moc_read == "init" else p["compare_step"], "dense": p["compare_step"]}
+    rule = storage_rule(p["looks"])
+    runs: dict[str, list] = {"moc": [], "dense": []}
+
+    def difference(seed: int) -> float:
+        for kind in runs:
+            runs[kind].append(phase1(p, ctx, seed, kind)[0])
+        return _acc_at(runs["moc"][-1], step["moc"]) - _acc_at(runs["dense"][-1], step["dense"])
+
+    judgement = rule.run(difference, ctx.seeds(rule.cap))
+    seeds = ctx.seeds(len(runs["moc"]))
     acc = {k: [_acc_at(h, step[k]) for h in hs] for k, hs in runs.items()}
     dense_layers, ratio = flop_ratio(p)
-    return storage_threshold().judge(paired(acc["moc"], acc["dense"]), seeds=len(seeds)), {
+    return judgement, {
         "seeds": seeds,
         "acc_moc": acc["moc"],
         "acc_dense": acc["dense"],

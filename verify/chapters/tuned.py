@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from verify.chapters.toy_setup import (
-    BASE,
-    FULL,
     SOURCE,
+    STORAGE_BASE,
+    STORAGE_FULL,
+    STORAGE_LOOKS,
     _acc_at,
     flop_ratio,
-    paired,
     phase1,
-    storage_threshold,
+    storage_rule,
 )
 from verify.claims import Control, choice, claim
 
@@ -55,8 +55,8 @@ RECORDED_QUICK_TUNING = {
         (3e-2, 0.009765625, 5.481984510156972),
     ],
 }
-TUNED_QUICK = dict(BASE, **TUNE, tune_step=50, retune=False, moc_read="trained")
-TUNED_FULL = dict(FULL, **TUNE, tune_step=250, retune=True, moc_read="trained")
+TUNED_QUICK = dict(STORAGE_BASE, **TUNE, looks=STORAGE_LOOKS, tune_step=50, retune=False, moc_read="trained")
+TUNED_FULL = dict(STORAGE_FULL, **TUNE, looks=STORAGE_LOOKS, tune_step=250, retune=True, moc_read="trained")
 
 
 def _rates(p, lr):
@@ -116,21 +116,22 @@ def tune(p, ctx, kind):
     statement="with each model's learning rate tuned on seed 1000 (never judged; the same 4 tries "
     "for each: backbone lr in {1e-3, 3e-3, 1e-2, 3e-2}, memory and bank at 2x, one "
     "warm-up of 50 steps; best value accuracy at the tuning step), the MoC toy's "
-    "value accuracy at the comparison step is >= the iso-FLOP dense model's - 0.02 (95% t "
-    "interval over the judged seeds of the per-seed difference; the criterion of fact_storage_vs_isoflop, whose shared-"
+    "value accuracy at the comparison step is >= the iso-FLOP dense model's - 0.02 (the mean over "
+    "seeds of the per-seed difference judged in stages at 3 and 6 seeds; the criterion of "
+    "fact_storage_vs_isoflop, whose shared-"
     "recipe numbers are in the details). Quick scale tunes cheaply, on runs stopped at "
     "step 50 of the 150-step schedule (picked: MoC 1e-2, dense 3e-3, the recipe's), "
-    "and compares at step 100 over 2 seeds (512 facts); for the CPU budget CI uses the "
+    "and compares at step 100 (512 facts); for the CPU budget CI uses the "
     "recorded picks of that tuning run instead of rerunning it. Full scale tunes and "
-    "compares at step 250 of 300 over 3 seeds (1024 facts; not run here). Tuning "
+    "compares at step 250 of 300 (1024 facts; not run here). Tuning "
     "does not reverse the shared-recipe conclusion at quick scale (--seed 0, 1, 2): "
     "the dense model does best at the recipe's rate, so its numbers are unchanged, "
     "and MoC gains 0.05-0.07",
     quick=TUNED_QUICK,
     full=TUNED_FULL,
     needs=("torch",),
-    seed_rule="95% t interval over seeds 0..1 (quick), 0..2 (full) of the per-seed difference; tuning on "
-    "seed 1000 only",
+    seed_rule="staged (sequential) one-sided Student-t bounds of the mean over seeds of the per-seed "
+    "difference, looks at 3 and 6 seeds; tuning on seed 1000 only",
     controls=[
         Control(
             "moc_init",
@@ -143,23 +144,33 @@ def tune(p, ctx, kind):
 def check_fact_storage_tuned(p, ctx):
     """The control moc_init takes the tuned MoC runs' step-0 evaluation (the untrained model)
     against the tuned dense runs at the comparison step: two different arms. Each run is read
-    once (the control used to read the tuned MoC runs a second time for their step 0)."""
-    seeds = ctx.seeds(p["seeds"])
-    if p["tune_seed"] in seeds:
-        raise ValueError(f"the tuning seed {p['tune_seed']} must not be a judged seed {seeds}")
+    once (the control used to read the tuned MoC runs a second time for their step 0). Judged in
+    stages (:func:`verify.chapters.toy_setup.storage_rule`, seeds trained one at a time until a
+    look decides); the rule was the 95% t interval over 2 seeds (undecided at base seeds 2 and 4,
+    where the moc_init control's interval straddled -0.02; at base seed 0 it passed with [0.472,
+    0.944])."""
+    rule = storage_rule(p["looks"])
+    if p["tune_seed"] in ctx.seeds(rule.cap):
+        raise ValueError(f"the tuning seed {p['tune_seed']} must not be a judged seed {ctx.seeds(rule.cap)}")
     if len(p["warmup_grid"]) != 1 or p["warmup_grid"][0] != 50:
         raise ValueError("the grid has one warm-up, the recipe's 50 steps (train's default)")
     step = p["compare_step"]
-    tuning, acc, recipe = {}, {}, {}
+    tuning, acc = {}, {"moc": [], "dense": []}
     at_init = choice(p, "moc_read", ("trained", "init")) == "init"  # the control: the tuned MoC at step 0
     for kind in ("moc", "dense"):
         rows, best = tune(p, ctx, kind)
         tuning[kind] = {"grid": rows, "chosen": best, "rerun": bool(p.get("retune", True))}
-        runs = [grid_run(p, ctx, s, kind, best["lr"], step) for s in seeds]  # each run read once
-        acc[kind] = [h["acc"][0][0] if at_init and kind == "moc" else _acc_at(h, step) for h in runs]
-        recipe[kind] = [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds]
-    judgement = storage_threshold().judge(paired(acc["moc"], acc["dense"]), seeds=len(seeds))
-    recipe_passed = storage_threshold().judge(paired(recipe["moc"], recipe["dense"]), seeds=len(seeds)).passed
+
+    def difference(seed: int) -> float:
+        for kind in ("moc", "dense"):
+            h = grid_run(p, ctx, seed, kind, tuning[kind]["chosen"]["lr"], step)  # each run read once
+            acc[kind].append(h["acc"][0][0] if at_init and kind == "moc" else _acc_at(h, step))
+        return acc["moc"][-1] - acc["dense"][-1]
+
+    judgement = rule.run(difference, ctx.seeds(rule.cap))
+    seeds = ctx.seeds(len(acc["moc"]))
+    recipe = {kind: [_acc_at(phase1(p, ctx, s, kind)[0], step) for s in seeds] for kind in ("moc", "dense")}
+    recipe_passed = rule.judge([a - b for a, b in zip(recipe["moc"], recipe["dense"])]).passed
     dense_layers, ratio = flop_ratio(p)
     return judgement, {
         "seeds": seeds,
