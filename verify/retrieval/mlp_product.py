@@ -165,11 +165,11 @@ MD_PILOT = {
 }
 
 
-def md_staged_judgement(same: list, half: list, tol: float, looks) -> Judgement:
+def md_staged_judgement(same: list, half: list, tol: float, looks, seeds=None) -> Judgement:
     """The m*d hypothesis by staged one-sided Student-t bounds over seeds (verify.criteria.Sequential,
     error 0.025 per direction): the paired difference at the same m*d has its mean within +-``tol``
     (two ends), and the paired difference at half the m*d has its mean above ``tol``. Each part
-    reads the looks the values reach; verify.criteria.all_of.
+    reads the looks the values reach (``seeds``: their labels); verify.criteria.all_of.
 
     >>> md_staged_judgement([0.0, 0.01, -0.01], [0.2, 0.21, 0.19], 0.03, (3,)).verdict
     'pass'
@@ -183,9 +183,9 @@ def md_staged_judgement(same: list, half: list, tol: float, looks) -> Judgement:
             raise ValueError(f"a {name}-m*d difference is NaN: {vals}")
     q_same, q_half = "acc(64, 32) - acc(128, 16) (same m*d)", "acc(64, 32) - acc(64, 16) (half the m*d)"
     return all_of(
-        same_low=Sequential(q_same, -tol, ">=", "pilot", looks, 0.025).judge(same),
-        same_high=Sequential(q_same, tol, "<=", "pilot", looks, 0.025).judge(same),
-        half=Sequential(q_half, tol, ">", "pilot", looks, 0.025).judge(half),
+        same_low=Sequential(q_same, -tol, ">=", "pilot", looks, 0.025).judge(same, seeds),
+        same_high=Sequential(q_same, tol, "<=", "pilot", looks, 0.025).judge(same, seeds),
+        half=Sequential(q_half, tol, ">", "pilot", looks, 0.025).judge(half, seeds),
     )
 
 
@@ -258,7 +258,7 @@ def md_product_staged(p, ctx):
             same.append(a - b)
             half.append(a - c)
             rows.append({"seed": s, "acc_64_32": a, "acc_128_16": b, "contrast_accuracy": c})
-        judgement = md_staged_judgement(same, half, p["tolerance"], looks)
+        judgement = md_staged_judgement(same, half, p["tolerance"], looks, seeds[: len(same)])
         if judgement.verdict != "inconclusive":
             break
     return judgement, {
