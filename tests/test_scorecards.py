@@ -242,8 +242,9 @@ def test_ledger_causes_agree_with_the_roles():
     """The scorecard and the ledger name the same culprit: on every [abstract] row a claim whose
     entry blames our formalisation or setting is a formalisation claim, one whose entry blames the
     paper is a sentence claim, and one whose entry blames the criterion's resolution is a sentence
-    claim only where its verdict flips between pass and fail with the seed (the scorecard counts
-    it undecided)."""
+    claim only where its verdict flips with the seed between a fail and a pass or an inconclusive
+    (the scorecard counts it undecided, or reads the reference seed's verdict where no seed
+    passes)."""
     from verify.ledger import BY_SCALE
 
     on_abstract = {}
@@ -254,9 +255,7 @@ def test_ledger_causes_agree_with_the_roles():
         if entry.cause in ("formalisation", "setting"):
             assert on_abstract.get(cid, {"formalisation"}) == {"formalisation"}, (cid, scale, entry.cause)
         elif entry.cause == "resolution" and cid in sentence_of_abstract:
-            assert entry.flips_with_seed and {"pass", "fail"} <= set(entry.seed_verdicts.values()), (
-                cid,
-                scale,
-            )
+            verdicts = set(entry.seed_verdicts.values())
+            assert entry.flips_with_seed and "fail" in verdicts and len(verdicts) >= 2, (cid, scale)
         elif entry.cause == "paper":
             assert cid in sentence_of_abstract, (cid, scale, entry.cause)
