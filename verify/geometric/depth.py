@@ -37,30 +37,34 @@ def composite_perms(perms, n_hops: int) -> np.ndarray:
     )
 
 
-def reaches_one(table, dim, p, seed, init=False) -> bool:
-    """Does the trained model on the fact table ``table`` (one relation per row) reach train accuracy 1
-    at embedding dimension ``dim``? ``init``: the same model untrained (the control)."""
+def _model_at(table, dim, p, seed, init=False):
+    """The model trained on the fact table ``table`` (one relation per row) at embedding dimension
+    ``dim`` from ``seed`` (stopping at train accuracy 1); ``init``: the same model untrained."""
     import torch
 
     gen = torch_generator(int(seed) * 1000 + int(dim))
     dtype = {"float32": torch.float32, "float64": torch.float64}[p["train_dtype"]]
     if init:
-        model = TrainedModel(
+        return TrainedModel(
             perms=table, params=init_params(table.shape[1], table.shape[0], dim, p["mlp_width"], gen, dtype)
         )
-    else:
-        model = train_model(
-            table,
-            dim,
-            p["mlp_width"],
-            steps=p["steps"],
-            lr=p["lr"],
-            generator=gen,
-            record_every=p["record_every"],
-            stop_at_full_accuracy=True,
-            dtype=dtype,
-        )
-    return train_accuracy(model) == 1.0
+    return train_model(
+        table,
+        dim,
+        p["mlp_width"],
+        steps=p["steps"],
+        lr=p["lr"],
+        generator=gen,
+        record_every=p["record_every"],
+        stop_at_full_accuracy=True,
+        dtype=dtype,
+    )
+
+
+def reaches_one(table, dim, p, seed, init=False) -> bool:
+    """Does the trained model on the fact table ``table`` (one relation per row) reach train accuracy 1
+    at embedding dimension ``dim``? ``init``: the same model untrained (the control)."""
+    return train_accuracy(_model_at(table, dim, p, seed, init)) == 1.0
 
 
 def train_margin_at(table, dim, p, seed, init=False) -> float:
@@ -68,27 +72,7 @@ def train_margin_at(table, dim, p, seed, init=False) -> float:
     the largest other logit, over all facts) of the model :func:`reaches_one` trains on ``table`` at
     embedding dimension ``dim`` from ``seed`` (the same generator, so the same run): > 0 exactly when
     that model reaches train accuracy 1."""
-    import torch
-
-    gen = torch_generator(int(seed) * 1000 + int(dim))
-    dtype = {"float32": torch.float32, "float64": torch.float64}[p["train_dtype"]]
-    if init:
-        model = TrainedModel(
-            perms=table, params=init_params(table.shape[1], table.shape[0], dim, p["mlp_width"], gen, dtype)
-        )
-    else:
-        model = train_model(
-            table,
-            dim,
-            p["mlp_width"],
-            steps=p["steps"],
-            lr=p["lr"],
-            generator=gen,
-            record_every=p["record_every"],
-            stop_at_full_accuracy=True,
-            dtype=dtype,
-        )
-    return train_margin(model)
+    return train_margin(_model_at(table, dim, p, seed, init))
 
 
 @shared
