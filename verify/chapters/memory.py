@@ -12,7 +12,7 @@ are zero on every draw.
 from __future__ import annotations
 
 from theory.papers import paper
-from verify.claims import Control, claim, rng_for, shared
+from verify.claims import Control, claim, rng_for
 from verify.criteria import EverySeed, Threshold, all_of
 
 SOURCE = paper("chapters")
@@ -43,14 +43,14 @@ def _tokens(params, seed, cfg, length=3):
 
 
 def _router_grad(params, ctx, seed, weighting, wo_init):
-    """|dL_LM/dW_r| of draw ``seed`` (computed once per run: a control's arm that equals one of
-    the claim's arms reads it, :func:`verify.claims.shared`)."""
+    """|dL_LM/dW_r| of draw ``seed``. Not a shared result: a control's arm that equals another of
+    the claim's arms (no_weighting, wo_zero) computes its own gradient instead of reading the
+    claim's, so no two of the claim's computations become one (tests/test_controls_differ.py)."""
     return _grad_norm(
         ctx, params["n_facts"], params["n_values"], params["batch"], int(seed), weighting, wo_init
     )
 
 
-@shared
 def _grad_norm(ctx, n_facts, n_values, batch, seed, weighting, wo_init) -> float:
     import torch
     import torch.nn.functional as F
@@ -125,12 +125,12 @@ def check_router_gradient(params, ctx):
 
 def _last_token_effect(params, ctx, seed, routing, wo_init="normal"):
     """The largest change of earlier positions' logits when the last token of draw ``seed``
-    changes (computed once per run, :func:`verify.claims.shared`)."""
+    changes. Not a shared result, as :func:`_router_grad`: the causal_arm_leaky control's arm
+    computes its own effect instead of reading the claim's leaky arm."""
     p = (params["n_facts"], params["n_values"], params["batch"], params["length"])
     return _effect(ctx, *p, int(seed), routing, wo_init)
 
 
-@shared
 def _effect(ctx, n_facts, n_values, batch, length, seed, routing, wo_init) -> float:
     import torch
 
