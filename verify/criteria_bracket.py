@@ -4,6 +4,7 @@ it; README.md#kinds-of-claim-controls-and-verdicts-over-seeds).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verify.criteria_base import Judgement
@@ -132,4 +133,38 @@ class Bracket:
             {"boundary": self.boundary, "above": self.above, "breaks_above": "must not (control)"},
             {"breaks_above": bool(breaks_above)},
             {**dict(resolution), "text": text + ("breaks" if breaks_above else "holds")},
+        )
+
+    def side_read(
+        self,
+        side: str,
+        verdict: str,
+        breaks_below: bool,
+        breaks_above: bool,
+        reads: Mapping[object, Judgement],
+    ) -> Judgement:
+        """:meth:`judge_side` when each point's "it breaks" is itself read by a criterion with an
+        inconclusive band (``reads``: one judgement per point read, e.g. a 95% interval per point):
+        ``verdict`` is the side's verdict from those reads, the measurement and the resolution's
+        text join every read's, and an inconclusive verdict carries the first inconclusive read's
+        budget. ``breaks_below`` / ``breaks_above``: whether each side's read passed.
+
+        >>> from verify.criteria import Threshold
+        >>> b = Bracket("rho", boundary=0.35, below=0.3, above=0.4)
+        >>> reads = {0.3: Threshold("x", 0.0, "<", "theory").judge(-1.0),
+        ...          0.4: Threshold("x", 0.0, "<", "theory").judge(1.0)}
+        >>> j = b.side_read("below", "pass", True, False, reads)
+        >>> j.verdict, j.resolution["text"].count("; ")
+        ('pass', 2)
+        """
+        base = self.judge_side(side, breaks_below, breaks_above)
+        measured = {**base.measured, **{k: v for r in reads.values() for k, v in r.measured.items()}}
+        text = base.resolution["text"] + "".join(f"; {r.resolution['text']}" for r in reads.values())
+        budget = next((r.budget for r in reads.values() if r.verdict == "inconclusive"), None)
+        return Judgement(
+            verdict,
+            base.predicted,
+            measured,
+            {**base.resolution, "text": text},
+            budget if verdict == "inconclusive" else None,
         )

@@ -140,7 +140,7 @@ def silence_judgement(bracket, pre: Mapping[float, list], rho_tests: list, rho_a
     >>> silence_judgement(b, {0.3: [-0.07, 0.08, -0.075], 0.4: [0.06, 0.07, 0.065]}, [0.3], 0.4, "below").verdict
     'inconclusive'
     """
-    from verify.criteria import Judgement, Threshold
+    from verify.criteria import Threshold
     from verify.measure import t_interval
 
     if side not in ("below", "above"):
@@ -170,17 +170,7 @@ def silence_judgement(bracket, pre: Mapping[float, list], rho_tests: list, rho_a
         )
     else:  # the control: "it breaks" read above
         verdict = breaks_above
-    base = bracket.judge_side(side, breaks_below == "pass", breaks_above == "pass")
-    measured = {**base.measured, **{k: v for r in reads.values() for k, v in r.measured.items()}}
-    text = base.resolution["text"] + "".join(f"; {r.resolution['text']}" for r in reads.values())
-    budget = next((r.budget for r in reads.values() if r.verdict == "inconclusive"), None)
-    return Judgement(
-        verdict,
-        base.predicted,
-        measured,
-        {**base.resolution, "text": text},
-        budget if verdict == "inconclusive" else None,
-    )
+    return bracket.side_read(side, verdict, breaks_below == "pass", breaks_above == "pass", reads)
 
 
 HANDSET = dict(DEFAULTS, n_pairs=8, n_queries=2000, n_seeds=5)

@@ -327,17 +327,7 @@ def small_d_judgement(bracket, below: list, above: list, target: float, side: st
         )
     else:  # the control: "it breaks" read above
         verdict = {"pass": "pass", "fail": "fail"}.get(breaks["above"], "inconclusive")
-    base = bracket.judge_side(side, breaks["below"] == "pass", breaks["above"] == "pass")
-    measured = {**base.measured, **{k: v for r in reads.values() for k, v in r.measured.items()}}
-    text = base.resolution["text"] + "".join(f"; {r.resolution['text']}" for r in reads.values())
-    budget = next((r.budget for r in reads.values() if r.verdict == "inconclusive"), None)
-    return Judgement(
-        verdict,
-        base.predicted,
-        measured,
-        {**base.resolution, "text": text},
-        budget if verdict == "inconclusive" else None,
-    )
+    return bracket.side_read(side, verdict, breaks["below"] == "pass", breaks["above"] == "pass", reads)
 
 
 @claim(
