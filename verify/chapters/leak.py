@@ -160,30 +160,26 @@ def _variant_of(p) -> str:
 
 def _leak_threshold(floor: float) -> Threshold:
     """The leak criterion: the 95% t interval over seeds of the mean first-half loss (whole
-    sequence visible) lies below ln v - CAUSAL_SLACK, the boundary the causal claims hold at or
-    above. No causal model beats ln v in expectation (the targets x_2..x_n are uniform and
-    independent of everything before them; each seed's evaluation set is its own, so evaluation
-    noise is part of the seed-to-seed spread); the slack (a convention) keeps the causal controls,
-    whose expected loss is ln v itself, off the boundary.
+    sequence visible) lies below ln v, the causal floor: no causal model beats ln v in expectation
+    (the targets x_2..x_n are uniform and independent of everything before them).
 
-    It replaces "the mean over the seeds <= ln v - 0.30" (a margin chosen as a convention to guard
-    one point; quick scale had one seed): at seed 0 that rule passed (2.394 at 300 steps). A first
-    form of this rule, with the boundary at ln v itself, was run once at base seed 0 (2026-12-07):
-    the leak's interval [2.513, 2.560] cleared it, but the no_memory control's [2.771, 2.786]
-    straddled ln v = 2.7726 (a causal model sits on that boundary by construction), so the run was
-    inconclusive; the boundary moved to ln v - 0.01, where the pilot's causal variants (2.776-2.779)
-    and that control lie above it.
+    It replaces "the mean over the seeds <= ln v - 0.30" (one seed at quick scale). This boundary,
+    ln v, is the one first fixed for the rule; at base seed 0 (2026-12-07) the leak's interval
+    [2.513, 2.560] cleared it while the no_memory control's [2.771, 2.786] straddled it (a causal
+    model sits on ln v by construction), so the claims read inconclusive there. A boundary moved
+    to ln v - 0.01 after that run would be a criterion changed after seeing its result: it is not
+    used; the inconclusive verdict stands.
 
     >>> _leak_threshold(2.7726).judge([2.5, 2.6], seeds=3).verdict
     'pass'
     >>> _leak_threshold(2.7726).judge([2.7, 2.8], seeds=3).verdict
     'inconclusive'
-    >>> _leak_threshold(2.7726).judge([2.771, 2.786], seeds=3).verdict
+    >>> _leak_threshold(2.7726).judge([2.78, 2.79], seeds=3).verdict
     'fail'
     """
     return Threshold(
-        f"first-half loss, whole sequence visible (95% t interval over seeds; ln v - {CAUSAL_SLACK}, nats)",
-        floor - CAUSAL_SLACK,
+        "first-half loss, whole sequence visible (95% t interval over seeds; ln v, nats)",
+        floor,
         "<",
         "convention",
     )
@@ -222,7 +218,7 @@ def _interval(values: list[float]) -> list[float]:
     templated=True,
     statement="on the copy task (v = {n_symbols}, n = {half}; causal floor ln v = 2.7726 nats on "
     "x_2..x_n), models trained with the paper's all-position routing ({steps} steps, batch {batch}) "
-    "have a mean first-half loss (whole sequence visible, as in training) below ln v - 0.01, the "
+    "have a mean first-half loss (whole sequence visible, as in training) below ln v, the "
     "boundary the causal variants hold: the 95% Student-t interval over {seeds} seeds lies below it "
     "(inconclusive when it straddles it), so they read later tokens through the router. At full scale the causal variants (prefix routing, "
     "position-0 routing, no memory) each keep the interval of their mean at or above ln v - 0.01; "
@@ -278,7 +274,7 @@ def check_router_leak(p, ctx):
     statement="the models trained with all-position routing (the router_leak runs, {seeds} seeds), "
     "evaluated prefix-only as at inference (position t sees tokens 0..t only), have a mean first-half "
     "loss at or above ln v (the 95% Student-t interval over the seeds lies at or above it), while "
-    "with the whole sequence visible the interval of their mean lies below ln v - 0.01: what the leak gave "
+    "with the whole sequence visible the interval of their mean lies below ln v: what the leak gave "
     "in training is lost at inference",
     quick={**LEAK, "evaluation": "prefix_only"},
     full={**LEAK_FULL, "evaluation": "prefix_only"},
@@ -332,7 +328,7 @@ SELECTION_FULL = {**_RUN_FULL, "seeds": LEAK_FULL["seeds"], "variant": "selectio
     statement="on the copy task (v = {n_symbols}, n = {half}; causal floor ln v = 2.7726 nats), "
     "models trained with all-position routing and constant chapter weights (the selection kept, no LM "
     "gradient into the router; {steps} steps, batch {batch}) have a mean first-half loss (whole "
-    "sequence visible) below ln v - 0.01, the router_leak criterion (the 95% Student-t interval over {seeds} "
+    "sequence visible) below ln v, the router_leak criterion (the 95% Student-t interval over {seeds} "
     "seeds lies below it): the chapter selection alone carries later tokens to earlier positions",
     quick=SELECTION,
     full=SELECTION_FULL,
@@ -343,7 +339,7 @@ SELECTION_FULL = {**_RUN_FULL, "seeds": LEAK_FULL["seeds"], "variant": "selectio
             "first",
             {"variant": "first"},
             "routing from position 0 only (BOS first: one fixed chapter set), the run router_leak's "
-            "control trains: the selection cannot depend on later tokens, so '< ln v - 0.01' must fail",
+            "control trains: the selection cannot depend on later tokens, so '< ln v' must fail",
         ),
         Control(
             "no_memory",
