@@ -33,6 +33,7 @@ import importlib
 import inspect
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -380,6 +381,10 @@ class Context:
     #: runner stores them per claim (``profile["shared_keys"]``), so the scheduler keeps the
     #: claims that share a result in one worker (:func:`verify.parallel.work_units`)
     touched: set = field(default_factory=set, compare=False, repr=False)
+    #: when a Counter: the outermost shared results read while it is set, counted by (function,
+    #: digest); the runner sets one per check (the claim's, then each control's) and stores them
+    #: in ``profile["reads"]`` (tests/test_controls_differ.py reads them)
+    read_log: Counter | None = field(default=None, compare=False, repr=False)
     _digests: dict = field(default_factory=dict, compare=False, repr=False)
 
     def rng(self, *salt: int | str) -> np.random.Generator:
@@ -405,6 +410,8 @@ class Context:
         if full_key not in self._digests:
             self._digests[full_key] = shared_digest(key)
         self.touched.add(self._digests[full_key])
+        if self.read_log is not None and self._shared_depth == 0:
+            self.read_log[(str(key[0]) if key else "", self._digests[full_key])] += 1
         if full_key not in self.cache:
             start = time.perf_counter()
             self._shared_depth += 1

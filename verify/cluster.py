@@ -40,7 +40,7 @@ def _remote_claim(claim_id: str, seed: int, device: str, dtype: str, scale: str)
     from verify.runner import run_claim
 
     cache = _WORKER_CACHES.setdefault((int(seed), device, dtype, scale), {})
-    ctx = Context(seed=int(seed), device=device, dtype=dtype, scale=scale, cache=cache)
+    ctx = Context(seed=int(seed), device=device, dtype=dtype, scale=scale, cache=cache, audit=True)
     record = run_claim(load_all()[claim_id], ctx)
     return json.loads(dumps(record))  # the form a record is stored in, whichever way it ran
 

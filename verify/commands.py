@@ -305,7 +305,8 @@ def cmd_run(args, patterns) -> int:
     device = resolve_device(args.device)
     dtype = args.dtype or default_dtype(device)
     # the run's own progress (verify.progress) replaces the bars of the sweeps inside a claim
-    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=False)
+    # audit: every record says whether a check changed a shared result (verify.audit)
+    ctx = Context(seed=args.seed, device=device, dtype=dtype, scale=args.scale, progress=False, audit=True)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, len(claims))
     if jobs < 1:
         raise ValueError(f"--jobs={jobs} must be >= 1")

@@ -130,6 +130,41 @@ def git_revision() -> str:
     return rev
 
 
+#: what :func:`source_digest` reads: the packages whose code makes a record, with the data files
+#: beside it (criteria thresholds, ledgers, stored operating characteristics, pilot fits)
+SOURCE_PACKAGES = ("theory", "constructions", "verify")
+SOURCE_SUFFIXES = (".py", ".toml", ".json", ".txt")
+
+
+@lru_cache(maxsize=1)
+def source_digest() -> str:
+    """A digest of everything a record is made from, by content: every code and data file of
+    :data:`SOURCE_PACKAGES` (committed or not) and the reference records the runner reads (the
+    replaced rules' verdicts, :mod:`verify.previous`). Two records with the same digest, seed,
+    scale, device, dtype and versions were made by the same code from the same inputs; the test
+    suite reuses the main job's records only then (docs/testing.md). Computed once per process;
+    "unknown" outside a checkout.
+
+    >>> len(source_digest()) in (16, len("unknown"))
+    True
+    """
+    if not _in_checkout():
+        return "unknown"
+    h = hashlib.blake2b(digest_size=8)
+    files = sorted(
+        p
+        for pkg in SOURCE_PACKAGES
+        for p in (REPO / pkg).rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+    )
+    files += [REPO / REFERENCE_DIR / RESULTS_FILE, REPO / REFERENCE_DIR / "full" / RESULTS_FILE]
+    for path in files:
+        h.update(str(path.relative_to(REPO)).encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"(absent)")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def cpu_model() -> str:
     """The processor's model name (Linux /proc/cpuinfo, else platform.processor()): float32 GEMM
     sums, and so float32 training, can differ in their last bits between processors."""

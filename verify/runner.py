@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
+from collections import Counter
 
 from verify.claims import Claim, Context, Outcome, as_outcome
 from verify.ledger import entry_for, known_vacuous, undecided_for
 from verify.previous import attached, merged
-from verify.results import ResultStore, git_revision, jsonable, versions
+from verify.results import ResultStore, git_revision, jsonable, source_digest, versions
 
 STATUSES = (
     "pass",
@@ -124,6 +125,7 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
     from the real setting."""
     start = time.perf_counter()
     row = {"name": control.name, "why": control.why}
+    ctx.read_log = Counter()
     try:
         cparams = control.apply(params)
         row["params"] = jsonable({k: v for k, v in cparams.items() if params.get(k, object()) != v})
@@ -144,8 +146,21 @@ def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
         row.update(
             status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=6)
         )
+    finally:
+        row["_reads"] = read_rows(ctx.read_log)
+        ctx.read_log = None
     row["seconds"] = round(time.perf_counter() - start, 3)
     return row
+
+
+def read_rows(log: Counter | None) -> list[list]:
+    """A check's read log (:attr:`verify.claims.Context.read_log`) as sorted ``[function, digest,
+    count]`` rows, the form ``profile["reads"]`` stores.
+
+    >>> read_rows(Counter({("f", "b2"): 1, ("f", "a1"): 2}))
+    [['f', 'a1', 2], ['f', 'b2', 1]]
+    """
+    return [[fn, digest, int(n)] for (fn, digest), n in sorted((log or {}).items())]
 
 
 def run_controls(claim: Claim, ctx: Context, params: dict | None = None) -> list[dict]:
@@ -160,6 +175,7 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
     start, cpu0, shared0 = time.perf_counter(), time.process_time(), ctx.shared_seconds
     ctx.touched.clear()
     outcome, error = None, None
+    ctx.read_log = Counter()
     try:
         with single_threaded():
             outcome = as_outcome(claim.check(params, ctx))
@@ -174,9 +190,12 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         predicted = measured = None
         details = {"traceback": traceback.format_exc(limit=6)}
     check_end, shared1 = time.perf_counter(), ctx.shared_seconds
+    reads = [read_rows(ctx.read_log)]  # the outermost shared results each check read
+    ctx.read_log = None
     control_rows = None
     if controls and error is None and not outcome.skipped and claim.controls:
         control_rows = run_controls(claim, ctx, params)
+        reads += [row.pop("_reads") for row in control_rows]
     seconds = time.perf_counter() - start
     profile = {  # where the claim's seconds went (``verify run --profile`` tabulates it)
         "check_s": round(check_end - start - (shared1 - shared0), 3),
@@ -185,6 +204,9 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "cpu_s": round(time.process_time() - cpu0, 3),  # process CPU time, every thread
         # the shared results the claim and its controls computed or read (verify.parallel.work_units)
         "shared_keys": sorted(ctx.touched),
+        # per check (the claim's, then each control's): [function, digest, count] of the outermost
+        # shared results it read (tests/test_controls_differ.py)
+        "reads": reads,
     }
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
     gated = operating_gate(claim.id, ctx.scale) if status == "pass" else None
@@ -220,6 +242,11 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "profile": profile,
         "git": git_revision(),
         "code": git_revision(),
+        # the content of the code, the criteria's data and the reference records the run read
+        # (verify.results.source_digest): the test suite reuses a main-job record only when equal
+        "source_digest": source_digest(),
+        # whether shared results were fingerprinted (verify.audit): shared_mutated is then reliable
+        "audited": bool(ctx.audit),
         "versions": versions(),
         "details": details,
         **peak_memory(ctx.device, peak_scope),
