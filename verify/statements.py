@@ -203,8 +203,10 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
            roles={
                "fact_mlp.edit.by_k": (
                    FORMALISATION, "history: fails only on our expectation that a rank-one edit of the "
-                                  "construction stays within 0.05 of the swap at every k (at k = F/2, full "
-                                  "scale); the swap's own Score passes; restated by rank_one_close"),
+                                  "construction stays within 0.05 of the swap at every k (at k = F/2 at full "
+                                  "scale; at k = F/4 and F/2 on some of 5 seeds at quick scale); the swap's "
+                                  "own Score passes; "
+                                  "restated by rank_one_close"),
                "fact_mlp.edit.rank_one_close": (
                    FORMALISATION, "our expectation that a rank-one edit of the construction stays within "
                                   "0.05 of the swap, over k <= F/4 where it held: about rank-one edits, not "

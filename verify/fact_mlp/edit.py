@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from verify.claims import Control, choice, claim, shared
-from verify.criteria import Threshold, all_of
+from verify.criteria import EverySeed, Threshold, all_of
 from verify.fact_mlp.transformer_setup import (
     BASE,
     SRC,
     EditBase,
+    at_seeds,
     build_encoder,
     build_gd_batch,
     contexts,
@@ -291,9 +292,11 @@ def _attention_rule(rows):
     "swap's Score is >= 0.9 at every k; at the largest k it strictly beats fine-tuning the MLP on "
     "both and the sequential rank-one edit on the GD MLP; on the constructed MLP the "
     "rank-one edit stays within 0.05 of the swap at every k (our expectation: a rank-one "
-    "output edit keeps the other facts on the constructed MLP; 0.9 and 0.05 are conventions)",
-    quick=EDIT,
-    full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128]),
+    "output edit keeps the other facts on the constructed MLP; 0.9 and 0.05 are conventions); "
+    "each part on every one of {n_seeds} seeds (one Transformer and one draw of the edited keys per seed)",
+    quick=dict(EDIT, n_seeds=5),
+    full=dict(EDIT, d_model=128, n_facts=256, steps=4000, ks=[1, 4, 16, 64, 128], n_seeds=5),
+    seed_rule="every seed of ctx.seeds(n_seeds) (one Transformer, one draw of the edited keys per k, per seed)",
     controls=[STALE],
 )
 def check_by_k(p, ctx):
@@ -301,7 +304,56 @@ def check_by_k(p, ctx):
     the full scale failed at k = F/2; the narrowed check's result is kept in the details.
     Known: at full scale (d=128, F=256) the restored criterion fails at k = F/2 (rank-one Score
     0.924 vs swap 0.997, measured earlier, not re-run here): the ledger holds that failure at
-    full scale only, so the quick scale is still judged."""
+    full scale only, so the quick scale is still judged.
+
+    Changed criterion (replicates over seeds): each of the five parts was a threshold on one draw
+    (edit_table's, at the base seed), a point verify oc cannot simulate. The same five quantities
+    are now measured at each of ``n_seeds`` seeds (edit_table per seed, on the Transformers that
+    transformer.recall and .inserted already train at seeds seed..seed+5) and each part must clear
+    its unchanged threshold on every seed (EverySeed). The count 5 is the fewest at which one
+    part placed on its threshold passes at most 0.5^5 = 0.031 of the time. Pilot base seed 100
+    (seeds 100-104, never judged; 15 CPU-s with its 5 Transformers): min swap Score 0.979-1.0,
+    Score(swap) - Score(finetune) 0.024-0.317 (encoder-decoder) and 0.132-0.253 (GD), swap minus
+    rank-one on GD 0.857-0.908, max rank-one gap on the construction 0-0.031: every part clears its
+    threshold on every pilot seed. Under this rule the claim fails at base seeds 0-4 (seed 4's
+    rank-one gap 0.065 at k = 16, seed 8's 0.19 at k = 32) and passes at 59 (ledger,
+    flips_with_seed); under the one-draw rule it passed at base seeds 0-3."""
+    per_seed = {sub.seed: _by_k_at(sub, p) for sub in at_seeds(ctx, p["n_seeds"])}
+    labels = list(per_seed)
+    rules = {
+        "swap_min_score_ge_0.9": EverySeed("min swap Score over k", MIN_SWAP, ">=", "convention"),
+        **{
+            name: EverySeed(f"Score(swap) - Score({other}) on {mlp} at the largest k", 0.0, ">", "theory")
+            for name, mlp, other in BEATS
+        },
+        "rank_one_close_on_ed_every_k": EverySeed(
+            "max over k of |Score(rank-one) - Score(swap)| (constructed)", CLOSE_SCORE, "<=", "convention"
+        ),
+    }
+    parts = {
+        name: rule.judge([per_seed[s]["values"][name] for s in labels], seeds=labels)
+        for name, rule in rules.items()
+    }
+    base = per_seed[ctx.seed]
+    return all_of(**parts), {
+        **{k: v for k, v in base.items() if k != "values"},
+        "values_per_seed": {str(s): v["values"] for s, v in per_seed.items()},
+        "checks": {name: j.passed for name, j in parts.items()},
+    }
+
+
+#: the parts of edit.by_k that compare the swap with another method at the largest k
+BEATS = (
+    ("swap_beats_finetune_ed", "encoder_decoder", "finetune"),
+    ("swap_beats_finetune_gd", "gd", "finetune"),
+    ("swap_beats_rank_one_gd", "gd", "rank_one"),
+)
+
+
+def _by_k_at(ctx, p) -> dict:
+    """edit.by_k's five quantities at ``ctx``'s seed (one draw of the edited keys per k, edit_table's)
+    under "values", with the rows, the min swap Score, the Scores at the largest k and each (MLP, k)'s
+    best method."""
     rows = [r for r in _table(ctx, p) if r["k"] in p["ks"]]
     if _stale(p):
         rows = [r for r in rows if not (r["mlp"] == "encoder_decoder" and r["method"] == "swap")]
@@ -315,31 +367,18 @@ def check_by_k(p, ctx):
     gap = {
         k: abs(score("encoder_decoder", "rank_one", k) - score("encoder_decoder", "swap", k)) for k in p["ks"]
     }
-    beats = {
-        name: Threshold(f"Score(swap) - Score({other}) on {mlp} at k = {kmax}", 0.0, ">", "theory").judge(
-            score(mlp, "swap") - score(mlp, other)
-        )
-        for name, mlp, other in (
-            ("swap_beats_finetune_ed", "encoder_decoder", "finetune"),
-            ("swap_beats_finetune_gd", "gd", "finetune"),
-            ("swap_beats_rank_one_gd", "gd", "rank_one"),
-        )
-    }
-    parts = {
-        "swap_min_score_ge_0.9": Threshold("min swap Score over k", MIN_SWAP, ">=", "convention").judge(
-            swap_min
-        ),
-        **beats,
-        "rank_one_close_on_ed_every_k": Threshold(
-            "max over k of |Score(rank-one) - Score(swap)| (constructed)", CLOSE_SCORE, "<=", "convention"
-        ).judge(max(gap.values())),
+    values = {
+        "swap_min_score_ge_0.9": swap_min,
+        **{name: score(mlp, "swap") - score(mlp, other) for name, mlp, other in BEATS},
+        "rank_one_close_on_ed_every_k": max(gap.values()),
     }
     best = {}
     for mlp in ("encoder_decoder", "gd"):
         for k in p["ks"]:
             cands = [r for r in rows if r["mlp"] == mlp and r["k"] == k]
             best[f"{mlp}@{k}"] = max(cands, key=lambda r: r["score"])["method"]
-    return all_of(**parts), {
+    return {
+        "values": values,
         "min_swap_score": swap_min,
         "at_kmax": {
             f"{m}/{meth}": score(m, meth)
@@ -349,7 +388,6 @@ def check_by_k(p, ctx):
         "rows": rows,
         "ks": list(p["ks"]),
         "winner": best,
-        "checks": {name: j.passed for name, j in parts.items()},
     }
 
 

@@ -43,9 +43,21 @@ seed 1 [5, 5, 4] / [6, 5, 6] / [6, 7, 7] against [6, 6, 5] / [8, 9, 7] / [9, 9, 
 [5, 6, 5] / [6, 6, 6] / [7, 7, 7] against [6, 6, 6] / [8, 8, 8] / [9, 9, 9]. Full setting (N = 16,
 32, 64, 128, 256, 1000 steps; about 31 CPU-s per seed): pass at pilot 100 and seeds 0, 1, 2; at
 N = 256 trained d* 8-9 against construction 11-12.
+
+Changed criterion (replicates over seeds): part (b) was judged at the base seed alone, one value
+per N (a rule over sizes, which verify oc cannot simulate: no spread). It is now judged on each of
+``seeds`` seeds (the base seed and the next ones; the searches the atlas's
+``atlas.hopfield_trained.*_over_seeds`` claims already run at seeds 0-4, one cache entry each): per
+seed, the worst N's ratio median trained d* / median construction d* must be <= 1 on every seed
+(the bound 1 and its source, the criterion fixed on pilots 100 and 101, are the old rule's; the quantity per N is the old rule's). The count 5 is
+the fewest at which a worst seed's ratio placed on 1 passes at most 0.5^5 = 0.031 of the time.
+Pilot base seeds 100-107 (never judged): per-seed worst ratios 0.833, 0.857, 0.875, 0.75, 0.778,
+0.857, 0.857, 0.833 (mean 0.830, sd 0.042). Part (a) is unchanged (every draw at the base seed).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -53,6 +65,22 @@ from theory.papers import paper
 from verify.claims import Control, claim
 from verify.criteria import EverySeed, all_of
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
+
+
+def _median_ratios(rows: list) -> list[float]:
+    """Per N, median trained d* / median construction d* on the same draws: a draw not stored by
+    d_R4 counts as d_R4 + 1 (the median is then a lower bound; the draw fails part (a)), a
+    construction not stored by d_R4 as infinite (ratio 0).
+
+    >>> _median_ratios([{"d_star": [5, 5, 4], "d_star_construction": [6, 6, 7], "d_R4": 23}])
+    [0.8333333333333334]
+    """
+    out = []
+    for r in rows:
+        tr, co = r["d_star"], [d for d in r["d_star_construction"] if d is not None]
+        med_c = float(np.median(co)) if len(co) == len(r["d_star_construction"]) else float("inf")
+        out.append(float(np.median([d if d is not None else r["d_R4"] + 1 for d in tr])) / med_c)
+    return out
 
 
 @claim(
@@ -68,10 +96,11 @@ from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_sear
         "trained by full-batch Adam (lr {lr}, cross-entropy, {steps} steps) retrieves every memory in one "
         "update to within 1/(beta N M) at some d* <= d_R4(N) (p = {p}; searched upwards from d = 2) in each of "
         "{draws} draws, and at every N the median trained d* is at most the median d* of the explicit "
-        "construction (memories = cues) on the same draws"
+        "construction (memories = cues) on the same draws, on every one of {seeds} seeds (the worst N's "
+        "ratio of the medians <= 1 per seed)"
     ),
-    quick=QUICK,
-    full=FULL,
+    quick=dict(QUICK, seeds=5),
+    full=dict(FULL, seeds=5),
     kind="empirical",
     controls=[
         Control(
@@ -82,22 +111,25 @@ from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_sear
         )
     ],
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw at every N must store by "
-    "d_R4, and the per-N median trained d* must not exceed the construction's",
+    "d_R4 (at the base seed), and on every seed of ctx.seeds(seeds) the per-N median trained d* must not "
+    "exceed the construction's",
 )
 def stores_by_r4(p, ctx):
     rows = [dict(r) for r in shared_search(p, ctx)["rows"]]  # own copies: the atlas reads the search too
     every = all(d is not None for r in rows for d in r["d_star"])
-    beats, medians = [], []
-    for r in rows:
-        tr, co = r["d_star"], [d for d in r["d_star_construction"] if d is not None]
-        med_t = None if None in tr else float(np.median(tr))
-        med_c = float(np.median(co)) if len(co) == len(r["d_star_construction"]) else float("inf")
-        r["median_trained_over_construction"] = None if med_t is None else med_t / med_c
-        beats.append(med_t is not None and med_t <= med_c)
-        # a draw not stored by d_R4 has d* > d_R4: counted as d_R4 + 1, the median is then a lower bound
-        # (the draw already fails part (a)); a construction not stored by d_R4 counts as infinite (ratio 0)
-        low = float(np.median([d if d is not None else r["d_R4"] + 1 for d in tr]))
-        medians.append(low / med_c)
+    seeds = ctx.seeds(p["seeds"])
+    if len(seeds) < 5:
+        raise ValueError(
+            f"part (b) is judged on every one of >= 5 seeds (no pass on one draw), got {len(seeds)}"
+        )
+    # the worst N's ratio of medians at each seed (the base seed's search is the one above)
+    worst = [max(_median_ratios(shared_search(p, replace(ctx, seed=s))["rows"])) for s in seeds]
+    medians = _median_ratios(rows)  # the base seed's, per N
+    beats = []
+    for r, ratio in zip(rows, medians):
+        stored = None not in r["d_star"]
+        r["median_trained_over_construction"] = ratio if stored else None
+        beats.append(stored and ratio <= 1.0)
     # a draw not stored by d_R4 (None) is recorded as (d_R4 + 1) / d_R4, a lower bound: it fails
     ratios = [(d if d is not None else r["d_R4"] + 1) / r["d_R4"] for r in rows for d in r["d_star"]]
     labels = [f"N={r['N']}, draw {k}" for r in rows for k in range(len(r["d_star"]))]
@@ -106,8 +138,8 @@ def stores_by_r4(p, ctx):
             ratios, seeds=labels
         ),
         median_at_most_construction=EverySeed(
-            "median trained d* / median construction d*", 1.0, "<=", "pilot", unit="sizes"
-        ).judge(medians, seeds=[f"N={r['N']}" for r in rows]),
+            "worst N's median trained d* / median construction d*", 1.0, "<=", "pilot", unit="seeds"
+        ).judge(worst, seeds=seeds),
     )
     return judgement, {
         "d_star": {
@@ -116,6 +148,8 @@ def stores_by_r4(p, ctx):
         "rows": rows,
         "every_draw_stores": every,
         "median_at_most_construction": beats,
+        "median_ratios_base_seed": medians,
+        "worst_median_ratio_per_seed": dict(zip([str(s) for s in seeds], worst)),
         "criterion": "one update from q_i within 1/(beta N M) of x_pi(i) for all N cues",
         "params": "P = d N (the memory matrix; cues are the input)",
         "steps": p["steps"],
