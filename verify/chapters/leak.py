@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from theory.papers import paper
+from verify.chapters.toy_setup import _waiting, batch_seeds, in_cache, stored
 from verify.claims import Control, claim, rng_for, shared
 from verify.criteria import Threshold, all_of
 from verify.measure import t_interval
@@ -67,13 +68,23 @@ CAUSAL_SLACK = 0.01  # causal variants may sit this far below ln v (evaluation n
 T_RULE = "95% Student-t interval over seeds 0..S-1 (quick 3, full 3) of the mean first-half loss"
 
 
-@shared
-def _leak_run(ctx, n_symbols, half, steps, batch, eval_size, eval_every, stop, seed, variant) -> dict:
-    from constructions.chapters.copy_task import copy_config, copy_eval, make_copy_batch, train_copy
-    from constructions.chapters.train import build
+def _variant_config(n_symbols: int, variant: str) -> dict:
+    from constructions.chapters.copy_task import copy_config
 
     routing = variant if variant in ("sequence", "prefix", "first") else "sequence"
-    cfg = copy_config(n_symbols, routing, memory=variant != "none", weighting=variant != "selection_only")
+    return copy_config(n_symbols, routing, memory=variant != "none", weighting=variant != "selection_only")
+
+
+@shared
+def _leak_run(ctx, n_symbols, half, steps, batch, eval_size, eval_every, stop, seed, variant) -> dict:
+    from constructions.chapters.copy_task import copy_eval, make_copy_batch, train_copy
+    from constructions.chapters.train import build
+
+    run = (n_symbols, half, steps, batch, eval_size, eval_every, stop, seed, variant)
+    done = _waiting(ctx, "_leak_run", run)
+    if done is not None:  # trained with other seeds (prefetch_leak)
+        return done
+    cfg = _variant_config(n_symbols, variant)
     model = build(cfg, seed, device=ctx.device)
     eval_seqs = make_copy_batch(n_symbols, half, eval_size, rng_for(seed, "chapters.leak.make_copy_batch"))
     hist = train_copy(
@@ -99,15 +110,87 @@ def _leak_run(ctx, n_symbols, half, steps, batch, eval_size, eval_every, stop, s
     }
 
 
+def _leak_runs_batched(
+    ctx, n_symbols, half, steps, batch, eval_size, eval_every, stop, seeds, variant
+) -> list:
+    """:func:`_leak_run` of every seed of ``seeds`` at once (:mod:`constructions.chapters.seed_batch`)."""
+    import torch
+
+    from constructions.chapters.copy_task import make_copy_batch
+    from constructions.chapters.seed_batch import SeedBatch, copy_eval_batched, train_copy_batched
+
+    models = SeedBatch(_variant_config(n_symbols, variant), seeds, device=ctx.device)
+    eval_seqs = torch.stack(
+        [
+            make_copy_batch(n_symbols, half, eval_size, rng_for(s, "chapters.leak.make_copy_batch"))
+            for s in seeds
+        ]
+    )
+    hists = train_copy_batched(
+        models,
+        n_symbols,
+        half,
+        stop,
+        batch,
+        [rng_for(s, "chapters.leak.train_copy") for s in seeds],
+        eval_seqs,
+        eval_every=eval_every,
+        schedule_steps=steps,
+    )
+    prefix = copy_eval_batched(models, eval_seqs, half, prefix_only=True)
+    return [
+        {
+            "variant": variant,
+            "seed": s,
+            "eval_steps": h["eval_steps"],
+            "first_half": h["first_half"],
+            "full_sequence": h["first_half"][-1],
+            "prefix_only": prefix[i],
+        }
+        for i, (s, h) in enumerate(zip(seeds, hists))
+    ]
+
+
+def _run_args(p) -> tuple:
+    stop = int(p.get("stop", p["steps"]))
+    return (p["n_symbols"], p["half"], p["steps"], p["batch"], p["eval_size"], p["eval_every"], stop)
+
+
+def prefetch_leak(p, ctx, seeds, variant: str) -> None:
+    """Train together (on the devices of :func:`verify.chapters.toy_setup.batch_seeds`) the
+    :func:`leak_run` runs of ``seeds`` that the run has not trained yet, stored under their own
+    keys: the same runs as one at a time.
+
+    >>> from verify.claims import Context
+    >>> prefetch_leak(LEAK, Context(), [0, 1, 2], "sequence")  # the CPU: nothing trained
+    """
+    if not batch_seeds(ctx):
+        return
+    run = _run_args(p)
+    todo = [int(s) for s in seeds if not in_cache(ctx, _leak_run, *run, int(s), variant)]
+    if len(todo) < 2:
+        return
+    results = _leak_runs_batched(ctx, *run, todo, variant)
+    stored(ctx, _leak_run, results, lambda i: (*run, todo[i], variant))
+
+
 def leak_run(p, ctx, seed: int, variant: str) -> dict:
     """Train one copy-task model (variant as in the module docstring) and evaluate its first-half
     loss with the whole sequence visible (teacher forcing) and prefix-only (as at inference), once
     per run (:func:`verify.claims.shared`). With ``p["stop"]`` < ``p["steps"]`` the run stops at
     step ``stop`` of the ``steps``-step schedule (the same batches and learning rates as the longer
     run's first ``stop`` steps)."""
-    stop = int(p.get("stop", p["steps"]))
-    run = (p["n_symbols"], p["half"], p["steps"], p["batch"], p["eval_size"], p["eval_every"], stop)
-    return _leak_run(ctx, *run, int(seed), variant)
+    return _leak_run(ctx, *_run_args(p), int(seed), variant)
+
+
+def _stop_params(p, variant: str) -> dict:
+    """The parameters of the run :func:`loss_at_stop` reads: the prefix-routed variant stopped at
+    ``stop`` (evaluated there only unless it is the whole schedule, router_leak's run), any other
+    variant's full-length run."""
+    if variant == "prefix":
+        stop = int(p["stop"])
+        return dict(p, eval_every=p["eval_every"] if stop == p["steps"] else stop)
+    return {k: v for k, v in p.items() if k != "stop"}
 
 
 def loss_at_stop(p, ctx, seed: int, variant: str) -> tuple[float, float | None]:
@@ -117,12 +200,9 @@ def loss_at_stop(p, ctx, seed: int, variant: str) -> tuple[float, float | None]:
     value off the curve of its full-length run, which the other leak claims share. Both are the
     same number: training draws nothing from the evaluation (tests/chapters/test_leak.py)."""
     stop = int(p["stop"])
+    r = leak_run(_stop_params(p, variant), ctx, seed, variant)
     if variant == "prefix":
-        every = p["eval_every"] if stop == p["steps"] else stop  # full scale: router_leak's run
-        r = leak_run(dict(p, eval_every=every), ctx, seed, variant)
         return r["full_sequence"], r["prefix_only"]
-    full = {k: v for k, v in p.items() if k != "stop"}
-    r = leak_run(full, ctx, seed, variant)
     if stop not in r["eval_steps"]:
         raise ValueError(
             f"stop={stop} is not an evaluation step of the full run (eval_every={p['eval_every']}, "
@@ -244,6 +324,8 @@ def _interval(values: list[float]) -> list[float]:
 def check_router_leak(p, ctx):
     floor = math.log(p["n_symbols"])
     seeds = ctx.seeds(p["seeds"])
+    for v in [_variant_of(p), *p["variants"]]:  # each variant's seeds trained together (GPU)
+        prefetch_leak(p, ctx, seeds, v)
     main = [leak_run(p, ctx, s, _variant_of(p)) for s in seeds]
     losses = [r["full_sequence"] for r in main]
     variants = {v: [leak_run(p, ctx, s, v) for s in seeds] for v in p["variants"]}
@@ -292,6 +374,7 @@ def check_router_leak(p, ctx):
 def check_leak_inference(p, ctx):
     floor = math.log(p["n_symbols"])
     seeds = ctx.seeds(p["seeds"])
+    prefetch_leak(p, ctx, seeds, "sequence")
     runs = [leak_run(p, ctx, s, "sequence") for s in seeds]
     measured = [r[p["evaluation"]] for r in runs]
     full = [r["full_sequence"] for r in runs]
@@ -352,6 +435,7 @@ SELECTION_FULL = {**_RUN_FULL, "seeds": LEAK_FULL["seeds"], "variant": "selectio
 def check_selection_only(p, ctx):
     floor = math.log(p["n_symbols"])
     seeds = ctx.seeds(p["seeds"])
+    prefetch_leak(p, ctx, seeds, p["variant"])
     runs = [leak_run(p, ctx, s, p["variant"]) for s in seeds]
     losses = [r["full_sequence"] for r in runs]
     return _leak_threshold(floor).judge(_interval(losses), seeds=len(seeds)), {
@@ -408,6 +492,7 @@ CAUSAL_FULL = {**_RUN_FULL, "stop": LEAK_FULL["steps"], "seeds": LEAK_FULL["seed
 def check_causal_prefix(p, ctx):
     floor = math.log(p["n_symbols"])
     seeds = ctx.seeds(p["seeds"])
+    prefetch_leak(_stop_params(p, p["variant"]), ctx, seeds, p["variant"])  # seeds together (GPU)
     values = [loss_at_stop(p, ctx, s, p["variant"]) for s in seeds]
     losses = [v[0] for v in values]
     rule = _causal_rule(floor, f"{p['variant']} routing at step {p['stop']}")

@@ -23,6 +23,8 @@ from verify.chapters.toy_setup import (
     paired,
     phase1,
     phase2,
+    prefetch_looks,
+    prefetch_phase1,
     storage_rule,
 )
 from verify.claims import Control, choice, claim
@@ -65,6 +67,7 @@ def check_fact_storage(p, ctx):
 
     def difference(seed: int) -> float:
         for kind in runs:
+            prefetch_looks(p, ctx, rule, seed, kind)  # a look's seeds trained together (GPU)
             runs[kind].append(phase1(p, ctx, seed, kind)[0])
         return _acc_at(runs["moc"][-1], step["moc"]) - _acc_at(runs["dense"][-1], step["dense"])
 
@@ -119,6 +122,7 @@ def check_retention(p, ctx):
     forgets = choice(p, "moc_after_phase2", ("measured", "init")) == "init"
     out = {}
     for kind in ("moc", "dense"):
+        prefetch_phase1(p, ctx, seeds, kind)
         firsts = [phase1(p, ctx, s, kind)[0] for s in seeds]
         before = [h["acc"][0][-1] for h in firsts]
         hists = [phase2(p, ctx, s, kind) for s in seeds]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1
+from verify.chapters.toy_setup import BASE, FULL, SOURCE, USAGE, phase1, prefetch_phase1
 from verify.claims import Control, choice, claim
 from verify.criteria import EverySeed, Sequential, Threshold, all_of
 from verify.measure import t_interval
@@ -309,7 +309,11 @@ def check_topk(p, ctx):
     base = {k: v for k, v in p.items() if k not in ("top_ks", "report_ks", "window", "k_order", "topk_seeds")}
     lo, hi = p["window"]
     rows = []
-    for i, seed in enumerate(ctx.seeds(p["topk_seeds"])):
+    seeds = ctx.seeds(p["topk_seeds"])
+    for k in list(p["top_ks"]) + list(p["report_ks"]):  # each k's own runs, seeds together (GPU)
+        own = [s for i, s in enumerate(seeds) if not (k == 4 and i < p["seeds"])]
+        prefetch_phase1(base, ctx, own, "moc", top_k=k, steps=hi, evaluate=False)
+    for i, seed in enumerate(seeds):
         losses = {}
         for k in list(p["top_ks"]) + list(p["report_ks"]):
             # k = 4 reuses the phase-1 runs of the seeds the other toy claims train (same

@@ -4,6 +4,8 @@ parameters, the data, and the phase-1/phase-2 training runs, computed once per r
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from constructions.device import one_thread
@@ -96,9 +98,132 @@ def flop_ratio(p) -> tuple[int, float]:
     return layers, flops_model(moc_cfg, 1, 1) / flops_model(dense_cfg, layers, 0)
 
 
+#: Devices on which the toy claims train their seeds together
+#: (:mod:`constructions.chapters.seed_batch`: the same numbers, bit for bit on the CPU). Off on the
+#: CPU, where it does not pay: these models are compute-bound there (one torch thread; measured
+#: 2026-12-07 on 3 seeds, process CPU seconds sequential / batched: dense fact-storage model 20
+#: steps 5.25 / 5.14, MoC 10 steps 0.98 / 1.70, copy task 50 steps sequence-routed 5.96 / 7.34, no
+#: memory 2.24 / 2.13); on a GPU a step of these small models costs its kernel launches, S seeds
+#: about as many as one.
+SEED_BATCH_DEVICES: dict[str, bool] = {"cpu": False, "cuda": True}
+#: finished seed-batched runs waiting to be stored under their one-seed key (:func:`stored`)
+_BATCHED: dict = {}
+
+
+def batch_seeds(ctx) -> bool:
+    """Whether ``ctx``'s device trains seeds together (:data:`SEED_BATCH_DEVICES`).
+
+    >>> from verify.claims import Context
+    >>> batch_seeds(Context(device="cpu"))
+    False
+    """
+    import torch
+
+    return SEED_BATCH_DEVICES.get(torch.device(ctx.device).type, False)
+
+
+def in_cache(ctx, fn: Callable, *args) -> bool:
+    """Whether the shared measurement ``fn(ctx, *args)`` (a :func:`verify.claims.shared`
+    function) is already in the run's cache: the key :meth:`verify.claims.Context.shared` stores
+    it under.
+
+    >>> from verify.claims import Context
+    >>> in_cache(Context(), _phase1, _recipe(BASE), 0, "moc", 4, 150, 0.01, True)
+    False
+    """
+    from verify.claims import _frozen
+
+    inner = fn.__wrapped__
+    bound = inspect.signature(inner).bind(ctx, *args)
+    bound.apply_defaults()
+    key = tuple((k, _frozen(v, k)) for k, v in list(bound.arguments.items())[1:])
+    name = f"{inner.__module__}.{inner.__qualname__}"
+    return ((name, key, ctx.seed), ctx.device, ctx.dtype) in ctx.cache
+
+
+def stored(ctx, fn: Callable, results: Sequence, args_of: Callable[[int], tuple]) -> None:
+    """Store seed-batched ``results`` under the one-seed keys of the shared ``fn``: result i as
+    ``fn(ctx, *args_of(i))`` (which then returns it without computing)."""
+    for i, result in enumerate(results):
+        args = args_of(i)
+        _BATCHED[(fn.__wrapped__.__qualname__, args, ctx.device)] = result
+        try:
+            fn(ctx, *args)
+        finally:
+            _BATCHED.pop((fn.__wrapped__.__qualname__, args, ctx.device), None)
+
+
+def _waiting(ctx, name: str, args: tuple):
+    return _BATCHED.pop((name, args, ctx.device), None)
+
+
+def prefetch_phase1(
+    p, ctx, seeds: Sequence[int], kind: str, top_k=4, steps=None, lb_coef=0.01, evaluate=True
+):
+    """Train together (:func:`batch_seeds` devices only) the phase-1 runs of ``seeds`` that the
+    run has not trained yet, and store each under its own key: :func:`phase1` then reads them.
+    The same runs as one at a time (:mod:`constructions.chapters.seed_batch`)."""
+    if not batch_seeds(ctx):
+        return
+    r, steps = _recipe(p), p["steps1"] if steps is None else steps
+    todo = [
+        int(s) for s in seeds if not in_cache(ctx, _phase1, r, int(s), kind, top_k, steps, lb_coef, evaluate)
+    ]
+    if len(todo) < 2:
+        return
+    results = _phase1_batched(ctx, r, todo, kind, top_k, steps, lb_coef, evaluate)
+    stored(ctx, _phase1, results, lambda i: (r, todo[i], kind, top_k, steps, lb_coef, evaluate))
+
+
+def prefetch_looks(p, ctx, rule: Sequential, seed: int, kind: str, **kwargs) -> None:
+    """Before a staged rule measures ``seed``: when it is the first seed of a look, train the
+    look's seeds together (:func:`prefetch_phase1`; a look's seeds are all measured unless an
+    earlier look decides).
+
+    >>> from verify.claims import Context
+    >>> prefetch_looks(BASE, Context(), storage_rule([3, 6]), 0, "moc")  # the CPU: nothing trained
+    """
+    seeds = ctx.seeds(rule.cap)
+    starts = [0, *rule.looks[:-1]]
+    i = seeds.index(int(seed))
+    if i in starts:
+        prefetch_phase1(p, ctx, seeds[i : rule.looks[starts.index(i)]], kind, **kwargs)
+
+
+def _phase1_batched(ctx, r: Recipe, seeds, kind, top_k, steps, lb_coef, evaluate) -> list:
+    """:func:`_phase1` of every seed of ``seeds`` at once: (history, state_dict) per seed."""
+    from constructions.chapters.seed_batch import SeedBatch, train_batched
+    from constructions.chapters.train import make_mixed_batches, toy_configs
+
+    moc, dense = toy_configs(r.n_facts, r.n_values, r.n_phase2, top_k=top_k)
+    batch = SeedBatch(moc if kind == "moc" else dense, seeds, device=ctx.device)
+    facts = [_data(r.n_facts, r.n_values, r.n_phase2, s)[0] for s in seeds]
+    streams = [
+        make_mixed_batches([a], r.batch, rng_for(int(s), "chapters.toy.phase1.make_mixed_batches"))
+        for a, s in zip(facts, seeds)
+    ]
+    with one_thread():
+        hists = train_batched(
+            batch,
+            streams,
+            steps,
+            lr=r.lr,
+            lr_memory=r.lr_memory,
+            lb_coef=lb_coef,
+            eval_sets=[facts] if evaluate else [],
+            eval_every=r.eval_every,
+            schedule_steps=r.steps1,
+        )
+    return [(h, batch.state_dict(i)) for i, h in enumerate(hists)]
+
+
 @shared
 def _phase1(ctx, r: Recipe, seed, kind, top_k, steps, lb_coef, evaluate):
     from constructions.chapters.train import build, make_mixed_batches, toy_configs, train
+
+    done = _waiting(ctx, "_phase1", (r, seed, kind, top_k, steps, lb_coef, evaluate))
+    if done is not None:  # trained with other seeds (prefetch_phase1)
+        return done
 
     moc, dense = toy_configs(r.n_facts, r.n_values, r.n_phase2, top_k=top_k)
     model = build(moc if kind == "moc" else dense, seed, device=ctx.device)

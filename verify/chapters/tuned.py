@@ -23,6 +23,7 @@ from verify.chapters.toy_setup import (
     _acc_at,
     flop_ratio,
     phase1,
+    prefetch_looks,
     storage_rule,
 )
 from verify.claims import Control, choice, claim
@@ -68,9 +69,15 @@ def grid_run(p, ctx, seed, kind, lr, stop):
     step ``stop``; the recipe's own rate reuses the recipe claim's full run (same numbers up to
     ``stop``: same batches and schedule). A run of its own is evaluated at steps 0 and ``stop``
     only, the two steps the tuning and the comparison read (evaluation changes no weight)."""
+    params, steps = _grid_params(p, lr, stop)
+    return phase1(params, ctx, seed, kind, steps=steps)[0]
+
+
+def _grid_params(p, lr, stop) -> tuple[dict, int | None]:
+    """The phase-1 parameters and steps of :func:`grid_run` (the recipe's own run at its rate)."""
     if lr == p["lr"] and p["memory_lr_ratio"] * lr == p["lr_memory"]:
-        return phase1(p, ctx, seed, kind)[0]
-    return phase1(dict(_rates(p, lr), eval_every=int(stop)), ctx, seed, kind, steps=stop)[0]
+        return p, None
+    return dict(_rates(p, lr), eval_every=int(stop)), stop
 
 
 def _row(p, lr, acc, loss):
@@ -163,6 +170,8 @@ def check_fact_storage_tuned(p, ctx):
 
     def difference(seed: int) -> float:
         for kind in ("moc", "dense"):
+            params, steps = _grid_params(p, tuning[kind]["chosen"]["lr"], step)
+            prefetch_looks(params, ctx, rule, seed, kind, steps=steps)  # a look's seeds together (GPU)
             h = grid_run(p, ctx, seed, kind, tuning[kind]["chosen"]["lr"], step)  # each run read once
             acc[kind].append(h["acc"][0][0] if at_init and kind == "moc" else _acc_at(h, step))
         return acc["moc"][-1] - acc["dense"][-1]
