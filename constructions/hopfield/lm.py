@@ -161,9 +161,28 @@ def participation_ratio_logits(values) -> float:
 
 
 def spectrum_pr(states) -> float:
-    """PR of the eigenvalues of the covariance of the rows of ``states``: (sum w)^2 / sum w^2."""
+    """PR of the eigenvalues of the covariance of the rows of ``states``: (sum w)^2 / sum w^2.
+
+    With n rows in d > n dimensions the covariance (d x d) has rank < n and its nonzero
+    eigenvalues are those of the rows' centred Gram matrix divided by n - 1 (n x n): that matrix
+    is decomposed instead (the same PR up to float round-off; 2 rows of a 640-wide residual
+    stream: a 2 x 2 problem instead of 640 x 640).
+
+    >>> gen = np.random.default_rng(0)
+    >>> S = gen.normal(size=(5, 40))
+    >>> w = np.clip(np.linalg.eigvalsh(np.cov(S, rowvar=False)), 0, None)
+    >>> bool(np.isclose(spectrum_pr(S), w.sum() ** 2 / np.sum(w * w), rtol=1e-12))
+    True
+    """
     S = np.asarray(states, float)
-    w = np.clip(np.linalg.eigvalsh(np.cov(S, rowvar=False)), 0, None)
+    if S.ndim != 2 or S.shape[0] < 2:
+        raise ValueError(f"spectrum_pr needs at least 2 rows of states, got shape {S.shape}")
+    if S.shape[0] <= S.shape[1]:
+        centred = S - S.mean(0)
+        w = np.linalg.eigvalsh(centred @ centred.T / (S.shape[0] - 1))
+    else:
+        w = np.linalg.eigvalsh(np.cov(S, rowvar=False))
+    w = np.clip(w, 0, None)
     return float(w.sum() ** 2 / np.sum(w * w)) if np.sum(w * w) > 0 else 0.0
 
 
@@ -177,7 +196,8 @@ def probe_passes(model, jobs, device="cpu", chunk=16) -> list[tuple]:
     """The passes of :func:`probe` for several prompt lists at once: ``jobs`` = [(encoder,
     prompts)]; one (L0, H0, G, GH) per job, as :func:`probe` computes them for that job alone
     (zero-shot logits and states, then the full and context-only prompts' logits and states as
-    n x 2 arrays), up to float round-off from other batch shapes. A speed-up only: larger batches
+    n x 2 arrays; the logits in the model's own dtype, the states float64), up to float round-off
+    from other batch shapes. A speed-up only: larger batches
     read every weight matrix (the LM head's included) fewer times, which dominates the short
     suffix passes of a CPU run.
 
@@ -192,9 +212,11 @@ def probe_passes(model, jobs, device="cpu", chunk=16) -> list[tuple]:
     ]
     if not zero:
         raise ValueError("probe_passes needs at least one prompt")
-    L0, H0 = batch_last(model, zero, device, chunk)
+    # logits in the model's own dtype (float32: half the memory of the float64 rows, each row
+    # converted to float64 where :func:`probe` reads it: the same numbers)
+    L0, H0 = batch_last(model, zero, device, chunk, native=True)
     # full and context-only prompts share their demonstrations: run them once (constructions.lm.prefix)
-    G, GH = grouped_last(model, groups, device, chunk)
+    G, GH = grouped_last(model, groups, device, chunk, native=True)
     out, start = [], 0
     for _, prompts in jobs:
         end = start + len(prompts)
@@ -249,7 +271,7 @@ def probe(model, encoder, prompts, answers, device="cpu", other_sets=None, passe
     L0, H0, G, GH = passes if passes is not None else probe_passes(model, [(encoder, prompts)], device)[0]
     LF, HF, LC = G[:, 0], GH[:, 0], G[:, 1]
     for k, (demos, subject, answer) in enumerate(prompts):
-        l0, lc, lf = L0[k], LC[k], LF[k]
+        l0, lc, lf = (np.asarray(x[k], dtype=np.float64) for x in (L0, LC, LF))
         h0.append(H0[k])
         hf.append(HF[k])
         l0C, lcC, lfC = l0[cand], lc[cand], lf[cand]

@@ -75,21 +75,50 @@ def padded_batches(id_lists, chunk=16):
         yield idx, lens, batch
 
 
-def batch_last(model, id_lists, device="cpu", chunk=16):
+def _rows_out(n_rows: tuple, out, native: bool) -> np.ndarray:
+    """An empty numpy array of shape ``n_rows + out.shape[1:]`` for the rows of a model output
+    ``out`` (a torch tensor): of its own dtype when ``native`` (float32 logits stay float32), else
+    float64. Filled chunk by chunk: no float64 copy of a chunk, no stack of the rows at the end."""
+    import torch
+
+    dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(out.dtype) if native else None
+    return np.empty(tuple(n_rows) + tuple(out.shape[1:]), dtype=dtype or np.float64)
+
+
+def _numpy(t) -> np.ndarray:
+    """A torch tensor as numpy on the CPU: float32 and float64 as they are (a copy only off the
+    CPU), any other dtype (bfloat16) through float64."""
+    import torch
+
+    if t.dtype not in (torch.float32, torch.float64):
+        t = t.double()
+    return t.cpu().numpy()
+
+
+def batch_last(model, id_lists, device="cpu", chunk=16, native=False):
     """Next-token logits (n x V) and final hidden states (n x d) at the last position of each
-    sequence, float64 numpy.
+    sequence, float64 numpy; with ``native`` the logits in the dtype the model computes them
+    (float32 for a float32 model: half the memory of a 262,144-token vocabulary; every value
+    the same, a row converted to float64 equals the float64 row).
 
     Hugging Face models run in batches: sequences are right-padded, so with causal attention the
     padding (after each sequence's last token) cannot change the positions read; positions start
     at 0 as for a single sequence. Logits come from the LM head on the gathered final states
     only. Other models (the stubs) run one sequence at a time through :func:`last_logits`.
+
+    >>> from constructions.hopfield.lm import tiny_llama
+    >>> model = tiny_llama(0, "float32")
+    >>> L64, H = batch_last(model, [[11, 12, 3], [13, 3]])
+    >>> L32, _ = batch_last(model, [[11, 12, 3], [13, 3]], native=True)
+    >>> L64.dtype, L32.dtype, bool((L32.astype(float) == L64).all()), H.shape
+    (dtype('float64'), dtype('float32'), True, (2, 64))
     """
     if not (hasattr(model, "model") and hasattr(model, "lm_head")):
         pairs = [last_logits(model, ids, device) for ids in id_lists]
         return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
     import torch
 
-    logits, hidden = [None] * len(id_lists), [None] * len(id_lists)
+    logits = hidden = None
     for idx, lens, batch in padded_batches(id_lists, chunk):
         with torch.inference_mode():
             states = model.model(input_ids=batch.to(device)).last_hidden_state
@@ -97,22 +126,24 @@ def batch_last(model, id_lists, device="cpu", chunk=16):
                 torch.arange(len(idx), device=states.device), torch.tensor(lens, device=states.device) - 1
             ]
             out = model.lm_head(last)
-        for row, i in enumerate(idx):
-            logits[i] = out[row].double().cpu().numpy()
-            hidden[i] = last[row].double().cpu().numpy()
-    logits = np.stack(logits)
+        if logits is None:
+            logits = _rows_out((len(id_lists),), out, native)
+            hidden = _rows_out((len(id_lists),), last, False)
+        logits[idx] = _numpy(out)
+        hidden[idx] = _numpy(last)
     if not np.all(np.isfinite(logits)):
         raise ValueError("model produced non-finite logits")
-    return logits, np.stack(hidden)
+    return logits, hidden
 
 
-def prefix_last(model, groups, device="cpu", chunk=16):
+def prefix_last(model, groups, device="cpu", chunk=16, native=False):
     """Next-token logits (n x k x V) and final hidden states (n x k x d), float64 numpy, at the last
     token of prefix + suffix for ``groups`` = [(prefix ids, [k suffixes of ids])], the same k for
     every group, every prefix and suffix non-empty. A group may carry a third entry, the length
     of the prefix each suffix follows (1..len(prefix); default all of it): that suffix sees only
     the prefix's first tokens and its positions continue from there. Groups run ``chunk`` at a
-    time, shortest prefix first."""
+    time, shortest prefix first. ``native``: the logits in the model's own dtype
+    (:func:`batch_last`)."""
     import torch
 
     if not is_causal_lm(model):
@@ -127,7 +158,7 @@ def prefix_last(model, groups, device="cpu", chunk=16):
         raise ValueError("prefixes and suffixes must be non-empty")
     if any(not 1 <= v <= len(p) for p, _, vs in groups for v in vs):
         raise ValueError("a suffix must follow 1..len(prefix) tokens of its prefix")
-    logits, hidden = [None] * len(groups), [None] * len(groups)
+    logits = hidden = None
     order = sorted(range(len(groups)), key=lambda g: len(groups[g][0]))
     for start in range(0, len(order), int(chunk)):
         idx = order[start : start + int(chunk)]
@@ -152,45 +183,48 @@ def prefix_last(model, groups, device="cpu", chunk=16):
             rows = torch.arange(len(sufs), device=states.device)
             last = states[rows, torch.tensor([len(x) for x in sufs], device=states.device) - 1]
             out = model.lm_head(last)
-        out, last = out.double().cpu().numpy(), last.double().cpu().numpy()
-        for j, g in enumerate(idx):
-            logits[g], hidden[g] = out[j * k : (j + 1) * k], last[j * k : (j + 1) * k]
-    logits, hidden = np.stack(logits), np.stack(hidden)
+        if logits is None:
+            logits = _rows_out((len(groups), k), out, native)
+            hidden = _rows_out((len(groups), k), last, False)
+        logits[idx] = _numpy(out).reshape(len(idx), k, -1)
+        hidden[idx] = _numpy(last).reshape(len(idx), k, -1)
     if not np.all(np.isfinite(logits)):
         raise ValueError("model produced non-finite logits")
     return logits, hidden
 
 
-def grouped_last(model, sequences_per_group, device="cpu", chunk=16):
+def grouped_last(model, sequences_per_group, device="cpu", chunk=16, native=False):
     """Like :func:`prefix_last` for groups given as whole sequences (the same number in each):
     each group's longest common prefix runs once. Returns (n x k x V, n x k x d). Models that are
     not Hugging Face causal LMs (the stubs), or a group without a common first token, take one
-    plain pass per sequence (:func:`batch_last`)."""
+    plain pass per sequence (:func:`batch_last`). ``native``: the logits in the model's own dtype
+    (:func:`batch_last`)."""
     cuts = [common_prefix(seqs) for seqs in sequences_per_group]
     if not is_causal_lm(model) or min(cuts, default=0) < 1:
         k = len(sequences_per_group[0])
         flat = [list(s) for seqs in sequences_per_group for s in seqs]
         if any(len(seqs) != k for seqs in sequences_per_group):
             raise ValueError("every group needs the same number of sequences")
-        L, H = batch_last(model, flat, device, chunk)
+        L, H = batch_last(model, flat, device, chunk, native)
         return L.reshape(len(sequences_per_group), k, -1), H.reshape(len(sequences_per_group), k, -1)
     groups = [(list(seqs[0][:p]), [list(s[p:]) for s in seqs]) for seqs, p in zip(sequences_per_group, cuts)]
-    return prefix_last(model, groups, device, chunk)
+    return prefix_last(model, groups, device, chunk, native)
 
 
-def nested_last(model, sequences_per_group, device="cpu", chunk=16):
+def nested_last(model, sequences_per_group, device="cpu", chunk=16, native=False):
     """Like :func:`grouped_last`, for groups whose sequences nest (a story told once, twice, four
     times, then a query): the group's longest sequence runs once as the prefix (without its last
     token) and every sequence runs only what follows its common prefix with it. Returns
-    (n x k x V, n x k x d); models that are not Hugging Face causal LMs take plain passes."""
+    (n x k x V, n x k x d); models that are not Hugging Face causal LMs take plain passes.
+    ``native``: the logits in the model's own dtype (:func:`batch_last`)."""
     if not is_causal_lm(model):
-        return grouped_last(model, sequences_per_group, device, chunk)
+        return grouped_last(model, sequences_per_group, device, chunk, native)
     groups = []
     for seqs in sequences_per_group:
         seqs = [list(s) for s in seqs]
         base = max(seqs, key=len)
         cuts = [common_prefix([s, base]) if s is not base else len(base) - 1 for s in seqs]
         if min(cuts) < 1:
-            return grouped_last(model, sequences_per_group, device, chunk)
+            return grouped_last(model, sequences_per_group, device, chunk, native)
         groups.append((base[: max(cuts)], [s[c:] for s, c in zip(seqs, cuts)], cuts))
-    return prefix_last(model, groups, device, chunk)
+    return prefix_last(model, groups, device, chunk, native)

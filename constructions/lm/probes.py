@@ -137,7 +137,8 @@ def attribute_r2(U, states, table, token_of, gen, k_folds=5, shuffle=False) -> l
 
 def zero_shot_known(model, encoder, pairs, device="cpu") -> list:
     """For every fact, whether its zero-shot greedy token over the whole vocabulary is the answer's."""
-    logits, _ = batch_last(model, [encoder.zero_shot(s) for s, _ in pairs], device)
+    # the model's own dtype (argmax of the same values)
+    logits, _ = batch_last(model, [encoder.zero_shot(s) for s, _ in pairs], device, native=True)
     return [bool(int(np.argmax(row)) == encoder.candidate(a)) for row, (_, a) in zip(logits, pairs)]
 
 
@@ -205,8 +206,10 @@ def override_probe(
     for s, a in chosen:
         others = [x for x in cand_answers if x != a]
         facts.append((s, a, others[int(gen.integers(len(others)))]))
-    L0, _ = batch_last(model, [encoder.zero_shot(s) for s, _, _ in facts], device)
-    l0s = {s: L0[k][cand] for k, (s, _, _) in enumerate(facts)}
+    # every logit read below is a candidate's: the passes keep the model's own dtype and only
+    # the candidates' columns are converted to float64 (the same numbers as whole float64 rows)
+    L0, _ = batch_last(model, [encoder.zero_shot(s) for s, _, _ in facts], device, native=True)
+    l0s = {s: L0[k, cand].astype(np.float64) for k, (s, _, _) in enumerate(facts)}
     # every repetition count's full and context-only prompt of a fact share the story told once,
     # and each is a story told n times: the longest runs once (constructions.lm.prefix.nested_last)
     with_ctx = [int(n) for n in reps if n != 0]
@@ -222,7 +225,9 @@ def override_probe(
                 for s, _, alt in facts
             ],
             device,
+            native=True,
         )
+        G = G[:, :, cand].astype(np.float64)  # candidates' columns only
     # control rows at the largest count: the story of another fact (its subject and its
     # counterfactual, chosen != this fact's answer) before this fact's query
     other_of, other_rows = {}, {}
@@ -243,15 +248,17 @@ def override_probe(
                     for i, j in pairs
                 ],
                 device,
+                native=True,
             )
+            LO = LO[:, cand].astype(np.float64)
             jt = 2 * with_ctx.index(top)
             for (i, j), row in zip(pairs, LO):
                 k_alt = cand_answers.index(facts[j][2])
-                b_j = G[j, jt + 1][cand] - G[j, jt + 1][cand].mean()
+                b_j = G[j, jt + 1] - G[j, jt + 1].mean()
                 other_rows[i] = {
-                    "follows_other_context": bool(np.argmax(row[cand]) == k_alt),
+                    "follows_other_context": bool(np.argmax(row) == k_alt),
                     "predicted_other_context": bool(np.argmax(l0s[facts[i][0]] + b_j) == k_alt),
-                    "follows_other_context_margin": lead(row[cand], k_alt),
+                    "follows_other_context_margin": lead(row, k_alt),
                     "predicted_other_context_margin": lead(l0s[facts[i][0]] + b_j, k_alt),
                 }
     rows = []
@@ -262,8 +269,8 @@ def override_probe(
         else:
             j = 2 * with_ctx.index(int(n))
             LF, LC = G[:, j], G[:, j + 1]
-            fulls = [LF[k][cand] for k in range(len(facts))]
-            biases = [LC[k][cand] - LC[k][cand].mean() for k in range(len(facts))]
+            fulls = [LF[k] for k in range(len(facts))]
+            biases = [LC[k] - LC[k].mean() for k in range(len(facts))]
         for i, (s, a, alt) in enumerate(facts):
             k_alt, k_true = cand_answers.index(alt), cand_answers.index(a)
             b_other = biases[(i + 1) % len(facts)]

@@ -226,9 +226,9 @@ def test_probe_fast_path_matches_plain_passes():
     answers = [a for _, a in pairs]
     fast = L.probe(model, L.SyntheticEncoder(), prompts, answers)
 
-    def plain(model, groups, device="cpu", chunk=16):
+    def plain(model, groups, device="cpu", chunk=16, native=False):
         flat = [s for seqs in groups for s in seqs]
-        lg, hd = L.batch_last(model, flat, device, chunk)
+        lg, hd = L.batch_last(model, flat, device, chunk, native)
         return lg.reshape(len(groups), 2, -1), hd.reshape(len(groups), 2, -1)
 
     with mock.patch.object(lm_mod, "grouped_last", plain):
@@ -301,10 +301,10 @@ def test_random_like_skipping_init_gives_the_same_weights():
         assert tied_now == tied
 
 
-def _plain_groups(model, groups, device="cpu", chunk=16):
+def _plain_groups(model, groups, device="cpu", chunk=16, native=False):
     """The simple path: one plain batched pass per sequence, reshaped as the fast paths return."""
     flat = [list(s) for seqs in groups for s in seqs]
-    lg, hd = L.batch_last(model, flat, device, chunk)
+    lg, hd = L.batch_last(model, flat, device, chunk, native)
     return lg.reshape(len(groups), len(groups[0]), -1), hd.reshape(len(groups), len(groups[0]), -1)
 
 
@@ -345,3 +345,77 @@ def test_override_fast_path_matches_plain_passes(saved_model):
     with mock.patch.object(P, "nested_last", _plain_groups):
         slow = run()
     assert fast == slow and len(fast) == 16
+
+
+def test_native_logits_are_the_float64_logits():
+    """The passes' logits in the model's own dtype (float32 for a float32 model: half the memory,
+    filled chunk by chunk) hold exactly the values of the float64 logits: every path (batched,
+    shared prefix, nested), and the probe's rows read from them are bit-identical to the rows read
+    from float64 passes."""
+    from constructions.lm.prefix import grouped_last, nested_last
+
+    gen = np.random.default_rng(7)
+    model = L.tiny_llama(3, "float32")
+    seqs = [gen.integers(10, 200, size=n).tolist() for n in (3, 9, 5, 12, 2)]
+    groups = [[s + [7, 8], s + [L.PLACEHOLDER, 8]] for s in seqs]
+    nests = [[s * r + [9] for r in (1, 2)] for s in seqs]
+    for fn, arg in ((L.batch_last, seqs), (grouped_last, groups), (nested_last, nests)):
+        l64, h64 = fn(model, arg, chunk=2)
+        l32, h32 = fn(model, arg, chunk=2, native=True)
+        assert l64.dtype == np.float64 and l32.dtype == np.float32 and h32.dtype == np.float64
+        assert np.array_equal(l32.astype(np.float64), l64) and np.array_equal(h32, h64)
+    pairs = list(
+        zip(
+            gen.choice(list(L.SUBJECT_IDS), 8, replace=False),
+            gen.choice(list(L.ANSWER_IDS), 8, replace=False),
+        )
+    )
+    prompts, answers = L.relational_prompts(pairs, 3, np.random.default_rng(2)), [a for _, a in pairs]
+    enc = L.SyntheticEncoder()
+    native = L.probe(model, enc, prompts, answers)  # its passes keep float32 logits
+    L0, H0, G, GH = L.probe_passes(model, [(enc, prompts)])[0]
+    assert L0.dtype == G.dtype == np.float32
+    wide = (L0.astype(np.float64), H0, G.astype(np.float64), GH)  # the float64 passes' values
+    assert L.probe(model, enc, prompts, answers, passes=wide) == native
+
+
+def test_override_rows_from_native_logits_equal_float64_rows(saved_model):
+    """override_probe reads only its candidates' columns of the model's own (float32) logits:
+    the same rows as from float64 logits, bit for bit."""
+    from unittest import mock
+
+    from transformers import AutoTokenizer
+
+    import constructions.lm.probes as P
+
+    folder, _ = saved_model
+    encoder = L.TextEncoder(AutoTokenizer.from_pretrained(folder, local_files_only=True))
+    known, _ = encoder.prepare(list(zip(COUNTRIES, WORDS)))
+    model = L.tiny_llama(0, "float32")
+
+    def run():
+        return P.override_probe(model, encoder, known, WORDS, [0, 1, 2, 4], np.random.default_rng(0), 4)
+
+    native = run()
+    wide = (P.batch_last, P.nested_last)
+    with (
+        mock.patch.object(P, "batch_last", lambda *a, native=False, **k: wide[0](*a, **k)),
+        mock.patch.object(P, "nested_last", lambda *a, native=False, **k: wide[1](*a, **k)),
+    ):
+        assert run() == native
+
+
+def test_spectrum_pr_from_the_gram_matrix_equals_the_covariance_one():
+    """spectrum_pr decomposes the n x n Gram matrix when the rows are fewer than the dimensions:
+    the covariance's PR to round-off (1e-12 relative), and the d x d path otherwise."""
+
+    def old(S):
+        w = np.clip(np.linalg.eigvalsh(np.cov(S, rowvar=False)), 0, None)
+        return float(w.sum() ** 2 / np.sum(w * w))
+
+    gen = np.random.default_rng(8)
+    for n, d in ((2, 640), (5, 64), (12, 30), (40, 8)):
+        S = gen.normal(size=(n, d)) * gen.uniform(0.1, 3.0, size=d)
+        assert L.spectrum_pr(S) == pytest.approx(old(S), rel=1e-12, abs=0)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        L.spectrum_pr(np.ones((1, 4)))
