@@ -211,7 +211,14 @@ def _selection_frequency(chapters: torch.Tensor, n_chapters: int) -> torch.Tenso
 @torch.no_grad()
 @lean_runtime()
 def evaluate_batched(batch: SeedBatch, facts: Sequence[FactSet]) -> list[tuple[float, float]]:
-    """Each seed's (accuracy, nats) on its own fact set, as :func:`constructions.chapters.train.evaluate`."""
+    """Each seed's (accuracy, nats) on its own fact set, as :func:`constructions.chapters.train.evaluate`.
+
+    >>> from constructions.chapters.train import evaluate, make_fact_dataset, toy_configs
+    >>> moc = toy_configs(8, 4, 0)[0]
+    >>> facts = [make_fact_dataset(8, 4, np.random.default_rng(s), value_start=12) for s in (0, 1)]
+    >>> evaluate_batched(SeedBatch(moc, [0, 1]), facts) == [evaluate(build(moc, s), facts[s]) for s in (0, 1)]
+    True
+    """
     inputs = torch.stack([torch.from_numpy(f.inputs()) for f in facts]).to(batch.device)
     logits = batch.forward(inputs, last_only=True)
     out = []
@@ -321,7 +328,13 @@ def copy_eval_batched(
     batch: SeedBatch, seqs: torch.Tensor, half: int, prefix_only: bool = False
 ) -> list[float]:
     """Each seed's :func:`constructions.chapters.copy_task.copy_eval` on its own sequences
-    ``seqs`` (S, N, L)."""
+    ``seqs`` (S, N, L).
+
+    >>> from constructions.chapters.copy_task import copy_config, make_copy_batch
+    >>> seqs = torch.stack([make_copy_batch(4, 3, 8, np.random.default_rng(s)) for s in (0, 1)])
+    >>> len(copy_eval_batched(SeedBatch(copy_config(4), [0, 1]), seqs, 3, prefix_only=True))
+    2
+    """
     seqs = seqs.to(batch.device)
     if not prefix_only:
         logits = batch.forward(seqs)

@@ -14,6 +14,7 @@ runs are shared between claims (:func:`leak_run`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -156,7 +157,7 @@ def _run_args(p) -> tuple:
     return (p["n_symbols"], p["half"], p["steps"], p["batch"], p["eval_size"], p["eval_every"], stop)
 
 
-def prefetch_leak(p, ctx, seeds, variant: str) -> None:
+def prefetch_leak(p, ctx, seeds: Sequence[int], variant: str) -> None:
     """Train together (on the devices of :func:`verify.chapters.toy_setup.batch_seeds`) the
     :func:`leak_run` runs of ``seeds`` that the run has not trained yet, stored under their own
     keys: the same runs as one at a time.

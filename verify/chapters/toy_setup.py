@@ -143,7 +143,14 @@ def in_cache(ctx, fn: Callable, *args) -> bool:
 
 def stored(ctx, fn: Callable, results: Sequence, args_of: Callable[[int], tuple]) -> None:
     """Store seed-batched ``results`` under the one-seed keys of the shared ``fn``: result i as
-    ``fn(ctx, *args_of(i))`` (which then returns it without computing)."""
+    ``fn(ctx, *args_of(i))`` (which then returns it without computing).
+
+    >>> from verify.claims import Context
+    >>> ctx, r = Context(), _recipe(BASE)
+    >>> stored(ctx, _phase1, ["run of seed 7"], lambda i: (r, 7, "moc", 4, 1, 0.01, False))
+    >>> _phase1(ctx, r, 7, "moc", 4, 1, 0.01, False)
+    'run of seed 7'
+    """
     for i, result in enumerate(results):
         args = args_of(i)
         _BATCHED[(fn.__wrapped__.__qualname__, args, ctx.device)] = result
@@ -158,11 +165,22 @@ def _waiting(ctx, name: str, args: tuple):
 
 
 def prefetch_phase1(
-    p, ctx, seeds: Sequence[int], kind: str, top_k=4, steps=None, lb_coef=0.01, evaluate=True
+    p,
+    ctx,
+    seeds: Sequence[int],
+    kind: str,
+    top_k: int = 4,
+    steps: int | None = None,
+    lb_coef: float = 0.01,
+    evaluate: bool = True,
 ):
     """Train together (:func:`batch_seeds` devices only) the phase-1 runs of ``seeds`` that the
     run has not trained yet, and store each under its own key: :func:`phase1` then reads them.
-    The same runs as one at a time (:mod:`constructions.chapters.seed_batch`)."""
+    The same runs as one at a time (:mod:`constructions.chapters.seed_batch`).
+
+    >>> from verify.claims import Context
+    >>> prefetch_phase1(BASE, Context(), [0, 1], "dense")  # the CPU: nothing trained
+    """
     if not batch_seeds(ctx):
         return
     r, steps = _recipe(p), p["steps1"] if steps is None else steps
