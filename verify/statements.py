@@ -128,7 +128,13 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
         _s(A, "multi-hop recall comes in two forms (with and without chain of thought) with a "
               "capacity-depth tradeoff",
            "geometric.multihop.cot_khop", "geometric.multihop.nocot_blocks",
-           "geometric.multihop.trained_depth"),
+           "geometric.multihop.trained_depth",
+           roles={
+               "geometric.multihop.trained_depth": (
+                   FORMALISATION, "our trained setting (300 steps, one learned token per chain, d <= 32) "
+                                  "and our rule (integer thresholds growing strictly on every seed); the "
+                                  "tradeoff itself is the constructions' and bounds' (cot_khop, nocot_blocks)"),
+           }),
         _s(D, "B2, sufficient block dimension [derived]: Rademacher codes with d0 >= 2 ln(2N^2/delta)/t^2 "
               "have every cross inner product below t with probability >= 1 - delta",
            "geometric.single_hop.margin_suff"),
