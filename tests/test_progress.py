@@ -85,6 +85,9 @@ def test_ctrl_c_keeps_the_finished_records_and_says_so_in_one_line(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a shell's background job (``cmd &``) starts with SIGINT ignored, and Python then never
+        # raises KeyboardInterrupt: give the run the default disposition a terminal's has
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     store = out / "claims.jsonl"
