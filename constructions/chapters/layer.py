@@ -191,10 +191,22 @@ class MemoryLayer(nn.Module):
         values = per_head.permute(2, 0, 1, 3).reshape(heads * n_chapters, tokens * head_dim)
         lanes = torch.arange(heads * head_dim, device=chapters.device)
         rows = (lanes[None, :, None] * n_chapters + chapters[:, None, :]).reshape(-1)
-        keys_t = keys_t.index_select(0, rows).view(b, heads, head_dim, n_sel_chapters * tokens)
+        keys_t = self.gather_rows(keys_t, rows).view(b, heads, head_dim, n_sel_chapters * tokens)
         rows = (lanes[None, :heads, None] * n_chapters + chapters[:, None, :]).reshape(-1)
-        values = values.index_select(0, rows).view(b, heads, n_sel_chapters * tokens, head_dim)
+        values = self.gather_rows(values, rows).view(b, heads, n_sel_chapters * tokens, head_dim)
         return keys_t, values, routing.weights.repeat_interleave(tokens, dim=1)
+
+    @staticmethod
+    def gather_rows(table, rows):
+        """The rows ``rows`` of ``table`` (``index_select`` along dim 0), the two gathers of
+        :meth:`selected_heads`; the seed-batched trainer (constructions.chapters.seed_batch)
+        replaces it by ``F.embedding``, which vmap batches as one gather of rows.
+
+        >>> import torch
+        >>> MemoryLayer.gather_rows(torch.arange(6.0).view(3, 2), torch.tensor([2, 0])).tolist()
+        [[4.0, 5.0], [0.0, 1.0]]
+        """
+        return table.index_select(0, rows)
 
     def forward(self, block_input, hidden, bank):
         if self.router.routing == "prefix":

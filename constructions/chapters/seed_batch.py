@@ -48,27 +48,16 @@ from constructions.chapters.model import MoCModel
 from constructions.chapters.train import FactSet, _adamw, build, lean_runtime, lr_factor
 
 
-def _selected_heads(self, bank, routing):
-    """:meth:`constructions.chapters.layer.MemoryLayer.selected_heads` with its two row gathers
-    written as ``F.embedding`` (the same rows copied; the backward sums each row's contributions
-    in index order, as ``index_select``'s): vmap turns ``index_select`` with a batched index into
-    a ``gather`` over every element, ``embedding`` into one gather of rows."""
-    att = self.attention
-    n_chapters, heads, head_dim = self.n_chapters, att.n_heads, att.head_dim
-    tokens, dim = bank.shape[0] // n_chapters, bank.shape[-1]
-    chapters = routing.chapters
-    b, n_sel_chapters = chapters.shape
-    normed = rms_normalise(bank.view(n_chapters, tokens, dim))
-    per_head = att.wk(normed).view(n_chapters, tokens, heads, head_dim)
-    keys_t = per_head.permute(2, 3, 0, 1).reshape(heads * head_dim * n_chapters, tokens)
-    per_head = att.wv(normed).view(n_chapters, tokens, heads, head_dim)
-    values = per_head.permute(2, 0, 1, 3).reshape(heads * n_chapters, tokens * head_dim)
-    lanes = torch.arange(heads * head_dim, device=chapters.device)
-    rows = (lanes[None, :, None] * n_chapters + chapters[:, None, :]).reshape(-1)
-    keys_t = F.embedding(rows, keys_t).view(b, heads, head_dim, n_sel_chapters * tokens)
-    rows = (lanes[None, :heads, None] * n_chapters + chapters[:, None, :]).reshape(-1)
-    values = F.embedding(rows, values).view(b, heads, n_sel_chapters * tokens, head_dim)
-    return keys_t, values, routing.weights.repeat_interleave(tokens, dim=1)
+def _embedding_rows(table, rows):
+    """:meth:`constructions.chapters.layer.MemoryLayer.gather_rows` written as ``F.embedding`` (the
+    same rows copied; the backward sums each row's contributions in index order, as
+    ``index_select``'s): vmap turns ``index_select`` with a batched index into a ``gather`` over
+    every element, ``embedding`` into one gather of rows.
+
+    >>> _embedding_rows(torch.arange(6.0).view(3, 2), torch.tensor([2, 0])).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    return F.embedding(rows, table)
 
 
 def _selected_keys_values(self, bank, routing, weighted=True):
@@ -120,7 +109,7 @@ class SeedBatch:
         self.base = MoCModel(cfg, device="meta")
         for block in self.base.blocks:  # the memory layer's gathers, vmap-friendly (same numbers)
             if block.memory is not None:
-                block.memory.selected_heads = types.MethodType(_selected_heads, block.memory)
+                block.memory.gather_rows = _embedding_rows
                 block.memory.selected_keys_values = types.MethodType(_selected_keys_values, block.memory)
 
     def state_dict(self, i: int) -> dict[str, torch.Tensor]:
