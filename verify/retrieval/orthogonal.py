@@ -91,6 +91,18 @@ def orth_coupon(p, ctx):
     }
 
 
+#: the setting of orth_d_independent and its staged restatement (quick scale), and the override of
+#: their control: non-orthogonal embeddings below d = V
+ORTH_SETTING = {
+    "vocab_size": 128,
+    "seq_len": 8,
+    "d_models": [128, 256, 512],
+    "embedding": "orthogonal",
+    "spread": 1.25,
+}
+GAUSSIAN_SMALL_D = {"embedding": "gaussian", "d_models": [16, 32, 64]}
+
+
 @claim(
     "retrieval.capacity.orth_d_independent",
     source=SOURCE + ", abstract ('beyond orthogonal'); F3",
@@ -100,20 +112,13 @@ def orth_coupon(p, ctx):
     statement="with {embedding} embeddings (V={vocab_size}, L={seq_len}) N_c(0.9) does not depend on d: "
     "over d in {d_models} max/min <= {spread} (a convention) on every one of {n_seeds} base seeds "
     "(Gaussian embeddings at d < V, the control, change by far more)",
-    quick={
-        "vocab_size": 128,
-        "seq_len": 8,
-        "d_models": [128, 256, 512],
-        "embedding": "orthogonal",
-        "spread": 1.25,
-        "n_seeds": 6,
-    },
+    quick=dict(ORTH_SETTING, n_seeds=6),
     seed_rule="every seed of seed..seed+5 (6 seeds, the count verify oc named for an admissible pass; "
     "each N_c: mean accuracy of 3 draws)",
     controls=[
         Control(
             "gaussian_small_d",
-            {"embedding": "gaussian", "d_models": [16, 32, 64]},
+            GAUSSIAN_SMALL_D,
             "non-orthogonal embeddings below d = V: the crosstalk makes N_c depend on d",
         )
     ],
@@ -167,20 +172,13 @@ ORTH_SPREAD_PILOT = {
     "orth_d_independent, whose every-seed rule failed at an unused base seed on one seed's spread "
     "(1.311) from the tail of the per-seed spread (Gaussian embeddings at d < V, the control, spread "
     "by far more)",
-    quick={
-        "vocab_size": 128,
-        "seq_len": 8,
-        "d_models": [128, 256, 512],
-        "embedding": "orthogonal",
-        "spread": 1.25,
-        "looks": list(ORTH_SPREAD_LOOKS),
-    },
+    quick=dict(ORTH_SETTING, looks=list(ORTH_SPREAD_LOOKS)),
     seed_rule="sequential looks over the seeds seed..seed+n-1 of the per-seed spread (a one-sided "
     "Student-t bound per look; per-seed values recorded; each N_c: mean accuracy of 3 draws)",
     controls=[
         Control(
             "gaussian_small_d",
-            {"embedding": "gaussian", "d_models": [16, 32, 64]},
+            GAUSSIAN_SMALL_D,
             "non-orthogonal embeddings below d = V: the crosstalk makes N_c depend on d (the former "
             "rule's control: spreads 9.6-46 at seeds 0-5)",
         )
