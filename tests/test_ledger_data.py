@@ -8,7 +8,7 @@ import pytest
 
 from theory.registry import AREAS
 from verify.claims import load_all
-from verify.ledger import BY_SCALE, load
+from verify.ledger import BY_SCALE, load, restated_as
 
 VERIFY = Path(__file__).resolve().parents[1] / "verify"
 
@@ -20,6 +20,23 @@ def test_every_entry_names_a_registered_claim_and_sits_in_its_area():
         for entry in load(path):
             assert entry.claim_id in claims, f"{path}: {entry.claim_id} is not a registered claim"
             assert entry.claim_id.split(".")[0] == path.parent.name, f"{path}: {entry.claim_id}"
+
+
+def test_a_restated_claim_names_a_live_registered_successor_in_its_text():
+    claims = load_all()
+    restated = {e.claim_id: e for e in BY_SCALE.values() if e.restated_as}
+    assert restated, "no entry names a restatement"
+    for cid, entry in restated.items():
+        successor = entry.restated_as
+        assert successor in claims, f"{cid}: restated_as {successor} is not a registered claim"
+        short = successor.split(".", 1)[1]
+        text = " ".join((entry.tried + entry.reason + entry.measured).split())
+        assert short in text, f"{cid}: the entry's text never names its successor {successor}"
+        seen = {cid}
+        while restated_as(successor):  # a chain ends at a live claim, never in a loop
+            assert successor not in seen, f"{cid}: restatements loop through {successor}"
+            seen.add(successor)
+            successor = restated_as(successor)
 
 
 def test_loaded_entries_are_those_of_the_files():

@@ -124,3 +124,39 @@ def test_the_default_folder_is_never_the_committed_results(toys, monkeypatch, tm
     assert stability.default_out().resolve() != default_results_root().resolve()
     code, _ = _stability(capsys, STEADY, "--seeds", "0,1")
     assert code == 0 and (tmp_path / "recall-bounds-stability" / "claims.jsonl").is_file()
+
+
+def test_a_restated_claim_flips_as_history_apart_from_the_live_claims(toys, tmp_path, capsys):
+    entry = LedgerEntry(
+        TOY,
+        "0: 0 pass, 1: 1 fail",
+        "restated as the steady toy",
+        "r",
+        flips_with_seed=True,
+        seed_verdicts={0: "pass", 1: "fail"},
+        restated_as=STEADY,
+    )
+    toys.setitem(LEDGER, TOY, entry)
+    code, io = _stability(capsys, TOY, STEADY, "--seeds", "0,1", "--out", str(tmp_path), "--json")
+    doc = json.loads(io.out)
+    assert code == 0
+    assert doc["summary"]["flipping"] == [] and doc["summary"]["pass_and_fail"] == []
+    assert doc["summary"]["history_flipping"] == [TOY]
+    rows = {r["id"]: r for r in doc["claims"]}
+    assert rows[TOY]["pass_and_fail"] and rows[TOY]["restated_as"] == STEADY
+
+
+def test_a_live_claim_that_mixes_pass_and_fail_is_named(toys, tmp_path, capsys):
+    entry = LedgerEntry(
+        TOY, "0: 0 pass, 1: 1 fail", "t", "r", flips_with_seed=True, seed_verdicts={0: "pass", 1: "fail"}
+    )
+    toys.setitem(LEDGER, TOY, entry)
+    code, io = _stability(capsys, TOY, "--seeds", "0,1", "--out", str(tmp_path), "--json")
+    summary = json.loads(io.out)["summary"]
+    assert code == 0 and summary["pass_and_fail"] == [TOY] and summary["history_flipping"] == []
+
+
+@pytest.mark.parametrize("bad", ["x", TOY])
+def test_restated_as_must_name_another_claim_id(bad):
+    with pytest.raises(ValueError, match="restated_as"):
+        LedgerEntry(TOY, "m", "t", "r", restated_as=bad)

@@ -29,6 +29,11 @@ reproduced twice over; the control keeps running and its rows stay in every reco
 instead of a new one. Only a ledgered or an undecided claim can carry such a control
 (:func:`known_vacuous` reads either).
 
+An entry may name the claim that restates it (``restated_as``): where our formalisation failed, a
+new claim states the corrected law or rule, fixed on pilot seeds the registry never judges, and the
+old claim stays as history. It keeps running with its entry, and ``verify stability`` reports its
+flips as history, apart from the live claims' (:func:`restated_as`).
+
 An entry applies at the scales it names (``scales``, default both): a claim that fails at full
 scale and passes at quick scale has a full-scale entry only, so the quick run still judges it.
 """
@@ -66,6 +71,10 @@ class LedgerEntry:
     seed_verdicts: Mapping[int, str] = field(default_factory=dict)
     #: whose statement the entry refutes, one of CAUSES
     cause: str = ""
+    #: the claim that restates this one (its law or rule fixed on pilot seeds the registry never
+    #: judges); this claim then stays as history: it still runs and keeps this entry, and
+    #: ``verify stability`` lists its seed-to-seed flips apart from the live claims'
+    restated_as: str = ""
 
     def __post_init__(self):
         if self.cause and self.cause not in CAUSES:
@@ -86,6 +95,11 @@ class LedgerEntry:
                     f"ledger entry {self.claim_id}: flips_with_seed needs two seeds with different "
                     f"verdicts, got {dict(self.seed_verdicts)}"
                 )
+        if self.restated_as and (self.restated_as == self.claim_id or self.restated_as.count(".") != 2):
+            raise ValueError(
+                f"ledger entry {self.claim_id}: restated_as {self.restated_as!r} must name another "
+                "claim id <area>.<topic>.<property>"
+            )
         if not self.scales or set(self.scales) - {"quick", "full"}:
             raise ValueError(
                 f"ledger entry {self.claim_id}: scales {self.scales} must be a non-empty "
@@ -107,6 +121,22 @@ def record(entry: LedgerEntry) -> LedgerEntry:
         BY_SCALE[(entry.claim_id, scale)] = entry
     LEDGER.setdefault(entry.claim_id, entry)
     return entry
+
+
+def restated_as(claim_id: str) -> str:
+    """The claim that restates ``claim_id`` (its ledger entry's ``restated_as`` at any scale), or
+    "" when the claim is live.
+
+    >>> restated_as("hopfield.capacity.gain")
+    'hopfield.capacity.gain_nearest'
+    >>> restated_as("hopfield.capacity.gain_nearest")
+    ''
+    """
+    for scale in ("quick", "full"):
+        entry = entry_for(claim_id, scale)
+        if entry is not None and entry.restated_as:
+            return entry.restated_as
+    return ""
 
 
 def entry_for(claim_id: str, scale: str) -> LedgerEntry | None:

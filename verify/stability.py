@@ -18,6 +18,11 @@ seed (an undecided claim that fails at a seed is one: its entry says never fail)
 ``flips_with_seed`` entry whose recorded verdict at a seed differs from this run's, and a
 ``flips_with_seed`` or undecided entry whose claim gives one verdict at every seed run while its
 recorded seeds are among them (the entry then no longer describes the claim).
+
+A claim whose ledger entry names the claim that restates it (``restated_as``) is history: it keeps
+running with its entry, and the summary lists its flips apart (``history_flipping``) from the live
+claims' (``flipping``). ``pass_and_fail`` names the live claims whose verdicts mix pass and fail
+between seeds, the claims a decided registry has none of.
 """
 
 from __future__ import annotations
@@ -119,10 +124,10 @@ def assess(claim_id: str, per_seed: Mapping[int, Mapping], scale: str = "quick")
 
     >>> rows = {0: {"status": "pass", "measured": 1}, 3: {"status": "fail", "measured": 0}}
     >>> row = assess("a.b.c", rows)
-    >>> row["flips"], row["problems"]
-    (True, ['the verdict differs between seeds (pass at 0; fail at 3) and the ledger has no flips_with_seed entry', 'fail at seed 3'])
+    >>> row["flips"], row["pass_and_fail"], row["restated_as"], row["problems"]
+    (True, True, '', ['the verdict differs between seeds (pass at 0; fail at 3) and the ledger has no flips_with_seed entry', 'fail at seed 3'])
     """
-    from verify.ledger import entry_for, undecided_for
+    from verify.ledger import entry_for, restated_as, undecided_for
 
     entry = entry_for(claim_id, scale)
     undecided = undecided_for(claim_id, scale) if entry is None else None
@@ -179,7 +184,9 @@ def assess(claim_id: str, per_seed: Mapping[int, Mapping], scale: str = "quick")
         "numbers": {str(s): numbers(per_seed[s]) for s in seeds},
         "seconds": {str(s): per_seed[s].get("seconds") for s in seeds},
         "flips": flips,
+        "pass_and_fail": {"pass", "fail"} <= set(judged.values()),
         "ledger": ledger,
+        "restated_as": restated_as(claim_id),
         "problems": problems,
     }
 
@@ -267,11 +274,14 @@ def table_text(rows: Sequence[Mapping]) -> str:
     >>> print(table_text([row]))
     a.b.c: stable (ledger: none)
         seed 0: pass (criterion pass)  1
+    >>> print(table_text([{**row, "flips": True, "restated_as": "a.b.d"}]).splitlines()[0])
+    a.b.c: FLIPS (ledger: none; history, restated as a.b.d)
     """
     lines = []
     for row in sorted(rows, key=lambda r: (not r["flips"], not r["problems"], r["id"])):
         state = "FLIPS" if row["flips"] else "stable"
-        lines.append(f"{row['id']}: {state} (ledger: {row['ledger']})")
+        history = f"; history, restated as {row['restated_as']}" if row.get("restated_as") else ""
+        lines.append(f"{row['id']}: {state} (ledger: {row['ledger']}{history})")
         for s in row["seeds"]:
             k = str(s)
             lines.append(
@@ -304,7 +314,9 @@ def cmd_stability(args) -> int:
         progress=sys.stderr.isatty(),
     )
     rows = [assess(c.id, found[c.id], args.scale) for c in claims]
-    flipping = [r["id"] for r in rows if r["flips"]]
+    flipping = [r["id"] for r in rows if r["flips"] and not r["restated_as"]]
+    history = [r["id"] for r in rows if r["flips"] and r["restated_as"]]
+    pass_and_fail = [r["id"] for r in rows if r["pass_and_fail"] and not r["restated_as"]]
     problems = [r["id"] for r in rows if r["problems"]]
     summary = {
         "claims": len(rows),
@@ -314,6 +326,8 @@ def cmd_stability(args) -> int:
         "dtype": dtype,
         "results": str(out / "claims.jsonl"),
         "flipping": flipping,
+        "pass_and_fail": pass_and_fail,
+        "history_flipping": history,
         "with_problems": problems,
     }
     if args.json:
@@ -322,7 +336,9 @@ def cmd_stability(args) -> int:
         print(table_text(rows))
         print(
             f"\n{len(rows)} claims at seeds {', '.join(map(str, seeds))} ({args.scale} scale): "
-            f"{len(flipping)} flip with the seed, {len(problems)} with a problem "
+            f"{len(flipping)} live claims flip with the seed ({len(pass_and_fail)} between pass and "
+            f"fail), {len(history)} restated claims kept as history flip, {len(problems)} with a "
+            "problem "
             f"(records in {summary['results']})"
         )
     return 1 if problems else 0
