@@ -185,3 +185,45 @@ def test_staged_rules_have_an_inconclusive_band():
     assert silence_judgement(b, pre, [0.3], 0.4, "below").verdict == "inconclusive"
     with pytest.raises(ValueError, match="NaN"):
         silence_judgement(b, {0.3: [float("nan")] * 3, 0.4: [0.1] * 3}, [0.3], 0.4, "below")
+
+
+def test_pretrained_solves_measures_the_second_look_only_when_the_first_does_not_decide(monkeypatch):
+    """pretrained.solves judges the means of the IC accuracy and the query-share drop in stages
+    (6, then 12 seeds) and the pretraining on every seed: clear means stop at 6 runs, a mean drop
+    near 0.3 draws 6 more, a seed whose pretraining stopped below 0.99 fails."""
+    import verify.icrecall.pretrained as pretrained
+    from verify.claims import Context, load_all
+
+    claim = load_all()["icrecall.pretrained.solves"]
+    p = claim.params("quick")
+
+    def run(drop, direct=lambda s: 1.0):
+        seen = []
+
+        def fake(ctx, memory, n_pairs, n_train, n_test, steps, lr, seed):
+            seen.append(seed)
+            d = drop(seed)
+            return {
+                "seed": seed,
+                "direct_acc": direct(seed),
+                "acc": 0.97,
+                "acc_init": 0.1,
+                "omega": 1.0,
+                "metrics_init": {"query_share": 0.6},
+                "metrics": {"query_share": 0.6 - d},
+            }
+
+        monkeypatch.setattr(pretrained, "pretrained_run", fake)
+        return claim.check(p, Context(seed=100)), seen
+
+    out, seen = run(lambda s: 0.42 + 0.01 * (s % 3))
+    assert out.passed and seen == list(range(100, 106))
+    assert [r["query_drop"] for r in out.details["per_seed"]] == pytest.approx(
+        [0.43, 0.44, 0.42, 0.43, 0.44, 0.42]
+    )
+    out, seen = run(lambda s: 0.3 + 0.1 * (-1) ** s)
+    assert out.inconclusive and seen == list(range(100, 112))
+    out, seen = run(lambda s: 0.2 + 0.01 * (s % 2))
+    assert not out.passed and not out.inconclusive and seen == list(range(100, 106))
+    out, seen = run(lambda s: 0.42 + 0.01 * (s % 3), direct=lambda s: 0.98 if s == 103 else 1.0)
+    assert not out.passed and not out.inconclusive

@@ -320,7 +320,19 @@ def check_lipschitz_tradeoff(p, ctx):
     were 37-143 (sd 48 about a mean of 81, a normal law that verify oc drew below 0 often enough
     to give a power of 0.78), the log ratios are the same comparison on a scale where the seeds
     spread evenly. The first seed's draws are the former rule's (it passed at base seed 0:
-    capacity difference 128, Lipschitz difference 89.4)."""
+    capacity difference 128, Lipschitz difference 89.4).
+
+    Changed form (same rule): the capacity part stores, per seed, whether the whitened readout
+    stores at least as many facts (1) or not (0), the comparison "capacity(whitened) -
+    capacity(unwhitened) >= 0" itself; the difference stays in the details (``per_seed``). The
+    capacities are grid values (largest F of {n_facts} at accuracy 1), so the difference takes
+    the values 0, +-64, +-128, ... and verify oc, drawing it from a normal at the record's mean 89.6
+    and sd 35.1, put 0.5% of the seeds below 0 and failed 4% of its runs: a spread the grid
+    does not have. Drawn as 0/1 values, the part is a Bernoulli at the measured fraction.
+    Pilot base seeds 100-145 (never judged; 50 seeds, the claim at base seeds 100, 105, ..., 145):
+    the whitened readout stored F = 128 on every seed, the unwhitened one F = 0 at 41 and 64 at 9
+    (differences 128 or 64, never 0 or below); log10 Lipschitz ratios 0.96-2.00 (mean 1.52, sd
+    0.26)."""
     itself = choice(p, "second", ("hebbian_whitened", "hebbian")) == "hebbian"
     seeds = ctx.seeds(p["seeds"])
     per_seed = []
@@ -341,8 +353,11 @@ def check_lipschitz_tradeoff(p, ctx):
                     lips[name] = lipschitz(mlp, facts.keys, rng_for(seed, "fact_mlp.usability.lipschitz"))
         per_seed.append({"seed": seed, "accuracy": accs, "capacity": cap, "lipschitz": lips})
     judgement = all_of(
-        capacity=EverySeed("capacity(whitened) - capacity(unwhitened)", 0, ">=", "theory").judge(
-            [r["capacity"]["hebbian_whitened"] - r["capacity"]["hebbian"] for r in per_seed], seeds=seeds
+        capacity=EverySeed(
+            "whitened stores at least as many facts as unwhitened (1 yes, 0 no)", 1, ">=", "theory"
+        ).judge(
+            [float(r["capacity"]["hebbian_whitened"] >= r["capacity"]["hebbian"]) for r in per_seed],
+            seeds=seeds,
         ),
         lipschitz=EverySeed("log10 Lipschitz(whitened) / Lipschitz(unwhitened)", 0.0, ">", "theory").judge(
             [math.log10(r["lipschitz"]["hebbian_whitened"] / r["lipschitz"]["hebbian"]) for r in per_seed],

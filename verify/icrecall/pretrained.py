@@ -13,12 +13,13 @@ from constructions.icrecall.train import finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
 from verify.claims import Context, Control, claim, rng_for, shared
-from verify.criteria import EverySeed, all_of
+from verify.criteria import EverySeed, Sequential, all_of
 from verify.icrecall.finetune_setup import (
     EVERY3,
     PATTERN_STATEMENT,
     RHO,
     pattern_outcome,
+    run_staged,
 )
 
 PRETRAIN = dict(
@@ -128,29 +129,59 @@ def pretrained_runs(p: Mapping[str, Any], ctx: Context) -> list[dict]:
     provenance="derived",
     statement="with an MLP pretrained on direct recall (accuracy >= 0.99) and frozen, P-struct "
     "fine-tuning (train_omega, init omega=1, N_train={n_train}) reaches IC accuracy >= 0.90 "
-    "and lowers the query share by >= 0.3, in every one of {n_seeds} seeds",
+    "and lowers the query share by >= 0.3: the pretraining reaches 0.99 on every seed, and the "
+    "means over seeds of the IC accuracy and of the drop clear their thresholds, judged in stages "
+    "(looks at {n_seeds} and 2 x {n_seeds} seeds, one-sided Student-t bounds at 0.975 each: pass "
+    "when the lower bound clears, fail when the upper bound misses, else inconclusive at the cap)",
     templated=True,
     # quick n_seeds 6: at 3 seeds an IC accuracy at 0.90 passed 0.115 of the time (python -m verify
     # oc, from the stored spread); 6 is the budget it named for <= 0.05 (pretrained.pattern keeps
     # the first 3 runs)
     quick=dict(PRETRAIN, n_seeds=6),
     full=PRETRAIN_FULL,
-    seed_rule="every seed of seed..seed+n_seeds-1 (per-seed values recorded)",
+    seed_rule="direct: every seed measured; ic and query_drop: sequential over seed..seed+2*n_seeds-1, "
+    "looks at n_seeds and 2 * n_seeds (per-seed values recorded)",
     controls=[INIT],
 )
 def _pretrained(p, ctx):
-    runs = pretrained_runs(p, ctx)
+    """Changed rule (verify/previous_criteria.json keeps the old one): "IC accuracy >= 0.90 and
+    query-share drop >= 0.3 on every one of 6 seeds" failed 8% of the runs verify oc drew at base
+    seed 0's per-seed spread (drop: mean 0.418, sd 0.050, 2.3 sd above 0.3). The tail is real:
+    at pilot base seeds 100-135 (never judged; 36 seeds, one run each) the drops spread over
+    0.328-0.549 (mean 0.434, sd 0.057, 2.3 sd above 0.3; the IC accuracies 0.945-0.989, mean 0.975,
+    sd 0.010), so about one seed in a hundred falls below 0.3, and an every-seed rule over 6
+    fails at some unused base seed by chance (0.054 from that normal). The claim is about what
+    fine-tuning typically does, so ic and query_drop now judge the mean over seeds with
+    :class:`verify.criteria.Sequential` (thresholds unchanged, looks at n_seeds and 2 x n_seeds,
+    alpha 0.05): the first look reads the same 6 runs as before, 6 more only when it does not
+    decide. Resampled from the 36 pilot drops the staged rule passed 4000 of 4000 runs; from a
+    normal at base seed 0's spread it passes 100% at 6 seeds; with the mean on 0.3 it passes
+    3.9% and fails 4.9% (staged_rates, 4000 runs). direct stays an every-seed rule: it is the
+    setting's precondition (the pretraining stops at the first check with accuracy >= 0.99; it
+    stopped at 50 steps at every pilot seed, accuracies >= 0.9975)."""
+    memory = {k: p[k] for k in PRETRAIN_KEYS}
+    n = int(p["n_seeds"])
+
+    def measure(s):
+        return pretrained_run(ctx, memory, p["n_pairs"], p["n_train"], p["n_test"], p["steps"], p["lr"], s)
+
+    def judge(runs):
+        seeds = [r["seed"] for r in runs]
+        drops = [r["metrics_init"]["query_share"] - r["metrics"]["query_share"] for r in runs]
+        return all_of(
+            direct=EverySeed("pretrained direct-recall accuracy", 0.99, ">=", "convention").judge(
+                [r["direct_acc"] for r in runs], seeds
+            ),
+            ic=Sequential("mean IC accuracy after fine-tuning", 0.90, ">=", "convention", (n, 2 * n)).judge(
+                [r["acc"] for r in runs], seeds
+            ),
+            query_drop=Sequential(
+                "mean query-share drop from init", 0.3, ">=", "convention", (n, 2 * n)
+            ).judge(drops, seeds),
+        )
+
+    judgement, runs = run_staged((n, 2 * n), ctx.seeds(2 * n), measure, judge)
     drops = [r["metrics_init"]["query_share"] - r["metrics"]["query_share"] for r in runs]
-    seeds = [r["seed"] for r in runs]
-    judgement = all_of(
-        direct=EverySeed("pretrained direct-recall accuracy", 0.99, ">=", "convention").judge(
-            [r["direct_acc"] for r in runs], seeds
-        ),
-        ic=EverySeed("IC accuracy after fine-tuning", 0.90, ">=", "convention").judge(
-            [r["acc"] for r in runs], seeds
-        ),
-        query_drop=EverySeed("query-share drop from init", 0.3, ">=", "convention").judge(drops, seeds),
-    )
     return judgement, dict(
         runs[0],
         per_seed=[
