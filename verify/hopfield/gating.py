@@ -47,8 +47,9 @@ PAPER = paper("hopfield")
     templated=True,
     statement="for noisy queries (noise {noise} sqrt(d), beta in {beta_range}) and random gates g ~ U(0,1) "
     "with g_i = 1 = max g, ||f_g(xi) - x_i|| <= 2 M min(1, eps_g) and eps_g <= eps in every one of {trials} "
-    "trials of each of {seeds} seeds (on every seed both largest ratios <= 1 + 1e-12, a float64 round-off "
-    "allowance)",
+    "trials of each of {seeds} seeds (on every seed the largest error / bound <= 1 + 1e-12, a float64 "
+    "round-off allowance, and no trial with eps_g / eps > 1 + 1e-12: eps_g <= eps holds by D2's "
+    "algebra once g_i = max g, so it is counted, not read as a margin)",
     quick={
         "dim": 32,
         "n_patterns": 64,
@@ -81,18 +82,31 @@ def gated_error_bound(params, ctx):
     run's seed and the rule read the largest ratios over all of them (one draw: verify oc could not
     simulate it); now the same 2000 trials are 5 seeds of 400 (the same cost), the same event per
     trial, and the record keeps the per-seed largest ratios. Verdict at base seed 0: pass before
-    and after."""
+    and after.
+
+    The order part is counted, not read as a margin: eps_g <= eps holds term by term once g_j <= g_i
+    (D2's algebra, theory.hopfield.derived.epsilon_gated), so the largest ratio eps_g / eps of a
+    seed's 400 trials creeps up to 1 from below and never crosses it. Judged as a number per seed,
+    ``verify oc`` drew it from a normal around its mean (0.9968, sd 0.0025 over seeds 0-4) and put
+    0.10 of each seed above 1: the claim failed 0.435 of the time "as measured", a mass the
+    theorem excludes. Pilot base seeds 100-195 (step 5, 100 seeds, never judged): largest ratio
+    per seed 0.9742 to 0.99986 (median 0.9967), no trial above 1 + 1e-12 (the record's details
+    keep the per-seed largest ratios). The rule now counts the seed's trials with eps_g / eps > 1 + 1e-12 and requires
+    0 on every seed: the same event on every trial, so the same verdict at every seed
+    (verify/previous_criteria.json keeps the replaced rule and both simulations); the control
+    target_not_max counts violations on every seed."""
     d, n = params["dim"], params["n_patterns"]
     radius = math.sqrt(d)
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: a control
     at_pattern = choice(params, "eps_g_at", ("query", "pattern")) == "pattern"  # a control
     v_bound, v_order, points, tight, tight_order = 0, 0, [], 0.0, 0.0
-    seed_err, seed_order = [], []
+    seed_err, seed_order, seed_order_v = [], [], []
     seeds = ctx.seeds(params["seeds"])
     for s in seeds:
         gen = ctx.rng("hopfield.gating.gated_error_bound.gen", s)
         seed_err.append(0.0)
         seed_order.append(0.0)
+        seed_order_v.append(0)
         for _ in range(params["trials"]):
             X = sphere_patterns(n, d, radius, gen)
             i = int(gen.integers(n))
@@ -110,6 +124,7 @@ def gated_error_bound(params, ctx):
             bound = error_bound(eps_g, norm_bound(X))
             v_bound += int(err_g > bound * (1 + 1e-12))
             v_order += int(eps_g > eps * (1 + 1e-12))
+            seed_order_v[-1] += int(eps_g / eps > 1 + 1e-12)
             seed_err[-1] = max(seed_err[-1], err_g / bound)
             seed_order[-1] = max(seed_order[-1], eps_g / eps)
             if len(points) < 400:
@@ -130,14 +145,15 @@ def gated_error_bound(params, ctx):
             "<=",
             "convention",
         ).judge(seed_err, seeds=seeds),
-        order=EverySeed("largest eps_g / eps of the seed's trials", 1 + 1e-12, "<=", "convention").judge(
-            seed_order, seeds=seeds
+        order=EverySeed("trials of the seed with eps_g / eps > 1 + 1e-12", 0, "<=", "theory").judge(
+            seed_order_v, seeds=seeds
         ),
     )
     return judgement, {
         "beta_delta_errg_boundg_err_bound": points,
         "max_error_over_bound": tight,
         "max_eps_g_over_eps": tight_order,
+        "max_eps_g_over_eps_per_seed": seed_order,
         "violations_error_bound": v_bound,
         "violations_eps_order": v_order,
     }
@@ -152,7 +168,8 @@ def gated_error_bound(params, ctx):
     statement="with soft gates g_j ~ U({g_min}, 1) on every memory and g_i = 1 = max g, in every one of "
     "{draws} draws of each of {seeds} seeds (N = {n_patterns}, d = {dim}, beta = {beta}) the gated separation Delta_i^g >= Delta_i and "
     "the gated one-update error from a noisy query is <= 2 M min(1, (N - 1) exp(-beta (Delta_i^g - 2 M r))) "
-    "(ratio <= 1 + 1e-12, a float64 round-off allowance)",
+    "(ratio <= 1 + 1e-12, a float64 round-off allowance); Delta_i^g >= Delta_i holds by D2's algebra once "
+    "g_i = max g, so the draws below it are counted (0 on every seed), not read as a margin",
     quick={
         "dim": 32,
         "n_patterns": 128,
@@ -182,15 +199,29 @@ def gated_separation_claim(params, ctx):
     Judged per seed (every seed's smallest gain Delta_i^g - Delta_i >= 0 and largest error / bound
     <= 1 + 1e-12); before, the 1000 draws came from the run's seed and the rule read the extremes
     over all of them (one draw: verify oc could not simulate it); now they are 5 seeds of 200 (the
-    same cost). Verdict at base seed 0: pass before and after."""
+    same cost). Verdict at base seed 0: pass before and after.
+
+    The separation part is counted, not read as a margin: with g_i = max g every bracket
+    Delta_ij + log(g_i/g_j)/beta is >= Delta_ij (theory.hopfield.derived.gated_separation), so the
+    gain Delta_i^g - Delta_i is >= 0 on every draw and a seed's smallest gain is a positive,
+    skewed minimum. Judged as a number per seed, ``verify oc`` drew it from a normal (mean
+    0.00029, sd 0.00027 over seeds 0-4) that puts 0.14 of each seed below 0: the claim failed 0.58
+    of the time "as measured", a mass the theorem excludes. Pilot base seeds 100-195 (step 5, 100
+    seeds, never judged): smallest gain per seed 3.6e-6 to 0.0050 (median 0.0011; its log has sd
+    1.5), no draw below 0 (the record's details keep the per-seed smallest gains). The rule now
+    counts the seed's draws with Delta_i^g < Delta_i and requires 0 on every seed: the same event
+    on every draw, so the same verdict at every seed (verify/previous_criteria.json keeps the
+    replaced rule and both simulations); the control target_not_max counts such draws on every
+    seed."""
     target_max = choice(params, "target_gate", ("max", "drawn")) == "max"  # drawn: the control
     n, beta = params["n_patterns"], params["beta"]
     v_sep, v_err, gains, tight = 0, 0, [], 0.0
-    seed_gain, seed_err = [], []
+    seed_gain, seed_err, seed_below = [], [], []
     seeds = ctx.seeds(params["seeds"])
     for s in seeds:
         gen = ctx.rng("hopfield.gating.gated_separation_claim.gen", s)
         seed_gain.append(math.inf)
+        seed_below.append(0)
         seed_err.append(0.0)
         for _ in range(params["draws"]):
             X = sphere_patterns(n, params["dim"], 1.0, gen)
@@ -207,14 +238,15 @@ def gated_separation_claim(params, ctx):
             bound = error_bound((n - 1) * math.exp(-beta * (dg - 2 * m * r)), m)
             err = retrieval_error(X, xi, i, beta, u)
             v_sep += int(dg < du)
+            seed_below[-1] += int(dg < du)
             v_err += int(err > bound * (1 + 1e-12))
             seed_err[-1] = max(seed_err[-1], err / bound)
             seed_gain[-1] = min(seed_gain[-1], dg - du)
             gains.append(dg - du)
         tight = max(tight, seed_err[-1])
     judgement = all_of(
-        separation=EverySeed("smallest Delta_i^g - Delta_i of the seed's draws", 0.0, ">=", "theory").judge(
-            seed_gain, seeds=seeds
+        separation=EverySeed("draws of the seed with Delta_i^g < Delta_i", 0, "<=", "theory").judge(
+            seed_below, seeds=seeds
         ),
         error=EverySeed(
             "largest gated error / bound of the seed's draws", 1 + 1e-12, "<=", "convention"
@@ -222,6 +254,7 @@ def gated_separation_claim(params, ctx):
     )
     return judgement, {
         "min_gain": float(min(gains)),
+        "smallest_gain_per_seed": seed_gain,
         "median_gain": float(np.median(gains)),
         "violations_separation": v_sep,
         "violations_error": v_err,

@@ -53,6 +53,21 @@ seed, the worst N's ratio median trained d* / median construction d* must be <= 
 the fewest at which a worst seed's ratio placed on 1 passes at most 0.5^5 = 0.031 of the time.
 Pilot base seeds 100-107 (never judged): per-seed worst ratios 0.833, 0.857, 0.875, 0.75, 0.778,
 0.857, 0.857, 0.833 (mean 0.830, sd 0.042). Part (a) is unchanged (every draw at the base seed).
+
+Changed rule over seeds (a sequential rule on the mean): "<= 1 on every one of 5 seeds" read a
+ratio of medians of 3 integers per N, whose worst N sits on 1 at some seeds (seed 4 of the
+reference run: 1.0), one integer step from a miss (8/7). ``verify oc`` drew it from a normal at
+the seed-0 record's spread (mean 0.876, sd 0.070) and failed 0.17 of 5-seed runs "as measured": a
+pass that one unlucky seed's median of three draws can turn into a fail. Part (b) is now
+``Sequential`` on the mean over seeds of the same per-seed worst ratio, threshold 1 (the old
+rule's), looks at 5 and 10 seeds, error 0.03 per direction over the looks: the looks and error
+decided by ``verify.criteria_seeds.staged_rates`` (4000 runs) at the pilots' spread (seeds
+100-107: mean 0.830, sd 0.042; pilots 108 and 109: 0.833 each): at the pilots' mean pass 1.00 at
+the first look (also at sd 0.07: 5.4 seeds on average); on the threshold pass 0.024, fail 0.025.
+A first run at base seed 0 with error 0.05 passed at its first look, but ``verify oc`` passed the
+threshold alternative 0.05 of 200 times (staged_rates: 0.043), at the edge of 0.05: the error was
+lowered to 0.03, a stricter rule, before the reference run. The first look reads the
+seeds 0-4 the atlas's claims already search; a second look costs 5 more searches.
 """
 
 from __future__ import annotations
@@ -63,7 +78,7 @@ import numpy as np
 
 from theory.papers import paper
 from verify.claims import Control, claim
-from verify.criteria import EverySeed, all_of
+from verify.criteria import EverySeed, Sequential, all_of
 from verify.hopfield.trained_dim_setup import CLAIM_ID, FULL, QUICK, shared_search
 
 
@@ -96,11 +111,12 @@ def _median_ratios(rows: list) -> list[float]:
         "trained by full-batch Adam (lr {lr}, cross-entropy, {steps} steps) retrieves every memory in one "
         "update to within 1/(beta N M) at some d* <= d_R4(N) (p = {p}; searched upwards from d = 2) in each of "
         "{draws} draws, and at every N the median trained d* is at most the median d* of the explicit "
-        "construction (memories = cues) on the same draws, on every one of {seeds} seeds (the worst N's "
-        "ratio of the medians <= 1 per seed)"
+        "construction (memories = cues) on the same draws: per seed the worst N's ratio of the medians, "
+        "whose mean over seeds must be <= 1 (one-sided Student-t bounds at looks of {looks} seeds, "
+        "error 0.03 per direction over the looks)"
     ),
-    quick=dict(QUICK, seeds=5),
-    full=dict(FULL, seeds=5),
+    quick=dict(QUICK, looks=[5, 10]),
+    full=dict(FULL, looks=[5, 10]),
     kind="empirical",
     controls=[
         Control(
@@ -111,19 +127,23 @@ def _median_ratios(rows: list) -> list[float]:
         )
     ],
     seed_rule="ctx.seed fixes the draws (seed, k), k < draws: every draw at every N must store by "
-    "d_R4 (at the base seed), and on every seed of ctx.seeds(seeds) the per-N median trained d* must not "
-    "exceed the construction's",
+    "d_R4 (at the base seed), and the mean over the seeds of ctx.seeds(looks[-1]), measured in stages "
+    "(a sequential rule), of the worst N's ratio median trained d* / median construction d* must not "
+    "exceed 1",
 )
 def stores_by_r4(p, ctx):
     rows = [dict(r) for r in shared_search(p, ctx)["rows"]]  # own copies: the atlas reads the search too
     every = all(d is not None for r in rows for d in r["d_star"])
-    seeds = ctx.seeds(p["seeds"])
-    if len(seeds) < 5:
-        raise ValueError(
-            f"part (b) is judged on every one of >= 5 seeds (no pass on one draw), got {len(seeds)}"
-        )
-    # the worst N's ratio of medians at each seed (the base seed's search is the one above)
-    worst = [max(_median_ratios(shared_search(p, replace(ctx, seed=s))["rows"])) for s in seeds]
+    looks = tuple(int(n) for n in p["looks"])
+    if looks[0] < 5:
+        raise ValueError(f"part (b) looks first at >= 5 seeds (no pass on few draws), got looks {looks}")
+    seeds = ctx.seeds(looks[-1])
+    rule = Sequential("worst N's median trained d* / median construction d*", 1.0, "<=", "pilot", looks, 0.03)
+    # the worst N's ratio of medians at each seed, measured one look at a time (the base seed's
+    # search is the one above; the atlas's *_over_seeds claims read seeds 0-4 from the same cache)
+    staged = rule.run(lambda s: max(_median_ratios(shared_search(p, replace(ctx, seed=s))["rows"])), seeds)
+    measured_seeds = staged.measured["seeds"]
+    worst = staged.measured[rule.quantity]
     medians = _median_ratios(rows)  # the base seed's, per N
     beats = []
     for r, ratio in zip(rows, medians):
@@ -137,9 +157,7 @@ def stores_by_r4(p, ctx):
         every_draw_stores=EverySeed("trained d* / d_R4", 1.0, "<=", "theory", unit="draws").judge(
             ratios, seeds=labels
         ),
-        median_at_most_construction=EverySeed(
-            "worst N's median trained d* / median construction d*", 1.0, "<=", "pilot", unit="seeds"
-        ).judge(worst, seeds=seeds),
+        median_at_most_construction=staged,
     )
     return judgement, {
         "d_star": {
@@ -149,7 +167,7 @@ def stores_by_r4(p, ctx):
         "every_draw_stores": every,
         "median_at_most_construction": beats,
         "median_ratios_base_seed": medians,
-        "worst_median_ratio_per_seed": dict(zip([str(s) for s in seeds], worst)),
+        "worst_median_ratio_per_seed": dict(zip([str(s) for s in measured_seeds], worst)),
         "criterion": "one update from q_i within 1/(beta N M) of x_pi(i) for all N cues",
         "params": "P = d N (the memory matrix; cues are the input)",
         "steps": p["steps"],
