@@ -189,8 +189,9 @@ def test_staged_rules_have_an_inconclusive_band():
 
 def test_pretrained_solves_measures_the_second_look_only_when_the_first_does_not_decide(monkeypatch):
     """pretrained.solves judges the means of the IC accuracy and the query-share drop in stages
-    (6, then 12 seeds) and the pretraining on every seed: clear means stop at 6 runs, a mean drop
-    near 0.3 draws 6 more, a seed whose pretraining stopped below 0.99 fails."""
+    (6, then 12 seeds) and the pretraining on every seed (reached 0.99: 1 or 0): clear means stop
+    at 6 runs, a mean drop near 0.3 draws 6 more, a seed whose pretraining stopped below 0.99
+    fails."""
     import verify.icrecall.pretrained as pretrained
     from verify.claims import Context, load_all
 
@@ -218,6 +219,8 @@ def test_pretrained_solves_measures_the_second_look_only_when_the_first_does_not
 
     out, seen = run(lambda s: 0.42 + 0.01 * (s % 3))
     assert out.passed and seen == list(range(100, 106))
+    (direct,) = [v for k, v in out.measured["direct"].items() if k != "seeds"]
+    assert direct == [1.0] * 6  # the precondition as 0/1: the stop rule floors the accuracy at 0.99
     assert [r["query_drop"] for r in out.details["per_seed"]] == pytest.approx(
         [0.43, 0.44, 0.42, 0.43, 0.44, 0.42]
     )

@@ -158,7 +158,11 @@ def _pretrained(p, ctx):
     normal at base seed 0's spread it passes 100% at 6 seeds; with the mean on 0.3 it passes
     3.9% and fails 4.9% (staged_rates, 4000 runs). direct stays an every-seed rule: it is the
     setting's precondition (the pretraining stops at the first check with accuracy >= 0.99; it
-    stopped at 50 steps at every pilot seed, accuracies >= 0.9975)."""
+    stopped at 50 steps at every pilot seed, accuracies >= 0.9975), stored per seed as whether it
+    reached 0.99 (1) or not (0), the accuracy itself in ``per_seed``: the stop rule puts every
+    accuracy in [0.99, 1] unless max_steps runs out, a floor a normal law at the record's spread
+    does not have (full scale, base seed 0: 0.9934, 0.9951, 0.9907, which verify oc drew below
+    0.99 on 26% of its runs)."""
     memory = {k: p[k] for k in PRETRAIN_KEYS}
     n = int(p["n_seeds"])
 
@@ -169,9 +173,9 @@ def _pretrained(p, ctx):
         seeds = [r["seed"] for r in runs]
         drops = [r["metrics_init"]["query_share"] - r["metrics"]["query_share"] for r in runs]
         return all_of(
-            direct=EverySeed("pretrained direct-recall accuracy", 0.99, ">=", "convention").judge(
-                [r["direct_acc"] for r in runs], seeds
-            ),
+            direct=EverySeed(
+                "pretraining reached direct-recall accuracy 0.99 (1 yes, 0 no)", 1, ">=", "convention"
+            ).judge([float(r["direct_acc"] >= 0.99) for r in runs], seeds),
             ic=Sequential("mean IC accuracy after fine-tuning", 0.90, ">=", "convention", (n, 2 * n)).judge(
                 [r["acc"] for r in runs], seeds
             ),
