@@ -436,6 +436,11 @@ def check_capacity_grid(p, ctx):
     }
 
 
+#: error per direction of capacity.whitened_ties's staged rule over its two looks: a mean on the
+#: threshold passes 2.4% of the time (4.3% at 0.05, too near the 0.05 a 200-run simulation checks)
+SEQUENTIAL_ALPHA = 0.03
+
+
 def _worst_ratio(rows: list, name: str) -> float | None:
     """The largest P_name / P_std over one seed's grid points where both store; None when they
     store together at no point.
@@ -471,7 +476,12 @@ def _whitened_judgement(per_seed: dict, name: str, looks: tuple) -> tuple:
     worst = {s: v for s, v in ((s, _worst_ratio(rs, name)) for s, rs in per_seed.items()) if v is not None}
     if len(worst) >= looks[0]:
         parts["ratio"] = Sequential(
-            f"mean over seeds of the worst point's P_{name} / P_std", 2.0, "<=", "convention", looks=looks
+            f"mean over seeds of the worst point's P_{name} / P_std",
+            2.0,
+            "<=",
+            "convention",
+            looks=looks,
+            alpha=SEQUENTIAL_ALPHA,
         ).judge(list(worst.values()), seeds=list(worst))
     return all_of(**parts), parts
 
@@ -485,7 +495,7 @@ def _whitened_judgement(per_seed: dict, name: str, looks: tuple) -> tuple:
     "at every point (the construction does not beat it by more than 2x; ratios below "
     "1 mean the readout wins): a grid per seed, both store at every point of every seed, and the "
     "mean over seeds of the worst point's ratio is <= 2, judged in stages (looks at {n_seeds} and "
-    "2 x {n_seeds} seeds, one-sided Student-t bounds at 0.975 each: pass when the upper bound is "
+    "2 x {n_seeds} seeds, one-sided Student-t bounds at 0.985 each: pass when the upper bound is "
     "<= 2, fail when the lower bound is above 2, else inconclusive at the cap)",
     templated=True,
     quick=dict(GRID_QUICK, baseline="hebbian_whitened", n_seeds=5),
@@ -528,12 +538,14 @@ def check_whitened_ties(p, ctx):
     rule at that threshold fails at some unused base seed by chance. The claim is about the
     typical seed ("does not beat it by more than 2x"), so the rule now judges the mean of the
     per-seed worst ratios with :class:`verify.criteria.Sequential` (threshold 2 unchanged, looks
-    at n_seeds = 5 and 10, alpha 0.05): the first look reads the 5 grids capacity.grid draws
-    anyway, the second 5 more only when the first does not decide. Decided on pilot base seeds
+    at n_seeds = 5 and 10, alpha SEQUENTIAL_ALPHA = 0.03): the first look reads the 5 grids
+    capacity.grid draws anyway, the second 5 more only when the first does not decide. Decided on pilot base seeds
     100-159 (never judged; 60 seeds): worst ratios 1.6 x 27, 1.33 x 27, 2.0 x 3, 1.2 x 2, 1.0
     (mean 1.48, sd 0.19), both storing at every point; the staged rule resampled from them passed
-    4000 of 4000 runs (5.1 seeds on average), and from a normal at base seed 0's spread 99.3% pass,
-    0.7% inconclusive, no fail; at a mean on 2 it passes 4.3% and fails 4.0%. both_store keeps
+    4000 of 4000 runs (5.2 seeds on average), and from a normal at base seed 0's spread 98.4% pass,
+    1.6% inconclusive, no fail; at a mean on 2 it passes 2.4% and fails 2.5% (staged_rates, 4000
+    runs). alpha 0.03, not 0.05: at 0.05 a mean on 2 passes 4.3%, too close to the 0.05 that
+    verify oc's 200 replications estimate with a standard error of 0.015. both_store keeps
     counting every measured seed's points; a fail there decides, and no further seed is drawn."""
     name = choice(p, "baseline", ("hebbian_whitened", "ntk"))  # ntk: the control
     n = int(p["n_seeds"])

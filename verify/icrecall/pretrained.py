@@ -51,6 +51,9 @@ PRETRAIN_KEYS = (
     "logit_scale",
 )
 PRETRAIN_FULL = dict(PRETRAIN, n_subj=2500, dim=256, width=4096)
+#: error per direction of pretrained.solves's staged rules over their two looks: a mean on a
+#: threshold passes about 2.2% of the time (3.9% at 0.05, too near the 0.05 a 200-run simulation checks)
+ALPHA = 0.03
 INIT = Control(
     "init", {"steps": 0}, "the attention at initialisation (no fine-tuning step), on the same pretrained MLP"
 )
@@ -131,7 +134,7 @@ def pretrained_runs(p: Mapping[str, Any], ctx: Context) -> list[dict]:
     "fine-tuning (train_omega, init omega=1, N_train={n_train}) reaches IC accuracy >= 0.90 "
     "and lowers the query share by >= 0.3: the pretraining reaches 0.99 on every seed, and the "
     "means over seeds of the IC accuracy and of the drop clear their thresholds, judged in stages "
-    "(looks at {n_seeds} and 2 x {n_seeds} seeds, one-sided Student-t bounds at 0.975 each: pass "
+    "(looks at {n_seeds} and 2 x {n_seeds} seeds, one-sided Student-t bounds at 0.985 each: pass "
     "when the lower bound clears, fail when the upper bound misses, else inconclusive at the cap)",
     templated=True,
     # quick n_seeds 6: at 3 seeds an IC accuracy at 0.90 passed 0.115 of the time (python -m verify
@@ -153,10 +156,12 @@ def _pretrained(p, ctx):
     fails at some unused base seed by chance (0.054 from that normal). The claim is about what
     fine-tuning typically does, so ic and query_drop now judge the mean over seeds with
     :class:`verify.criteria.Sequential` (thresholds unchanged, looks at n_seeds and 2 x n_seeds,
-    alpha 0.05): the first look reads the same 6 runs as before, 6 more only when it does not
+    alpha 0.03): the first look reads the same 6 runs as before, 6 more only when it does not
     decide. Resampled from the 36 pilot drops the staged rule passed 4000 of 4000 runs; from a
     normal at base seed 0's spread it passes 100% at 6 seeds; with the mean on 0.3 it passes
-    3.9% and fails 4.9% (staged_rates, 4000 runs). direct stays an every-seed rule: it is the
+    2.2% and fails 3.1% (staged_rates, 4000 runs). alpha 0.03, not 0.05: at 0.05 a mean on 0.3
+    passes 3.9%, and verify oc's 200 replications estimated 6% (standard error 0.014), which
+    would gate a pass. direct stays an every-seed rule: it is the
     setting's precondition (the pretraining stops at the first check with accuracy >= 0.99; it
     stopped at 50 steps at every pilot seed, accuracies >= 0.9975), stored per seed as whether it
     reached 0.99 (1) or not (0), the accuracy itself in ``per_seed``: the stop rule puts every
@@ -176,11 +181,11 @@ def _pretrained(p, ctx):
             direct=EverySeed(
                 "pretraining reached direct-recall accuracy 0.99 (1 yes, 0 no)", 1, ">=", "convention"
             ).judge([float(r["direct_acc"] >= 0.99) for r in runs], seeds),
-            ic=Sequential("mean IC accuracy after fine-tuning", 0.90, ">=", "convention", (n, 2 * n)).judge(
-                [r["acc"] for r in runs], seeds
-            ),
+            ic=Sequential(
+                "mean IC accuracy after fine-tuning", 0.90, ">=", "convention", (n, 2 * n), ALPHA
+            ).judge([r["acc"] for r in runs], seeds),
             query_drop=Sequential(
-                "mean query-share drop from init", 0.3, ">=", "convention", (n, 2 * n)
+                "mean query-share drop from init", 0.3, ">=", "convention", (n, 2 * n), ALPHA
             ).judge(drops, seeds),
         )
 
