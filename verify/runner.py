@@ -54,7 +54,10 @@ def status_of(
     return "pass" if outcome.passed else "fail"
 
 
-def operating_gate(claim_id: str, scale: str) -> str | None:
+_UNREAD = object()
+
+
+def operating_gate(claim_id: str, scale: str, oc=_UNREAD) -> str | None:
     """Why a pass of ``claim_id``'s criterion at ``scale`` may not count as one, or None.
 
     A pass may mean something only where every named alternative of the claim's criterion (no
@@ -67,10 +70,14 @@ def operating_gate(claim_id: str, scale: str) -> str | None:
 
     >>> operating_gate("no.such.claim", "quick") is None
     True
+
+    ``oc``: the claim's :func:`verify.oc.summary` when the caller has read it already (the file
+    is parsed at each read).
     """
     from verify.oc import MAX_ALTERNATIVE, summary
 
-    oc = summary(claim_id, scale)
+    if oc is _UNREAD:
+        oc = summary(claim_id, scale)
     if not oc or not oc.get("covered") or oc.get("worst_pass_rate") is None:
         return None
     rate = float(oc["worst_pass_rate"])
@@ -111,12 +118,31 @@ def single_threaded():
     ...     torch.get_num_threads()
     1
     """
-    from threadpoolctl import threadpool_limits
-
     from constructions.device import one_thread
 
-    with threadpool_limits(limits=1), one_thread():
+    with _thread_pools().limit(limits=1), one_thread():
         yield
+
+
+_POOLS: list = [None, -1]  # threadpoolctl's controller, and the number of modules when it was made
+
+
+def _thread_pools():
+    """A ``threadpoolctl.ThreadpoolController`` of the thread pools loaded now: made again only
+    when a module was imported since (a new module may load a BLAS or OpenMP library), since
+    finding the pools (what ``threadpool_limits`` does at every call) walks every loaded library.
+
+    >>> _thread_pools() is _thread_pools()
+    True
+    """
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if _POOLS[0] is None or _POOLS[1] != len(sys.modules):
+        _POOLS[0] = ThreadpoolController()
+        _POOLS[1] = len(sys.modules)  # after: making the controller may import modules
+    return _POOLS[0]
 
 
 def run_control(claim: Claim, control, ctx: Context, params: dict) -> dict:
@@ -209,7 +235,10 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         "reads": reads,
     }
     status = status_of(claim, outcome, error, control_rows, ctx.scale)
-    gated = operating_gate(claim.id, ctx.scale) if status == "pass" else None
+    from verify.oc import summary as operating  # the stored operating characteristic (verify oc)
+
+    stored_oc = operating(claim.id, ctx.scale)  # read once: it parses verify/oc/operating.json
+    gated = operating_gate(claim.id, ctx.scale, stored_oc) if status == "pass" else None
     if gated is not None:  # the criterion cannot tell a named alternative from the claim here
         status = "inconclusive"
     entry = entry_for(claim.id, ctx.scale)
@@ -279,10 +308,8 @@ def run_claim(claim: Claim, ctx: Context, params: dict | None = None, controls: 
         record["shared_mutated"] = mutated
     if outcome is not None and outcome.resolution is not None:
         record["resolution"] = jsonable(outcome.resolution)
-    from verify.oc import summary as operating  # the stored operating characteristic (verify oc)
-
-    if operating(claim.id, ctx.scale) is not None:
-        record["operating"] = operating(claim.id, ctx.scale)
+    if stored_oc is not None:
+        record["operating"] = stored_oc
     if outcome is not None and outcome.inconclusive is not None:
         record["inconclusive"] = outcome.inconclusive
     if undecided is not None:

@@ -213,9 +213,42 @@ def file_sha256(path: str, chunk: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
+def gguf_digest(path: str) -> str:
+    """:func:`file_sha256` of a GGUF file, remembered in ``$RECALL_CACHE/gguf-sha256`` under the
+    file's real path, size and modification time (hashing Gemma's 253 MB took 0.3 CPU-s at every
+    load); a changed file (another size or time) is hashed again.
+
+    >>> import tempfile
+    >>> before, os.environ[CACHE_ENV] = os.environ.get(CACHE_ENV), tempfile.mkdtemp()
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.gguf")
+    >>> _ = open(path, "wb").write(b"gguf")
+    >>> gguf_digest(path) == gguf_digest(path) == file_sha256(path)
+    True
+    >>> _ = os.environ.pop(CACHE_ENV) if before is None else os.environ.update({CACHE_ENV: before})
+    """
+    st = os.stat(path)
+    key = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}"
+    memo = cache_root() / "gguf-sha256" / f"{hashlib.sha1(key.encode()).hexdigest()[:20]}.txt"
+    try:
+        known_key, digest = memo.read_text().split("\n")[:2]
+        if known_key == key and len(digest) == 64:
+            return digest
+    except (OSError, ValueError):
+        pass
+    digest = file_sha256(path)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f".{memo.name}.tmp{os.getpid()}")
+        tmp.write_text(f"{key}\n{digest}\n")
+        os.replace(tmp, memo)
+    except OSError:  # a read-only cache: hash again next time
+        pass
+    return digest
+
+
 def _cached_folder(gguf_path: str) -> Path:
     """The safetensors folder of a GGUF file, built on first use (atomic rename into place)."""
-    folder = cache_root() / f"gguf-{file_sha256(gguf_path)[:16]}"
+    folder = cache_root() / f"gguf-{gguf_digest(gguf_path)[:16]}"
     if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
         return folder
     import torch
@@ -265,7 +298,10 @@ def load_model(spec: str, device: str = "cpu", dtype: str = "float32"):
         folder = str(_cached_folder(source.path))
         cold = Path(folder) / "model.safetensors" not in before
     torch_dtype = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}[dtype]
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    if source.kind == "gguf":  # our cache folder, named by the file's content: its tokenizer kept
+        tokenizer = cached_tokenizer(folder)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch_dtype)
     model = model.to(device).eval()
     info = {
@@ -282,6 +318,50 @@ def load_model(spec: str, device: str = "cpu", dtype: str = "float32"):
     if source.kind == "gguf":
         info["cache"] = folder
     return model, tokenizer, info
+
+
+def cached_tokenizer(folder: str | os.PathLike) -> object:
+    """``AutoTokenizer.from_pretrained(folder)`` for a dequantised cache folder of ours
+    (:func:`_cached_folder`, named by its GGUF file's content), kept there as a pickle per
+    transformers, tokenizers and Python version: unpickling takes 0.1 CPU-s for SmolLM2 and 1.5 for
+    Gemma 3, against 1.2 and 3.2 for building the tokenizer from its files (the pickle holds the
+    tokenizer's own serialisation; tests/hopfield/test_lm.py checks that both give the same ids).
+    A pickle that cannot be read is replaced. Only this package writes the folder.
+
+    >>> cached_tokenizer("no-such-folder")
+    Traceback (most recent call last):
+    ...
+    ValueError: tokenizer folder 'no-such-folder' not found
+    """
+    if not Path(folder).is_dir():
+        raise ValueError(f"tokenizer folder {str(folder)!r} not found")
+    import pickle
+    import sys
+
+    import tokenizers
+    import transformers
+    from transformers import AutoTokenizer
+
+    version = (
+        f"{transformers.__version__}-{tokenizers.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    )
+    path = Path(folder) / f"tokenizer-{version}.pickle"
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except FileNotFoundError:
+        pass
+    except Exception:  # noqa: BLE001 - a damaged or foreign pickle: built again below
+        pass
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    try:
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            pickle.dump(tokenizer, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except (OSError, pickle.PicklingError, TypeError):  # a read-only cache: built again next time
+        pass
+    return tokenizer
 
 
 def _skip_init(skip: bool):

@@ -3,6 +3,7 @@ metric identities, the probe-lm command on a locally saved model, and the skip w
 
 import json
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -299,6 +300,45 @@ def test_random_like_skipping_init_gives_the_same_weights():
         assert all(torch.equal(x, y) for x, y in zip(fast.buffers(), slow.buffers()))
         tied_now = fast.lm_head.weight.data_ptr() == fast.model.embed_tokens.weight.data_ptr()
         assert tied_now == tied
+
+
+def test_cached_tokenizer_encodes_as_a_fresh_one(saved_model, tmp_path, monkeypatch):
+    """The tokenizer kept as a pickle in a cache folder (constructions.lm.load.cached_tokenizer)
+    gives the ids, tokens and decoding of one built from the folder's files; so do the installed
+    models' tokenizers, on every fact of the shipped facts file in both prompt formats."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from constructions.lm.load import _cached_folder, alias_path, cached_tokenizer, installed_aliases
+
+    folder = tmp_path / "cache"
+    shutil.copytree(saved_model[0], folder)
+    texts = [f"{c} -> {w}" for c, w in zip(COUNTRIES, WORDS)] + ["oslo ? peru", "unknown words"]
+    folders = [str(folder)] + [str(_cached_folder(alias_path(a))) for a in installed_aliases()]
+    for where in folders:
+        fresh = AutoTokenizer.from_pretrained(where, local_files_only=True)
+        for _ in range(2):  # built (and kept), then read back
+            kept = cached_tokenizer(where)
+            assert type(kept) is type(fresh) and len(kept) == len(fresh)
+            assert kept.special_tokens_map == fresh.special_tokens_map
+            lines = texts if where == str(folder) else _fact_texts()
+            assert [kept(t)["input_ids"] for t in lines] == [fresh(t)["input_ids"] for t in lines]
+            assert kept.decode(list(range(12))) == fresh.decode(list(range(12)))
+        assert any(p.suffix == ".pickle" for p in Path(where).iterdir())
+
+
+def _fact_texts() -> list[str]:
+    """Every fact of the shipped facts file as the lm claims write it (both formats, the answer)."""
+    from constructions.lm.text import DEFAULT_TEMPLATE
+
+    relations, templates = L.read_facts(L.facts_path())
+    return [
+        line
+        for rel, pairs in relations.items()
+        for s, a in pairs
+        for line in (DEFAULT_TEMPLATE.replace("{s}", s) + " " + a, templates[rel].replace("{s}", s) + " " + a)
+    ]
 
 
 def _plain_groups(model, groups, device="cpu", chunk=16, native=False):
