@@ -59,15 +59,31 @@ def first_half_loss(logits: torch.Tensor, seqs: torch.Tensor, half: int) -> floa
     )
 
 
+def is_causal(cfg: dict) -> bool:
+    """Whether a model of config ``cfg`` predicts position t from tokens 0..t alone: no memory
+    layer, or routing from the running prefix ("prefix") or from position 0 ("first"); the
+    paper's per-sequence routing pools every position.
+
+    >>> is_causal(copy_config(16, "prefix")), is_causal(copy_config(16)), is_causal(copy_config(16, memory=False))
+    (True, False, True)
+    """
+    return not cfg["mem_layers"] or cfg.get("routing", "sequence") in ("prefix", "first")
+
+
 @torch.no_grad()
 @lean_runtime()
 def copy_eval(model, seqs: torch.Tensor, half: int, prefix_only: bool = False, device="cpu") -> float:
     """First-half loss with teacher forcing on the whole sequence (training's view) or, with
     ``prefix_only``, as at inference: position t's prediction comes from running the model on
-    tokens 0..t alone, so no later token can reach the router's pool."""
+    tokens 0..t alone, so no later token can reach the router's pool.
+
+    With the whole sequence visible, a causal model (:func:`is_causal`) runs on tokens 0..n only,
+    the ones its first-half predictions read: the same numbers, bit for bit on the CPU
+    (tests/chapters/test_fast_paths.py), for 7 of the task's 2n + 1 tokens at n = 6."""
     seqs = seqs.to(device)
     if not prefix_only:
-        logits, _ = model(seqs)
+        # a causal model's first-half predictions read tokens 0..half only: the rest is not run
+        logits, _ = model(seqs[:, : half + 1] if is_causal(model.cfg) else seqs)
         return first_half_loss(logits, seqs, half)
     rows = [model(seqs[:, : t + 1], last_only=True)[0] for t in range(1, half)]
     logits = torch.stack(rows, 1)  # positions 1..n-1

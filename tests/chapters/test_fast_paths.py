@@ -194,3 +194,74 @@ def test_lean_runtime_is_reentrant_and_restores_the_collector():
         big = torch.ones(3 << 20)  # a block glibc would otherwise mmap
         assert math.isclose(float(big.sum()), 3 << 20)
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_prefix_read_scatters_in_place_with_the_same_values_and_gradients():
+    """The prefix-routed read writes each row's weighted probabilities into fresh zeros in place:
+    the same read and gradients, bit for bit, as the out-of-place scatter it replaces."""
+    layer = _layer(2, torch.float32, routing="prefix")[0]
+    gen = torch.Generator().manual_seed(5)
+    heads, rows, d_h, tokens = 4, 6, 8, 8
+    n = layer.n_chapters * tokens
+    q = torch.randn(heads, rows, d_h, generator=gen).requires_grad_()
+    keys = torch.randn(heads, d_h, n, generator=gen).requires_grad_()
+    values = torch.randn(heads, n, d_h, generator=gen).requires_grad_()
+    chapters = torch.stack([torch.randperm(layer.n_chapters, generator=gen)[:3] for _ in range(rows)])
+    weights = torch.rand(rows, 3, generator=gen).requires_grad_()
+    grad_out = torch.randn(heads, rows, d_h, generator=gen)
+
+    def reference():
+        scores = (q @ keys).view(heads, rows, layer.n_chapters, tokens)
+        index = chapters[None, :, :, None].expand(heads, rows, 3, tokens)
+        w = weights[None, :, :, None]
+        selected = scores.gather(2, index) * (w / math.sqrt(d_h))
+        probs = selected.reshape(heads, rows, -1).softmax(-1).view(heads, rows, 3, tokens) * w
+        dense = torch.zeros_like(scores).scatter(2, index, probs)
+        return dense.view(heads, rows, -1) @ values
+
+    results = []
+    for read in (reference, lambda: layer._prefix_read(q, keys, values, chapters, weights, tokens)):
+        out = read()
+        grads = torch.autograd.grad(out, (q, keys, values, weights), grad_out)
+        results.append((out, *grads))
+    for a, b in zip(*results):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("variant", ["prefix", "first", "none"])
+def test_a_causal_copy_model_evaluates_the_first_half_on_its_prefix(variant):
+    """copy_eval runs a causal model on tokens 0..n only: the same first-half loss, bit for bit,
+    as on the whole sequence (a sequence-routed model is not causal and runs on all of it)."""
+    from constructions.chapters.copy_task import (
+        copy_config,
+        copy_eval,
+        first_half_loss,
+        is_causal,
+        make_copy_batch,
+        train_copy,
+    )
+
+    routing = {"none": "sequence"}.get(variant, variant)
+    cfg = dict(copy_config(8, routing, memory=variant != "none"), bank_tokens=64, n_chapters=16)
+    assert is_causal(cfg) and not is_causal(copy_config(8))
+    model = ct.build(cfg, 1)
+    seqs = make_copy_batch(8, 5, 64, np.random.default_rng(2))
+    train_copy(model, 8, 5, 6, 16, np.random.default_rng(3), seqs[:4], eval_every=100)
+    with torch.no_grad():
+        whole = first_half_loss(model(seqs)[0], seqs, 5)
+    assert copy_eval(model, seqs, 5) == whole
+
+
+def test_a_shorter_unevaluated_run_is_the_start_of_the_evaluated_one():
+    """chapters.toy.topk_sweep reads the training losses of a run stopped early without
+    evaluation, or (when another claim trained it) the same seed's full evaluated run: the losses
+    and routing frequencies of the shared steps are the same numbers."""
+    facts, cfg = _facts()
+    hists = []
+    for steps, evals in ((9, [facts]), (6, [])):
+        batches = ct.make_mixed_batches([facts], 8, np.random.default_rng(1))
+        hists.append(
+            ct.train(ct.build(cfg, 3), batches, steps, eval_sets=evals, eval_every=3, schedule_steps=9)
+        )
+    full, short = hists
+    assert full["loss"][:6] == short["loss"] and np.array_equal(full["f"][:6], short["f"])
