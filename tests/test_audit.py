@@ -77,3 +77,19 @@ def test_fingerprints_see_tensors_arrays_and_dataclass_fields_change():
         for _ in range(60):
             deep = [deep]
         fingerprint(deep)
+
+
+def test_a_series_of_plain_values_is_fingerprinted_by_its_content():
+    """A list of plain values is hashed through one repr (verify.audit._PLAIN): a changed number,
+    a number of another type, a list become a tuple and a changed string each change the print."""
+    rows = {"acc": [0.25] * 1000, "relation": ["capital"] * 3, "n": [1, 2, 3]}
+    before = fingerprint(rows)
+    assert fingerprint({"n": [1, 2, 3], "relation": ["capital"] * 3, "acc": [0.25] * 1000}) == before
+    for key, value in [
+        ("acc", [0.25] * 999 + [0.5]),
+        ("acc", [0.25] * 999 + [np.float64(0.25)]),
+        ("n", [1, 2, 3.0]),
+        ("n", (1, 2, 3)),
+        ("relation", ["capital"] * 2 + ["capitol"]),
+    ]:
+        assert fingerprint(dict(rows, **{key: value})) != before, (key, value[-1])

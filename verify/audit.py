@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+#: the exact types whose ``repr`` is their whole content: a list or tuple of nothing else (a row of
+#: a probe's results: thousands of numbers) is hashed through one ``repr`` of it, not item by item
+_PLAIN = frozenset({float, int, str, bool, type(None)})
+
 
 def fingerprint(value: Any) -> str:
     """A hex digest of ``value``'s content (see the module docstring for what it covers).
@@ -55,6 +59,9 @@ def _feed(h, v: Any, depth: int) -> None:
             _feed(h, v[key], depth + 1)
     elif isinstance(v, (list, tuple)):
         h.update(str(len(v)).encode())
+        if all(type(item) in _PLAIN for item in v):  # a series of plain values: one repr, exact
+            h.update(b"plain" + repr(v).encode())
+            return
         for item in v:
             _feed(h, item, depth + 1)
     elif isinstance(v, (set, frozenset)):
