@@ -84,9 +84,14 @@ def criterion_verdict(record: Mapping) -> str:
     'fail'
     >>> criterion_verdict({"status": "inconclusive", "criterion_verdict": "pass"})  # an undecided entry's
     'pass'
+    >>> criterion_verdict({"status": "inconclusive", "criterion_verdict": "pass",
+    ...                    "controls": [{"name": "c", "status": "inconclusive"}]})
+    'inconclusive'
     """
     status = record["status"]
     if status == "inconclusive" and record.get("criterion_verdict") in ("pass", "inconclusive"):
+        if any(c.get("status") == "inconclusive" for c in record.get("controls") or []):
+            return "inconclusive"  # as the status: a control not told apart is not ruled out
         return str(record["criterion_verdict"])  # undecided at this budget: the seed's own verdict
     if status in ("pass", "fail", "inconclusive", "error", "skipped", "vacuous"):
         return status
