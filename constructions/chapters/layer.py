@@ -267,10 +267,11 @@ class MemoryLayer(nn.Module):
         w = weights[None, :, :, None]  # (1, R, C_sh + k, 1)
         selected = scores.gather(2, index) * (w / math.sqrt(head_dim))
         probs = selected.reshape(heads, rows, -1).softmax(-1).view(heads, rows, n_sel, tokens) * w
-        # 0 on unselected chapters; in place on the fresh zeros (the out-of-place scatter copied
-        # them first: a (H, R, N) copy per read); the same values and gradient (probs' is the
-        # gather of the incoming gradient either way)
-        dense = torch.zeros_like(scores).scatter_(2, index, probs)
+        # 0 on unselected chapters. Out of place: an in-place scatter_ saves one (H, R, N) copy
+        # per read on CPU (about 0.2-0.6 CPU-s a claim) but has no batching rule under vmap, where
+        # the seed-batched training (constructions/chapters/seed_batch.py, on CUDA) falls back to
+        # a slow per-sample loop
+        dense = torch.zeros_like(scores).scatter(2, index, probs)
         return dense.view(heads, rows, -1) @ values  # (H, R, d_h)
 
     def forward_prefix_gathered(self, block_input, hidden, bank):

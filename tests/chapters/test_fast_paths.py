@@ -196,9 +196,9 @@ def test_lean_runtime_is_reentrant_and_restores_the_collector():
     assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
-def test_prefix_read_scatters_in_place_with_the_same_values_and_gradients():
-    """The prefix-routed read writes each row's weighted probabilities into fresh zeros in place:
-    the same read and gradients, bit for bit, as the out-of-place scatter it replaces."""
+def test_prefix_read_matches_its_reference_in_values_and_gradients():
+    """The prefix-routed read (each row's weighted probabilities scattered onto zeros over the
+    whole bank): the same read and gradients, bit for bit, as the reference written out here."""
     layer = _layer(2, torch.float32, routing="prefix")[0]
     gen = torch.Generator().manual_seed(5)
     heads, rows, d_h, tokens = 4, 6, 8, 8
