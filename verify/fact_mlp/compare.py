@@ -455,7 +455,8 @@ def _worst_ratio(rows: list, name: str) -> float | None:
 
 
 def _whitened_judgement(per_seed: dict, name: str, looks: tuple) -> tuple:
-    """(judgement, parts) of capacity.whitened_ties over the seeds measured so far ({seed: rows}):
+    """(judgement, per-seed worst ratios) of capacity.whitened_ties over the seeds measured so far
+    ({seed: rows}):
     both store at every point, and the mean of the per-seed worst ratios <= 2 by a
     :class:`verify.criteria.Sequential` rule at ``looks`` (left out while fewer seeds than its
     first look have a worst ratio: then both_store fails).
@@ -483,7 +484,7 @@ def _whitened_judgement(per_seed: dict, name: str, looks: tuple) -> tuple:
             looks=looks,
             alpha=SEQUENTIAL_ALPHA,
         ).judge(list(worst.values()), seeds=list(worst))
-    return all_of(**parts), parts
+    return all_of(**parts), worst
 
 
 @claim(
@@ -554,14 +555,13 @@ def check_whitened_ties(p, ctx):
     for look in looks:
         for s in ctx.seeds(look)[len(per_seed) :]:
             per_seed[s] = grid_rows(replace(ctx, seed=s), p, name)[0]
-        judgement, parts = _whitened_judgement(per_seed, name, looks)
+        judgement, worst = _whitened_judgement(per_seed, name, looks)
         if judgement.verdict != "inconclusive":
             break
     rows = per_seed[ctx.seed]
     ratios = [r[f"ratio_{name}"] for r in rows]
     wins = sum(1 for x in ratios if x is not None and x < 1.0)
-    worst = {s: v for s, v in ((s, _worst_ratio(rs, name)) for s, rs in per_seed.items()) if v is not None}
-    return all_of(**parts), {
+    return judgement, {
         "rows": rows,
         "baseline": name,
         "worst_point_ratio_per_seed": {str(s): v for s, v in worst.items()},
