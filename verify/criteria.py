@@ -58,7 +58,7 @@ from verify.criteria_growth import (
     log_power,
     slope_interval,
 )
-from verify.criteria_seeds import Agreement, EverySeed, KOfN, Sequential, binomial_k
+from verify.criteria_seeds import Agreement, EverySeed, KOfN, Sequential, binomial_k, run_staged
 
 __all__ = [
     "FAMILIES",
@@ -81,6 +81,7 @@ __all__ = [
     "growth_exponent",
     "growth_law_judgement",
     "log_power",
+    "run_staged",
     "seeds_to_decide",
     "slope_interval",
     "unit_of",

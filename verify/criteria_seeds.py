@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -450,3 +451,32 @@ def staged_rates(rule: Sequential, mean: float, sd: float, reps: int = 2000, see
         counts[j.verdict] += 1
         seeds += j.resolution["stopped_at"]
     return {**{k: v / reps for k, v in counts.items()}, "mean_seeds": seeds / reps}
+
+
+def run_staged(
+    looks: Sequence[int],
+    seeds: Sequence[int],
+    measure: Callable[[int], Any],
+    judge: Callable[[list], Judgement],
+) -> tuple[Judgement, list]:
+    """A staged rule over seeds (the parts of ``judge`` are :class:`verify.criteria.Sequential`
+    rules at ``looks``): ``measure`` each seed of the next stage only while the judgement of what
+    is measured is inconclusive, stopping at the first look that decides. Returns the judgement and
+    the per-seed measurements (one per seed measured, in order).
+
+    >>> rule = Sequential("x", 0.0, ">", "convention", looks=(3, 6))
+    >>> j, rows = run_staged((3, 6), range(10, 16), lambda s: 1.0 + 0.01 * s, lambda r: rule.judge(r))
+    >>> j.verdict, len(rows)
+    ('pass', 3)
+    """
+    looks, seeds = [int(n) for n in looks], list(seeds)
+    if len(seeds) < looks[-1]:
+        raise ValueError(f"{len(seeds)} seeds for a last look at {looks[-1]}")
+    rows: list = []
+    judgement = None
+    for look in looks:
+        rows += [measure(s) for s in seeds[len(rows) : look]]
+        judgement = judge(rows)
+        if judgement.verdict != "inconclusive":
+            break
+    return judgement, rows

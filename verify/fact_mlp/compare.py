@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from verify.claims import Control, choice, claim, rng_for, shared
-from verify.criteria import Agreement, EverySeed, Sequential, all_of
+from verify.criteria import Agreement, EverySeed, Sequential, all_of, run_staged
 from verify.fact_mlp.usability_setup import RATIO, SRC
 
 OURS_GRID = tuple(round(8 * RATIO**k) for k in range(17))  # m_c 8 .. 128
@@ -551,14 +551,15 @@ def check_whitened_ties(p, ctx):
     name = choice(p, "baseline", ("hebbian_whitened", "ntk"))  # ntk: the control
     n = int(p["n_seeds"])
     looks = (n, 2 * n)
-    per_seed: dict = {}
-    for look in looks:
-        for s in ctx.seeds(look)[len(per_seed) :]:
-            per_seed[s] = grid_rows(replace(ctx, seed=s), p, name)[0]
-        judgement, worst = _whitened_judgement(per_seed, name, looks)
-        if judgement.verdict != "inconclusive":
-            break
-    rows = per_seed[ctx.seed]
+    seeds = ctx.seeds(2 * n)
+    _, measured = run_staged(
+        looks,
+        seeds,
+        lambda s: grid_rows(replace(ctx, seed=s), p, name)[0],
+        lambda runs: _whitened_judgement(dict(zip(seeds, runs)), name, looks)[0],
+    )
+    judgement, worst = _whitened_judgement(dict(zip(seeds, measured)), name, looks)
+    rows = measured[0]
     ratios = [r[f"ratio_{name}"] for r in rows]
     wins = sum(1 for x in ratios if x is not None and x < 1.0)
     return judgement, {

@@ -26,7 +26,7 @@ import numpy as np
 
 from theory.icrecall import SOURCE, relation_chance_ceiling
 from verify.claims import Context, Control, claim
-from verify.criteria import EverySeed, Sequential, all_of
+from verify.criteria import EverySeed, Sequential, all_of, run_staged
 from verify.icrecall.finetune_setup import (
     EVERY3,
     INIT,
@@ -35,7 +35,6 @@ from verify.icrecall.finetune_setup import (
     PFULL_FULL,
     STRUCT_ABLATION,
     pattern_outcome,
-    run_staged,
     train_run,
 )
 
@@ -323,7 +322,7 @@ def _noslot(p, ctx):
     """One :class:`verify.criteria.Sequential` per S and quantity, joined by
     :func:`verify.criteria.all_of`: ``unseen_stays_S<S>`` (mean over seeds of |acc_unseen -
     acc_init_unseen| <= 0.2) and ``seen_rises_S<S>`` (mean acc_seen > 0.8), every S measured on
-    each seed, the seeds spent in stages (:func:`verify.icrecall.finetune_setup.run_staged`). Was
+    each seed, the seeds spent in stages (:func:`verify.criteria.run_staged`). Was
     judged on the means over seeds read as points, at N_train = 64 (quick) and 256 (full) whatever
     S (the full setting then failed on the seen accuracy, ledger), then on the 95% Student-t
     interval over 3 and, after a judged inconclusive, 6 seeds (at base seed 0: pass at 6 seeds)."""

@@ -5,7 +5,6 @@ Registers no claim."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from typing import Any, Mapping
 
 import numpy as np
@@ -261,33 +260,3 @@ PATTERN_STATEMENT = (
     "query share <= 0.35 and lowered by >= 0.3 from init, within-pair imbalance "
     "<= 0.4 (H_p recorded, not judged: 0.98-0.99 at init)"
 )
-
-
-def run_staged(
-    looks: Sequence[int],
-    seeds: Sequence[int],
-    measure: Callable[[int], Any],
-    judge: Callable[[list], Judgement],
-) -> tuple[Judgement, list]:
-    """A staged rule over seeds (the parts of ``judge`` are :class:`verify.criteria.Sequential`
-    rules at ``looks``): ``measure`` each seed of the next stage only while the judgement of what
-    is measured is inconclusive, stopping at the first look that decides. Returns the judgement and
-    the per-seed measurements (one per seed measured, in order).
-
-    >>> from verify.criteria import Sequential
-    >>> rule = Sequential("x", 0.0, ">", "convention", looks=(3, 6))
-    >>> j, rows = run_staged((3, 6), range(10, 16), lambda s: 1.0 + 0.01 * s, lambda r: rule.judge(r))
-    >>> j.verdict, len(rows)
-    ('pass', 3)
-    """
-    looks, seeds = [int(n) for n in looks], list(seeds)
-    if len(seeds) < looks[-1]:
-        raise ValueError(f"{len(seeds)} seeds for a last look at {looks[-1]}")
-    rows: list = []
-    judgement = None
-    for look in looks:
-        rows += [measure(s) for s in seeds[len(rows) : look]]
-        judgement = judge(rows)
-        if judgement.verdict != "inconclusive":
-            break
-    return judgement, rows

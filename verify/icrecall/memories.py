@@ -26,8 +26,7 @@ from constructions.icrecall.world import (
 )
 from theory.icrecall import SOURCE, incoherence_bound
 from verify.claims import Control, choice, claim, rng_for
-from verify.criteria import EverySeed, Sequential, Threshold, all_of
-from verify.icrecall.finetune_setup import run_staged
+from verify.criteria import EverySeed, Sequential, Threshold, all_of, run_staged
 from verify.icrecall.handset_setup import DEFAULTS, _world
 from verify.measure import decode, t_interval
 

@@ -13,13 +13,12 @@ from constructions.icrecall.train import finetune, pretrain_memory
 from constructions.icrecall.world import make_world, sample_icrecall
 from theory.icrecall import SOURCE
 from verify.claims import Context, Control, claim, rng_for, shared
-from verify.criteria import EverySeed, Sequential, all_of
+from verify.criteria import EverySeed, Sequential, all_of, run_staged
 from verify.icrecall.finetune_setup import (
     EVERY3,
     PATTERN_STATEMENT,
     RHO,
     pattern_outcome,
-    run_staged,
 )
 
 PRETRAIN = dict(

@@ -24,7 +24,8 @@ import numpy as np
 from constructions.search import smallest_size
 from theory.icrecall import SOURCE, fit_sample_complexity
 from verify.claims import Context, Control, claim
-from verify.icrecall.finetune_setup import PFULL, STRUCT_ABLATION, run_staged, train_run
+from verify.criteria import run_staged
+from verify.icrecall.finetune_setup import PFULL, STRUCT_ABLATION, train_run
 
 #: the staged looks (verify.criteria.Sequential) at each scale: see :data:`PILOT`
 _PFULL = {k: v for k, v in PFULL.items() if k != "n_seeds"}  # the looks set the seed count
